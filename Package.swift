@@ -1,0 +1,83 @@
+// swift-tools-version: 6.0
+//
+// Latchkey: sign in to OAuth providers from a Linux desktop.
+// Read top-down: the C system libraries, the shared OAuth module, the thin GTK
+// layer, the app, and the offline sandbox provider it talks to by default.
+import PackageDescription
+
+let package = Package(
+    name: "Latchkey",
+    products: [
+        .executable(name: "latchkey", targets: ["Latchkey"]),
+        .executable(name: "latchkey-sandbox", targets: ["SandboxProviderTool"]),
+        .library(name: "OAuthCore", targets: ["OAuthCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+    ],
+    targets: [
+        // C libraries, seen from Swift through module maps.
+        .systemLibrary(
+            name: "CGtk", pkgConfig: "gtk+-3.0",
+            providers: [.apt(["libgtk-3-dev"])]),
+        .systemLibrary(
+            name: "CWebKit", pkgConfig: "webkit2gtk-4.1",
+            providers: [.apt(["libwebkit2gtk-4.1-dev"])]),
+        .systemLibrary(
+            name: "CSecret", pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]),
+
+        // The shared OAuth module: no GTK, usable by any Swift program on Linux.
+        .target(
+            name: "OAuthCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // The thin Swift layer over GLib, GTK, WebKitGTK and libsecret.
+        .target(
+            name: "GtkKit",
+            dependencies: ["CGtk", "CWebKit", "CSecret", "OAuthCore"],
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+
+        // The app. It does not link the server framework: the sandbox runs as a child process.
+        .executableTarget(
+            name: "Latchkey",
+            dependencies: [
+                "GtkKit", "OAuthCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+
+        // The offline OAuth 2.0 / OpenID Connect provider. It shares no code with
+        // OAuthCore, so a parsing bug cannot hide by agreeing with itself.
+        .target(
+            name: "SandboxProvider",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "SandboxProviderTool",
+            dependencies: [
+                "SandboxProvider",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        .testTarget(name: "GtkKitTests", dependencies: ["GtkKit"]),
+        // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
+        .testTarget(
+            name: "SandboxProviderTests",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+    ]
+)

@@ -1,0 +1,30 @@
+import CGtk
+import CSecret
+import CWebKit
+
+/// The versions of the C libraries this process runs against, read at run
+/// time (not from headers), so they prove the module maps link.
+public enum Toolkit {
+    public struct Version: CustomStringConvertible, Comparable, Sendable {
+        public let major: Int, minor: Int, micro: Int
+        public var description: String { "\(major).\(minor).\(micro)" }
+        public static func < (a: Version, b: Version) -> Bool {
+            (a.major, a.minor, a.micro) < (b.major, b.minor, b.micro)
+        }
+    }
+
+    public static var gtk: Version {
+        Version(major: Int(gtk_get_major_version()), minor: Int(gtk_get_minor_version()), micro: Int(gtk_get_micro_version()))
+    }
+
+    public static var webKit: Version {
+        Version(
+            major: Int(webkit_get_major_version()), minor: Int(webkit_get_minor_version()),
+            micro: Int(webkit_get_micro_version()))
+    }
+
+    /// libsecret has no version function; the schema type proves the library linked.
+    public static var secretSchemaTypeName: String {
+        String(cString: g_type_name(secret_schema_get_type()))
+    }
+}

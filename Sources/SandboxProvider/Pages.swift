@@ -1,0 +1,116 @@
+/// The sandbox's HTML: plain, accessible forms with no external resources.
+enum Pages {
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    private static let style = """
+        body{font-family:Cantarell,"DejaVu Sans",sans-serif;background:#f6f5f4;color:#241f31;margin:0}
+        main{max-width:26rem;margin:3rem auto;background:#fff;border-radius:12px;padding:2rem;
+        box-shadow:0 1px 3px rgba(0,0,0,.2)}
+        h1{font-size:1.4rem;margin-top:0}
+        label{display:block;margin-top:1rem;font-weight:bold}
+        input{box-sizing:border-box;width:100%;padding:.5rem;margin-top:.25rem;font-size:1rem}
+        .buttons{display:flex;gap:1rem;margin-top:1.5rem}
+        button{flex:1;padding:.6rem;font-size:1rem;border-radius:6px;border:1px solid #9a9996;background:#fff}
+        button.allow{background:#3584e4;color:#fff;border-color:#1c71d8}
+        .error{background:#fbe9eb;color:#a51d2d;padding:.6rem;border-radius:6px}
+        .note{color:#5e5c64;font-size:.9rem}
+        """
+
+    static func document(title: String, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(escape(title))</title>
+        <style>\(style)</style>
+        </head>
+        <body>
+        <main>
+        \(body)
+        </main>
+        </body>
+        </html>
+        """
+    }
+
+    static let scopeDescriptions: [String: String] = [
+        "openid": "Confirm who you are",
+        "profile": "See your name, picture and profile page",
+        "email": "See your e-mail address",
+        "offline_access": "Stay signed in when you are away",
+    ]
+
+    static func signIn(clientName: String, scopes: [String], requestID: String, username: String = "", error: String? = nil)
+        -> String
+    {
+        let scopeItems = scopes.map { "<li>\(escape(scopeDescriptions[$0] ?? $0))</li>" }.joined()
+        let errorBlock = error.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
+        return document(
+            title: "Sign in – Latchkey Sandbox",
+            body: """
+                <h1>Sign in to Latchkey Sandbox</h1>
+                <p><strong>\(escape(clientName))</strong> would like to:</p>
+                <ul>\(scopeItems)</ul>
+                \(errorBlock)
+                <form method="post" action="/authorize">
+                <input type="hidden" name="request_id" value="\(escape(requestID))">
+                <label for="username">Username</label>
+                <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" value="\(escape(username))">
+                <label for="password">Password</label>
+                <input id="password" name="password" type="password" autocomplete="current-password">
+                <div class="buttons">
+                <button type="submit" name="action" value="deny">Deny</button>
+                <button type="submit" name="action" value="allow" class="allow">Allow</button>
+                </div>
+                </form>
+                <p class="note">An offline demo provider on this computer. Nothing you type leaves it.</p>
+                """)
+    }
+
+    static func error(title: String, message: String) -> String {
+        document(
+            title: "\(title) – Latchkey Sandbox",
+            body: """
+                <h1>\(escape(title))</h1>
+                <p class="error" role="alert">\(escape(message))</p>
+                <p class="note">The sandbox did not send you back to the application, because it could not be sure where to send you safely.</p>
+                """)
+    }
+
+    static func profile(_ user: SandboxUser, pictureURL: String) -> String {
+        document(
+            title: "\(user.name) – Latchkey Sandbox",
+            body: """
+                <img src="\(escape(pictureURL))" alt="" width="96" height="96">
+                <h1>\(escape(user.name))</h1>
+                <p>@\(escape(user.username)) on Latchkey Sandbox</p>
+                <p>\(escape(user.email))</p>
+                """)
+    }
+
+    /// A round avatar with the user's initials, so the app has a picture to show offline.
+    static func avatar(for user: SandboxUser) -> String {
+        let initials = user.name.split(separator: " ").prefix(2).compactMap(\.first).map(String.init).joined()
+        return """
+            <svg xmlns="http://www.w3.org/2000/svg" width="96" height="96" viewBox="0 0 96 96">
+            <circle cx="48" cy="48" r="48" fill="#3584e4"/>
+            <text x="48" y="60" font-family="sans-serif" font-size="36" fill="#fff" text-anchor="middle">\(escape(initials))</text>
+            </svg>
+            """
+    }
+}

@@ -1,0 +1,595 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// An offline OAuth 2.0 / OpenID Connect authorization server on loopback.
+///
+/// Strict by the RFCs, so that a client that works here has done the protocol
+/// right: exact redirect URIs, single-use short-lived codes bound to client,
+/// redirect URI, PKCE challenge, scope and nonce, rotating refresh tokens, and
+/// RFC 6749 §5.2 errors.
+public final class SandboxServer: Sendable {
+    public let configuration: SandboxConfiguration
+    let state: SandboxState
+    let signer = IDTokenSigner()
+    let logger: Logger
+    private let baseURL = Mutex<String>("http://127.0.0.1")
+
+    /// Scopes the sandbox understands.
+    static let supportedScopes = ["openid", "profile", "email", "offline_access"]
+
+    public init(configuration: SandboxConfiguration = .defaults, faults: [Fault] = [], logger: Logger) {
+        self.configuration = configuration
+        self.state = SandboxState(faults: faults)
+        self.logger = logger
+    }
+
+    /// The issuer identifier: the base URL the server listens on.
+    var issuer: String { baseURL.withLock { $0 } }
+
+    /// Binds to `127.0.0.1:port` (0 picks a free port), calls `onListening`
+    /// with the base URL once connections are accepted, and serves until cancelled.
+    public func run(port: Int, onListening: @escaping @Sendable (String) -> Void) async throws {
+        let app = Application(
+            router: makeRouter(),
+            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "latchkey-sandbox"),
+            onServerRunning: { [self] channel in
+                let url = "http://127.0.0.1:\(channel.localAddress?.port ?? port)"
+                self.baseURL.withLock { $0 = url }
+                onListening(url)
+            },
+            logger: logger
+        )
+        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+    }
+
+    func makeRouter() -> Router<SandboxRequestContext> {
+        let router = Router(context: SandboxRequestContext.self)
+        router.middlewares.add(RequestLogMiddleware(logger: logger))
+        router.get("/.well-known/openid-configuration") { _, _ in self.discovery() }
+        router.get("/.well-known/oauth-authorization-server") { _, _ in self.discovery() }
+        router.get("/jwks.json") { _, _ in Self.json(.ok, self.signer.jwks) }
+        router.get("/authorize") { request, _ in await self.authorize(request) }
+        router.post("/authorize") { request, _ in try await self.answerSignIn(request) }
+        router.post("/token") { request, context in try await self.token(request, context) }
+        router.post("/revoke") { request, context in try await self.revoke(request, context) }
+        router.get("/userinfo") { request, context in try await self.userinfo(request, context) }
+        router.post("/userinfo") { request, context in try await self.userinfo(request, context) }
+        router.get("/in/:username") { _, context in self.profilePage(context.parameters.get("username") ?? "") }
+        router.get("/avatar/:file") { _, context in self.avatar(context.parameters.get("file") ?? "") }
+        router.post("/_admin/faults") { request, _ in try await self.addFault(request) }
+        router.delete("/_admin/faults") { _, _ in
+            await self.state.clearFaults()
+            return Response(status: .noContent)
+        }
+        router.get("/_admin/stats") { _, _ in
+            let statistics = await self.state.statistics
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(statistics))))
+        }
+        return router
+    }
+
+    // MARK: Discovery (OpenID Connect Discovery 1.0, RFC 8414)
+
+    func discovery() -> Response {
+        let base = issuer
+        let authMethods = ["client_secret_basic", "client_secret_post", "none"]
+        return Self.json(
+            .ok,
+            [
+                "issuer": base,
+                "authorization_endpoint": "\(base)/authorize",
+                "token_endpoint": "\(base)/token",
+                "revocation_endpoint": "\(base)/revoke",
+                "userinfo_endpoint": "\(base)/userinfo",
+                "jwks_uri": "\(base)/jwks.json",
+                "response_types_supported": ["code"],
+                "response_modes_supported": ["query"],
+                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "subject_types_supported": ["public"],
+                "id_token_signing_alg_values_supported": [signer.algorithm],
+                "scopes_supported": Self.supportedScopes,
+                "claims_supported": [
+                    "sub", "iss", "aud", "exp", "iat", "nonce", "name", "given_name", "family_name",
+                    "preferred_username", "picture", "profile", "email", "email_verified",
+                ],
+                "token_endpoint_auth_methods_supported": authMethods,
+                "revocation_endpoint_auth_methods_supported": authMethods,
+                "code_challenge_methods_supported": ["S256"],
+                "authorization_response_iss_parameter_supported": true,
+            ])
+    }
+
+    // MARK: Authorization endpoint (RFC 6749 §4.1.1, RFC 7636 §4.3)
+
+    func authorize(_ request: Request) async -> Response {
+        let parameters = Parameters(FormEncoding.decode(request.uri.query ?? "") ?? [])
+        // Until client and redirect URI are known good, errors go to the page, never to a redirect.
+        if parameters.repeated.contains("client_id") || parameters.repeated.contains("redirect_uri") {
+            return Self.errorPage("Invalid request", "The request names its client or redirect URI more than once.")
+        }
+        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+            return Self.errorPage("Unknown application", "No application with this client_id is registered here.")
+        }
+        guard let redirectURI = parameters["redirect_uri"] else {
+            return Self.errorPage("Invalid request", "The request has no redirect_uri.")
+        }
+        guard client.isRegistered(redirectURI: redirectURI) else {
+            return Self.errorPage(
+                "Unregistered redirect URI", "\(client.name) did not register the address it asked to return to.")
+        }
+        let stateValue = parameters["state"]
+        func fail(_ error: String, _ description: String) -> Response {
+            redirect(to: redirectURI, error: error, description: description, state: stateValue)
+        }
+        if let name = parameters.repeated.first {
+            return fail("invalid_request", "The parameter \(name) was sent more than once.")
+        }
+        guard let responseType = parameters["response_type"] else {
+            return fail("invalid_request", "response_type is missing.")
+        }
+        guard responseType == "code" else {
+            return fail("unsupported_response_type", "Only the authorization code flow (response_type=code) is supported.")
+        }
+        guard let stateValue else {
+            return fail("invalid_request", "state is missing; the sandbox requires it.")
+        }
+        guard let scope = parameters["scope"] else {
+            return fail("invalid_scope", "scope is missing.")
+        }
+        let scopes = scope.split(separator: " ").map(String.init)
+        if let unknown = scopes.first(where: { !Self.supportedScopes.contains($0) }) {
+            return fail("invalid_scope", "The scope \(unknown) is not known here.")
+        }
+        let challenge = parameters["code_challenge"]
+        let method = parameters["code_challenge_method"]
+        if let method, method != "S256" {
+            return fail("invalid_request", "Only the S256 code challenge method is supported.")
+        }
+        if challenge == nil && method != nil {
+            return fail("invalid_request", "code_challenge_method was sent without code_challenge.")
+        }
+        if let challenge {
+            guard method == "S256" else {
+                return fail("invalid_request", "code_challenge_method must be S256; plain is not accepted.")
+            }
+            guard challenge.count == 43, challenge.allSatisfy(Self.isBase64URLCharacter) else {
+                return fail("invalid_request", "code_challenge is not a base64url SHA-256 digest.")
+            }
+        } else if client.isPublic {
+            return fail("invalid_request", "This public client must use PKCE (code_challenge with S256).")
+        }
+        let pending = SandboxState.PendingAuthorization(
+            client: client, redirectURI: redirectURI, state: stateValue, scopes: scopes,
+            codeChallenge: challenge, nonce: parameters["nonce"],
+            expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
+        let requestID = await state.addPending(pending)
+        return Self.html(.ok, Pages.signIn(clientName: client.name, scopes: scopes, requestID: requestID))
+    }
+
+    /// The sign-in form's answer: Allow with the right password gives a code; Deny an error.
+    func answerSignIn(_ request: Request) async throws -> Response {
+        let body = try await Self.formBody(request)
+        guard let body, let requestID = body["request_id"], let pending = await state.pending(requestID) else {
+            return Self.errorPage(
+                "Sign-in expired", "This sign-in page is no longer valid. Go back to the application and start again.",
+                status: .badRequest)
+        }
+        switch body["action"] {
+        case "deny":
+            await state.removePending(requestID)
+            return redirect(
+                to: pending.redirectURI, error: "access_denied", description: "The user denied the request.",
+                state: pending.state)
+        case "allow":
+            let username = body["username"] ?? ""
+            guard let user = configuration.user(username), constantTimeEquals(user.password, body["password"] ?? "")
+            else {
+                return Self.html(
+                    .unauthorized,
+                    Pages.signIn(
+                        clientName: pending.client.name, scopes: pending.scopes, requestID: requestID,
+                        username: username, error: "That username and password do not match. Try again."))
+            }
+            await state.removePending(requestID)
+            let code = await state.issueCode(
+                .init(
+                    clientID: pending.client.clientID, redirectURI: pending.redirectURI,
+                    codeChallenge: pending.codeChallenge, scopes: pending.scopes, nonce: pending.nonce,
+                    username: user.username,
+                    expiresAt: Date().addingTimeInterval(TimeInterval(configuration.codeTTL))))
+            return redirect(to: pending.redirectURI, parameters: [("code", code), ("state", pending.state)])
+        default:
+            return Self.errorPage("Invalid request", "The form was sent without Allow or Deny.", status: .badRequest)
+        }
+    }
+
+    // MARK: Token endpoint (RFC 6749 §4.1.3, §6, RFC 7636 §4.5)
+
+    func token(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
+        await state.count(\.tokenRequests)
+        if let response = try await applyFault(.token, context) { return response }
+        guard let parameters = try await Self.formBody(request) else {
+            return Self.tokenError("invalid_request", "The body must be application/x-www-form-urlencoded.")
+        }
+        if let name = parameters.repeated.first {
+            return Self.tokenError("invalid_request", "The parameter \(name) was sent more than once.")
+        }
+        let client: SandboxClient
+        switch authenticateClient(request, parameters) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let error): return error.response
+        }
+        switch parameters["grant_type"] {
+        case nil:
+            return Self.tokenError("invalid_request", "grant_type is missing.")
+        case "authorization_code":
+            await state.count(\.authorizationCodeGrants)
+            return await exchangeCode(parameters, client: client)
+        case "refresh_token":
+            await state.count(\.refreshGrants)
+            return await refresh(parameters, client: client)
+        default:
+            return Self.tokenError("unsupported_grant_type", "Only authorization_code and refresh_token are supported.")
+        }
+    }
+
+    private func exchangeCode(_ parameters: Parameters, client: SandboxClient) async -> Response {
+        guard let codeValue = parameters["code"] else {
+            return Self.tokenError("invalid_request", "code is missing.")
+        }
+        guard let redirectURI = parameters["redirect_uri"] else {
+            return Self.tokenError("invalid_request", "redirect_uri is missing; it was sent with the authorization request.")
+        }
+        let code: SandboxState.AuthorizationCode
+        switch await state.redeemCode(codeValue) {
+        case .unknown: return Self.tokenError("invalid_grant", "The authorization code is not known.")
+        case .expired: return Self.tokenError("invalid_grant", "The authorization code has expired.")
+        case .replayed:
+            return Self.tokenError(
+                "invalid_grant", "The authorization code was already used; the tokens issued for it are revoked.")
+        case .redeemed(let redeemed): code = redeemed
+        }
+        guard code.clientID == client.clientID else {
+            return Self.tokenError("invalid_grant", "The authorization code was issued to another client.")
+        }
+        guard code.redirectURI == redirectURI else {
+            return Self.tokenError("invalid_grant", "redirect_uri differs from the one in the authorization request.")
+        }
+        let verifier = parameters["code_verifier"]
+        switch (code.codeChallenge, verifier) {
+        case (nil, nil): break
+        case (nil, _?):
+            return Self.tokenError("invalid_grant", "code_verifier was sent, but the authorization request had no code_challenge.")
+        case (_?, nil):
+            return Self.tokenError("invalid_request", "code_verifier is missing.")
+        case (let challenge?, let verifier?):
+            guard (43...128).contains(verifier.count), verifier.allSatisfy(Self.isVerifierCharacter),
+                constantTimeEquals(Base64URL.encode(SHA256.hash(data: Data(verifier.utf8))), challenge)
+            else {
+                return Self.tokenError("invalid_grant", "code_verifier does not match the code_challenge.")
+            }
+        }
+        let grant = SandboxState.Grant(clientID: client.clientID, username: code.username, scopes: code.scopes)
+        let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
+        await state.attach(grantID: issued.grantID, toCode: codeValue)
+        return tokenResponse(issued, grant: grant, nonce: code.nonce)
+    }
+
+    private func refresh(_ parameters: Parameters, client: SandboxClient) async -> Response {
+        guard let value = parameters["refresh_token"] else {
+            return Self.tokenError("invalid_request", "refresh_token is missing.")
+        }
+        let grantID: String
+        var grant: SandboxState.Grant
+        switch await state.redeemRefreshToken(value) {
+        case .unknown: return Self.tokenError("invalid_grant", "The refresh token is not known.")
+        case .revoked: return Self.tokenError("invalid_grant", "The refresh token was revoked.")
+        case .replayed:
+            return Self.tokenError("invalid_grant", "The refresh token was already used; the grant is revoked.")
+        case .redeemed(let id, let redeemed):
+            grantID = id
+            grant = redeemed
+        }
+        guard grant.clientID == client.clientID else {
+            return Self.tokenError("invalid_grant", "The refresh token was issued to another client.")
+        }
+        if let scope = parameters["scope"] {
+            let requested = scope.split(separator: " ").map(String.init)
+            guard requested.allSatisfy(grant.scopes.contains) else {
+                return Self.tokenError("invalid_scope", "A refresh cannot add scopes the user did not grant.")
+            }
+            grant = .init(clientID: grant.clientID, username: grant.username, scopes: requested)
+        }
+        let issued = await state.issueTokens(for: grant, reusing: grantID, ttl: configuration.accessTokenTTL)
+        return tokenResponse(issued, grant: grant, nonce: nil)
+    }
+
+    private func tokenResponse(_ issued: SandboxState.IssuedTokens, grant: SandboxState.Grant, nonce: String?) -> Response {
+        var body: [String: Any] = [
+            "access_token": issued.accessToken,
+            "token_type": "Bearer",
+            "expires_in": configuration.accessTokenTTL,
+            "refresh_token": issued.refreshToken,
+            "scope": grant.scopes.joined(separator: " "),
+        ]
+        if grant.scopes.contains("openid"), let user = configuration.user(grant.username) {
+            let now = Int(Date().timeIntervalSince1970)
+            var claims: [String: Any] = [
+                "iss": issuer, "sub": Self.subject(for: user), "aud": grant.clientID,
+                "iat": now, "exp": now + configuration.accessTokenTTL,
+            ]
+            if let nonce { claims["nonce"] = nonce }
+            body["id_token"] = try? signer.sign(claims: claims)
+        }
+        return Self.json(.ok, body, headers: Self.noStore)
+    }
+
+    // MARK: Client authentication (RFC 6749 §2.3)
+
+    struct ClientAuthenticationError: Error {
+        let response: Response
+    }
+
+    func authenticateClient(_ request: Request, _ parameters: Parameters) -> Result<SandboxClient, ClientAuthenticationError> {
+        func failure(_ error: String, _ description: String, basic: Bool = false) -> Result<SandboxClient, ClientAuthenticationError> {
+            .failure(.init(response: Self.tokenError(error, description, basicChallenge: basic)))
+        }
+        let header = request.headers[.authorization]
+        let bodySecret = parameters["client_secret"]
+        if let header, header.lowercased().hasPrefix("basic ") {
+            guard bodySecret == nil else {
+                return failure("invalid_request", "Use one client authentication method, not two.")
+            }
+            guard let credentials = Self.basicCredentials(header) else {
+                return failure("invalid_client", "The Authorization header is not valid Basic credentials.", basic: true)
+            }
+            if let bodyID = parameters["client_id"], bodyID != credentials.id {
+                return failure("invalid_request", "client_id in the body differs from the authenticated client.")
+            }
+            guard let client = configuration.client(credentials.id), let secret = client.clientSecret,
+                constantTimeEquals(secret, credentials.secret)
+            else {
+                return failure("invalid_client", "Client authentication failed.", basic: true)
+            }
+            return .success(client)
+        }
+        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+            return failure("invalid_client", "Client authentication failed: unknown or missing client_id.")
+        }
+        switch (client.clientSecret, bodySecret) {
+        case (nil, nil):
+            return .success(client)
+        case (nil, _?):
+            return failure("invalid_client", "This public client has no secret to send.")
+        case (_?, nil):
+            return failure("invalid_client", "This confidential client must authenticate.")
+        case (let secret?, let sent?):
+            guard constantTimeEquals(secret, sent) else {
+                return failure("invalid_client", "Client authentication failed.")
+            }
+            return .success(client)
+        }
+    }
+
+    /// RFC 6749 §2.3.1: id and secret are form-encoded, then joined by a colon, then base64.
+    static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
+        let encoded = header.dropFirst("basic ".count).trimmingCharacters(in: .whitespaces)
+        guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),
+            let colon = text.firstIndex(of: ":"),
+            let id = FormEncoding.decode("i=" + text[..<colon])?.first?.value,
+            let secret = FormEncoding.decode("s=" + text[text.index(after: colon)...])?.first?.value
+        else { return nil }
+        return (id, secret)
+    }
+
+    // MARK: Revocation (RFC 7009)
+
+    func revoke(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
+        await state.count(\.revocationRequests)
+        if let response = try await applyFault(.revoke, context) { return response }
+        guard let parameters = try await Self.formBody(request) else {
+            return Self.tokenError("invalid_request", "The body must be application/x-www-form-urlencoded.")
+        }
+        let client: SandboxClient
+        switch authenticateClient(request, parameters) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let error): return error.response
+        }
+        guard let token = parameters["token"] else {
+            return Self.tokenError("invalid_request", "token is missing.")
+        }
+        if let hint = parameters["token_type_hint"], !["access_token", "refresh_token"].contains(hint) {
+            return Self.tokenError("unsupported_token_type", "token_type_hint must be access_token or refresh_token.")
+        }
+        if let (_, owner) = await state.find(token: token) {
+            guard owner == client.clientID else {
+                return Self.tokenError("unauthorized_client", "The token was issued to another client.")
+            }
+            await state.revoke(token: token)
+        }
+        // An unknown token is "revoked" already: 200 either way (RFC 7009 §2.2).
+        return Response(status: .ok, headers: Self.noStore)
+    }
+
+    // MARK: UserInfo (OpenID Connect Core §5.3, RFC 6750)
+
+    func userinfo(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
+        await state.count(\.userinfoRequests)
+        if let response = try await applyFault(.userinfo, context) { return response }
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+            return Response(status: .unauthorized, headers: [.wwwAuthenticate: #"Bearer realm="latchkey-sandbox""#])
+        }
+        let token = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
+        func invalid(_ description: String) -> Response {
+            Response(
+                status: .unauthorized,
+                headers: [
+                    .wwwAuthenticate: #"Bearer realm="latchkey-sandbox", error="invalid_token", error_description="\#(description)""#
+                ])
+        }
+        switch await state.checkAccessToken(token) {
+        case .unknown: return invalid("The access token is not known.")
+        case .expired: return invalid("The access token expired.")
+        case .revoked: return invalid("The access token was revoked.")
+        case .valid(let grant, let scopes):
+            guard scopes.contains("openid"), let user = configuration.user(grant.username) else {
+                return Response(
+                    status: .forbidden,
+                    headers: [.wwwAuthenticate: #"Bearer realm="latchkey-sandbox", error="insufficient_scope", scope="openid""#])
+            }
+            var claims: [String: Any] = ["sub": Self.subject(for: user)]
+            if scopes.contains("profile") {
+                claims["name"] = user.name
+                claims["given_name"] = user.givenName
+                claims["family_name"] = user.familyName
+                claims["preferred_username"] = user.username
+                claims["picture"] = "\(issuer)/avatar/\(user.username).svg"
+                claims["profile"] = "\(issuer)/in/\(user.username)"
+            }
+            if scopes.contains("email") {
+                claims["email"] = user.email
+                claims["email_verified"] = user.emailVerified
+            }
+            return Self.json(.ok, claims.compactMapValues { $0 }, headers: Self.noStore)
+        }
+    }
+
+    // MARK: Public pages
+
+    func profilePage(_ username: String) -> Response {
+        guard let user = configuration.user(username) else {
+            return Self.html(.notFound, Pages.error(title: "No such profile", message: "Nobody here is called \(username)."))
+        }
+        return Self.html(.ok, Pages.profile(user, pictureURL: "/avatar/\(user.username).svg"))
+    }
+
+    func avatar(_ file: String) -> Response {
+        guard file.hasSuffix(".svg"), let user = configuration.user(String(file.dropLast(4))) else {
+            return Response(status: .notFound)
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "image/svg+xml"],
+            body: .init(byteBuffer: ByteBuffer(string: Pages.avatar(for: user))))
+    }
+
+    /// An opaque, stable subject identifier, as real providers give: not the username.
+    static func subject(for user: SandboxUser) -> String {
+        String(Base64URL.encode(SHA256.hash(data: Data("latchkey-sandbox:\(user.username)".utf8))).prefix(22))
+    }
+
+    // MARK: Faults on demand
+
+    func addFault(_ request: Request) async throws -> Response {
+        let buffer = try await request.body.collect(upTo: 16 * 1024)
+        guard let fault = try? JSONDecoder().decode(Fault.self, from: Data(buffer: buffer)), fault.count > 0 else {
+            return Self.json(
+                .badRequest,
+                ["error": "Expected {\"endpoint\": token|userinfo|revoke, \"kind\": 500|html|empty|truncated|delay|close, \"count\": N}"])
+        }
+        await state.setFault(fault)
+        return Response(status: .noContent)
+    }
+
+    /// The answer a pending fault gives instead of the real one, or nil to answer normally.
+    func applyFault(_ endpoint: FaultEndpoint, _ context: SandboxRequestContext) async throws -> Response? {
+        guard let fault = await state.takeFault(for: endpoint) else { return nil }
+        logger.info("injecting fault \(fault.kind.rawValue) into /\(endpoint.rawValue)")
+        switch fault.kind {
+        case .serverError:
+            return Response(
+                status: .internalServerError, headers: [.contentType: "text/plain"],
+                body: .init(byteBuffer: ByteBuffer(string: "Internal Server Error\n")))
+        case .html:
+            return Self.html(
+                .ok,
+                Pages.document(
+                    title: "Service unavailable",
+                    body: "<h1>We'll be right back</h1><p>The service is down for maintenance.</p>"))
+        case .empty:
+            return Response(status: .ok, headers: [.contentType: "application/json", .contentLength: "0"])
+        case .truncated:
+            let whole = ByteBuffer(string: #"{"access_token":"sbx_at_truncated","token_type":"Bearer","expires_in":3600}"#)
+            let half = whole.getSlice(at: 0, length: whole.readableBytes / 2)!
+            let channel = context.channel
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(contentLength: whole.readableBytes) { writer in
+                    try await writer.write(half)
+                    try await channel.close()
+                })
+        case .delay:
+            try await Task.sleep(for: .seconds(fault.delaySeconds))
+            return nil
+        case .close:
+            try? await context.channel.close()
+            return Response(status: .internalServerError)
+        }
+    }
+
+    // MARK: Helpers
+
+    static let noStore: HTTPFields = [.cacheControl: "no-store", HTTPField.Name("Pragma")!: "no-cache"]
+
+    static func json(_ status: HTTPResponse.Status, _ object: Any, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func html(_ status: HTTPResponse.Status, _ page: String) -> Response {
+        var headers = noStore
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
+    }
+
+    static func errorPage(_ title: String, _ message: String, status: HTTPResponse.Status = .badRequest) -> Response {
+        html(status, Pages.error(title: title, message: message))
+    }
+
+    /// RFC 6749 §5.2: 400, or 401 for a client that failed to authenticate.
+    static func tokenError(_ error: String, _ description: String, basicChallenge: Bool = false) -> Response {
+        var headers = noStore
+        if basicChallenge { headers[.wwwAuthenticate] = #"Basic realm="latchkey-sandbox""# }
+        let status: HTTPResponse.Status = error == "invalid_client" ? .unauthorized : .badRequest
+        return json(status, ["error": error, "error_description": description], headers: headers)
+    }
+
+    func redirect(to redirectURI: String, parameters: [(String, String)]) -> Response {
+        let separator = redirectURI.contains("?") ? "&" : "?"
+        // RFC 9207: the issuer rides along so a client can tell which server answered.
+        let query = FormEncoding.encode(parameters + [("iss", issuer)])
+        return Response(status: .found, headers: [.location: redirectURI + separator + query, .cacheControl: "no-store"])
+    }
+
+    func redirect(to redirectURI: String, error: String, description: String, state: String?) -> Response {
+        var parameters = [("error", error), ("error_description", description)]
+        if let state { parameters.append(("state", state)) }
+        return redirect(to: redirectURI, parameters: parameters)
+    }
+
+    static func formBody(_ request: Request) async throws -> Parameters? {
+        guard let type = request.headers[.contentType]?.lowercased(),
+            type.hasPrefix("application/x-www-form-urlencoded")
+        else { return nil }
+        let buffer = try await request.body.collect(upTo: 64 * 1024)
+        return FormEncoding.decode(String(buffer: buffer)).map(Parameters.init)
+    }
+
+    static func isBase64URLCharacter(_ c: Character) -> Bool {
+        c.isASCII && (c.isLetter || c.isNumber || c == "-" || c == "_")
+    }
+
+    /// RFC 7636 §4.1: unreserved characters only.
+    static func isVerifierCharacter(_ c: Character) -> Bool {
+        isBase64URLCharacter(c) || c == "." || c == "~"
+    }
+}

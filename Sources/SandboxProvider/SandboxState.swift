@@ -1,0 +1,235 @@
+import Foundation
+
+/// Everything the sandbox has issued, and the faults it was asked to inject.
+/// One actor, so that "a code is used once" holds under concurrent requests.
+actor SandboxState {
+    /// A sign-in page that was shown and not yet answered.
+    struct PendingAuthorization {
+        let client: SandboxClient
+        let redirectURI: String
+        let state: String
+        let scopes: [String]
+        let codeChallenge: String?
+        let nonce: String?
+        let expiresAt: Date
+    }
+
+    struct AuthorizationCode {
+        let clientID: String
+        let redirectURI: String
+        let codeChallenge: String?
+        let scopes: [String]
+        let nonce: String?
+        let username: String
+        let expiresAt: Date
+        var used = false
+        /// The grant its exchange created, revoked if the code is replayed.
+        var grantID: String?
+    }
+
+    /// Everything that descends from one authorization: revoking it kills all its tokens.
+    struct Grant {
+        let clientID: String
+        let username: String
+        let scopes: [String]
+        var revoked = false
+    }
+
+    struct AccessToken {
+        let grantID: String
+        let scopes: [String]
+        let expiresAt: Date
+        var revoked = false
+    }
+
+    struct RefreshToken {
+        let grantID: String
+        var rotated = false
+    }
+
+    /// What the sandbox counted, for tests that must know how often a client called.
+    struct Statistics: Codable, Sendable {
+        var tokenRequests = 0
+        var authorizationCodeGrants = 0
+        var refreshGrants = 0
+        var userinfoRequests = 0
+        var revocationRequests = 0
+
+        enum CodingKeys: String, CodingKey {
+            case tokenRequests = "token_requests"
+            case authorizationCodeGrants = "authorization_code_grants"
+            case refreshGrants = "refresh_grants"
+            case userinfoRequests = "userinfo_requests"
+            case revocationRequests = "revocation_requests"
+        }
+    }
+
+    private var pending: [String: PendingAuthorization] = [:]
+    private var codes: [String: AuthorizationCode] = [:]
+    private var grants: [String: Grant] = [:]
+    private var accessTokens: [String: AccessToken] = [:]
+    private var refreshTokens: [String: RefreshToken] = [:]
+    private var faults: [Fault]
+    private(set) var statistics = Statistics()
+
+    init(faults: [Fault]) {
+        self.faults = faults
+    }
+
+    // MARK: Sign-in pages
+
+    func addPending(_ authorization: PendingAuthorization) -> String {
+        let id = Base64URL.randomToken()
+        pending[id] = authorization
+        return id
+    }
+
+    func pending(_ id: String, now: Date = Date()) -> PendingAuthorization? {
+        guard let authorization = pending[id] else { return nil }
+        guard authorization.expiresAt > now else {
+            pending[id] = nil
+            return nil
+        }
+        return authorization
+    }
+
+    func removePending(_ id: String) {
+        pending[id] = nil
+    }
+
+    // MARK: Codes
+
+    func issueCode(_ code: AuthorizationCode) -> String {
+        let value = "sbx_code_" + Base64URL.randomToken()
+        codes[value] = code
+        return value
+    }
+
+    enum CodeRedemption {
+        case redeemed(AuthorizationCode)
+        case unknown, expired, replayed
+    }
+
+    /// Marks a code used. A second use revokes what the first one issued
+    /// (RFC 6749 §4.1.2: the code may have been stolen).
+    func redeemCode(_ value: String, now: Date = Date()) -> CodeRedemption {
+        guard var code = codes[value] else { return .unknown }
+        if code.used {
+            if let grantID = code.grantID { revokeGrant(grantID) }
+            return .replayed
+        }
+        code.used = true
+        codes[value] = code
+        return code.expiresAt > now ? .redeemed(code) : .expired
+    }
+
+    func attach(grantID: String, toCode value: String) {
+        codes[value]?.grantID = grantID
+    }
+
+    // MARK: Tokens
+
+    struct IssuedTokens {
+        let accessToken: String
+        let refreshToken: String
+        let grantID: String
+    }
+
+    func issueTokens(for grant: Grant, reusing grantID: String? = nil, ttl: Int, now: Date = Date()) -> IssuedTokens {
+        let id = grantID ?? Base64URL.randomToken(bytes: 16)
+        if grantID == nil { grants[id] = grant }
+        let access = "sbx_at_" + Base64URL.randomToken()
+        let refresh = "sbx_rt_" + Base64URL.randomToken()
+        accessTokens[access] = AccessToken(
+            grantID: id, scopes: grant.scopes, expiresAt: now.addingTimeInterval(TimeInterval(ttl)))
+        refreshTokens[refresh] = RefreshToken(grantID: id)
+        return IssuedTokens(accessToken: access, refreshToken: refresh, grantID: id)
+    }
+
+    enum RefreshRedemption {
+        case redeemed(grantID: String, Grant)
+        case unknown, revoked, replayed
+    }
+
+    /// Rotates a refresh token: the presented one stops working. Presenting a
+    /// rotated-out token again revokes the whole grant (OAuth 2.0 Security BCP §4.14).
+    func redeemRefreshToken(_ value: String) -> RefreshRedemption {
+        guard var token = refreshTokens[value], let grant = grants[token.grantID] else { return .unknown }
+        if grant.revoked { return .revoked }
+        if token.rotated {
+            revokeGrant(token.grantID)
+            return .replayed
+        }
+        token.rotated = true
+        refreshTokens[value] = token
+        return .redeemed(grantID: token.grantID, grant)
+    }
+
+    enum AccessCheck {
+        case valid(Grant, scopes: [String])
+        case unknown, expired, revoked
+    }
+
+    func checkAccessToken(_ value: String, now: Date = Date()) -> AccessCheck {
+        guard let token = accessTokens[value], let grant = grants[token.grantID] else { return .unknown }
+        if token.revoked || grant.revoked { return .revoked }
+        if token.expiresAt <= now { return .expired }
+        return .valid(grant, scopes: token.scopes)
+    }
+
+    enum RevocationTarget {
+        case accessToken(grantID: String)
+        case refreshToken(grantID: String)
+    }
+
+    func find(token value: String) -> (RevocationTarget, clientID: String)? {
+        if let token = accessTokens[value], let grant = grants[token.grantID] {
+            return (.accessToken(grantID: token.grantID), grant.clientID)
+        }
+        if let token = refreshTokens[value], let grant = grants[token.grantID] {
+            return (.refreshToken(grantID: token.grantID), grant.clientID)
+        }
+        return nil
+    }
+
+    /// RFC 7009 §2.1: revoking a refresh token ends the whole grant; revoking an
+    /// access token ends that token alone.
+    func revoke(token value: String) {
+        if accessTokens[value] != nil {
+            accessTokens[value]?.revoked = true
+        } else if let token = refreshTokens[value] {
+            revokeGrant(token.grantID)
+        }
+    }
+
+    private func revokeGrant(_ id: String) {
+        grants[id]?.revoked = true
+    }
+
+    // MARK: Faults and statistics
+
+    func setFault(_ fault: Fault) {
+        faults.removeAll { $0.endpoint == fault.endpoint }
+        faults.append(fault)
+    }
+
+    func clearFaults() {
+        faults.removeAll()
+    }
+
+    /// Takes one pending fault for this endpoint, if any.
+    func takeFault(for endpoint: FaultEndpoint) -> Fault? {
+        guard let index = faults.firstIndex(where: { $0.endpoint == endpoint }) else { return nil }
+        let fault = faults[index]
+        if fault.count <= 1 {
+            faults.remove(at: index)
+        } else {
+            faults[index].count -= 1
+        }
+        return fault
+    }
+
+    func count(_ keyPath: WritableKeyPath<Statistics, Int>) {
+        statistics[keyPath: keyPath] += 1
+    }
+}

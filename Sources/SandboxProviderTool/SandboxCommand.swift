@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SandboxProvider
+
+/// `latchkey-sandbox`: an offline OAuth 2.0 / OpenID Connect provider on 127.0.0.1.
+@main
+struct SandboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latchkey-sandbox",
+        abstract: "An offline OAuth 2.0 / OpenID Connect provider on 127.0.0.1, for Latchkey's first run and its tests.",
+        discussion: """
+            On start it prints one line, "listening http://127.0.0.1:PORT", on standard output; \
+            request logs go to standard error. See README.md for the built-in users and clients.
+            """)
+
+    @Option(help: "TCP port on 127.0.0.1; 0 picks a free one.")
+    var port: Int = 0
+
+    @Option(name: .long, help: "Seconds an access token lives.")
+    var accessTokenTTL: Int?
+
+    @Option(name: .long, help: "A JSON file of users and clients, replacing the built-in ones.")
+    var config: String?
+
+    @Option(
+        name: .long,
+        help: "Make the next answers of an endpoint fail: ENDPOINT:KIND[:COUNT], e.g. token:500:2. Endpoints: token, userinfo, revoke. Kinds: 500, html, empty, truncated, delay, close. Repeatable.")
+    var fault: [String] = []
+
+    @Option(name: .long, help: "Seconds a 'delay' fault waits.")
+    var faultDelay: Double = 30
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        if let accessTokenTTL, accessTokenTTL <= 0 { throw ValidationError("--access-token-ttl must be positive.") }
+        for argument in fault where Fault(argument: argument) == nil {
+            throw ValidationError("--fault \(argument): expected ENDPOINT:KIND[:COUNT], e.g. token:500:2.")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "latchkey-sandbox")
+
+        var configuration = SandboxConfiguration.defaults
+        if let config {
+            do {
+                configuration = try SandboxConfiguration.load(from: URL(fileURLWithPath: config))
+            } catch {
+                throw ValidationError("Cannot use \(config): \(error)")
+            }
+        }
+        if let accessTokenTTL { configuration.accessTokenTTL = accessTokenTTL }
+        let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
+
+        let server = SandboxServer(configuration: configuration, faults: faults, logger: logger)
+        try await server.run(port: port) { url in
+            // One line a parent process can wait for, written unbuffered so it arrives through a pipe at once.
+            FileHandle.standardOutput.write(Data("listening \(url)\n".utf8))
+        }
+    }
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Latchkey needs, and nothing when they are all
+# present (one dpkg-query, well under a second), so `make run` and `make test`
+# can call it every time.
+#   scripts/install-deps.sh run    what building and running the app needs
+#   scripts/install-deps.sh test   that, plus what the tests drive it with
+set -euo pipefail
+
+run_packages=(
+  pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev
+  librsvg2-common          # SVG pictures (the sandbox's avatars) in GdkPixbuf
+  dbus-x11 at-spi2-core    # a session bus and the accessibility bus
+)
+test_packages=(
+  xvfb xauth               # a display for the end-to-end tests
+  gnome-keyring libsecret-tools  # a real Secret Service, and secret-tool to read it back
+  python3 python3-gi gir1.2-atspi-2.0 gir1.2-gtk-3.0  # the AT-SPI driver of the end-to-end tests
+  imagemagick              # `import`: screenshots of each state
+  desktop-file-utils appstream  # desktop-file-validate, appstreamcli
+  curl procps
+)
+
+packages=("${run_packages[@]}")
+[ "${1:-run}" = test ] && packages+=("${test_packages[@]}")
+
+missing=()
+installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)
+for p in "${packages[@]}"; do
+  grep -qx "$p installed" <<<"$installed" || missing+=("$p")
+done
+
+if ! command -v swift >/dev/null 2>&1; then
+  echo "Latchkey needs the Swift 6 toolchain on PATH (swift.org/install); Debian does not package it." >&2
+  exit 1
+fi
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
