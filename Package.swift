@@ -74,10 +74,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // Starts the real latchkey-sandbox for a test; speaks HTTP with curl.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "OAuthCoreTests", dependencies: ["OAuthCore", "TestSupport"]),
         .testTarget(name: "GtkKitTests", dependencies: ["GtkKit"]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(
             name: "SandboxProviderTests",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: ["TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

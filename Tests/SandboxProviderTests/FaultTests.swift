@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The faults the app's tests rely on, checked at the HTTP level.
@@ -24,14 +25,14 @@ import Testing
     }
 
     @Test func serverErrorAnswers500ForTheNextNRequestsOnly() async throws {
-        try await browser.setFault(#"{"endpoint": "token", "kind": "500", "count": 2}"#)
+        try await sandbox.setFault("token", "500", count: 2)
         #expect(try await tokenRequest().status == 500)
         #expect(try await tokenRequest().status == 500)
         #expect(try await tokenRequest().status == 200)
     }
 
     @Test func htmlAnswersAPageInsteadOfJSON() async throws {
-        try await browser.setFault(#"{"endpoint": "token", "kind": "html"}"#)
+        try await sandbox.setFault("token", "html")
         let reply = try await tokenRequest()
         #expect(reply.status == 200)
         #expect(reply.header("content-type")?.hasPrefix("text/html") == true)
@@ -39,27 +40,27 @@ import Testing
     }
 
     @Test func emptyAnswersNoBody() async throws {
-        try await browser.setFault(#"{"endpoint": "token", "kind": "empty"}"#)
+        try await sandbox.setFault("token", "empty")
         let reply = try await tokenRequest()
         #expect(reply.status == 200)
         #expect(reply.body.isEmpty)
     }
 
     @Test func truncatedCutsTheBodyShortOfItsLength() async throws {
-        try await browser.setFault(#"{"endpoint": "token", "kind": "truncated"}"#)
+        try await sandbox.setFault("token", "truncated")
         let error = await #expect(throws: CurlFailure.self) { try await tokenRequest() }
         #expect(error?.code == 18, "transfer closed with bytes remaining: \(String(describing: error))")
     }
 
     @Test func closeHangsUpWithoutAnswer() async throws {
-        try await browser.setFault(#"{"endpoint": "token", "kind": "close"}"#)
+        try await sandbox.setFault("token", "close")
         let error = await #expect(throws: CurlFailure.self) { try await tokenRequest() }
         #expect([52, 56].contains(error?.code ?? 0), "empty reply or reset: \(String(describing: error))")
         #expect(try await tokenRequest().status == 200, "the server keeps working")
     }
 
     @Test func delayOutlastsTheClientTimeout() async throws {
-        try await browser.setFault(#"{"endpoint": "token", "kind": "delay", "delay_seconds": 3}"#)
+        try await sandbox.setFault("token", "delay", delaySeconds: 3)
         let impatient = HTTPClient(timeout: 1)
         let error = await #expect(throws: CurlFailure.self) { try await tokenRequest(using: impatient) }
         #expect(error?.code == 28, "timed out: \(String(describing: error))")
@@ -67,13 +68,13 @@ import Testing
 
     @Test func userinfoFaultsToo() async throws {
         let access = try #require(try await browser.tokens().json["access_token"] as? String)
-        try await browser.setFault(#"{"endpoint": "userinfo", "kind": "500"}"#)
+        try await sandbox.setFault("userinfo", "500")
         #expect(try await browser.userinfo(access).status == 500)
         #expect(try await browser.userinfo(access).status == 200)
     }
 
     @Test func clearingFaultsRestoresService() async throws {
-        try await browser.setFault(#"{"endpoint": "token", "kind": "500", "count": 5}"#)
+        try await sandbox.setFault("token", "500", count: 5)
         let cleared = try await browser.http.send(method: "DELETE", "\(sandbox.baseURL)/_admin/faults", headers: [:], body: nil)
         #expect(cleared.status == 204)
         #expect(try await tokenRequest().status == 200)
@@ -90,11 +91,11 @@ import Testing
         let tokens = try await browser.tokens().json
         _ = try await browser.refresh(try #require(tokens["refresh_token"] as? String))
         _ = try await browser.userinfo(try #require(tokens["access_token"] as? String))
-        let stats = try await browser.http.get("\(sandbox.baseURL)/_admin/stats").json
-        #expect(stats["token_requests"] as? Int == 2)
-        #expect(stats["authorization_code_grants"] as? Int == 1)
-        #expect(stats["refresh_grants"] as? Int == 1)
-        #expect(stats["userinfo_requests"] as? Int == 1)
+        let stats = try await sandbox.statistics()
+        #expect(stats["token_requests"] == 2)
+        #expect(stats["authorization_code_grants"] == 1)
+        #expect(stats["refresh_grants"] == 1)
+        #expect(stats["userinfo_requests"] == 1)
     }
 
     @Test func faultsCanBeSetOnTheCommandLine() async throws {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TestSupport
 
 /// The two registered kinds of client and the redirect URIs the app uses.
 enum Clients {
@@ -49,23 +50,13 @@ struct Browser {
         return parameters
     }
 
-    /// The hidden request id of the sign-in form on a page.
-    static func requestID(in page: String) -> String? {
-        guard let range = page.range(of: #"name="request_id" value="([^"]+)""#, options: .regularExpression) else { return nil }
-        return page[range].split(separator: "\"").dropFirst(3).first.map(String.init)
-    }
+    static func requestID(in page: String) -> String? { SandboxPages.requestID(in: page) }
 
     /// Opens the sign-in page and answers it; returns the sandbox's answer to the form.
     func submit(
         _ parameters: [(String, String)], action: String = "allow", username: String = "ada", password: String = "engine"
     ) async throws -> Reply {
-        let page = try await http.get(authorizeURL(parameters))
-        guard page.status == 200, let id = Self.requestID(in: page.text) else {
-            throw SandboxTestError("No sign-in form: HTTP \(page.status) \(page.text.prefix(200))")
-        }
-        return try await http.postForm(
-            "\(sandbox.baseURL)/authorize",
-            [("request_id", id), ("username", username), ("password", password), ("action", action)])
+        try await SandboxPages.answer(authorizeURL(parameters), action: action, username: username, password: password, http: http)
     }
 
     /// A fresh authorization code for the given request parameters.
@@ -97,12 +88,5 @@ struct Browser {
 
     func userinfo(_ accessToken: String) async throws -> Reply {
         try await http.get("\(sandbox.baseURL)/userinfo", headers: ["Authorization": "Bearer \(accessToken)"])
-    }
-
-    func setFault(_ json: String) async throws {
-        let reply = try await http.send(
-            method: "POST", "\(sandbox.baseURL)/_admin/faults", headers: ["Content-Type": "application/json"],
-            body: Data(json.utf8))
-        guard reply.status == 204 else { throw SandboxTestError("Fault not set: HTTP \(reply.status) \(reply.text)") }
     }
 }

@@ -1,18 +1,18 @@
 import Foundation
 
 /// What a browser or an OAuth client would get back, redirects not followed.
-struct Reply {
-    let status: Int
-    let headers: [String: String]
-    let body: Data
+public struct Reply: Sendable {
+    public let status: Int
+    public let headers: [String: String]
+    public let body: Data
 
-    var text: String { String(decoding: body, as: UTF8.self) }
-    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
-    var error: String? { json["error"] as? String }
-    func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    public var error: String? { json["error"] as? String }
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
     /// The query items of the Location header, by name.
-    var redirectParameters: [String: String] {
+    public var redirectParameters: [String: String] {
         guard let location = header("location"), let items = URLComponents(string: location)?.queryItems else { return [:] }
         return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
     }
@@ -20,29 +20,33 @@ struct Reply {
 
 /// curl failed before a whole response arrived; `code` is curl's exit status
 /// (28 timed out, 18 body shorter than announced, 52 nothing received, 56 connection reset).
-struct CurlFailure: Error, CustomStringConvertible {
-    let code: Int32
-    let message: String
-    var description: String { "curl exit \(code): \(message)" }
+public struct CurlFailure: Error, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public var description: String { "curl exit \(code): \(message)" }
 }
 
 /// A plain HTTP client for the tests: curl, which shares nothing with the server
 /// nor with OAuthCore. (URLSession on Linux hangs on a 401 with WWW-Authenticate,
 /// swift-corelibs-foundation#5456, and the sandbox sends exactly those.)
-struct HTTPClient: Sendable {
-    var timeout: TimeInterval = 10
+public struct HTTPClient: Sendable {
+    public var timeout: TimeInterval = 10
 
-    func get(_ url: String, headers: [String: String] = [:]) async throws -> Reply {
+    public init(timeout: TimeInterval = 10) {
+        self.timeout = timeout
+    }
+
+    public func get(_ url: String, headers: [String: String] = [:]) async throws -> Reply {
         try await send(method: "GET", url, headers: headers, body: nil)
     }
 
-    func postForm(_ url: String, _ fields: [(String, String)], headers: [String: String] = [:]) async throws -> Reply {
+    public func postForm(_ url: String, _ fields: [(String, String)], headers: [String: String] = [:]) async throws -> Reply {
         var headers = headers
         headers["Content-Type"] = "application/x-www-form-urlencoded"
         return try await send(method: "POST", url, headers: headers, body: Data(Self.form(fields).utf8))
     }
 
-    func send(method: String, _ url: String, headers: [String: String], body: Data?) async throws -> Reply {
+    public func send(method: String, _ url: String, headers: [String: String], body: Data?) async throws -> Reply {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -85,17 +89,17 @@ struct HTTPClient: Sendable {
         return Reply(status: status, headers: fields, body: (try? Data(contentsOf: bodyFile)) ?? Data())
     }
 
-    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    public static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: unreserved)!
     }
 
-    static func form(_ fields: [(String, String)]) -> String {
+    public static func form(_ fields: [(String, String)]) -> String {
         fields.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
     }
 
-    static func basic(_ id: String, _ secret: String) -> String {
+    public static func basic(_ id: String, _ secret: String) -> String {
         "Basic " + Data("\(escape(id)):\(escape(secret))".utf8).base64EncodedString()
     }
 }

@@ -3,21 +3,22 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The real `latchkey-sandbox` binary, started on a free loopback port for one test.
-final class RunningSandbox: @unchecked Sendable {
-    let process = Process()
-    let baseURL: String
-    let logURL: URL
+/// The real `latchkey-sandbox` binary, started on a free loopback port for one
+/// test and stopped when the test lets go of it.
+public final class RunningSandbox: @unchecked Sendable {
+    public let process = Process()
+    public let baseURL: String
+    public let logURL: URL
 
     /// Where `swift build` put the executables: beside this test binary.
-    static var binDirectory: URL {
+    public static var binDirectory: URL {
         if let dir = ProcessInfo.processInfo.environment["LATCHKEY_BIN_DIR"] {
             return URL(fileURLWithPath: dir)
         }
         return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
-    init(_ arguments: [String] = []) throws {
+    public init(_ arguments: [String] = []) throws {
         let executable = Self.binDirectory.appendingPathComponent("latchkey-sandbox")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw SandboxTestError("latchkey-sandbox is not built at \(executable.path); run `swift build` first.")
@@ -51,7 +52,7 @@ final class RunningSandbox: @unchecked Sendable {
         baseURL = String(text.dropFirst("listening ".count))
     }
 
-    var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+    public var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
     deinit {
         if process.isRunning {
@@ -66,7 +67,7 @@ final class RunningSandbox: @unchecked Sendable {
     }
 }
 
-struct SandboxTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct SandboxTestError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

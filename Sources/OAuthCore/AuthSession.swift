@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+
+/// Keeps one provider's tokens: hands out a fresh access token, refreshing it
+/// when it expires within a minute, and forgets it on sign-out.
+///
+/// Concurrent callers share a single refresh (single flight). A refresh that
+/// fails for a passing reason — the network, a 5xx — keeps the refresh token;
+/// only `invalid_grant` (or a provider that offers no refresh at all) signs out.
+public actor AuthSession {
+    public nonisolated let configuration: ProviderConfiguration
+    public nonisolated let store: any TokenStore
+    public nonisolated let tokenClient: TokenClient
+    /// Refresh when the token expires within this many seconds.
+    public let refreshMargin: TimeInterval
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+
+    private var token: Token?
+    private var loaded = false
+    private var refreshing: Task<Token, any Error>?
+    /// Set when the store held something unreadable: say it once, next to "signed out".
+    public private(set) var storeWarning: String?
+
+    public init(
+        configuration: ProviderConfiguration, store: any TokenStore, tokenClient: TokenClient? = nil,
+        refreshMargin: TimeInterval = 60, logger: Logger = Logger(label: "OAuthCore.AuthSession"),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.tokenClient = tokenClient ?? TokenClient(configuration: configuration)
+        self.refreshMargin = refreshMargin
+        self.logger = logger
+        self.now = now
+    }
+
+    /// The stored token, as it is (possibly expired); nil when signed out.
+    public func currentToken() -> Token? {
+        if !loaded {
+            loaded = true
+            do {
+                token = try store.load(for: configuration.id)
+            } catch {
+                storeWarning = String(describing: error)
+                logger.warning("Stored token unreadable; treating as signed out")
+            }
+        }
+        return token
+    }
+
+    /// Whether a token is stored that is valid or can be renewed.
+    public var isSignedIn: Bool {
+        guard let token = currentToken() else { return false }
+        return token.canRefresh || !token.expires(within: 0, now: now())
+    }
+
+    /// Keeps a token that a sign-in just produced.
+    public func signIn(with token: Token) throws {
+        try store.save(token, for: configuration.id)
+        self.token = token
+        loaded = true
+        storeWarning = nil
+    }
+
+    /// A token good for at least `refreshMargin` more seconds, refreshing if need be.
+    public func freshToken() async throws -> Token {
+        guard let token = currentToken() else {
+            throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
+        }
+        guard token.expires(within: refreshMargin, now: now()) else { return token }
+        return try await refresh(from: token)
+    }
+
+    /// The provider refused `rejected` (HTTP 401). Refreshes it, unless another
+    /// caller already replaced it, in which case that newer token is the answer.
+    public func replacement(forRejected rejected: Token) async throws -> Token {
+        guard let current = currentToken() else {
+            throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
+        }
+        if current.accessToken != rejected.accessToken { return current }
+        return try await refresh(from: current)
+    }
+
+    /// The provider refused even a fresh token: the sign-in is over.
+    public func endAfterRejection() -> OAuthError {
+        forget()
+        return .signedOut(reason: "\(configuration.displayName) no longer accepts your sign-in. Sign in again.")
+    }
+
+    /// Forgets the tokens here first, so the app is signed out at once, then
+    /// revokes them where the provider offers it. Returns a warning when
+    /// revocation failed (the local sign-out stands either way).
+    @discardableResult
+    public func signOut() async -> String? {
+        let token = currentToken()
+        forget()
+        guard let token, configuration.revocationEndpoint != nil else { return nil }
+        do {
+            try await tokenClient.revoke(token)
+            return nil
+        } catch {
+            logger.notice("Revocation failed", metadata: ["error": "\(error)"])
+            return "Signed out here, but \(configuration.displayName) could not be told: \(error)"
+        }
+    }
+
+    private func refresh(from token: Token) async throws -> Token {
+        if let refreshing { return try await refreshing.value }
+        let task = Task { try await self.performRefresh(from: token) }
+        refreshing = task
+        defer { refreshing = nil }
+        return try await task.value
+    }
+
+    private func performRefresh(from token: Token) async throws -> Token {
+        guard token.canRefresh else {
+            forget()
+            throw OAuthError.signedOut(
+                reason: "Your sign-in at \(configuration.displayName) has expired and cannot be renewed. Sign in again.")
+        }
+        do {
+            let fresh = try await tokenClient.refresh(token, now: now())
+            try store.save(fresh, for: configuration.id)
+            self.token = fresh
+            logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
+            return fresh
+        } catch OAuthError.invalidGrant {
+            forget()
+            throw OAuthError.signedOut(
+                reason: "\(configuration.displayName) no longer accepts your sign-in (it may have been revoked or expired). Sign in again.")
+        } catch {
+            // Network trouble, a server error, a misconfiguration: the grant may be fine. Keep it.
+            logger.notice("Refresh failed; keeping the stored token", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+
+    private func forget() {
+        token = nil
+        loaded = true
+        do {
+            try store.remove(for: configuration.id)
+        } catch {
+            logger.warning("Could not remove the stored token", metadata: ["error": "\(error)"])
+        }
+    }
+}

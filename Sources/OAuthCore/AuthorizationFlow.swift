@@ -1,0 +1,92 @@
+import Foundation
+import Synchronization
+
+/// What shows the provider's page to a person: an embedded web view, or the
+/// system browser with a loopback listener (RFC 8252). The boundary, as in
+/// AppAuth's `OIDExternalUserAgent`, is small: present, and dismiss.
+///
+/// The agent reports every navigation to `flow.resume(with:)`; when that
+/// answers true the navigation was the redirect, and the agent must not load
+/// it. The agent calls `flow.cancel()` when the person closes it, and
+/// `flow.fail(_:)` when it breaks.
+public protocol ExternalUserAgent: AnyObject {
+    func present(_ flow: AuthorizationFlow) throws
+    /// Closes what `present` opened. Called once the flow has ended, whichever way.
+    func dismiss()
+}
+
+/// One sign-in in progress between OAuthCore and a user agent. It ends once:
+/// with a checked `AuthorizationResponse`, or with an error.
+public final class AuthorizationFlow: Sendable {
+    public let request: AuthorizationRequest
+
+    private enum State {
+        case waiting([CheckedContinuation<AuthorizationResponse, any Error>])
+        case finished(Result<AuthorizationResponse, OAuthError>)
+    }
+
+    private let state = Mutex<State>(.waiting([]))
+
+    public init(request: AuthorizationRequest) {
+        self.request = request
+    }
+
+    public var authorizationURL: URL { request.url }
+
+    /// Whether the flow still waits for the provider.
+    public var isFinished: Bool {
+        state.withLock { if case .finished = $0 { true } else { false } }
+    }
+
+    /// Offers a navigation. True means it was the redirect URI: the flow has
+    /// taken it (successfully or not) and the agent must not load it.
+    @discardableResult
+    public func resume(with url: URL) -> Bool {
+        guard RedirectMatcher(redirectURI: request.redirectURI).matches(url) else { return false }
+        do {
+            finish(.success(try AuthorizationResponse(redirectURL: url, for: request)))
+        } catch let error as OAuthError {
+            // A wrong state ends the flow too: waiting on would leave the person
+            // looking at a page that never moves.
+            finish(.failure(error))
+        } catch {
+            finish(.failure(.userAgent(String(describing: error))))
+        }
+        return true
+    }
+
+    /// The person closed the sign-in window.
+    public func cancel() {
+        finish(.failure(.cancelled))
+    }
+
+    /// The user agent broke: the page failed to load, a bad certificate, a crashed renderer.
+    public func fail(_ error: OAuthError) {
+        finish(.failure(error))
+    }
+
+    /// Waits for the outcome.
+    public func response() async throws -> AuthorizationResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            let finished: Result<AuthorizationResponse, OAuthError>? = state.withLock { state in
+                switch state {
+                case .waiting(let waiting):
+                    state = .waiting(waiting + [continuation])
+                    return nil
+                case .finished(let result):
+                    return result
+                }
+            }
+            if let finished { continuation.resume(with: finished) }
+        }
+    }
+
+    private func finish(_ result: Result<AuthorizationResponse, OAuthError>) {
+        let waiting: [CheckedContinuation<AuthorizationResponse, any Error>] = state.withLock { state in
+            guard case .waiting(let waiting) = state else { return [] }
+            state = .finished(result)
+            return waiting
+        }
+        for continuation in waiting { continuation.resume(with: result) }
+    }
+}

@@ -1,0 +1,74 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// One attempt to sign in: the URL to show, and the secrets that bind the
+/// provider's answer to this attempt (state, PKCE verifier, nonce).
+///
+/// A request is completed at most once: the first genuine redirect consumes it,
+/// so a replayed or second redirect cannot start a second exchange.
+public final class AuthorizationRequest: Sendable, CustomStringConvertible {
+    public let configuration: ProviderConfiguration
+    /// 32 bytes from the system CSPRNG, base64url (RFC 6749 §10.12).
+    public let state: String
+    /// RFC 7636 code verifier: 43 unreserved characters; nil when PKCE is off.
+    public let codeVerifier: String?
+    /// OpenID Connect nonce, when `openid` is in scope.
+    public let nonce: String?
+    /// The redirect URI sent with this request (and again at the token endpoint).
+    public let redirectURI: URL
+    public let url: URL
+
+    private let completed = Mutex(false)
+
+    public init(configuration: ProviderConfiguration, redirectURI: URL? = nil) {
+        self.configuration = configuration
+        self.redirectURI = redirectURI ?? configuration.redirectURI
+        state = Base64URL.random()
+        codeVerifier = configuration.usePKCE ? Base64URL.random() : nil
+        nonce = configuration.isOpenIDConnect ? Base64URL.random() : nil
+
+        var parameters: [(String, String)] = [
+            ("response_type", "code"),
+            ("client_id", configuration.clientID),
+            ("redirect_uri", self.redirectURI.absoluteString),
+        ]
+        if !configuration.scopes.isEmpty {
+            parameters.append(("scope", configuration.scopes.joined(separator: " ")))
+        }
+        parameters.append(("state", state))
+        if let codeVerifier {
+            parameters.append(("code_challenge", Self.codeChallenge(for: codeVerifier)))
+            parameters.append(("code_challenge_method", "S256"))
+        }
+        if let nonce { parameters.append(("nonce", nonce)) }
+        parameters += configuration.authorizationParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+
+        // Keep any query the endpoint already has; add ours, each value fully percent-encoded.
+        var components = URLComponents(url: configuration.authorizationEndpoint, resolvingAgainstBaseURL: false)!
+        let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
+        components.percentEncodedQuery = existing + FormCoding.encode(parameters)
+        url = components.url!
+    }
+
+    /// S256: base64url(SHA-256(ASCII(verifier))).
+    public static func codeChallenge(for verifier: String) -> String {
+        Base64URL.encode(SHA256.hash(data: Data(verifier.utf8)))
+    }
+
+    /// Marks the request used; false if it already was.
+    func complete() -> Bool {
+        completed.withLock { done in
+            defer { done = true }
+            return !done
+        }
+    }
+
+    public var isCompleted: Bool { completed.withLock { $0 } }
+
+    /// No state, verifier or nonce: only where it goes and what it asks for.
+    public var description: String {
+        "AuthorizationRequest(\(configuration.displayName) at \(configuration.authorizationEndpoint.host ?? "?"), "
+            + "scopes: \(configuration.scopes.joined(separator: " ")), PKCE: \(codeVerifier == nil ? "off" : "S256"))"
+    }
+}

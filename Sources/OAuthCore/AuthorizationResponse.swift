@@ -1,0 +1,58 @@
+import Foundation
+
+/// The provider's answer on the redirect URI, checked: it is our redirect, its
+/// state is ours, it carries exactly one code. Errors come first.
+public struct AuthorizationResponse: Sendable, CustomStringConvertible {
+    public let code: String
+    /// The `iss` parameter (RFC 9207), when the provider sends it.
+    public let issuer: String?
+
+    public init(redirectURL: URL, for request: AuthorizationRequest) throws {
+        guard RedirectMatcher(redirectURI: request.redirectURI).matches(redirectURL) else {
+            throw OAuthError.notOurRedirect
+        }
+        // Providers answer in the query; a few (response_mode=fragment) in the fragment.
+        let components = URLComponents(url: redirectURL, resolvingAgainstBaseURL: false)
+        var pairs = FormCoding.decode(components?.percentEncodedQuery ?? "") ?? []
+        if pairs.isEmpty, let fragment = components?.percentEncodedFragment {
+            pairs = FormCoding.decode(fragment) ?? []
+        }
+        var values: [String: String] = [:]
+        for (name, value) in pairs {
+            // RFC 6749 §3.1: no parameter twice. Two codes or two states cannot be trusted.
+            guard values[name] == nil else { throw OAuthError.repeatedParameter(name) }
+            values[name] = value
+        }
+        let state = values["state"]
+        let stateMatches = state.map { constantTimeEquals($0, request.state) } ?? false
+
+        if let error = values["error"] {
+            // An error naming another state is not an answer to this request.
+            if state != nil, !stateMatches { throw OAuthError.stateMismatch }
+            guard request.complete() else { throw OAuthError.requestAlreadyCompleted }
+            switch error {
+            case "access_denied", "user_cancelled_login", "user_cancelled_authorize":
+                throw OAuthError.cancelled
+            default:
+                throw OAuthError.provider(code: Redaction.safeCode(error), description: values["error_description"].map(Redaction.clip))
+            }
+        }
+        guard state != nil else { throw OAuthError.missingState }
+        guard stateMatches else { throw OAuthError.stateMismatch }
+        if let sent = values["iss"], let expected = request.configuration.issuer,
+            Self.normalised(sent) != Self.normalised(expected.absoluteString)
+        {
+            throw OAuthError.issuerMismatch
+        }
+        guard let code = values["code"], !code.isEmpty else { throw OAuthError.missingCode }
+        guard request.complete() else { throw OAuthError.requestAlreadyCompleted }
+        self.code = code
+        self.issuer = values["iss"]
+    }
+
+    private static func normalised(_ issuer: String) -> String {
+        issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+    }
+
+    public var description: String { "AuthorizationResponse(code: <redacted>)" }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tokens in files: one per provider under `$XDG_STATE_HOME/latchkey/`
+/// (`~/.local/state/latchkey`), mode 0600 in a 0700 directory, each write to a
+/// temporary file renamed over the old one, so a crash leaves the old token or
+/// the new one, never half of either.
+public struct FileTokenStore: TokenStore {
+    public let directory: URL
+    let logger: Logger
+
+    public init(directory: URL, logger: Logger = Logger(label: "OAuthCore.FileTokenStore")) {
+        self.directory = directory
+        self.logger = logger
+    }
+
+    /// `$XDG_STATE_HOME/latchkey`, or `~/.local/state/latchkey`.
+    public static var defaultDirectory: URL {
+        let environment = ProcessInfo.processInfo.environment
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".local/state")
+        return state.appendingPathComponent("latchkey")
+    }
+
+    public var displayName: String { "a private file in \(directory.path)" }
+
+    public func file(for provider: String) throws -> URL {
+        guard ProviderCatalog.isPlainName(provider) else {
+            throw OAuthError.storage("“\(provider)” is not a usable provider id.")
+        }
+        return directory.appendingPathComponent("\(provider).json")
+    }
+
+    public func load(for provider: String) throws -> Token? {
+        let url = try file(for: provider)
+        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+        do {
+            return try JSONDecoder().decode(Token.self, from: data)
+        } catch {
+            // Keep the damaged file for a person to look at, out of the way of the next sign-in.
+            let aside = url.appendingPathExtension("corrupt")
+            try? FileManager.default.removeItem(at: aside)
+            let movedAside = (try? FileManager.default.moveItem(at: url, to: aside)) != nil
+            logger.warning("The saved sign-in could not be read", metadata: ["file": "\(url.path)"])
+            throw OAuthError.storage(
+                "the saved sign-in in \(url.path) was damaged\(movedAside ? " and has been set aside as \(aside.lastPathComponent)" : ""). Sign in again.")
+        }
+    }
+
+    public func save(_ token: Token, for provider: String) throws {
+        let url = try file(for: provider)
+        try prepareDirectory()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(token)
+
+        let temporary = directory.appendingPathComponent(".\(provider).\(UUID().uuidString).tmp")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.failure("cannot create a file in \(directory.path)") }
+        var written = 0
+        let ok = data.withUnsafeBytes { buffer -> Bool in
+            while written < buffer.count {
+                let n = write(fd, buffer.baseAddress! + written, buffer.count - written)
+                if n <= 0 { return false }
+                written += n
+            }
+            return fsync(fd) == 0
+        }
+        close(fd)
+        guard ok, rename(temporary.path, url.path) == 0 else {
+            unlink(temporary.path)
+            throw Self.failure("cannot write \(url.path)")
+        }
+        // Make the rename itself durable.
+        let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    public func remove(for provider: String) throws {
+        let url = try file(for: provider)
+        if unlink(url.path) != 0 && errno != ENOENT {
+            throw Self.failure("cannot remove \(url.path)")
+        }
+    }
+
+    /// Creates the directory 0700, and takes back a directory others can read.
+    private func prepareDirectory() throws {
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } else if !isDirectory.boolValue {
+            throw Self.failure("\(directory.path) is not a directory")
+        }
+        chmod(directory.path, 0o700)
+    }
+
+    private static func failure(_ what: String) -> OAuthError {
+        .storage("\(what) (\(String(cString: strerror(errno)))).")
+    }
+}
+
+/// Tokens in memory only, for a program that signs in afresh each run.
+public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var tokens: [String: Token] = [:]
+
+    public init() {}
+
+    public var displayName: String { "memory (forgotten on exit)" }
+    public func load(for provider: String) throws -> Token? { lock.withLock { tokens[provider] } }
+    public func save(_ token: Token, for provider: String) throws { lock.withLock { tokens[provider] = token } }
+    public func remove(for provider: String) throws { _ = lock.withLock { tokens.removeValue(forKey: provider) } }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// Checks an ID token's claims (OpenID Connect Core §3.1.3.7).
+///
+/// The token came straight from the token endpoint over TLS, which step 6 of
+/// that section accepts in place of checking the signature; the claims that tie
+/// it to this sign-in — issuer, audience, expiry and nonce — are checked here.
+enum IDTokenClaims {
+    static let allowedClockSkew: TimeInterval = 300
+
+    static func validate(_ idToken: String, configuration: ProviderConfiguration, nonce: String?, now: Date) throws {
+        let parts = idToken.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+            let claims = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+        else {
+            throw OAuthError.invalidIDToken("it is not a JSON Web Token")
+        }
+        if let expected = configuration.issuer?.absoluteString {
+            guard let issuer = claims["iss"] as? String, trimSlash(issuer) == trimSlash(expected) else {
+                throw OAuthError.invalidIDToken("it was issued by someone else")
+            }
+        }
+        let audiences: [String] = (claims["aud"] as? [String]) ?? [(claims["aud"] as? String)].compactMap { $0 }
+        guard audiences.contains(configuration.clientID) else {
+            throw OAuthError.invalidIDToken("it was issued for another application")
+        }
+        guard let exp = TokenResponse.number(claims["exp"]), Date(timeIntervalSince1970: exp + allowedClockSkew) > now else {
+            throw OAuthError.invalidIDToken("it has expired (is this computer's clock right?)")
+        }
+        if let nonce {
+            guard let sent = claims["nonce"] as? String, constantTimeEquals(sent, nonce) else {
+                throw OAuthError.invalidIDToken("it does not belong to this sign-in")
+            }
+        }
+    }
+
+    private static func trimSlash(_ text: String) -> String {
+        text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// Everything that can go wrong in OAuthCore, each with a sentence a person
+/// understands. No case carries a token, code, secret, verifier or state, and
+/// text that came from a provider has those removed before it is kept.
+public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
+    // Configuration
+    case invalidConfiguration(String)
+    case unknownProvider(String)
+
+    // The redirect back from the provider
+    case cancelled
+    case provider(code: String, description: String?)
+    case notOurRedirect
+    case stateMismatch
+    case missingState
+    case missingCode
+    case repeatedParameter(String)
+    case issuerMismatch
+    case requestAlreadyCompleted
+
+    // The user agent
+    case userAgent(String)
+
+    // Token and profile endpoints
+    case invalidGrant(description: String?)
+    case invalidClient(description: String?)
+    case tokenEndpoint(code: String, description: String?)
+    case httpStatus(Int, endpoint: Endpoint)
+    case htmlInsteadOfJSON(endpoint: Endpoint)
+    case emptyResponse(endpoint: Endpoint)
+    case malformedResponse(endpoint: Endpoint, reason: String)
+    case invalidIDToken(String)
+
+    // The network
+    case timedOut(endpoint: Endpoint)
+    case cannotConnect(endpoint: Endpoint)
+    case connectionLost(endpoint: Endpoint)
+    case network(endpoint: Endpoint, reason: String)
+
+    // Session
+    case signedOut(reason: String)
+    case storage(String)
+
+    /// Which of the provider's endpoints an error came from, for the sentence.
+    public enum Endpoint: String, Sendable {
+        case discovery = "discovery document"
+        case token = "token endpoint"
+        case revocation = "revocation endpoint"
+        case profile = "profile endpoint"
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let reason): "The provider configuration is not usable: \(reason)"
+        case .unknownProvider(let name): "There is no provider called “\(name)”."
+        case .cancelled: "Sign-in cancelled."
+        case .provider(let code, let description):
+            "The provider refused the sign-in: \(description ?? Self.meaning(of: code)) (\(code))."
+        case .notOurRedirect: "The sign-in page sent you to an address that is not this app's redirect URI."
+        case .stateMismatch:
+            "The answer from the provider does not belong to this sign-in, so it was ignored. Try signing in again."
+        case .missingState: "The provider's answer had no state parameter, so it cannot be trusted. Try signing in again."
+        case .missingCode: "The provider's answer had no authorization code. Try signing in again."
+        case .repeatedParameter(let name):
+            "The provider's answer named “\(name)” more than once, so it cannot be trusted. Try signing in again."
+        case .issuerMismatch: "The answer came from a different provider than the one asked. Try signing in again."
+        case .requestAlreadyCompleted: "This sign-in has already finished. Start a new one."
+        case .userAgent(let reason): "The sign-in window failed: \(reason)"
+        case .invalidGrant(let description):
+            "The provider no longer accepts this sign-in\(description.map { ": \($0)" } ?? ""). Sign in again."
+        case .invalidClient(let description):
+            "The provider did not accept this app's client credentials\(description.map { ": \($0)" } ?? ""). Check the client id and secret."
+        case .tokenEndpoint(let code, let description):
+            "The provider refused to issue tokens: \(description ?? Self.meaning(of: code)) (\(code))."
+        case .httpStatus(let status, let endpoint):
+            status >= 500
+                ? "The provider's \(endpoint.rawValue) had a problem (HTTP \(status)). Try again in a moment."
+                : "The provider's \(endpoint.rawValue) answered HTTP \(status)."
+        case .htmlInsteadOfJSON(let endpoint):
+            "The provider's \(endpoint.rawValue) answered with a web page instead of data. It may be down, or a network login page may be in the way."
+        case .emptyResponse(let endpoint): "The provider's \(endpoint.rawValue) answered with nothing. Try again in a moment."
+        case .malformedResponse(let endpoint, let reason):
+            "The provider's \(endpoint.rawValue) answered with something that cannot be read (\(reason)). Try again in a moment."
+        case .invalidIDToken(let reason): "The provider's identity token is not valid: \(reason)."
+        case .timedOut(let endpoint): "The provider's \(endpoint.rawValue) took too long to answer. Check your connection and try again."
+        case .cannotConnect(let endpoint):
+            "Could not reach the provider's \(endpoint.rawValue). Check your connection and try again."
+        case .connectionLost(let endpoint):
+            "The connection to the provider's \(endpoint.rawValue) broke off mid-answer. Try again."
+        case .network(let endpoint, let reason): "Could not talk to the provider's \(endpoint.rawValue): \(reason)."
+        case .signedOut(let reason): reason
+        case .storage(let reason): "The saved sign-in could not be stored: \(reason)"
+        }
+    }
+
+    /// True for failures that say nothing about the grant itself: the network,
+    /// a server having a bad moment. A refresh that fails this way keeps the
+    /// refresh token.
+    public var isTransient: Bool {
+        switch self {
+        case .timedOut, .cannotConnect, .connectionLost, .network, .htmlInsteadOfJSON, .emptyResponse, .malformedResponse:
+            true
+        case .httpStatus(let status, _): status >= 500 || status == 429 || status == 408
+        case .tokenEndpoint(let code, _): code == "temporarily_unavailable" || code == "server_error"
+        default: false
+        }
+    }
+
+    /// RFC 6749 §4.1.2.1 and §5.2 in words, for providers that send no description.
+    static func meaning(of code: String) -> String {
+        switch code {
+        case "invalid_request": "the request was malformed"
+        case "unauthorized_client": "this app may not use this kind of sign-in"
+        case "access_denied": "access was denied"
+        case "unsupported_response_type": "the provider does not support this kind of sign-in"
+        case "invalid_scope": "the app asked for permissions the provider does not know"
+        case "server_error": "the provider had an internal error"
+        case "temporarily_unavailable": "the provider is busy or down for maintenance"
+        case "invalid_grant": "the sign-in is no longer valid"
+        case "invalid_client": "the app's client credentials were not accepted"
+        case "unsupported_grant_type": "the provider does not support this kind of token request"
+        default: "an unexplained error"
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+
+/// Fetches the signed-in person's profile and maps it through the
+/// configuration. On a 401 it refreshes once and retries; a second 401 means
+/// the sign-in is over.
+public struct ProfileClient: Sendable {
+    public let configuration: ProviderConfiguration
+    public let transport: any HTTPTransport
+    public var timeout: TimeInterval
+    let logger: Logger
+
+    public init(
+        configuration: ProviderConfiguration, transport: any HTTPTransport = URLSessionTransport.shared,
+        timeout: TimeInterval = 30, logger: Logger = Logger(label: "OAuthCore.ProfileClient")
+    ) {
+        self.configuration = configuration
+        self.transport = transport
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    public func fetch(using session: AuthSession) async throws -> Profile {
+        guard let endpoint = configuration.userinfoEndpoint else {
+            throw OAuthError.invalidConfiguration("\(configuration.displayName) has no userinfo_endpoint.")
+        }
+        let mapping = configuration.profile
+        logger.info("Fetching the profile", metadata: ["endpoint": "\(endpoint.host ?? "?")"])
+        let object = try await authorizedJSON(endpoint, session: session)
+
+        var profile = Profile(
+            name: ProfileMapping.first(mapping.name, in: object),
+            email: ProfileMapping.first(mapping.email, in: object),
+            pictureURL: ProfileMapping.first(mapping.picture, in: object).flatMap(Self.safeURL))
+        profile.profileURL = ProfileMapping.first(mapping.url, in: object).flatMap(Self.safeURL)
+
+        if profile.profileURL == nil, let template = mapping.urlTemplate {
+            var source: [String: Any]? = object
+            if let other = mapping.urlTemplateEndpoint, other != endpoint {
+                // A second endpoint may be closed to this app (LinkedIn's /v2/me without
+                // r_basicprofile): then there is no URL, and the note says why.
+                do {
+                    source = try await authorizedJSON(other, session: session)
+                } catch let error as OAuthError {
+                    if case .signedOut = error { throw error }
+                    logger.notice("The profile URL source failed", metadata: ["error": "\(error)"])
+                    source = nil
+                }
+            }
+            profile.profileURL = source.flatMap { ProfileMapping.fill(template, from: $0) }.flatMap(Self.safeURL)
+        }
+        if profile.profileURL == nil { profile.note = mapping.missingURLNote }
+        return profile
+    }
+
+    /// GET with the bearer token; one refresh-and-retry on 401.
+    func authorizedJSON(_ url: URL, session: AuthSession) async throws -> [String: Any] {
+        var token = try await session.freshToken()
+        for attempt in 1...2 {
+            let request = HTTPRequest(
+                method: "GET", url: url,
+                headers: [
+                    "Authorization": "Bearer \(token.accessToken)", "Accept": "application/json",
+                    "User-Agent": OAuthCoreInfo.userAgent,
+                ],
+                timeout: timeout)
+            let response: HTTPResponse
+            do {
+                response = try await transport.send(request)
+            } catch let error as TransportError {
+                throw TokenClient.map(error, endpoint: .profile, secrets: [token.accessToken])
+            }
+            if response.status == 401 {
+                guard attempt == 1 else { throw await session.endAfterRejection() }
+                logger.info("The provider refused the access token; refreshing once")
+                token = try await session.replacement(forRejected: token)
+                continue
+            }
+            return try TokenResponse.fields(of: response, endpoint: .profile, secrets: [token.accessToken])
+        }
+        throw await session.endAfterRejection()
+    }
+
+    /// Only web addresses go to a browser: https, or http on this computer.
+    static func safeURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), url.host?.isEmpty == false,
+            ProviderConfiguration.isSecureOrLoopback(url)
+        else { return nil }
+        return url
+    }
+}

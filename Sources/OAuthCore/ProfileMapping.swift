@@ -1,0 +1,109 @@
+import Foundation
+
+/// How to read a person's profile out of a provider's JSON.
+///
+/// Each field lists JSON keys tried in order (dotted paths reach into nested
+/// objects), because providers differ: GitHub's `name` may be null and `login`
+/// never is. The profile URL is either a field (GitHub's `html_url`) or a
+/// template filled from a second endpoint (LinkedIn's
+/// `https://www.linkedin.com/in/{vanityName}` from `/v2/me`).
+public struct ProfileMapping: Codable, Sendable, Equatable {
+    public var name: [String]
+    public var email: [String]
+    public var picture: [String]
+    public var url: [String]
+    public var urlTemplate: String?
+    /// Where the template's fields come from; the userinfo endpoint when absent.
+    public var urlTemplateEndpoint: URL?
+    /// Said next to the profile when the provider gives no profile URL.
+    public var missingURLNote: String?
+
+    enum CodingKeys: String, CodingKey {
+        case name, email, picture, url
+        case urlTemplate = "url_template"
+        case urlTemplateEndpoint = "url_template_endpoint"
+        case missingURLNote = "missing_url_note"
+    }
+
+    public init(
+        name: [String] = ["name"], email: [String] = ["email"], picture: [String] = ["picture"],
+        url: [String] = ["profile"], urlTemplate: String? = nil, urlTemplateEndpoint: URL? = nil,
+        missingURLNote: String? = nil
+    ) {
+        self.name = name
+        self.email = email
+        self.picture = picture
+        self.url = url
+        self.urlTemplate = urlTemplate
+        self.urlTemplateEndpoint = urlTemplateEndpoint
+        self.missingURLNote = missingURLNote
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        // Each key list may be written as one string or as an array.
+        func keys(_ key: CodingKeys, default value: [String]) throws -> [String] {
+            if let one = try? c.decode(String.self, forKey: key) { return [one] }
+            return try c.decodeIfPresent([String].self, forKey: key) ?? value
+        }
+        name = try keys(.name, default: ["name"])
+        email = try keys(.email, default: ["email"])
+        picture = try keys(.picture, default: ["picture"])
+        url = try keys(.url, default: ["profile"])
+        urlTemplate = try c.decodeIfPresent(String.self, forKey: .urlTemplate)
+        urlTemplateEndpoint = try c.decodeIfPresent(URL.self, forKey: .urlTemplateEndpoint)
+        missingURLNote = try c.decodeIfPresent(String.self, forKey: .missingURLNote)
+    }
+
+    /// The first non-empty string found under any of `keys`.
+    static func first(_ keys: [String], in object: [String: Any]) -> String? {
+        for key in keys {
+            var value: Any? = object
+            for part in key.split(separator: ".") {
+                value = (value as? [String: Any])?[String(part)]
+            }
+            if let text = value as? String, !text.isEmpty { return text }
+            if let number = value as? NSNumber, !(value is Bool) { return number.stringValue }
+        }
+        return nil
+    }
+
+    /// Fills `{field}` placeholders from `object`, percent-encoding each value as
+    /// one path segment; nil if a field is missing.
+    static func fill(_ template: String, from object: [String: Any]) -> String? {
+        var result = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            guard let close = rest[open...].firstIndex(of: "}") else { return nil }
+            result += rest[..<open]
+            let key = String(rest[rest.index(after: open)..<close])
+            guard let value = first([key], in: object) else { return nil }
+            result += FormCoding.escape(value)
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
+    }
+}
+
+/// A signed-in person, as the app shows them.
+public struct Profile: Sendable, Equatable, CustomStringConvertible {
+    public var name: String?
+    public var email: String?
+    public var pictureURL: URL?
+    /// Safe to hand to a browser: https (or http on loopback) only.
+    public var profileURL: URL?
+    /// Why there is no profile URL, when the provider explains it.
+    public var note: String?
+
+    public init(name: String? = nil, email: String? = nil, pictureURL: URL? = nil, profileURL: URL? = nil, note: String? = nil) {
+        self.name = name
+        self.email = email
+        self.pictureURL = pictureURL
+        self.profileURL = profileURL
+        self.note = note
+    }
+
+    public var description: String {
+        "Profile(\(name ?? "no name"), \(email ?? "no e-mail"), \(profileURL?.absoluteString ?? "no profile URL"))"
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+
+/// Finds provider presets and layers a person's own settings over them.
+///
+/// Layers, later ones winning: the preset file (or a file given by path), the
+/// user's `<config>/<id>.json`, the environment's `LATCHKEY_<ID>_CLIENT_ID` and
+/// `LATCHKEY_<ID>_CLIENT_SECRET`, then the caller's overrides. Endpoints written
+/// as paths are appended to `issuer`.
+public struct ProviderCatalog: Sendable {
+    public var presetDirectories: [URL]
+    public var userConfigDirectory: URL
+    public var environment: [String: String]
+
+    public init(presetDirectories: [URL], userConfigDirectory: URL, environment: [String: String] = [:]) {
+        self.presetDirectories = presetDirectories
+        self.userConfigDirectory = userConfigDirectory
+        self.environment = environment
+    }
+
+    /// The catalog of this process: XDG directories, the installed share
+    /// directory beside the executable, and the source tree's `data/providers`.
+    public static var standard: ProviderCatalog {
+        let environment = ProcessInfo.processInfo.environment
+        let home = URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory())
+        func xdg(_ name: String, _ fallback: String) -> URL {
+            environment[name].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(fallback)
+        }
+        var directories: [URL] = []
+        if let explicit = environment["LATCHKEY_PROVIDERS_DIR"], !explicit.isEmpty {
+            directories.append(URL(fileURLWithPath: explicit))
+        }
+        directories.append(xdg("XDG_DATA_HOME", ".local/share").appendingPathComponent("latchkey/providers"))
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        directories.append(
+            executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/latchkey/providers"))
+        for dataDirectory in (environment["XDG_DATA_DIRS"] ?? "/usr/local/share:/usr/share").split(separator: ":") {
+            directories.append(URL(fileURLWithPath: String(dataDirectory)).appendingPathComponent("latchkey/providers"))
+        }
+        // A build run from its source tree (make run) finds the presets it was built with.
+        let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        directories.append(sourceTree.appendingPathComponent("data/providers"))
+        return ProviderCatalog(
+            presetDirectories: directories,
+            userConfigDirectory: xdg("XDG_CONFIG_HOME", ".config").appendingPathComponent("latchkey"),
+            environment: environment)
+    }
+
+    /// Names of the presets found, for `--help` and error messages.
+    public var presetNames: [String] {
+        var names = Set<String>()
+        for directory in presetDirectories {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            names.formUnion(files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) })
+        }
+        return names.sorted()
+    }
+
+    public func presetFile(named name: String) -> URL? {
+        guard Self.isPlainName(name) else { return nil }
+        return presetDirectories.map { $0.appendingPathComponent("\(name).json") }
+            .first { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    /// The user's own file for a provider: credentials, or a whole provider of their own.
+    public func userFile(for id: String) -> URL {
+        userConfigDirectory.appendingPathComponent("\(id).json")
+    }
+
+    /// A preset by name (or a provider defined wholly in the user's config directory).
+    public func configuration(named name: String, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
+        guard Self.isPlainName(name) else { throw OAuthError.unknownProvider(name) }
+        let base: [String: Any]
+        if let file = presetFile(named: name) {
+            base = try Self.readObject(file)
+        } else if FileManager.default.fileExists(atPath: userFile(for: name).path) {
+            base = ["id": name]
+        } else {
+            throw OAuthError.unknownProvider(name)
+        }
+        return try configuration(base: base, overrides: overrides)
+    }
+
+    /// A provider described by a file of the preset shape.
+    public func configuration(file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
+        try configuration(base: Self.readObject(file), overrides: overrides)
+    }
+
+    func configuration(base: [String: Any], overrides: [String: String]) throws -> ProviderConfiguration {
+        var object = base
+        guard let id = (overrides["id"] ?? object["id"] as? String), Self.isPlainName(id) else {
+            throw OAuthError.invalidConfiguration("the provider file has no usable \"id\" (letters, digits, - and _).")
+        }
+        let user = userFile(for: id)
+        if FileManager.default.fileExists(atPath: user.path) {
+            object.merge(try Self.readObject(user)) { _, new in new }
+        }
+        if let clientID = environment[ProviderConfiguration.environmentName(id, "CLIENT_ID")], !clientID.isEmpty {
+            object["client_id"] = clientID
+        }
+        if let secret = environment[ProviderConfiguration.environmentName(id, "CLIENT_SECRET")], !secret.isEmpty {
+            object["client_secret"] = secret
+        }
+        object.merge(overrides) { _, new in new }
+        object["client_id"] = object["client_id"] ?? ""
+        try Self.resolveEndpoints(in: &object)
+
+        let configuration: ProviderConfiguration
+        do {
+            let data = try JSONSerialization.data(withJSONObject: object)
+            configuration = try JSONDecoder().decode(ProviderConfiguration.self, from: data)
+        } catch let error as DecodingError {
+            throw OAuthError.invalidConfiguration(Self.explain(error))
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    /// Appends endpoints written as paths to the issuer.
+    static func resolveEndpoints(in object: inout [String: Any]) throws {
+        let keys = ["authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint"]
+        let issuer = (object["issuer"] as? String).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        for key in keys {
+            guard let value = object[key] as? String, value.hasPrefix("/") else { continue }
+            guard let issuer, !issuer.isEmpty else {
+                throw OAuthError.invalidConfiguration("\(key) is a path (\(value)) but there is no issuer to put it under.")
+            }
+            object[key] = issuer + value
+        }
+    }
+
+    static func readObject(_ file: URL) throws -> [String: Any] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw OAuthError.invalidConfiguration("cannot read \(file.path).")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw OAuthError.invalidConfiguration("\(file.path) is not a JSON object.")
+        }
+        return object
+    }
+
+    static func explain(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map(\.stringValue).joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, _): return "the field \"\(key.stringValue)\" is missing."
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "the field \"\(path(context))\" has the wrong kind of value."
+        case .dataCorrupted(let context):
+            return "the field \"\(path(context))\" is not valid\(context.codingPath.isEmpty ? " JSON" : "")."
+        @unknown default: return "the file does not have the expected shape."
+        }
+    }
+
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+    }
+}
+
+extension ProviderConfiguration {
+    /// A preset from `data/providers/`, with the user's credentials layered on.
+    public static func preset(_ name: String, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
+        try ProviderCatalog.standard.configuration(named: name, overrides: overrides)
+    }
+
+    /// A provider file of the preset shape.
+    public static func load(from file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
+        try ProviderCatalog.standard.configuration(file: file, overrides: overrides)
+    }
+}

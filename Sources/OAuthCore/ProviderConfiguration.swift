@@ -1,0 +1,203 @@
+import Foundation
+
+/// Everything OAuthCore needs to know about one provider, loaded from JSON.
+///
+/// A provider that needs nothing special is just a file: presets ship in
+/// `data/providers/`, and a person adds their own of the same shape. Client id
+/// and secret never live in the repository; they come from
+/// `$XDG_CONFIG_HOME/latchkey/<id>.json` or from `LATCHKEY_<ID>_CLIENT_ID` /
+/// `LATCHKEY_<ID>_CLIENT_SECRET`.
+public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringConvertible {
+    /// How the app proves who it is at the token endpoint (RFC 6749 §2.3, OIDC Core §9).
+    public enum ClientAuthentication: String, Codable, Sendable {
+        case clientSecretBasic = "client_secret_basic"
+        case clientSecretPost = "client_secret_post"
+        case none
+    }
+
+    public var id: String
+    public var displayName: String
+    /// The provider's issuer identifier. Endpoints given as paths (`/oauth/token`)
+    /// are appended to it, so one preset serves gitlab.com and a self-hosted GitLab.
+    public var issuer: URL?
+    public var authorizationEndpoint: URL
+    public var tokenEndpoint: URL
+    public var revocationEndpoint: URL?
+    public var userinfoEndpoint: URL?
+    public var clientID: String
+    public var clientSecret: String?
+    public var clientAuthentication: ClientAuthentication
+    public var redirectURI: URL
+    public var scopes: [String]
+    /// PKCE S256 (RFC 7636). On wherever the provider supports it.
+    public var usePKCE: Bool
+    /// Extra parameters for the authorization request (`prompt`, `access_type`, …).
+    public var authorizationParameters: [String: String]
+    public var profile: ProfileMapping
+    /// Where a developer registers an app with this provider, shown when credentials are missing.
+    public var registrationHint: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, issuer, scopes, profile
+        case displayName = "display_name"
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case userinfoEndpoint = "userinfo_endpoint"
+        case clientID = "client_id"
+        case clientSecret = "client_secret"
+        case clientAuthentication = "client_authentication"
+        case redirectURI = "redirect_uri"
+        case usePKCE = "pkce"
+        case authorizationParameters = "authorization_parameters"
+        case registrationHint = "registration_hint"
+    }
+
+    public init(
+        id: String, displayName: String, issuer: URL? = nil, authorizationEndpoint: URL, tokenEndpoint: URL,
+        revocationEndpoint: URL? = nil, userinfoEndpoint: URL? = nil, clientID: String, clientSecret: String? = nil,
+        clientAuthentication: ClientAuthentication = .none, redirectURI: URL, scopes: [String], usePKCE: Bool = true,
+        authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
+        registrationHint: String? = nil
+    ) throws {
+        self.id = id
+        self.displayName = displayName
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.userinfoEndpoint = userinfoEndpoint
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.clientAuthentication = clientAuthentication
+        self.redirectURI = redirectURI
+        self.scopes = scopes
+        self.usePKCE = usePKCE
+        self.authorizationParameters = authorizationParameters
+        self.profile = profile
+        self.registrationHint = registrationHint
+        try validate()
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        displayName = try c.decodeIfPresent(String.self, forKey: .displayName) ?? id
+        issuer = try c.decodeIfPresent(URL.self, forKey: .issuer)
+        authorizationEndpoint = try c.decode(URL.self, forKey: .authorizationEndpoint)
+        tokenEndpoint = try c.decode(URL.self, forKey: .tokenEndpoint)
+        revocationEndpoint = try c.decodeIfPresent(URL.self, forKey: .revocationEndpoint)
+        userinfoEndpoint = try c.decodeIfPresent(URL.self, forKey: .userinfoEndpoint)
+        clientID = try c.decode(String.self, forKey: .clientID)
+        clientSecret = try c.decodeIfPresent(String.self, forKey: .clientSecret)
+        clientAuthentication =
+            try c.decodeIfPresent(ClientAuthentication.self, forKey: .clientAuthentication)
+            ?? (clientSecret == nil ? .none : .clientSecretBasic)
+        redirectURI = try c.decode(URL.self, forKey: .redirectURI)
+        scopes = try c.decodeIfPresent([String].self, forKey: .scopes) ?? []
+        usePKCE = try c.decodeIfPresent(Bool.self, forKey: .usePKCE) ?? true
+        authorizationParameters = try c.decodeIfPresent([String: String].self, forKey: .authorizationParameters) ?? [:]
+        profile = try c.decodeIfPresent(ProfileMapping.self, forKey: .profile) ?? ProfileMapping()
+        registrationHint = try c.decodeIfPresent(String.self, forKey: .registrationHint)
+    }
+
+    /// A summary without the client secret.
+    public var description: String {
+        "\(displayName) (\(id)): authorize at \(authorizationEndpoint.host ?? "?"), client \(clientID), "
+            + "\(clientAuthentication.rawValue)\(clientSecret == nil ? "" : " with a secret"), PKCE \(usePKCE ? "on" : "off")"
+    }
+
+    /// Whether the scopes ask for OpenID Connect (and so a nonce and an ID token).
+    public var isOpenIDConnect: Bool { scopes.contains("openid") }
+
+    // MARK: Validation
+
+    /// Checks the rules of ../shared/design.md: https endpoints except on
+    /// loopback, a redirect URI an embedded agent can recognise, a secret when
+    /// the authentication method needs one.
+    public func validate() throws {
+        func fail(_ reason: String) -> OAuthError { .invalidConfiguration(reason) }
+        guard !id.isEmpty else { throw fail("the provider has no id.") }
+        let endpoints: [(String, URL?)] = [
+            ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
+            ("revocation_endpoint", revocationEndpoint), ("userinfo_endpoint", userinfoEndpoint),
+            ("profile.url_template_endpoint", profile.urlTemplateEndpoint),
+        ]
+        for (name, url) in endpoints {
+            guard let url else { continue }
+            guard url.host?.isEmpty == false else { throw fail("\(name) \(url.absoluteString) has no host.") }
+            guard Self.isSecureOrLoopback(url) else {
+                throw fail("\(name) must use https (plain http is allowed only on this computer): \(url.absoluteString)")
+            }
+        }
+        guard !clientID.isEmpty else {
+            throw fail(
+                "there is no client id for \(displayName). Put {\"client_id\": \"…\"} in "
+                    + "~/.config/latchkey/\(id).json or set \(Self.environmentName(id, "CLIENT_ID"))."
+                    + (registrationHint.map { " \($0)" } ?? ""))
+        }
+        if clientAuthentication != .none, (clientSecret ?? "").isEmpty {
+            throw fail(
+                "\(displayName) needs a client secret (\(clientAuthentication.rawValue)). Put it in "
+                    + "~/.config/latchkey/\(id).json or set \(Self.environmentName(id, "CLIENT_SECRET")).")
+        }
+        try Self.validateRedirectURI(redirectURI)
+        if let bad = scopes.first(where: { $0.isEmpty || $0.contains(" ") }) {
+            throw fail("the scope “\(bad)” is empty or holds a space; list scopes one by one.")
+        }
+        let reserved: Set = [
+            "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge",
+            "code_challenge_method", "nonce",
+        ]
+        if let clash = authorizationParameters.keys.first(where: reserved.contains) {
+            throw fail("authorization_parameters may not set \(clash); OAuthCore sets it.")
+        }
+    }
+
+    static func validateRedirectURI(_ uri: URL) throws {
+        guard let scheme = uri.scheme?.lowercased(), !scheme.isEmpty else {
+            throw OAuthError.invalidConfiguration("the redirect URI \(uri.absoluteString) has no scheme.")
+        }
+        guard uri.fragment == nil else {
+            throw OAuthError.invalidConfiguration("the redirect URI may not have a fragment (RFC 6749 §3.1.2).")
+        }
+        switch scheme {
+        case "https":
+            guard uri.host?.isEmpty == false else {
+                throw OAuthError.invalidConfiguration("the redirect URI \(uri.absoluteString) has no host.")
+            }
+        case "http":
+            guard uri.host?.isEmpty == false else {
+                throw OAuthError.invalidConfiguration("the redirect URI \(uri.absoluteString) has no host.")
+            }
+            guard isLoopback(uri) else {
+                throw OAuthError.invalidConfiguration(
+                    "a plain http redirect URI must point at this computer (127.0.0.1 or [::1], RFC 8252 §7.3).")
+            }
+        default:
+            // RFC 8252 §7.1: a private-use scheme is a reversed domain name the app controls.
+            guard scheme.contains(".") else {
+                throw OAuthError.invalidConfiguration(
+                    "the redirect URI scheme “\(scheme)” is not a reverse domain name such as io.github.latchkey (RFC 8252 §7.1).")
+            }
+        }
+    }
+
+    static func isLoopback(_ url: URL) -> Bool {
+        guard let host = url.host?.lowercased() else { return false }
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    static func isSecureOrLoopback(_ url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "https": true
+        case "http": isLoopback(url)
+        default: false
+        }
+    }
+
+    static func environmentName(_ id: String, _ suffix: String) -> String {
+        let name = id.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+        return "LATCHKEY_\(name)_\(suffix)"
+    }
+}

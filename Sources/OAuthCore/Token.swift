@@ -1,0 +1,87 @@
+import Foundation
+
+/// What the token endpoint issued, with its expiry made absolute at receipt
+/// (`expires_in` is relative to a moment the client must pin down itself).
+public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var accessToken: String
+    public var tokenType: String
+    public var refreshToken: String?
+    /// The scopes granted, space-separated, when the provider says.
+    public var scope: String?
+    public var idToken: String?
+    public var expiresAt: Date?
+    public var receivedAt: Date
+
+    public init(
+        accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, scope: String? = nil,
+        idToken: String? = nil, expiresAt: Date? = nil, receivedAt: Date = Date()
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.scope = scope
+        self.idToken = idToken
+        self.expiresAt = expiresAt.map(Self.wholeSecond)
+        self.receivedAt = Self.wholeSecond(receivedAt)
+    }
+
+    /// Times are kept to the second: a stored token then reads back equal to itself.
+    static func wholeSecond(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+
+    /// True when the token has expired or will within `margin` seconds. A token
+    /// whose lifetime the provider did not state is taken as valid until refused.
+    public func expires(within margin: TimeInterval, now: Date = Date()) -> Bool {
+        guard let expiresAt else { return false }
+        return expiresAt.timeIntervalSince(now) <= margin
+    }
+
+    public var canRefresh: Bool { refreshToken?.isEmpty == false }
+
+    /// No secret: the kind of token, when it expires, whether it can be refreshed.
+    public var description: String {
+        let expiry = expiresAt.map { "expires \(ISO8601DateFormatter().string(from: $0))" } ?? "no stated expiry"
+        return "Token(\(tokenType), \(expiry), \(canRefresh ? "refreshable" : "not refreshable"), scope: \(scope ?? "unstated"))"
+    }
+
+    /// Mirrors (`dump`, debuggers) see the same redacted summary.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["summary": description], displayStyle: .struct)
+    }
+
+    public var debugDescription: String { description }
+
+    enum CodingKeys: String, CodingKey {
+        case scope
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case refreshToken = "refresh_token"
+        case idToken = "id_token"
+        case expiresAt = "expires_at"
+        case receivedAt = "received_at"
+    }
+
+    // Dates as seconds since 1970, whatever the encoder's strategy, so stored files stay readable.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        accessToken = try c.decode(String.self, forKey: .accessToken)
+        tokenType = try c.decodeIfPresent(String.self, forKey: .tokenType) ?? "Bearer"
+        refreshToken = try c.decodeIfPresent(String.self, forKey: .refreshToken)
+        scope = try c.decodeIfPresent(String.self, forKey: .scope)
+        idToken = try c.decodeIfPresent(String.self, forKey: .idToken)
+        expiresAt = try c.decodeIfPresent(Double.self, forKey: .expiresAt).map(Date.init(timeIntervalSince1970:))
+        receivedAt = try c.decodeIfPresent(Double.self, forKey: .receivedAt).map(Date.init(timeIntervalSince1970:)) ?? Date()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(accessToken, forKey: .accessToken)
+        try c.encode(tokenType, forKey: .tokenType)
+        try c.encodeIfPresent(refreshToken, forKey: .refreshToken)
+        try c.encodeIfPresent(scope, forKey: .scope)
+        try c.encodeIfPresent(idToken, forKey: .idToken)
+        try c.encodeIfPresent(expiresAt?.timeIntervalSince1970, forKey: .expiresAt)
+        try c.encode(receivedAt.timeIntervalSince1970, forKey: .receivedAt)
+    }
+}

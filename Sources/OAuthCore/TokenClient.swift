@@ -1,0 +1,120 @@
+import Foundation
+import Logging
+
+/// Talks to the token and revocation endpoints: code exchange (RFC 6749
+/// §4.1.3), refresh (§6) and revocation (RFC 7009).
+public struct TokenClient: Sendable {
+    public let configuration: ProviderConfiguration
+    public let transport: any HTTPTransport
+    /// Seconds a request may go without progress.
+    public var timeout: TimeInterval
+    let logger: Logger
+
+    public init(
+        configuration: ProviderConfiguration, transport: any HTTPTransport = URLSessionTransport.shared,
+        timeout: TimeInterval = 30, logger: Logger = Logger(label: "OAuthCore.TokenClient")
+    ) {
+        self.configuration = configuration
+        self.transport = transport
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    /// Exchanges the code for tokens and checks the ID token that comes with them.
+    public func exchange(_ response: AuthorizationResponse, for request: AuthorizationRequest, now: Date = Date()) async throws
+        -> Token
+    {
+        var parameters = [
+            ("grant_type", "authorization_code"), ("code", response.code),
+            ("redirect_uri", request.redirectURI.absoluteString),
+        ]
+        if let verifier = request.codeVerifier { parameters.append(("code_verifier", verifier)) }
+        logger.info("Exchanging the authorization code", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
+        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: [response.code, request.codeVerifier])
+        let token = try TokenResponse.token(from: answer, secrets: [response.code, request.codeVerifier], now: now)
+        if let idToken = token.idToken {
+            try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
+        }
+        logger.info("Signed in", metadata: ["token": "\(token)"])
+        return token
+    }
+
+    /// A new access token for a refresh token. When the provider sends no new
+    /// refresh token the old one stays valid (RFC 6749 §6), so it is kept.
+    public func refresh(_ token: Token, now: Date = Date()) async throws -> Token {
+        guard let refreshToken = token.refreshToken, !refreshToken.isEmpty else {
+            throw OAuthError.invalidGrant(description: "there is no refresh token")
+        }
+        logger.info("Refreshing the access token", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
+        let answer = try await post(
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], to: configuration.tokenEndpoint,
+            endpoint: .token, secrets: [refreshToken, token.accessToken])
+        var fresh = try TokenResponse.token(from: answer, secrets: [refreshToken, token.accessToken], now: now)
+        if fresh.refreshToken == nil { fresh.refreshToken = refreshToken }
+        if fresh.scope == nil { fresh.scope = token.scope }
+        if fresh.idToken == nil { fresh.idToken = token.idToken }
+        return fresh
+    }
+
+    /// Revokes the refresh token (which ends the grant) or, without one, the
+    /// access token. Providers without a revocation endpoint are left alone.
+    public func revoke(_ token: Token) async throws {
+        guard let endpoint = configuration.revocationEndpoint else { return }
+        let (value, hint) = token.refreshToken.map { ($0, "refresh_token") } ?? (token.accessToken, "access_token")
+        logger.info("Revoking the \(hint)", metadata: ["endpoint": "\(hostOf(endpoint))"])
+        let answer = try await post(
+            [("token", value), ("token_type_hint", hint)], to: endpoint, endpoint: .revocation,
+            secrets: [token.accessToken, token.refreshToken])
+        guard (200..<300).contains(answer.status) else {
+            _ = try TokenResponse.fields(of: answer, endpoint: .revocation, secrets: [token.accessToken, token.refreshToken])
+            throw OAuthError.httpStatus(answer.status, endpoint: .revocation)
+        }
+    }
+
+    /// POSTs a form with the configured client authentication (RFC 6749 §2.3).
+    func post(_ parameters: [(String, String)], to url: URL, endpoint: OAuthError.Endpoint, secrets: [String?]) async throws
+        -> HTTPResponse
+    {
+        var parameters = parameters
+        var headers = [
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+            "User-Agent": OAuthCoreInfo.userAgent,
+        ]
+        switch configuration.clientAuthentication {
+        case .clientSecretBasic:
+            // RFC 6749 §2.3.1: each part form-encoded before joining and base64.
+            let credentials = "\(FormCoding.escape(configuration.clientID)):\(FormCoding.escape(configuration.clientSecret ?? ""))"
+            headers["Authorization"] = "Basic " + Data(credentials.utf8).base64EncodedString()
+        case .clientSecretPost:
+            parameters += [("client_id", configuration.clientID), ("client_secret", configuration.clientSecret ?? "")]
+        case .none:
+            parameters.append(("client_id", configuration.clientID))
+        }
+        let request = HTTPRequest(
+            method: "POST", url: url, headers: headers, body: Data(FormCoding.encode(parameters).utf8), timeout: timeout)
+        do {
+            return try await transport.send(request)
+        } catch let error as TransportError {
+            let mapped = Self.map(error, endpoint: endpoint, secrets: secrets + [configuration.clientSecret])
+            logger.notice("\(endpoint.rawValue) failed", metadata: ["error": "\(mapped)"])
+            throw mapped
+        }
+    }
+
+    static func map(_ error: TransportError, endpoint: OAuthError.Endpoint, secrets: [String?]) -> OAuthError {
+        switch error {
+        case .timedOut: .timedOut(endpoint: endpoint)
+        case .cannotConnect: .cannotConnect(endpoint: endpoint)
+        case .connectionLost: .connectionLost(endpoint: endpoint)
+        case .other(let reason): .network(endpoint: endpoint, reason: Redaction.clip(Redaction.redact(reason, removing: secrets)))
+        }
+    }
+
+    private func hostOf(_ url: URL) -> String { url.host ?? "?" }
+}
+
+public enum OAuthCoreInfo {
+    public static let version = "0.1.0"
+    public static let userAgent = "Latchkey-OAuthCore/\(version)"
+}

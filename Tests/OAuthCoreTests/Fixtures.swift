@@ -1,0 +1,56 @@
+import Foundation
+@testable import OAuthCore
+
+/// A throwaway directory per test, removed when the test lets go of it.
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("oauthcore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func write(_ text: String, to name: String) throws -> URL {
+        let file = url.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: file)
+        return file
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+enum Fixtures {
+    /// The repository's own presets, found from this file.
+    static let presetDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("data/providers")
+
+    static func catalog(userDirectory: URL, environment: [String: String] = [:]) -> ProviderCatalog {
+        ProviderCatalog(presetDirectories: [presetDirectory], userConfigDirectory: userDirectory, environment: environment)
+    }
+
+    static func configuration(
+        redirectURI: String = "https://app.example/callback", scopes: [String] = ["openid", "profile"], pkce: Bool = true,
+        authorizationEndpoint: String = "https://id.example/authorize", issuer: String? = "https://id.example",
+        parameters: [String: String] = [:], authentication: ProviderConfiguration.ClientAuthentication = .none,
+        secret: String? = nil
+    ) throws -> ProviderConfiguration {
+        try ProviderConfiguration(
+            id: "example", displayName: "Example", issuer: issuer.map { URL(string: $0)! },
+            authorizationEndpoint: URL(string: authorizationEndpoint)!, tokenEndpoint: URL(string: "https://id.example/token")!,
+            revocationEndpoint: URL(string: "https://id.example/revoke")!, userinfoEndpoint: URL(string: "https://id.example/me")!,
+            clientID: "client-1", clientSecret: secret, clientAuthentication: authentication,
+            redirectURI: URL(string: redirectURI)!, scopes: scopes, usePKCE: pkce, authorizationParameters: parameters)
+    }
+
+    /// The query of a URL as a dictionary (each name once).
+    static func query(_ url: URL) -> [String: String] {
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The redirect URL the provider would send for `request`.
+    static func redirect(_ request: AuthorizationRequest, _ query: String) -> URL {
+        URL(string: "\(request.redirectURI.absoluteString)?\(query)")!
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+@testable import OAuthCore
+
+@Suite struct ProviderConfigurationTests {
+    @Test func everyShippedPresetLoadsOnceItHasCredentials() throws {
+        let home = try TemporaryDirectory()
+        var environment: [String: String] = [:]
+        for id in ["linkedin", "github", "gitlab", "microsoft"] {
+            environment[ProviderConfiguration.environmentName(id, "CLIENT_ID")] = "id-\(id)"
+            environment[ProviderConfiguration.environmentName(id, "CLIENT_SECRET")] = "secret-\(id)"
+        }
+        let catalog = Fixtures.catalog(userDirectory: home.url, environment: environment)
+        #expect(Set(catalog.presetNames).isSuperset(of: ["linkedin", "github", "gitlab", "microsoft", "sandbox"]))
+        for id in ["linkedin", "github", "gitlab", "microsoft"] {
+            let configuration = try catalog.configuration(named: id)
+            #expect(configuration.clientID == "id-\(id)")
+        }
+        let sandbox = try catalog.configuration(named: "sandbox", overrides: ["issuer": "http://127.0.0.1:4000"])
+        #expect(sandbox.tokenEndpoint.absoluteString == "http://127.0.0.1:4000/token")
+    }
+
+    @Test func linkedInPresetIsOpenIDConnectWithoutPKCEAndTheSecretInTheBody() throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(#"{"client_id": "li-id", "client_secret": "li-secret"}"#, to: "linkedin.json")
+        let linkedIn = try Fixtures.catalog(userDirectory: home.url).configuration(named: "linkedin")
+        #expect(linkedIn.usePKCE == false)
+        #expect(linkedIn.clientAuthentication == .clientSecretPost)
+        #expect(linkedIn.scopes == ["openid", "profile", "email"])
+        #expect(linkedIn.tokenEndpoint.absoluteString == "https://www.linkedin.com/oauth/v2/accessToken")
+        #expect(linkedIn.userinfoEndpoint?.absoluteString == "https://api.linkedin.com/v2/userinfo")
+        #expect(linkedIn.profile.urlTemplate == "https://www.linkedin.com/in/{vanityName}")
+        #expect(linkedIn.profile.url.isEmpty, "never a URL from the opaque sub")
+    }
+
+    @Test func githubPresetUsesPKCE() throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(#"{"client_id": "gh", "client_secret": "s"}"#, to: "github.json")
+        let github = try Fixtures.catalog(userDirectory: home.url).configuration(named: "github")
+        #expect(github.usePKCE)
+        #expect(github.profile.url == ["html_url"])
+    }
+
+    @Test func environmentWinsOverTheUserFile() throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(#"{"client_id": "from-file", "client_secret": "file-secret"}"#, to: "github.json")
+        let catalog = Fixtures.catalog(userDirectory: home.url, environment: ["LATCHKEY_GITHUB_CLIENT_ID": "from-env"])
+        let github = try catalog.configuration(named: "github")
+        #expect(github.clientID == "from-env")
+        #expect(github.clientSecret == "file-secret")
+    }
+
+    @Test func missingClientIDSaysWhereToPutIt() throws {
+        let home = try TemporaryDirectory()
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "github") }
+        let text = String(describing: error!)
+        #expect(text.contains("no client id for GitHub"))
+        #expect(text.contains("~/.config/latchkey/github.json"))
+        #expect(text.contains("LATCHKEY_GITHUB_CLIENT_ID"))
+    }
+
+    @Test func missingSecretForClientSecretPostIsAnError() throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(#"{"client_id": "li"}"#, to: "linkedin.json")
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "linkedin") }
+        #expect(String(describing: error!).contains("needs a client secret"))
+    }
+
+    @Test func unknownProviderIsNamed() throws {
+        let home = try TemporaryDirectory()
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "myspace") }
+        #expect(error == .unknownProvider("myspace"))
+        #expect(#expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "../etc/passwd") }
+            == .unknownProvider("../etc/passwd"))
+    }
+
+    @Test(arguments: [
+        "http://id.example/token", "ftp://id.example/token", "http://192.168.1.10/token",
+    ])
+    func plainHTTPEndpointOffThisComputerIsRefused(endpoint: String) throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(
+            """
+            {"id": "x", "authorization_endpoint": "https://id.example/a", "token_endpoint": "\(endpoint)",
+             "client_id": "c", "redirect_uri": "https://app.example/cb"}
+            """, to: "x.json")
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: directory.url).configuration(file: file) }
+        #expect(String(describing: error!).contains("token_endpoint must use https"))
+    }
+
+    @Test(arguments: ["http://127.0.0.1:8080/token", "http://localhost/token", "http://[::1]:9/token"])
+    func plainHTTPOnLoopbackIsAllowed(endpoint: String) throws {
+        let configuration = try ProviderConfiguration(
+            id: "x", displayName: "X", authorizationEndpoint: URL(string: endpoint)!, tokenEndpoint: URL(string: endpoint)!,
+            clientID: "c", redirectURI: URL(string: "http://127.0.0.1/cb")!, scopes: [])
+        #expect(configuration.tokenEndpoint.absoluteString == endpoint)
+    }
+
+    @Test(arguments: [
+        ("/callback", "has no scheme"),
+        ("https:///callback", "has no host"),
+        ("http://app.example/callback", "must point at this computer"),
+        ("myapp:/callback", "not a reverse domain name"),
+        ("https://app.example/cb#frag", "fragment"),
+    ])
+    func badRedirectURIIsExplained(uri: String, explanation: String) throws {
+        let error = #expect(throws: OAuthError.self) { try Fixtures.configuration(redirectURI: uri) }
+        #expect(String(describing: error!).contains(explanation), "\(String(describing: error))")
+    }
+
+    @Test(arguments: ["io.github.latchkey:/oauth2redirect", "http://127.0.0.1/callback", "https://latchkey.invalid/oauth2/callback"])
+    func everyKindOfRedirectAnEmbeddedViewCanCatchIsAccepted(uri: String) throws {
+        #expect(try Fixtures.configuration(redirectURI: uri).redirectURI.absoluteString == uri)
+    }
+
+    @Test func aFieldOfTheWrongKindIsNamed() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(
+            #"{"id": "x", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t", "client_id": "c", "redirect_uri": "https://app.example/cb", "scopes": "openid profile"}"#,
+            to: "x.json")
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: directory.url).configuration(file: file) }
+        #expect(String(describing: error!).contains("\"scopes\" has the wrong kind of value"))
+    }
+
+    @Test func aMissingEndpointIsNamed() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(#"{"id": "x", "client_id": "c", "redirect_uri": "https://app.example/cb"}"#, to: "x.json")
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: directory.url).configuration(file: file) }
+        #expect(String(describing: error!).contains("\"authorization_endpoint\" is missing"))
+    }
+
+    @Test func pathEndpointsHangUnderTheIssuerSoASelfHostedGitLabWorks() throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(#"{"client_id": "g", "issuer": "https://gitlab.example.org/"}"#, to: "gitlab.json")
+        let gitlab = try Fixtures.catalog(userDirectory: home.url).configuration(named: "gitlab")
+        #expect(gitlab.authorizationEndpoint.absoluteString == "https://gitlab.example.org/oauth/authorize")
+        #expect(gitlab.userinfoEndpoint?.absoluteString == "https://gitlab.example.org/api/v4/user")
+    }
+
+    @Test func aWholeProviderCanLiveInTheUserDirectory() throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(
+            #"{"authorization_endpoint": "https://sso.example/a", "token_endpoint": "https://sso.example/t", "client_id": "c", "redirect_uri": "https://app.example/cb"}"#,
+            to: "corp.json")
+        let corp = try Fixtures.catalog(userDirectory: home.url).configuration(named: "corp")
+        #expect(corp.id == "corp")
+        #expect(corp.displayName == "corp")
+    }
+
+    @Test func extraAuthorizationParametersMayNotReplaceOurs() throws {
+        let error = #expect(throws: OAuthError.self) { try Fixtures.configuration(parameters: ["state": "fixed"]) }
+        #expect(String(describing: error!).contains("may not set state"))
+    }
+
+    @Test func descriptionHidesTheClientSecret() throws {
+        let configuration = try Fixtures.configuration(authentication: .clientSecretPost, secret: "s3cr3t-value-123")
+        #expect(!configuration.description.contains("s3cr3t-value-123"))
+        #expect(configuration.description.contains("with a secret"))
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+@testable import OAuthCore
+
+@Suite struct TokenResponseTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func read(_ status: Int, _ body: String, type: String? = "application/json") throws -> Token {
+        var headers: [String: String] = [:]
+        if let type { headers["Content-Type"] = type }
+        return try TokenResponse.token(from: HTTPResponse(status: status, headers: headers, body: Data(body.utf8)), secrets: [], now: now)
+    }
+
+    func error(_ status: Int, _ body: String, type: String? = "application/json") -> OAuthError? {
+        #expect(throws: OAuthError.self) { try read(status, body, type: type) }
+    }
+
+    @Test func jsonAnswerBecomesATokenWithAnAbsoluteExpiry() throws {
+        let token = try read(
+            200, #"{"access_token":"at","token_type":"Bearer","expires_in":3600,"refresh_token":"rt","scope":"openid","id_token":"a.b.c"}"#)
+        #expect(token.accessToken == "at")
+        #expect(token.refreshToken == "rt")
+        #expect(token.scope == "openid")
+        #expect(token.idToken == "a.b.c")
+        #expect(token.expiresAt == now.addingTimeInterval(3600))
+        #expect(token.receivedAt == now)
+    }
+
+    @Test func githubsFormEncodedAnswerIsReadToo() throws {
+        let token = try read(
+            200, "access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&scope=repo%2Cgist&token_type=bearer",
+            type: "application/x-www-form-urlencoded; charset=utf-8")
+        #expect(token.accessToken == "gho_16C7e42F292c6912E7710c838347Ae178B4a")
+        #expect(token.scope == "repo,gist")
+        #expect(token.tokenType == "Bearer")
+        #expect(token.expiresAt == nil, "no expires_in: valid until refused")
+    }
+
+    @Test func expiresInAsAStringIsUnderstood() throws {
+        #expect(try read(200, #"{"access_token":"at","expires_in":"60"}"#).expiresAt == now.addingTimeInterval(60))
+    }
+
+    @Test func missingTokenTypeIsBearerAsLinkedInSendsIt() throws {
+        #expect(try read(200, #"{"access_token":"at","expires_in":5184000}"#).tokenType == "Bearer")
+    }
+
+    @Test func aTokenTypeOtherThanBearerIsRefused() {
+        guard case .malformedResponse(_, let reason)? = error(200, #"{"access_token":"at","token_type":"mac"}"#) else {
+            Issue.record("expected malformedResponse")
+            return
+        }
+        #expect(reason.contains("mac"))
+    }
+
+    @Test(arguments: [
+        ("invalid_grant", OAuthError.invalidGrant(description: "Code expired")),
+        ("invalid_client", OAuthError.invalidClient(description: "Code expired")),
+        ("invalid_request", OAuthError.tokenEndpoint(code: "invalid_request", description: "Code expired")),
+        ("unauthorized_client", OAuthError.tokenEndpoint(code: "unauthorized_client", description: "Code expired")),
+        ("unsupported_grant_type", OAuthError.tokenEndpoint(code: "unsupported_grant_type", description: "Code expired")),
+        ("invalid_scope", OAuthError.tokenEndpoint(code: "invalid_scope", description: "Code expired")),
+    ])
+    func eachRFC6749ErrorBodyBecomesItsTypedError(code: String, expected: OAuthError) {
+        #expect(error(400, #"{"error":"\#(code)","error_description":"Code expired"}"#) == expected)
+    }
+
+    @Test func githubsErrorWith200IsStillAnError() {
+        let found = error(
+            200, "error=bad_verification_code&error_description=The+code+passed+is+incorrect+or+expired.",
+            type: "application/x-www-form-urlencoded")
+        #expect(found == .tokenEndpoint(code: "bad_verification_code", description: "The code passed is incorrect or expired."))
+    }
+
+    @Test func aSecretEchoedInAnErrorDescriptionIsRedacted() throws {
+        let response = HTTPResponse(
+            status: 400, headers: ["Content-Type": "application/json"],
+            body: Data(#"{"error":"invalid_grant","error_description":"code abcdefgh12345 is spent"}"#.utf8))
+        let found = #expect(throws: OAuthError.self) { try TokenResponse.token(from: response, secrets: ["abcdefgh12345"], now: now) }
+        #expect(found == .invalidGrant(description: "code ‹redacted› is spent"))
+    }
+
+    @Test func serverErrorWithAPlainBodyIsAnHTTPStatusAndTransient() {
+        let found = error(500, "Internal Server Error\n", type: "text/plain")
+        #expect(found == .httpStatus(500, endpoint: .token))
+        #expect(found?.isTransient == true)
+        #expect(String(describing: found!).contains("had a problem (HTTP 500)"))
+    }
+
+    @Test func htmlInsteadOfJSONIsNamedAsSuch() {
+        let found = error(200, "<!DOCTYPE html><html><body>Sign in to the Wi-Fi</body></html>", type: "text/html")
+        #expect(found == .htmlInsteadOfJSON(endpoint: .token))
+        #expect(String(describing: found!).contains("web page instead of data"))
+    }
+
+    @Test func htmlErrorPageWithAStatusIsThatStatus() {
+        #expect(error(502, "<html>Bad Gateway</html>", type: "text/html") == .httpStatus(502, endpoint: .token))
+    }
+
+    @Test func emptyBodyIsNamedAsSuch() {
+        #expect(error(200, "") == .emptyResponse(endpoint: .token))
+        #expect(error(200, "   \n", type: nil) == .emptyResponse(endpoint: .token))
+    }
+
+    @Test func truncatedJSONIsMalformed() {
+        let found = error(200, #"{"access_token":"sbx_at_trunc"#)
+        #expect(found == .malformedResponse(endpoint: .token, reason: "cut-off or invalid JSON"))
+        #expect(found?.isTransient == true)
+    }
+
+    @Test func aSuccessWithoutAccessTokenIsMalformed() {
+        #expect(error(200, #"{"token_type":"Bearer"}"#) == .malformedResponse(endpoint: .token, reason: "no access_token"))
+    }
+
+    @Test func a401WithoutBodyAtTheTokenEndpointMeansTheClientWasRefused() {
+        #expect(error(401, "", type: nil) == .invalidClient(description: nil))
+    }
+
+    @Test func hostileErrorCodesAreNotEchoed() {
+        let found = error(400, #"{"error":"<script>alert(1)</script>"}"#)
+        #expect(found == .tokenEndpoint(code: "unrecognised_error", description: nil))
+    }
+}
+
+@Suite struct TokenTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func expiryArithmeticHonoursTheMargin() {
+        let token = Token(accessToken: "a", expiresAt: now.addingTimeInterval(90))
+        #expect(!token.expires(within: 60, now: now))
+        #expect(token.expires(within: 90, now: now))
+        #expect(token.expires(within: 60, now: now.addingTimeInterval(31)))
+        #expect(token.expires(within: 0, now: now.addingTimeInterval(91)))
+        #expect(!Token(accessToken: "a").expires(within: 1e9, now: now), "unknown lifetime: valid until refused")
+    }
+
+    @Test func codableRoundTripKeepsEverything() throws {
+        let token = Token(
+            accessToken: "a", refreshToken: "r", scope: "s", idToken: "i", expiresAt: now.addingTimeInterval(5), receivedAt: now)
+        let decoded = try JSONDecoder().decode(Token.self, from: try JSONEncoder().encode(token))
+        #expect(decoded == token)
+    }
+
+    @Test func descriptionShowsNoSecret() {
+        let token = Token(accessToken: "access-secret-1", refreshToken: "refresh-secret-2", idToken: "id-secret-3", expiresAt: now)
+        for secret in ["access-secret-1", "refresh-secret-2", "id-secret-3"] {
+            #expect(!token.description.contains(secret))
+            #expect(!String(reflecting: token).contains(secret))
+            var dumped = ""
+            dump(token, to: &dumped)
+            #expect(!dumped.contains(secret))
+        }
+        #expect(token.description.contains("refreshable"))
+    }
+}
