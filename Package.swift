@@ -76,7 +76,9 @@ let package = Package(
 
         // Starts the real latchkey-sandbox for a test; speaks HTTP with curl.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "OAuthCoreTests", dependencies: ["OAuthCore", "TestSupport"]),
+        .testTarget(
+            name: "OAuthCoreTests",
+            dependencies: ["OAuthCore", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GtkKitTests", dependencies: ["GtkKit"]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(

@@ -71,6 +71,7 @@ public final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataD
         var data = Data()
         var challengedResponse: HTTPURLResponse?
         var challenged = false
+        var timedOut = false
     }
 
     private let lock = NSLock()
@@ -92,6 +93,14 @@ public final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataD
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
         let task = session.dataTask(with: urlRequest)
+        // Foundation on Linux does not enforce the request's timeout once the
+        // server has accepted the connection; this watchdog does.
+        let watchdog = Task { [weak self] in
+            try await Task.sleep(for: .seconds(request.timeout))
+            self?.update(task) { $0.timedOut = true }
+            task.cancel()
+        }
+        defer { watchdog.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 lock.withLock { pending[task.taskIdentifier] = Pending(continuation: continuation) }
@@ -150,8 +159,15 @@ public final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataD
                 returning: HTTPResponse(status: response?.statusCode ?? 401, headers: Self.headers(of: response), body: entry.data))
             return
         }
+        if entry.timedOut {
+            entry.continuation.resume(throwing: TransportError.timedOut)
+            return
+        }
         if let error {
-            entry.continuation.resume(throwing: Self.transportError(error))
+            var mapped = Self.transportError(error)
+            // Headers arrived, then the transfer failed: the answer broke off midway.
+            if entry.response != nil, case .other = mapped { mapped = .connectionLost }
+            entry.continuation.resume(throwing: mapped)
             return
         }
         guard let response = entry.response else {

@@ -50,6 +50,10 @@ public struct TokenClient: Sendable {
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], to: configuration.tokenEndpoint,
             endpoint: .token, secrets: [refreshToken, token.accessToken])
         var fresh = try TokenResponse.token(from: answer, secrets: [refreshToken, token.accessToken], now: now)
+        if let idToken = fresh.idToken {
+            // OIDC Core §12.2: same checks, but a refreshed ID token carries no new nonce.
+            try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now)
+        }
         if fresh.refreshToken == nil { fresh.refreshToken = refreshToken }
         if fresh.scope == nil { fresh.scope = token.scope }
         if fresh.idToken == nil { fresh.idToken = token.idToken }

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import OAuthCore
+
+@Suite struct IDTokenClaimsTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let configuration: ProviderConfiguration
+
+    init() throws {
+        configuration = try Fixtures.configuration()
+    }
+
+    func jwt(_ claims: [String: Any]) throws -> String {
+        let header = Base64URL.encode(Data(#"{"alg":"ES256"}"#.utf8))
+        let body = Base64URL.encode(try JSONSerialization.data(withJSONObject: claims))
+        return "\(header).\(body).c2lnbmF0dXJl"
+    }
+
+    var good: [String: Any] {
+        ["iss": "https://id.example", "aud": "client-1", "exp": 1_800_000_600, "iat": 1_800_000_000, "nonce": "n-1", "sub": "x"]
+    }
+
+    func check(_ claims: [String: Any], nonce: String? = "n-1") throws {
+        try IDTokenClaims.validate(try jwt(claims), configuration: configuration, nonce: nonce, now: now)
+    }
+
+    @Test func claimsOfThisSignInPass() throws {
+        try check(good)
+        var listed = good
+        listed["aud"] = ["other", "client-1"]
+        try check(listed)
+    }
+
+    @Test(arguments: [
+        ("nonce", "n-2", "it does not belong to this sign-in"),
+        ("aud", "someone-else", "it was issued for another application"),
+        ("iss", "https://evil.example", "it was issued by someone else"),
+        ("exp", "1799999000", "it has expired"),
+    ])
+    func aClaimThatDoesNotFitIsRefused(claim: String, value: String, reason: String) throws {
+        var claims = good
+        claims[claim] = claim == "exp" ? Int(value)! as Any : value as Any
+        let error = #expect(throws: OAuthError.self) { try check(claims) }
+        guard case .invalidIDToken(let found)? = error else { Issue.record("expected invalidIDToken"); return }
+        #expect(found.hasPrefix(reason))
+    }
+
+    @Test func aMissingNonceIsRefusedWhenOneWasSent() throws {
+        var claims = good
+        claims["nonce"] = nil
+        #expect(throws: OAuthError.self) { try check(claims) }
+        try check(claims, nonce: nil)
+    }
+
+    @Test func somethingThatIsNotAJWTIsRefused() {
+        #expect(throws: OAuthError.self) {
+            try IDTokenClaims.validate("not-a-jwt", configuration: configuration, nonce: nil, now: now)
+        }
+    }
+
+    @Test func clockSkewOfAFewMinutesIsForgiven() throws {
+        var claims = good
+        claims["exp"] = 1_800_000_000 - 120
+        try check(claims)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import OAuthCore
+import TestSupport
+
+/// Every line OAuthCore logged during a test, to search for secrets.
+final class CapturedLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    var text: String { lock.withLock { lines.joined(separator: "\n") } }
+    var count: Int { lock.withLock { lines.count } }
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+
+    var logger: Logger {
+        Logger(label: "OAuthCore.test") { label in CapturingLogHandler(label: label, log: self) }
+    }
+}
+
+struct CapturingLogHandler: LogHandler {
+    let label: String
+    let log: CapturedLog
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+        function: String, line: UInt
+    ) {
+        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
+        log.append("\(level) \(label): \(message) \(all)")
+    }
+}
+
+/// A user agent that drives the sandbox's sign-in page over HTTP, as a
+/// browser would: open the page, fill in the form, press Allow or Deny, and
+/// report the navigation to the redirect URI.
+final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable {
+    let action: String
+    let password: String
+    private let lock = NSLock()
+    private var _redirect: URL?
+    private var _dismissed = false
+
+    init(action: String = "allow", password: String = "engine") {
+        self.action = action
+        self.password = password
+    }
+
+    var redirect: URL? { lock.withLock { _redirect } }
+    var dismissed: Bool { lock.withLock { _dismissed } }
+
+    func present(_ flow: AuthorizationFlow) throws {
+        let url = flow.authorizationURL.absoluteString
+        Task {
+            do {
+                let reply = try await SandboxPages.answer(url, action: action, password: password)
+                guard let location = reply.header("location"), let redirect = URL(string: location) else {
+                    flow.fail(.userAgent("the sign-in page answered HTTP \(reply.status)"))
+                    return
+                }
+                lock.withLock { _redirect = redirect }
+                if !flow.resume(with: redirect) { flow.fail(.userAgent("the page went elsewhere")) }
+            } catch {
+                flow.fail(.userAgent("\(error)"))
+            }
+        }
+    }
+
+    func dismiss() { lock.withLock { _dismissed = true } }
+}
+
+/// The real latchkey-sandbox with OAuthCore configured for it.
+struct LiveSandbox {
+    let sandbox: RunningSandbox
+    let configuration: ProviderConfiguration
+    let log = CapturedLog()
+    let directory: URL
+
+    init(_ arguments: [String] = [], overrides: [String: String] = [:]) throws {
+        sandbox = try RunningSandbox(arguments)
+        configuration = try ProviderCatalog(
+            presetDirectories: [Fixtures.presetDirectory],
+            userConfigDirectory: URL(fileURLWithPath: "/nonexistent"), environment: [:]
+        ).configuration(named: "sandbox", overrides: ["issuer": sandbox.baseURL].merging(overrides) { _, new in new })
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)")
+    }
+
+    var store: FileTokenStore { FileTokenStore(directory: directory, logger: log.logger) }
+
+    func tokenClient(timeout: TimeInterval = 10) -> TokenClient {
+        TokenClient(configuration: configuration, timeout: timeout, logger: log.logger)
+    }
+
+    func session(now: @escaping @Sendable () -> Date = { Date() }) -> AuthSession {
+        AuthSession(configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now)
+    }
+
+    var profiles: ProfileClient { ProfileClient(configuration: configuration, logger: log.logger) }
+
+    /// Presents the request to a user agent and waits for the checked response.
+    func authorize(
+        _ agent: FormPostingUserAgent = FormPostingUserAgent(), redirectURI: URL? = nil
+    ) async throws -> (AuthorizationRequest, AuthorizationResponse) {
+        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: configuration, redirectURI: redirectURI))
+        try agent.present(flow)
+        defer { agent.dismiss() }
+        return (flow.request, try await flow.response())
+    }
+
+    /// The whole sign-in: authorize, exchange, keep.
+    func signIn(_ session: AuthSession) async throws -> Token {
+        let (request, response) = try await authorize()
+        let token = try await tokenClient().exchange(response, for: request)
+        try await session.signIn(with: token)
+        return token
+    }
+
+    /// What the provider says of a refresh token, asked with curl.
+    func refreshStatus(_ refreshToken: String) async throws -> String? {
+        try await HTTPClient().postForm(
+            "\(sandbox.baseURL)/token",
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", configuration.clientID)]
+        ).error
+    }
+
+    func revokeAtProvider(_ token: String) async throws {
+        _ = try await HTTPClient().postForm("\(sandbox.baseURL)/revoke", [("token", token), ("client_id", configuration.clientID)])
+    }
+}
+
+/// Fails a test that would otherwise hang.
+func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw SandboxTestError("no answer within \(seconds) s")
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        return first
+    }
+}
+
+/// A moment an hour from now: every stored token looks expired.
+let anHourLater: @Sendable () -> Date = { Date().addingTimeInterval(3600) }

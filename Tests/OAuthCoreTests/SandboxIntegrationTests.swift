@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import OAuthCore
+
+/// OAuthCore against the real latchkey-sandbox on 127.0.0.1, over real HTTP.
+@Suite struct SandboxIntegrationTests {
+    @Test func wholeFlowSignsInKeepsTheTokenAndReadsTheProfile() async throws {
+        let live = try LiveSandbox()
+        let agent = FormPostingUserAgent()
+        let (request, response) = try await live.authorize(agent)
+        #expect(agent.dismissed)
+        let token = try await live.tokenClient().exchange(response, for: request)
+        #expect(token.tokenType == "Bearer")
+        #expect(token.canRefresh)
+        #expect(token.idToken != nil, "an ID token whose nonce, audience and issuer were checked")
+        let expiresAt = try #require(token.expiresAt)
+        #expect(abs(expiresAt.timeIntervalSinceNow - 3600) < 5)
+
+        let session = live.session()
+        try await session.signIn(with: token)
+        // A new session over the same store: the next launch.
+        let relaunched = live.session()
+        #expect(await relaunched.isSignedIn)
+        let profile = try await live.profiles.fetch(using: relaunched)
+        #expect(profile.name == "Ada Lovelace")
+        #expect(profile.email == "ada@sandbox.example")
+        #expect(profile.pictureURL?.absoluteString == "\(live.sandbox.baseURL)/avatar/ada.svg")
+        #expect(profile.profileURL?.absoluteString == "\(live.sandbox.baseURL)/in/ada")
+        #expect(profile.note == nil)
+
+        let redirect = try #require(agent.redirect)
+        let code = try #require(Fixtures.query(redirect)["code"])
+        let secrets = [
+            token.accessToken, token.refreshToken!, token.idToken!, code, request.state, request.codeVerifier!, request.nonce!,
+        ]
+        #expect(live.log.text.contains("Exchanging the authorization code"))
+        #expect(live.log.text.contains("Fetching the profile"))
+        for secret in secrets { #expect(!live.log.text.contains(secret), "a secret reached the log") }
+    }
+
+    @Test(arguments: ["io.github.latchkey:/oauth2redirect", "http://127.0.0.1/callback"])
+    func everyKindOfRedirectURIWorks(redirectURI: String) async throws {
+        let live = try LiveSandbox(overrides: ["redirect_uri": redirectURI])
+        let (request, response) = try await live.authorize()
+        #expect(try await live.tokenClient().exchange(response, for: request).accessToken.isEmpty == false)
+    }
+
+    @Test func aLoopbackRedirectMayCarryAPort() async throws {
+        let live = try LiveSandbox(overrides: ["redirect_uri": "http://127.0.0.1/callback"])
+        let (request, response) = try await live.authorize(redirectURI: URL(string: "http://127.0.0.1:53682/callback")!)
+        #expect(try await live.tokenClient().exchange(response, for: request).accessToken.isEmpty == false)
+    }
+
+    @Test func confidentialClientAuthenticatesByBasicAndByPost() async throws {
+        for method in ["client_secret_basic", "client_secret_post"] {
+            let live = try LiveSandbox(overrides: [
+                "client_id": "latchkey-confidential", "client_secret": "sandbox-secret", "client_authentication": method,
+            ])
+            let (request, response) = try await live.authorize()
+            #expect(try await live.tokenClient().exchange(response, for: request).canRefresh, "\(method)")
+        }
+    }
+
+    @Test func aWrongClientSecretIsInvalidClientNotAHang() async throws {
+        let live = try LiveSandbox(overrides: [
+            "client_id": "latchkey-confidential", "client_secret": "not-the-secret", "client_authentication": "client_secret_basic",
+        ])
+        let (request, response) = try await live.authorize()
+        let error = await #expect(throws: OAuthError.self) {
+            try await within(15) { try await live.tokenClient().exchange(response, for: request) }
+        }
+        guard case .invalidClient? = error else { Issue.record("expected invalidClient, got \(String(describing: error))"); return }
+        #expect(!String(describing: error!).contains("not-the-secret"))
+    }
+
+    @Test func denyEndsTheFlowAsCancelled() async throws {
+        let live = try LiveSandbox()
+        let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
+        #expect(error == .cancelled)
+    }
+
+    @Test func refreshRotatesTheRefreshTokenAndStoresTheNewOne() async throws {
+        let live = try LiveSandbox()
+        let first = try await live.signIn(live.session())
+        let later = live.session(now: anHourLater)
+        let refreshed = try await later.freshToken()
+        #expect(refreshed.accessToken != first.accessToken)
+        #expect(refreshed.refreshToken != first.refreshToken)
+        #expect(refreshed.idToken != nil)
+        #expect(try live.store.load(for: "sandbox") == refreshed)
+        #expect(try await live.refreshStatus(first.refreshToken!) == "invalid_grant", "the old one is dead at the provider")
+    }
+
+    @Test func aHundredConcurrentCallersShareOneRefresh() async throws {
+        let live = try LiveSandbox()
+        _ = try await live.signIn(live.session())
+        let later = live.session(now: anHourLater)
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<100 { group.addTask { try await later.freshToken().accessToken } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(tokens.count == 1, "every caller got the same new token")
+        #expect(try await live.sandbox.statistics()["refresh_grants"] == 1)
+    }
+
+    @Test func aRefreshThatFailsForAPassingReasonKeepsTheRefreshToken() async throws {
+        let live = try LiveSandbox()
+        let first = try await live.signIn(live.session())
+        let later = live.session(now: anHourLater)
+        try await live.sandbox.setFault("token", "500")
+        let error = await #expect(throws: OAuthError.self) { try await later.freshToken() }
+        #expect(error == .httpStatus(500, endpoint: .token))
+        #expect(error?.isTransient == true)
+        #expect(try live.store.load(for: "sandbox") == first, "nothing lost")
+        #expect(try await later.freshToken().accessToken != first.accessToken, "the next try works")
+    }
+
+    @Test func aRefusedRefreshSignsOutAndSaysWhy() async throws {
+        let live = try LiveSandbox()
+        let first = try await live.signIn(live.session())
+        try await live.revokeAtProvider(first.refreshToken!)
+        let later = live.session(now: anHourLater)
+        let error = await #expect(throws: OAuthError.self) { try await later.freshToken() }
+        guard case .signedOut(let reason)? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        #expect(reason.contains("no longer accepts your sign-in"))
+        #expect(try live.store.load(for: "sandbox") == nil)
+        #expect(await later.isSignedIn == false)
+    }
+
+    @Test func signOutForgetsHereAndRevokesAtTheProvider() async throws {
+        let live = try LiveSandbox()
+        let session = live.session()
+        let token = try await live.signIn(session)
+        #expect(await session.signOut() == nil)
+        #expect(try live.store.load(for: "sandbox") == nil)
+        #expect(try await live.refreshStatus(token.refreshToken!) == "invalid_grant")
+        #expect(try await live.sandbox.statistics()["revocation_requests"] == 1)
+    }
+
+    @Test func signOutStandsEvenWhenRevocationFails() async throws {
+        let live = try LiveSandbox()
+        let session = live.session()
+        _ = try await live.signIn(session)
+        try await live.sandbox.setFault("revoke", "500")
+        let warning = await session.signOut()
+        #expect(warning?.contains("could not be told") == true)
+        #expect(try live.store.load(for: "sandbox") == nil)
+    }
+
+    @Test func aRefusedAccessTokenIsRefreshedOnceAndTheProfileFetchedAgain() async throws {
+        let live = try LiveSandbox()
+        let session = live.session()
+        let token = try await live.signIn(session)
+        try await live.revokeAtProvider(token.accessToken)
+        let profile = try await within(15) { try await live.profiles.fetch(using: session) }
+        #expect(profile.name == "Ada Lovelace")
+        let stats = try await live.sandbox.statistics()
+        #expect(stats["userinfo_requests"] == 2)
+        #expect(stats["refresh_grants"] == 1)
+    }
+
+    @Test func whenTheProviderRefusesEverythingTheProfileSaysSignedOut() async throws {
+        let live = try LiveSandbox()
+        let session = live.session()
+        let token = try await live.signIn(session)
+        try await live.revokeAtProvider(token.refreshToken!)
+        let error = await #expect(throws: OAuthError.self) { try await live.profiles.fetch(using: session) }
+        guard case .signedOut? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        #expect(try live.store.load(for: "sandbox") == nil)
+    }
+
+    @Test func anExpiredAccessTokenIsRefreshedSilentlyBeforeTheProfile() async throws {
+        let live = try LiveSandbox(["--access-token-ttl", "2"])
+        let session = live.session()
+        let token = try await live.signIn(session)
+        // Within the 60 s margin already: the first profile fetch refreshes first.
+        let profile = try await live.profiles.fetch(using: session)
+        #expect(profile.name == "Ada Lovelace")
+        #expect(try live.store.load(for: "sandbox")?.accessToken != token.accessToken)
+        #expect(try await live.sandbox.statistics()["userinfo_requests"] == 1)
+    }
+
+    /// Each sandbox fault at the token endpoint, then the same code again: the
+    /// fault answered instead of the server, so the code is still good.
+    @Test(arguments: [
+        ("500", OAuthError.httpStatus(500, endpoint: .token)),
+        ("html", OAuthError.htmlInsteadOfJSON(endpoint: .token)),
+        ("empty", OAuthError.emptyResponse(endpoint: .token)),
+        ("truncated", OAuthError.connectionLost(endpoint: .token)),
+        ("delay", OAuthError.timedOut(endpoint: .token)),
+        ("close", OAuthError.connectionLost(endpoint: .token)),
+    ])
+    func eachTokenEndpointFaultIsAClearErrorAndTheNextTryWorks(kind: String, expected: OAuthError) async throws {
+        let live = try LiveSandbox()
+        let (request, response) = try await live.authorize()
+        try await live.sandbox.setFault("token", kind, delaySeconds: 3)
+        let error = await #expect(throws: OAuthError.self) {
+            try await within(20) { try await live.tokenClient(timeout: 1).exchange(response, for: request) }
+        }
+        #expect(error == expected, "\(kind): \(String(describing: error))")
+        #expect(error?.isTransient == true)
+        #expect(String(describing: error!).hasSuffix("."))
+        let token = try await live.tokenClient().exchange(response, for: request)
+        #expect(!token.accessToken.isEmpty)
+    }
+
+    @Test func aProviderThatIsNotThereCannotBeReached() async throws {
+        let live = try LiveSandbox()
+        var configuration = live.configuration
+        configuration.tokenEndpoint = URL(string: "http://127.0.0.1:9/token")!
+        let (request, response) = try await live.authorize()
+        let error = await #expect(throws: OAuthError.self) {
+            try await TokenClient(configuration: configuration, timeout: 5).exchange(response, for: request)
+        }
+        #expect(error == .cannotConnect(endpoint: .token))
+    }
+
+    @Test func profileEndpointFaultsAreNamedForTheProfile() async throws {
+        let live = try LiveSandbox()
+        let session = live.session()
+        _ = try await live.signIn(session)
+        try await live.sandbox.setFault("userinfo", "html")
+        let error = await #expect(throws: OAuthError.self) { try await live.profiles.fetch(using: session) }
+        #expect(error == .htmlInsteadOfJSON(endpoint: .profile))
+        #expect(try await live.profiles.fetch(using: session).name == "Ada Lovelace")
+    }
+}
