@@ -43,14 +43,17 @@ let package = Package(
         // The thin Swift layer over GLib, GTK, WebKitGTK and libsecret.
         .target(
             name: "GtkKit",
-            dependencies: ["CGtk", "CWebKit", "CSecret", "OAuthCore"],
+            dependencies: ["CGtk", "CWebKit", "CSecret", "OAuthCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.swiftLanguageMode(.v5)]),
+
+        // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
+        .target(name: "LatchkeyCore", dependencies: ["OAuthCore"]),
 
         // The app. It does not link the server framework: the sandbox runs as a child process.
         .executableTarget(
             name: "Latchkey",
             dependencies: [
-                "GtkKit", "OAuthCore",
+                "GtkKit", "OAuthCore", "LatchkeyCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -80,6 +83,7 @@ let package = Package(
             name: "OAuthCoreTests",
             dependencies: ["OAuthCore", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GtkKitTests", dependencies: ["GtkKit"]),
+        .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore"]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(
             name: "SandboxProviderTests",

@@ -22,9 +22,11 @@ public final class SandboxServer: Sendable {
     /// Scopes the sandbox understands.
     static let supportedScopes = ["openid", "profile", "email", "offline_access"]
 
-    public init(configuration: SandboxConfiguration = .defaults, faults: [Fault] = [], logger: Logger) {
+    public init(
+        configuration: SandboxConfiguration = .defaults, faults: [Fault] = [], stateFile: URL? = nil, logger: Logger
+    ) throws {
         self.configuration = configuration
-        self.state = SandboxState(faults: faults)
+        self.state = try SandboxState(faults: faults, stateFile: stateFile)
         self.logger = logger
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything the sandbox has issued, and the faults it was asked to inject.
 /// One actor, so that "a code is used once" holds under concurrent requests.
@@ -28,21 +31,21 @@ actor SandboxState {
     }
 
     /// Everything that descends from one authorization: revoking it kills all its tokens.
-    struct Grant {
+    struct Grant: Codable {
         let clientID: String
         let username: String
         let scopes: [String]
         var revoked = false
     }
 
-    struct AccessToken {
+    struct AccessToken: Codable {
         let grantID: String
         let scopes: [String]
         let expiresAt: Date
         var revoked = false
     }
 
-    struct RefreshToken {
+    struct RefreshToken: Codable {
         let grantID: String
         var rotated = false
     }
@@ -71,9 +74,39 @@ actor SandboxState {
     private var refreshTokens: [String: RefreshToken] = [:]
     private var faults: [Fault]
     private(set) var statistics = Statistics()
+    /// Where grants and tokens survive a restart, so a client's stored tokens
+    /// still work after the sandbox (started afresh with each app launch) comes back.
+    private let stateFile: URL?
 
-    init(faults: [Fault]) {
+    /// What is written to the state file.
+    struct Snapshot: Codable {
+        var grants: [String: Grant]
+        var accessTokens: [String: AccessToken]
+        var refreshTokens: [String: RefreshToken]
+    }
+
+    init(faults: [Fault], stateFile: URL? = nil) throws {
         self.faults = faults
+        self.stateFile = stateFile
+        if let stateFile, let data = FileManager.default.contents(atPath: stateFile.path) {
+            let snapshot = try JSONDecoder().decode(Snapshot.self, from: data)
+            grants = snapshot.grants
+            accessTokens = snapshot.accessTokens
+            refreshTokens = snapshot.refreshTokens
+        }
+    }
+
+    /// Writes the grants and tokens: 0600, to a temporary file renamed into place.
+    private func persist() {
+        guard let stateFile else { return }
+        let snapshot = Snapshot(grants: grants, accessTokens: accessTokens, refreshTokens: refreshTokens)
+        guard let data = try? JSONEncoder().encode(snapshot) else { return }
+        let temporary = stateFile.path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        if written == data.count { rename(temporary, stateFile.path) } else { unlink(temporary) }
     }
 
     // MARK: Sign-in pages
@@ -143,6 +176,7 @@ actor SandboxState {
         accessTokens[access] = AccessToken(
             grantID: id, scopes: grant.scopes, expiresAt: now.addingTimeInterval(TimeInterval(ttl)))
         refreshTokens[refresh] = RefreshToken(grantID: id)
+        persist()
         return IssuedTokens(accessToken: access, refreshToken: refresh, grantID: id)
     }
 
@@ -162,6 +196,7 @@ actor SandboxState {
         }
         token.rotated = true
         refreshTokens[value] = token
+        persist()
         return .redeemed(grantID: token.grantID, grant)
     }
 
@@ -197,6 +232,7 @@ actor SandboxState {
     func revoke(token value: String) {
         if accessTokens[value] != nil {
             accessTokens[value]?.revoked = true
+            persist()
         } else if let token = refreshTokens[value] {
             revokeGrant(token.grantID)
         }
@@ -204,6 +240,7 @@ actor SandboxState {
 
     private func revokeGrant(_ id: String) {
         grants[id]?.revoked = true
+        persist()
     }
 
     // MARK: Faults and statistics

@@ -34,6 +34,12 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(name: .long, help: "A file where issued grants and tokens survive a restart (written 0600).")
+    var stateFile: String?
+
+    @Flag(name: .long, help: "Exit when standard input closes: a parent process that dies takes the sandbox with it.")
+    var exitWithStdin = false
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         if let accessTokenTTL, accessTokenTTL <= 0 { throw ValidationError("--access-token-ttl must be positive.") }
@@ -63,7 +69,22 @@ struct SandboxCommand: AsyncParsableCommand {
         if let accessTokenTTL { configuration.accessTokenTTL = accessTokenTTL }
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
-        let server = SandboxServer(configuration: configuration, faults: faults, logger: logger)
+        if exitWithStdin {
+            // The parent holds the other end of our stdin; when it goes, however it goes, so do we.
+            Thread.detachNewThread {
+                var buffer = [UInt8](repeating: 0, count: 256)
+                while read(0, &buffer, buffer.count) > 0 {}
+                Foundation.exit(0)
+            }
+        }
+        let server: SandboxServer
+        do {
+            server = try SandboxServer(
+                configuration: configuration, faults: faults, stateFile: stateFile.map { URL(fileURLWithPath: $0) },
+                logger: logger)
+        } catch {
+            throw ValidationError("Cannot read the state file \(stateFile ?? ""): \(error)")
+        }
         try await server.run(port: port) { url in
             // One line a parent process can wait for, written unbuffered so it arrives through a pipe at once.
             FileHandle.standardOutput.write(Data("listening \(url)\n".utf8))

@@ -199,6 +199,33 @@ import Testing
         #expect(late.error == "invalid_grant")
     }
 
+    @Test func grantsSurviveARestartWithAStateFile() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-state-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var tokens: [String: Any] = [:]
+        do {
+            let first = try RunningSandbox(["--state-file", file.path])
+            tokens = try await Browser(sandbox: first).tokens().json
+        }
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600, "the state file holds tokens")
+        let second = try RunningSandbox(["--state-file", file.path])
+        let browser = Browser(sandbox: second)
+        #expect(try await browser.userinfo(try #require(tokens["access_token"] as? String)).status == 200)
+        let refreshed = try await browser.refresh(try #require(tokens["refresh_token"] as? String))
+        #expect(refreshed.status == 200)
+    }
+
+    @Test func exitsWhenItsParentGoesAway() throws {
+        let sandbox = try RunningSandbox(["--exit-with-stdin"])
+        #expect(sandbox.process.isRunning)
+        try sandbox.input.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(5)
+        while sandbox.process.isRunning, Date() < deadline { usleep(20_000) }
+        #expect(!sandbox.process.isRunning)
+        #expect(sandbox.process.terminationStatus == 0)
+    }
+
     @Test func aBrokenConfigurationFileStopsStartWithAReason() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }

@@ -9,6 +9,8 @@ public final class RunningSandbox: @unchecked Sendable {
     public let process = Process()
     public let baseURL: String
     public let logURL: URL
+    /// The sandbox's standard input; closing it ends a sandbox started with --exit-with-stdin.
+    public let input = Pipe()
 
     /// Where `swift build` put the executables: beside this test binary.
     public static var binDirectory: URL {
@@ -26,6 +28,7 @@ public final class RunningSandbox: @unchecked Sendable {
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-sandbox-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let stdout = Pipe()
+        process.standardInput = input
         process.executableURL = executable
         process.arguments = ["--port", "0"] + arguments
         process.standardOutput = stdout

@@ -1,0 +1,81 @@
+import CGtk
+
+/// Owns one reference to a GObject and the signal handlers connected through it.
+///
+/// A new widget starts with a floating reference; `ref_sink` makes it ours,
+/// `deinit` gives it back. Handlers are disconnected in `deinit`, and each
+/// closure box is released by GLib's closure notify — never by hand.
+open class Object {
+    public let pointer: UnsafeMutablePointer<GObject>
+    private var handlerIDs: [gulong] = []
+
+    /// Takes a widget's floating reference, or adds a reference of our own.
+    public init(_ raw: UnsafeMutableRawPointer) {
+        pointer = raw.assumingMemoryBound(to: GObject.self)
+        g_object_ref_sink(pointer)
+    }
+
+    /// Adopts the full reference a constructor such as `gtk_application_new` returned.
+    public init(adopting raw: UnsafeMutableRawPointer) {
+        pointer = raw.assumingMemoryBound(to: GObject.self)
+    }
+
+    deinit {
+        disconnectAll()
+        g_object_unref(pointer)
+    }
+
+    public func disconnectAll() {
+        for id in handlerIDs { g_signal_handler_disconnect(pointer, id) }
+        handlerIDs.removeAll()
+    }
+
+    /// Connects a C trampoline with a retained box as its user data.
+    @discardableResult
+    func connect<Value>(_ signal: String, _ trampoline: GCallback, _ value: Value) -> gulong {
+        let box = Unmanaged.passRetained(ClosureBox(value)).toOpaque()
+        let id = g_signal_connect_data(
+            pointer, signal, trampoline, box,
+            { data, _ in Unmanaged<AnyObject>.fromOpaque(data!).release() }, GConnectFlags(rawValue: 0))
+        handlerIDs.append(id)
+        return id
+    }
+
+    /// A signal whose handler takes no arguments and returns nothing ("clicked", "activate", "map").
+    @discardableResult
+    public func on(_ signal: String, _ handler: @escaping () -> Void) -> gulong {
+        let trampoline: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
+            Unmanaged<ClosureBox<() -> Void>>.fromOpaque(data!).takeUnretainedValue().value()
+        }
+        return connect(signal, unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    /// A signal with one pointer argument and a gboolean result ("delete-event").
+    @discardableResult
+    public func onBool(_ signal: String, _ handler: @escaping () -> Bool) -> gulong {
+        let trampoline: @convention(c) (gpointer?, gpointer?, gpointer?) -> gboolean = { _, _, data in
+            Unmanaged<ClosureBox<() -> Bool>>.fromOpaque(data!).takeUnretainedValue().value() ? 1 : 0
+        }
+        return connect(signal, unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    /// `notify::property`: (object, GParamSpec*, data) -> void.
+    @discardableResult
+    public func onNotify(_ property: String, _ handler: @escaping () -> Void) -> gulong {
+        let trampoline: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, data in
+            Unmanaged<ClosureBox<() -> Void>>.fromOpaque(data!).takeUnretainedValue().value()
+        }
+        return connect("notify::\(property)", unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+}
+
+/// Casts between GObject pointer types, as `G_TYPE_CHECK_INSTANCE_CAST` would.
+@inline(__always)
+func cast<T>(_ pointer: UnsafeMutableRawPointer) -> UnsafeMutablePointer<T> {
+    pointer.assumingMemoryBound(to: T.self)
+}
+
+@inline(__always)
+func cast<T, U>(_ pointer: UnsafeMutablePointer<U>) -> UnsafeMutablePointer<T> {
+    UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: T.self)
+}

@@ -1,0 +1,115 @@
+import CGtk
+import CWebKit
+import Foundation
+
+/// A WebKitWebView in its own ephemeral context: no cookie, cache or storage
+/// outlives it unless the person asked the provider to remember them.
+final class WebView: Widget {
+    let context: UnsafeMutablePointer<WebKitWebContext>
+    var view: UnsafeMutablePointer<WebKitWebView> { cast(pointer) }
+
+    init() {
+        context = webkit_web_context_new_ephemeral()
+        super.init(webkit_web_view_new_with_context(context))
+        let settings = webkit_web_view_get_settings(view)
+        // A sign-in page needs no plug-ins, no developer tools, and may not open windows by itself.
+        webkit_settings_set_enable_developer_extras(settings, 0)
+        webkit_settings_set_javascript_can_open_windows_automatically(settings, 0)
+    }
+
+    deinit {
+        g_object_unref(context)
+    }
+
+    func load(_ url: URL) { webkit_web_view_load_uri(view, url.absoluteString) }
+    func stop() { webkit_web_view_stop_loading(view) }
+
+    var uri: String? { webkit_web_view_get_uri(view).map { String(cString: $0) } }
+    var progress: Double { webkit_web_view_get_estimated_load_progress(view) }
+
+    /// Whether the page came over TLS with a certificate WebKit trusts.
+    var hasValidTLS: Bool {
+        var certificate: UnsafeMutablePointer<GTlsCertificate>?
+        var errors = GTlsCertificateFlags(rawValue: 0)
+        return webkit_web_view_get_tls_info(view, &certificate, &errors) != 0 && errors.rawValue == 0
+    }
+
+    /// `decide-policy`: the handler gets the URI of a navigation or new-window
+    /// action and returns true to ignore that navigation.
+    func onNavigation(_ handler: @escaping (String) -> Bool) {
+        let trampoline: @convention(c) (gpointer?, gpointer?, WebKitPolicyDecisionType, gpointer?) -> gboolean = {
+            _, decision, type, data in
+            guard let decision,
+                type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION || type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION
+            else { return 0 }
+            let navigation: UnsafeMutablePointer<WebKitNavigationPolicyDecision> = cast(decision)
+            guard let action = webkit_navigation_policy_decision_get_navigation_action(navigation),
+                let request = webkit_navigation_action_get_request(action),
+                let uri = webkit_uri_request_get_uri(request)
+            else { return 0 }
+            let handler = Unmanaged<ClosureBox<(String) -> Bool>>.fromOpaque(data!).takeUnretainedValue().value
+            guard handler(String(cString: uri)) else { return 0 }
+            webkit_policy_decision_ignore(cast(decision))
+            return 1
+        }
+        connect("decide-policy", unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    func onLoadChanged(_ handler: @escaping (WebKitLoadEvent) -> Void) {
+        let trampoline: @convention(c) (gpointer?, WebKitLoadEvent, gpointer?) -> Void = { _, event, data in
+            Unmanaged<ClosureBox<(WebKitLoadEvent) -> Void>>.fromOpaque(data!).takeUnretainedValue().value(event)
+        }
+        connect("load-changed", unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    struct LoadFailure {
+        let uri: String
+        let domain: GQuark
+        let code: Int32
+        let message: String
+    }
+
+    /// A main-frame load failed. Return true to suppress WebKit's own error page.
+    func onLoadFailed(_ handler: @escaping (LoadFailure) -> Bool) {
+        let trampoline: @convention(c) (gpointer?, WebKitLoadEvent, UnsafePointer<gchar>?, UnsafeMutablePointer<GError>?, gpointer?)
+            -> gboolean = { _, _, uri, error, data in
+                let failure = LoadFailure(
+                    uri: uri.map { String(cString: $0) } ?? "", domain: error?.pointee.domain ?? 0, code: error?.pointee.code ?? 0,
+                    message: error.map { String(cString: $0.pointee.message) } ?? "unknown error")
+                return Unmanaged<ClosureBox<(LoadFailure) -> Bool>>.fromOpaque(data!).takeUnretainedValue().value(failure) ? 1 : 0
+            }
+        connect("load-failed", unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    /// The server's certificate is not valid. The handler gets the URI and the
+    /// GTlsCertificateFlags; the load is stopped either way — never allowed.
+    func onTLSError(_ handler: @escaping (String, GTlsCertificateFlags) -> Void) {
+        let trampoline: @convention(c) (gpointer?, UnsafePointer<gchar>?, gpointer?, GTlsCertificateFlags, gpointer?) -> gboolean = {
+            _, uri, _, flags, data in
+            Unmanaged<ClosureBox<(String, GTlsCertificateFlags) -> Void>>.fromOpaque(data!).takeUnretainedValue()
+                .value(uri.map { String(cString: $0) } ?? "", flags)
+            return 1
+        }
+        connect("load-failed-with-tls-errors", unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    func onWebProcessTerminated(_ handler: @escaping (WebKitWebProcessTerminationReason) -> Void) {
+        let trampoline: @convention(c) (gpointer?, WebKitWebProcessTerminationReason, gpointer?) -> Void = { _, reason, data in
+            Unmanaged<ClosureBox<(WebKitWebProcessTerminationReason) -> Void>>.fromOpaque(data!).takeUnretainedValue()
+                .value(reason)
+        }
+        connect("web-process-terminated", unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    static func describe(_ flags: GTlsCertificateFlags) -> String {
+        let raw = flags.rawValue
+        var reasons: [String] = []
+        if raw & G_TLS_CERTIFICATE_UNKNOWN_CA.rawValue != 0 { reasons.append("it is not signed by an authority this computer trusts") }
+        if raw & G_TLS_CERTIFICATE_BAD_IDENTITY.rawValue != 0 { reasons.append("it was issued for another site") }
+        if raw & G_TLS_CERTIFICATE_EXPIRED.rawValue != 0 { reasons.append("it has expired") }
+        if raw & G_TLS_CERTIFICATE_NOT_ACTIVATED.rawValue != 0 { reasons.append("it is not valid yet") }
+        if raw & G_TLS_CERTIFICATE_REVOKED.rawValue != 0 { reasons.append("it has been revoked") }
+        if raw & G_TLS_CERTIFICATE_INSECURE.rawValue != 0 { reasons.append("it uses insecure cryptography") }
+        return reasons.isEmpty ? "it could not be verified" : reasons.joined(separator: " and ")
+    }
+}

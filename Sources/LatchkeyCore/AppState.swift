@@ -1,0 +1,140 @@
+import OAuthCore
+
+/// What the app is doing. The widgets only render this; every change is a
+/// transition `AppState.next(state, event)`, a pure function the tests call.
+public enum AppState: Equatable, Sendable {
+    /// Reading the stored sign-in (the keyring may take a moment).
+    case starting
+    case signedOut(notice: String?)
+    /// The sign-in window is open.
+    case signingIn
+    /// The provider sent us back; the code is being exchanged.
+    case exchanging
+    case signedIn(notice: String?)
+    case fetchingProfile
+    case profileLoaded(Profile, notice: String?)
+    case signingOut
+    /// Something went wrong; `signedIn` says whether a usable sign-in remains.
+    case failed(message: String, signedIn: Bool)
+
+    public var isSignedIn: Bool {
+        switch self {
+        case .signedIn, .fetchingProfile, .profileLoaded: true
+        case .failed(_, let signedIn): signedIn
+        case .starting, .signedOut, .signingIn, .exchanging, .signingOut: false
+        }
+    }
+
+    public static func next(_ state: AppState, _ event: AppEvent) -> AppState {
+        switch (state, event) {
+        case (_, .launched(let signedIn, let notice)):
+            return signedIn ? .signedIn(notice: notice) : .signedOut(notice: notice)
+        case (_, .sessionEnded(let reason)):
+            return state == .signingIn || state == .exchanging ? state : .signedOut(notice: reason)
+
+        case (.signedOut, .signInRequested), (.failed(_, false), .signInRequested):
+            return .signingIn
+        case (.signingIn, .redirectReceived):
+            return .exchanging
+        case (.signingIn, .signInSucceeded), (.exchanging, .signInSucceeded):
+            return .signedIn(notice: nil)
+        case (.signingIn, .signInFailed(let error)), (.exchanging, .signInFailed(let error)):
+            return .failed(message: error.description, signedIn: false)
+
+        case (.signedIn, .profileRequested), (.profileLoaded, .profileRequested), (.failed(_, true), .profileRequested):
+            return .fetchingProfile
+        case (.fetchingProfile, .profileLoaded(let profile)):
+            return .profileLoaded(profile, notice: nil)
+        case (.fetchingProfile, .profileFailed(let error)):
+            if case .signedOut(let reason) = error { return .signedOut(notice: reason) }
+            return .failed(message: error.description, signedIn: true)
+
+        case (.profileLoaded(let profile, _), .profileOpened):
+            return .profileLoaded(profile, notice: "Opened your profile in your web browser.")
+        case (.profileLoaded(let profile, _), .profileOpenFailed(let message)):
+            return .profileLoaded(profile, notice: message)
+
+        case (let current, .signOutRequested) where current.isSignedIn:
+            return .signingOut
+        case (.signingOut, .signedOut(let notice)):
+            return .signedOut(notice: notice)
+
+        default:
+            // An event that does not fit the state (a double click, a late
+            // answer) changes nothing.
+            return state
+        }
+    }
+}
+
+public enum AppEvent: Equatable, Sendable {
+    case launched(signedIn: Bool, notice: String?)
+    case signInRequested
+    case redirectReceived
+    case signInSucceeded
+    case signInFailed(OAuthError)
+    case profileRequested
+    case profileLoaded(Profile)
+    case profileFailed(OAuthError)
+    case profileOpened
+    case profileOpenFailed(String)
+    case signOutRequested
+    case signedOut(notice: String?)
+    /// The stored sign-in can no longer be used (a refresh was refused).
+    case sessionEnded(String)
+}
+
+/// Everything the main window shows, derived from the state alone.
+public struct ViewModel: Equatable, Sendable {
+    public var signInEnabled: Bool
+    public var getProfileEnabled: Bool
+    public var signOutVisible: Bool
+    public var signOutEnabled: Bool
+    /// Open profile is visible exactly when this is set; its label is the URL.
+    public var openProfileURL: String?
+    public var status: String
+    public var busy: Bool
+    public var isError: Bool
+    public var profile: Profile?
+
+    public init(state: AppState, providerName: String, storeName: String) {
+        signInEnabled = false
+        getProfileEnabled = state.isSignedIn && state != .fetchingProfile
+        signOutVisible = state.isSignedIn || state == .signingOut
+        signOutEnabled = state.isSignedIn && state != .fetchingProfile
+        openProfileURL = nil
+        busy = false
+        isError = false
+        profile = nil
+        switch state {
+        case .starting:
+            status = "Starting…"
+            busy = true
+        case .signedOut(let notice):
+            signInEnabled = true
+            status = notice ?? "Not signed in. Sign in with \(providerName) to begin."
+        case .signingIn:
+            status = "Sign in with \(providerName) in the window that opened."
+            busy = true
+        case .exchanging:
+            status = "Completing sign-in…"
+            busy = true
+        case .signedIn(let notice):
+            status = notice ?? "Signed in with \(providerName). Your sign-in is kept in \(storeName)."
+        case .fetchingProfile:
+            status = "Fetching your profile…"
+            busy = true
+        case .profileLoaded(let loaded, let notice):
+            profile = loaded
+            openProfileURL = loaded.profileURL?.absoluteString
+            status = notice ?? "Signed in with \(providerName) as \(loaded.name ?? loaded.email ?? "you")."
+        case .signingOut:
+            status = "Signing out…"
+            busy = true
+        case .failed(let message, let signedIn):
+            signInEnabled = !signedIn
+            status = message
+            isError = message != OAuthError.cancelled.description
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import OAuthCore
+import Testing
+@testable import LatchkeyCore
+
+@Suite struct AppStateTests {
+    let ada = Profile(
+        name: "Ada Lovelace", email: "ada@sandbox.example", profileURL: URL(string: "http://127.0.0.1:4000/in/ada")!)
+
+    func view(_ state: AppState) -> ViewModel {
+        ViewModel(state: state, providerName: "Sandbox", storeName: "the keyring")
+    }
+
+    func run(_ events: [AppEvent], from state: AppState = .starting) -> AppState {
+        events.reduce(state, AppState.next)
+    }
+
+    @Test func launchSignedOutEnablesOnlySignIn() {
+        let model = view(run([.launched(signedIn: false, notice: nil)]))
+        #expect(model.signInEnabled)
+        #expect(!model.getProfileEnabled)
+        #expect(model.openProfileURL == nil)
+        #expect(!model.signOutVisible)
+        #expect(model.status.contains("Not signed in"))
+    }
+
+    @Test func whileStartingNothingCanBePressed() {
+        let model = view(.starting)
+        #expect(!model.signInEnabled && !model.getProfileEnabled && !model.signOutVisible)
+        #expect(model.busy)
+    }
+
+    @Test func theHappyPath() {
+        var state = run([.launched(signedIn: false, notice: nil), .signInRequested])
+        #expect(state == .signingIn)
+        #expect(view(state).busy && !view(state).signInEnabled)
+        state = run([.redirectReceived, .signInSucceeded], from: state)
+        #expect(state == .signedIn(notice: nil))
+        #expect(!view(state).signInEnabled)
+        #expect(view(state).getProfileEnabled)
+        #expect(view(state).status.contains("the keyring"), "the status line says where tokens are kept")
+        state = run([.profileRequested], from: state)
+        #expect(state == .fetchingProfile)
+        #expect(!view(state).getProfileEnabled, "no second fetch while one runs")
+        state = run([.profileLoaded(ada)], from: state)
+        let model = view(state)
+        #expect(model.openProfileURL == "http://127.0.0.1:4000/in/ada")
+        #expect(model.profile?.name == "Ada Lovelace")
+        #expect(model.status.contains("as Ada Lovelace"))
+        state = run([.profileOpened], from: state)
+        #expect(view(state).openProfileURL == "http://127.0.0.1:4000/in/ada")
+        #expect(view(state).status.contains("web browser"))
+    }
+
+    @Test func launchSignedInGoesStraightToSignedIn() {
+        let model = view(run([.launched(signedIn: true, notice: nil)]))
+        #expect(!model.signInEnabled)
+        #expect(model.getProfileEnabled)
+        #expect(model.signOutVisible)
+    }
+
+    @Test func cancellingTheSignInSaysSoAndAllowsAnother() {
+        let state = run([.launched(signedIn: false, notice: nil), .signInRequested, .signInFailed(.cancelled)])
+        #expect(view(state).status == "Sign-in cancelled.")
+        #expect(view(state).signInEnabled)
+        #expect(!view(state).isError, "cancelling is not an error")
+        #expect(AppState.next(state, .signInRequested) == .signingIn)
+    }
+
+    @Test func aFailedExchangeExplainsAndAllowsAnother() {
+        let state = run([
+            .launched(signedIn: false, notice: nil), .signInRequested, .redirectReceived,
+            .signInFailed(.httpStatus(500, endpoint: .token)),
+        ])
+        #expect(view(state).status.contains("had a problem (HTTP 500)"))
+        #expect(view(state).isError)
+        #expect(view(state).signInEnabled)
+        #expect(!view(state).getProfileEnabled)
+    }
+
+    @Test func aFailedProfileKeepsTheSignIn() {
+        let state = run([.launched(signedIn: true, notice: nil), .profileRequested, .profileFailed(.timedOut(endpoint: .profile))])
+        #expect(view(state).getProfileEnabled)
+        #expect(!view(state).signInEnabled)
+        #expect(view(state).status.contains("took too long"))
+    }
+
+    @Test func aProfileRefusedForGoodSignsOutWithTheReason() {
+        let state = run([
+            .launched(signedIn: true, notice: nil), .profileRequested,
+            .profileFailed(.signedOut(reason: "Sandbox no longer accepts your sign-in. Sign in again.")),
+        ])
+        #expect(state == .signedOut(notice: "Sandbox no longer accepts your sign-in. Sign in again."))
+        #expect(view(state).signInEnabled)
+    }
+
+    @Test func anImpossibleRefreshAtLaunchSignsOutWithAMessage() {
+        let state = run([.launched(signedIn: true, notice: nil), .sessionEnded("Your sign-in has expired.")])
+        #expect(view(state).status == "Your sign-in has expired.")
+        #expect(view(state).signInEnabled)
+    }
+
+    @Test func signingOutReturnsToSignedOut() {
+        var state = run([.launched(signedIn: true, notice: nil), .profileRequested, .profileLoaded(ada), .signOutRequested])
+        #expect(state == .signingOut)
+        #expect(view(state).openProfileURL == nil)
+        state = AppState.next(state, .signedOut(notice: nil))
+        #expect(view(state).signInEnabled)
+        #expect(!view(state).signOutVisible)
+    }
+
+    @Test func eventsThatDoNotFitChangeNothing() {
+        let signedOut = AppState.signedOut(notice: nil)
+        #expect(AppState.next(signedOut, .profileRequested) == signedOut)
+        #expect(AppState.next(signedOut, .signOutRequested) == signedOut)
+        #expect(AppState.next(.signingIn, .signInRequested) == .signingIn, "a second click opens no second window")
+        #expect(AppState.next(.signedIn(notice: nil), .signInSucceeded) == .signedIn(notice: nil))
+        #expect(AppState.next(.signedIn(notice: nil), .redirectReceived) == .signedIn(notice: nil))
+    }
+
+    @Test func aProfileWithoutURLKeepsOpenProfileHiddenAndSaysWhy() {
+        let linkedIn = Profile(name: "Lin", note: "LinkedIn gives a profile link only to approved apps.")
+        let model = view(run([.launched(signedIn: true, notice: nil), .profileRequested, .profileLoaded(linkedIn)]))
+        #expect(model.openProfileURL == nil)
+        #expect(model.profile?.note == "LinkedIn gives a profile link only to approved apps.")
+    }
+}
