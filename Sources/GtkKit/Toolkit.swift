@@ -23,6 +23,11 @@ public enum Toolkit {
             micro: Int(webkit_get_micro_version()))
     }
 
+    /// Lets GTK find the app's own icon when it runs from the build tree.
+    public static func appendIconSearchPath(_ path: String) {
+        gtk_icon_theme_append_search_path(gtk_icon_theme_get_default(), path)
+    }
+
     /// libsecret has no version function; the schema type proves the library linked.
     public static var secretSchemaTypeName: String {
         String(cString: g_type_name(secret_schema_get_type()))

@@ -41,7 +41,7 @@ public final class WebViewUserAgent: ExternalUserAgent {
         if let parent { window.makeModal(over: parent) }
         let cancel = Button(label: "Cancel")
         cancel.setAccessible(name: "Cancel")
-        let header = HeaderBar(title: "Sign in to \(providerName)", closeButton: false)
+        let header = HeaderBar(title: "Sign in to \(providerName)", closeButton: true)
         header.packStart(cancel)
         window.setTitlebar(header)
 
@@ -114,6 +114,8 @@ public final class WebViewUserAgent: ExternalUserAgent {
 
     private func navigation(to uri: String) -> Bool {
         guard let flow, let url = URL(string: uri) else { return false }
+        // Where, but never the query or fragment: they carry the code and the state.
+        logger.debug("navigation", metadata: ["to": "\(url.scheme ?? "?"):\(url.host.map { "//\($0)" } ?? "")\(url.path)"])
         if flow.resume(with: url) {
             logger.debug("redirect intercepted")
             return true
@@ -166,6 +168,7 @@ public final class WebViewUserAgent: ExternalUserAgent {
         if failure.domain == webkit_network_error_quark(), failure.code == Int32(WEBKIT_NETWORK_ERROR_CANCELLED.rawValue) {
             return true
         }
+        logger.debug("load failed", metadata: ["domain": "\(failure.domain)", "code": "\(failure.code)"])
         guard let flow, !flow.isFinished else { return true }
         let host = URL(string: failure.uri)?.host ?? "the provider"
         flow.fail(.userAgent("the sign-in page at \(host) could not be loaded (\(failure.message))."))

@@ -43,9 +43,22 @@ open class Widget: Object {
         gtk_widget_set_margin_end(widget, margin)
     }
 
-    public func setAlignment(horizontal: GtkAlign? = nil, vertical: GtkAlign? = nil) {
-        if let horizontal { gtk_widget_set_halign(widget, horizontal) }
-        if let vertical { gtk_widget_set_valign(widget, vertical) }
+    public enum Alignment {
+        case fill, start, end, center
+
+        var gtk: GtkAlign {
+            switch self {
+            case .fill: GTK_ALIGN_FILL
+            case .start: GTK_ALIGN_START
+            case .end: GTK_ALIGN_END
+            case .center: GTK_ALIGN_CENTER
+            }
+        }
+    }
+
+    public func setAlignment(horizontal: Alignment? = nil, vertical: Alignment? = nil) {
+        if let horizontal { gtk_widget_set_halign(widget, horizontal.gtk) }
+        if let vertical { gtk_widget_set_valign(widget, vertical.gtk) }
     }
 
     public func setExpand(horizontal: Bool = false, vertical: Bool = false) {
@@ -138,12 +151,14 @@ public final class ProgressBar: Widget {
 }
 
 public final class Image: Widget {
-    public init(iconName: String, size: GtkIconSize = GTK_ICON_SIZE_BUTTON) {
-        super.init(gtk_image_new_from_icon_name(iconName, size))
+    /// A themed icon; `pixelSize` overrides the button-sized default.
+    public init(iconName: String, pixelSize: Int32? = nil) {
+        super.init(gtk_image_new_from_icon_name(iconName, GTK_ICON_SIZE_BUTTON))
+        if let pixelSize { gtk_image_set_pixel_size(cast(widget), pixelSize) }
     }
 
-    public func setIcon(_ name: String, size: GtkIconSize = GTK_ICON_SIZE_BUTTON) {
-        gtk_image_set_from_icon_name(cast(widget), name, size)
+    public func setIcon(_ name: String) {
+        gtk_image_set_from_icon_name(cast(widget), name, GTK_ICON_SIZE_BUTTON)
     }
 
     /// Shows image data (PNG, JPEG, SVG …) scaled to `size` pixels; false if it cannot be read.

@@ -549,7 +549,9 @@ public final class SandboxServer: Sendable {
     static func html(_ status: HTTPResponse.Status, _ page: String) -> Response {
         var headers = noStore
         headers[.contentType] = "text/html; charset=utf-8"
-        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'"
+        // No form-action: browsers apply it to the redirect after the form too,
+        // which would block the way back to the app.
+        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
     }
 

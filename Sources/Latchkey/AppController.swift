@@ -1,0 +1,173 @@
+import Foundation
+import GtkKit
+import LatchkeyCore
+import Logging
+import OAuthCore
+
+/// Turns clicks into OAuthCore calls and their answers into AppEvents.
+///
+/// Widgets are touched only on GTK's thread; network and keyring work runs in
+/// tasks and comes back through `MainLoop.perform`.
+final class AppController {
+    let window: MainWindow
+    private let configuration: ProviderConfiguration
+    private let store: any TokenStore
+    private let session: AuthSession
+    private let tokenClient: TokenClient
+    private let profileClient: ProfileClient
+    private let logger: Logger
+    private var agent: WebViewUserAgent?
+
+    private(set) var state = AppState.starting {
+        didSet {
+            guard state != oldValue else { return }
+            logger.debug("state \(Self.name(of: state))")
+            window.render(ViewModel(state: state, providerName: configuration.displayName, storeName: storeName))
+        }
+    }
+
+    private var storeName: String {
+        store.displayName.replacingOccurrences(of: NSHomeDirectory(), with: "~")
+    }
+
+    init(
+        application: Application, configuration: ProviderConfiguration, store: any TokenStore, networkTimeout: Double,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.logger = logger
+        tokenClient = TokenClient(
+            configuration: configuration, timeout: networkTimeout, logger: Logger(label: "OAuthCore.TokenClient"))
+        profileClient = ProfileClient(
+            configuration: configuration, timeout: networkTimeout, logger: Logger(label: "OAuthCore.ProfileClient"))
+        session = AuthSession(
+            configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"))
+        window = MainWindow(application: application, providerName: configuration.displayName)
+        window.render(ViewModel(state: state, providerName: configuration.displayName, storeName: storeName))
+        window.signIn.onClicked { [weak self] in self?.signIn() }
+        window.getProfile.onClicked { [weak self] in self?.getProfile() }
+        window.openProfile.onClicked { [weak self] in self?.openProfile() }
+        window.signOut.onClicked { [weak self] in self?.signOut() }
+    }
+
+    private func send(_ event: AppEvent) {
+        state = AppState.next(state, event)
+    }
+
+    /// Reads the stored sign-in off GTK's thread; renews it quietly if it is about to expire.
+    func start() {
+        logger.debug("main window shown")
+        let session = self.session
+        Task.detached { [weak self] in
+            let signedIn = await session.isSignedIn
+            let warning = await session.storeWarning
+            MainLoop.perform { self?.send(.launched(signedIn: signedIn, notice: warning)) }
+            guard signedIn else { return }
+            do {
+                _ = try await session.freshToken()
+            } catch OAuthError.signedOut(let reason) {
+                MainLoop.perform { self?.send(.sessionEnded(reason)) }
+            } catch {
+                // A passing failure: the sign-in is kept, and Get my profile will try again.
+                self?.logger.notice("Could not renew the sign-in at launch", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    private func signIn() {
+        guard AppState.next(state, .signInRequested) == .signingIn else { return }
+        send(.signInRequested)
+        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: configuration))
+        let agent = WebViewUserAgent(parent: window.window, providerName: configuration.displayName)
+        self.agent = agent
+        do {
+            try agent.present(flow)
+        } catch {
+            finishSignIn(.signInFailed(error as? OAuthError ?? .userAgent("\(error)")))
+            return
+        }
+        let (session, tokenClient, logger) = (self.session, self.tokenClient, self.logger)
+        Task.detached { [weak self] in
+            do {
+                let response = try await flow.response()
+                MainLoop.perform { self?.closeSignInWindow(); self?.send(.redirectReceived) }
+                let token = try await tokenClient.exchange(response, for: flow.request)
+                try await session.signIn(with: token)
+                logger.debug("signed in")
+                MainLoop.perform { self?.send(.signInSucceeded) }
+            } catch {
+                let failure = error as? OAuthError ?? .userAgent("\(error)")
+                logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])
+                MainLoop.perform { self?.finishSignIn(.signInFailed(failure)) }
+            }
+        }
+    }
+
+    private func finishSignIn(_ event: AppEvent) {
+        closeSignInWindow()
+        send(event)
+    }
+
+    private func closeSignInWindow() {
+        agent?.dismiss()
+        agent = nil
+    }
+
+    private func getProfile() {
+        guard AppState.next(state, .profileRequested) == .fetchingProfile else { return }
+        send(.profileRequested)
+        let (session, profileClient) = (self.session, self.profileClient)
+        Task.detached { [weak self] in
+            do {
+                let profile = try await profileClient.fetch(using: session)
+                let picture = await Self.picture(at: profile.pictureURL)
+                MainLoop.perform {
+                    self?.window.setPicture(picture)
+                    self?.send(.profileLoaded(profile))
+                }
+            } catch {
+                let failure = error as? OAuthError ?? .network(endpoint: .profile, reason: "\(error)")
+                MainLoop.perform { self?.send(.profileFailed(failure)) }
+            }
+        }
+    }
+
+    /// The picture's bytes, or nil: a missing picture is not worth an error.
+    private static func picture(at url: URL?) async -> [UInt8]? {
+        guard let url else { return nil }
+        let response = try? await URLSessionTransport.shared.send(
+            HTTPRequest(method: "GET", url: url, headers: ["User-Agent": OAuthCoreInfo.userAgent], timeout: 10))
+        guard let response, response.status == 200, response.body.count < 5_000_000 else { return nil }
+        return [UInt8](response.body)
+    }
+
+    private func openProfile() {
+        guard case .profileLoaded(let profile, _) = state, let url = profile.profileURL else { return }
+        do {
+            try window.window.showURI(url.absoluteString)
+            logger.info("Opened the profile in the default browser")
+            send(.profileOpened)
+        } catch {
+            send(.profileOpenFailed("Could not open your web browser: \(error)"))
+        }
+    }
+
+    private func signOut() {
+        guard AppState.next(state, .signOutRequested) == .signingOut else { return }
+        send(.signOutRequested)
+        let session = self.session
+        let name = configuration.displayName
+        Task.detached { [weak self] in
+            let warning = await session.signOut()
+            MainLoop.perform {
+                self?.window.setPicture(nil)
+                self?.send(.signedOut(notice: warning ?? "Signed out of \(name)."))
+            }
+        }
+    }
+
+    private static func name(of state: AppState) -> String {
+        String(describing: state).split(separator: "(").first.map(String.init) ?? "?"
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import GtkKit
+import Logging
+import OAuthCore
+
+/// The GtkApplication: one instance per desktop session; a second launch
+/// brings the running window forward.
+final class LatchkeyApp {
+    static let id = "io.github.latchkey.Latchkey"
+
+    private let configuration: ProviderConfiguration
+    private let store: any TokenStore
+    private let networkTimeout: Double
+    private let logger: Logger
+    private let application = Application(id: LatchkeyApp.id)
+    private var controller: AppController?
+
+    init(configuration: ProviderConfiguration, store: any TokenStore, networkTimeout: Double, logger: Logger) {
+        self.configuration = configuration
+        self.store = store
+        self.networkTimeout = networkTimeout
+        self.logger = logger
+        Application.setName("Latchkey", programName: "latchkey")
+    }
+
+    func run() -> Int32 {
+        application.onActivate { [weak self] in self?.activate() }
+        return application.run(arguments: CommandLine.arguments)
+    }
+
+    private func activate() {
+        if let controller {
+            controller.window.window.present()
+            return
+        }
+        if let icons = DataFiles.iconDirectory { Toolkit.appendIconSearchPath(icons.path) }
+        let controller = AppController(
+            application: application, configuration: configuration, store: store, networkTimeout: networkTimeout,
+            logger: logger)
+        self.controller = controller
+        controller.start()
+    }
+}
+
+/// Files from `data/`: installed under `<prefix>/share`, or in the source tree for `make run`.
+enum DataFiles {
+    static var iconDirectory: URL? {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let candidates = [
+            executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/icons/hicolor/scalable/apps"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("data/icons/hicolor/scalable/apps"),
+        ]
+        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("\(LatchkeyApp.id).svg").path) }
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import GtkKit
+import Logging
+import OAuthCore
+
+struct LatchkeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latchkey",
+        abstract: "Sign in to an OAuth provider from the Linux desktop, fetch your profile, open it in your browser.",
+        discussion: """
+            Without --provider or --provider-file, Latchkey starts its offline sandbox provider \
+            (latchkey-sandbox) and signs in there: user ada, password engine. \
+            Presets: \(ProviderCatalog.standard.presetNames.joined(separator: ", ")). \
+            Credentials come from ~/.config/latchkey/<provider>.json or LATCHKEY_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET.
+            """,
+        version: OAuthCoreInfo.version)
+
+    @Option(help: "A provider preset, e.g. linkedin or github.")
+    var provider: String?
+
+    @Option(name: .customLong("provider-file"), help: "A provider described in a JSON file of the preset shape.")
+    var providerFile: String?
+
+    @Flag(name: .customLong("sign-out"), help: "Forget the stored sign-in for the provider (revoking it where possible), then exit.")
+    var signOut = false
+
+    @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
+    var networkTimeout: Double = 30
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "info"
+
+    func validate() throws {
+        if provider != nil && providerFile != nil {
+            throw ValidationError("Name a provider with --provider or --provider-file, not both.")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+        guard networkTimeout > 0 else { throw ValidationError("--network-timeout must be a positive number of seconds.") }
+    }
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
+        let logger = Logger(label: "Latchkey")
+
+        let sandbox: SandboxChild?
+        let configuration: ProviderConfiguration
+        do {
+            if let providerFile {
+                sandbox = nil
+                configuration = try ProviderConfiguration.load(from: URL(fileURLWithPath: providerFile))
+            } else if let provider, provider != "sandbox" {
+                sandbox = nil
+                configuration = try ProviderConfiguration.preset(provider)
+            } else {
+                let child = try SandboxChild.start(logger: logger)
+                sandbox = child
+                configuration = try ProviderConfiguration.preset("sandbox", overrides: ["issuer": child.baseURL])
+            }
+        } catch let error as OAuthError {
+            if case .unknownProvider = error {
+                throw ValidationError("\(error) Presets: \(ProviderCatalog.standard.presetNames.joined(separator: ", ")).")
+            }
+            throw ValidationError(error.description)
+        }
+        defer { sandbox?.stop() }
+
+        let store: any TokenStore =
+            SecretServiceTokenStore.isServiceRunning()
+            ? SecretServiceTokenStore() : FileTokenStore(directory: FileTokenStore.defaultDirectory)
+        logger.info("Provider \(configuration.displayName); tokens kept in \(store.displayName)")
+
+        if signOut {
+            let session = AuthSession(configuration: configuration, store: store)
+            let warning = Self.wait { await session.signOut() }
+            print(warning ?? "Signed out of \(configuration.displayName).")
+            return
+        }
+
+        let status = LatchkeyApp(configuration: configuration, store: store, networkTimeout: networkTimeout, logger: logger).run()
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Runs async work from this synchronous command (used before GTK starts, or instead of it).
+    static func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox<T>()
+        Task {
+            result.value = await work()
+            done.signal()
+        }
+        done.wait()
+        return result.value!
+    }
+}
+
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}

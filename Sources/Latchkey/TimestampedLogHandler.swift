@@ -1,0 +1,32 @@
+import Foundation
+import Logging
+
+/// One line per event on stderr, timed to the millisecond (the benchmarks read
+/// these times). OAuthCore and the app put no secret in any message.
+struct TimestampedLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+
+    init(label: String, level: Logger.Level) {
+        self.label = label
+        self.logLevel = level
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+        function: String, line: UInt
+    ) {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
+        let details = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let stamp = String(format: "%ld.%03ld", time.tv_sec, time.tv_nsec / 1_000_000)
+        FileHandle.standardError.write(Data("\(stamp) \(level) \(label): \(message)\(details)\n".utf8))
+    }
+}

@@ -1,0 +1,225 @@
+"""Drives the real latchkey binary from outside, as a person would: through
+the accessibility bus (AT-SPI) and X input events. Nothing in the product
+knows it is being tested."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import gi
+
+gi.require_version("Atspi", "2.0")
+from gi.repository import Atspi  # noqa: E402
+
+
+class Failure(Exception):
+    pass
+
+
+def wait_until(what, probe, timeout=15.0, interval=0.1):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+        except Exception as error:  # the tree changes under our feet; try again
+            last = error
+            if not isinstance(error, gi.repository.GLib.Error) and not isinstance(error, Failure):
+                pass
+        if last and not isinstance(last, Exception):
+            return last
+        time.sleep(interval)
+    raise Failure(f"timed out waiting for {what} (last: {last!r})")
+
+
+def walk(node, depth=0, limit=40):
+    """Every accessible under node, depth first."""
+    if node is None or depth > limit:
+        return
+    yield node
+    try:
+        count = node.get_child_count()
+    except Exception:
+        return
+    for index in range(count):
+        try:
+            child = node.get_child_at_index(index)
+        except Exception:
+            continue
+        yield from walk(child, depth + 1, limit)
+
+
+def role(node):
+    try:
+        return node.get_role_name()
+    except Exception:
+        return ""
+
+
+def name(node):
+    try:
+        return node.get_name() or ""
+    except Exception:
+        return ""
+
+
+def states(node):
+    return node.get_state_set()
+
+
+def is_(node, state):
+    return states(node).contains(state)
+
+
+class Desktop:
+    """The accessibility view of the whole X display."""
+
+    def application(self, names, timeout=20.0):
+        def probe():
+            desktop = Atspi.get_desktop(0)
+            for index in range(desktop.get_child_count()):
+                app = desktop.get_child_at_index(index)
+                if app is not None and name(app) in names:
+                    return app
+            return None
+
+        return wait_until(f"application {names}", probe, timeout)
+
+
+class Latchkey:
+    """One run of the real app, with its own home, driven through AT-SPI."""
+
+    def __init__(self, binary, home, shots, args=(), env=None, log_name="latchkey.log"):
+        self.shots = shots
+        self.log_path = os.path.join(home, log_name)
+        self.log = open(self.log_path, "ab")
+        environment = dict(os.environ)
+        environment.update(env or {})
+        self.process = subprocess.Popen(
+            [binary, "--log-level", "debug", *args],
+            env=environment,
+            stdout=self.log,
+            stderr=self.log,
+            start_new_session=True,
+        )
+        self.app = Desktop().application({"latchkey", "Latchkey"})
+
+    # Finding things -----------------------------------------------------
+
+    def find(self, role_names, label, root=None, timeout=15.0, exact=True, showing=True):
+        if isinstance(role_names, str):
+            role_names = {role_names}
+
+        def probe():
+            for node in walk(root or self.app):
+                if role(node) in role_names:
+                    text = name(node)
+                    if (text == label) if exact else (label in text):
+                        if not showing or is_(node, Atspi.StateType.SHOWING):
+                            return node
+            return None
+
+        return wait_until(f"{'/'.join(role_names)} named {label!r}", probe, timeout)
+
+    def absent(self, role_names, label, timeout=10.0):
+        """Waits until no showing accessible of that role and name remains."""
+        if isinstance(role_names, str):
+            role_names = {role_names}
+
+        def probe():
+            for node in walk(self.app):
+                if role(node) in role_names and name(node) == label and is_(node, Atspi.StateType.SHOWING):
+                    return None
+            return True
+
+        return wait_until(f"no {label!r}", probe, timeout)
+
+    def button(self, label, **kwargs):
+        return self.find("push button", label, **kwargs)
+
+    def status(self):
+        """The status line: the label whose accessible description is 'Status'."""
+        for node in walk(self.app):
+            if role(node) == "label":
+                try:
+                    if node.get_description() == "Status":
+                        return name(node)
+                except Exception:
+                    continue
+        return ""
+
+    def wait_status(self, text, timeout=20.0):
+        return wait_until(f"status containing {text!r}", lambda: text in self.status() and self.status(), timeout)
+
+    def sensitive(self, node):
+        return is_(node, Atspi.StateType.SENSITIVE)
+
+    def wait_sensitive(self, label, sensitive=True, timeout=15.0):
+        return wait_until(
+            f"{label!r} {'enabled' if sensitive else 'disabled'}",
+            lambda: (lambda b: b if self.sensitive(b) == sensitive else None)(self.button(label)),
+            timeout,
+        )
+
+    # Acting ------------------------------------------------------------
+
+    def press(self, node):
+        action = node.get_action_iface()
+        if action is None:
+            raise Failure(f"{name(node)!r} has no action")
+        action.do_action(0)
+
+    def click(self, node):
+        """A real pointer click at the middle of node, through the X server."""
+        extents = node.get_component_iface().get_extents(Atspi.CoordType.SCREEN)
+        x, y = extents.x + extents.width // 2, extents.y + extents.height // 2
+        Atspi.generate_mouse_event(x, y, "abs")
+        time.sleep(0.05)
+        Atspi.generate_mouse_event(x, y, "b1c")
+
+    def type_into(self, entry, text):
+        """Focuses a page field with a click and types, key by key."""
+        self.click(entry)
+        wait_until("the field to take focus", lambda: is_(entry, Atspi.StateType.FOCUSED), 5)
+        Atspi.generate_keyboard_event(0, text, Atspi.KeySynthType.STRING)
+        wait_until(f"the field to hold {len(text)} characters", lambda: entry.get_text_iface().get_character_count() == len(text), 5)
+
+    def screenshot(self, label):
+        os.makedirs(self.shots, exist_ok=True)
+        path = os.path.join(self.shots, f"{label}.png")
+        time.sleep(0.3)  # let the last frame land
+        subprocess.run(["import", "-window", "root", path], check=True)
+        return path
+
+    # Ending ------------------------------------------------------------
+
+    def web_processes(self):
+        """WebKit processes among this app's descendants."""
+        parents, commands = {}, {}
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/comm") as comm:
+                    commands[int(pid)] = comm.read().strip()
+                with open(f"/proc/{pid}/stat") as stat:
+                    parents[int(pid)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+        descendants, frontier = set(), {self.process.pid}
+        while frontier:
+            frontier = {pid for pid, parent in parents.items() if parent in frontier} - descendants
+            descendants |= frontier
+        return [commands[pid] for pid in descendants if commands.get(pid, "").startswith("WebKit")]
+
+    def quit(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.log.close()

@@ -1,0 +1,392 @@
+#!/usr/bin/python3
+"""End-to-end scenarios for the real latchkey binary under Xvfb.
+
+Run all:        Tests/EndToEnd/run.sh
+One scenario:   Tests/EndToEnd/run.sh happy_path
+
+Each scenario runs in its own D-Bus session (with the accessibility bus) and
+its own home directory; the default browser is a recording handler registered
+the way the desktop registers any browser. Screenshots of every state land in
+test-output/e2e/<scenario>/.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import time
+import traceback
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from driver import Failure, Latchkey, wait_until  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("LATCHKEY_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
+OUTPUT = os.path.join(ROOT, "test-output", "e2e")
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+class Home:
+    """A private home: XDG directories, and a recording default browser."""
+
+    def __init__(self, scenario):
+        self.root = os.path.join(OUTPUT, scenario)
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.shots = self.root
+        self.home = os.path.join(self.root, "home")
+        self.config = os.path.join(self.home, ".config")
+        self.data = os.path.join(self.home, ".local", "share")
+        self.state = os.path.join(self.home, ".local", "state")
+        self.runtime = os.path.join(self.root, "runtime")
+        for directory in (self.config, self.data, self.state, self.runtime, os.path.join(self.home, "bin")):
+            os.makedirs(directory, exist_ok=True)
+        os.chmod(self.runtime, 0o700)
+        self.opened = os.path.join(self.root, "opened-urls.txt")
+        recorder = os.path.join(self.home, "bin", "record-url")
+        with open(recorder, "w") as script:
+            script.write(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{self.opened}"\n')
+        os.chmod(recorder, 0o755)
+        applications = os.path.join(self.data, "applications")
+        os.makedirs(applications, exist_ok=True)
+        with open(os.path.join(applications, "recording-browser.desktop"), "w") as entry:
+            entry.write(
+                "[Desktop Entry]\nType=Application\nName=Recording browser\n"
+                f"Exec={recorder} %u\nMimeType=x-scheme-handler/http;x-scheme-handler/https;\nNoDisplay=true\n")
+        with open(os.path.join(self.config, "mimeapps.list"), "w") as mime:
+            mime.write(
+                "[Default Applications]\n"
+                "x-scheme-handler/http=recording-browser.desktop\nx-scheme-handler/https=recording-browser.desktop\n")
+        self.env = {
+            "HOME": self.home,
+            "XDG_CONFIG_HOME": self.config,
+            "XDG_DATA_HOME": self.data,
+            "XDG_STATE_HOME": self.state,
+            "XDG_CACHE_HOME": os.path.join(self.home, ".cache"),
+            "XDG_RUNTIME_DIR": self.runtime,
+            "GTK_A11Y": "atspi",
+            "NO_AT_BRIDGE": "0",
+            "WEBKIT_DISABLE_COMPOSITING_MODE": "1",
+        }
+        os.environ.update(self.env)
+
+    @property
+    def token_file(self):
+        return os.path.join(self.state, "latchkey", "sandbox.json")
+
+    def opened_urls(self):
+        try:
+            with open(self.opened) as f:
+                return [line.strip() for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def launch(self, *args, log_name="latchkey.log"):
+        return Latchkey(os.path.join(BIN, "latchkey"), self.root, self.shots, args=args, log_name=log_name)
+
+
+def sandbox_url(app):
+    def probe():
+        with open(app.log_path, errors="replace") as log:
+            match = re.search(r"Sandbox provider \(offline demo\) at (http://127\.0\.0\.1:\d+)", log.read())
+        return match and match.group(1)
+
+    return wait_until("the sandbox's address in the log", probe, 10)
+
+
+def admin(base, path, body=None, method=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method or ("POST" if data else "GET"))
+    if data:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        text = response.read().decode()
+        return json.loads(text) if text else None
+
+
+def sign_in(app, home, shot_prefix=None, action="Allow", password="engine"):
+    """Sign in → the sandbox's page in the embedded view → credentials → Allow or Deny."""
+    app.press(app.wait_sensitive("Sign in"))
+    username = app.find("entry", "Username", timeout=30)
+    if shot_prefix:
+        app.screenshot(f"{shot_prefix}-sign-in-page")
+    app.type_into(username, "ada")
+    app.type_into(app.find("password text", "Password"), password)
+    if shot_prefix:
+        app.screenshot(f"{shot_prefix}-credentials-typed")
+    app.press(app.button(action))
+
+
+def assert_no_secrets(home, app_logs, extra=()):
+    """Nothing logged contains a token, code or client secret."""
+    text = ""
+    for path in app_logs:
+        with open(path, errors="replace") as log:
+            text += log.read()
+    for prefix in ("sbx_at_", "sbx_rt_", "sbx_code_", "sandbox-secret"):
+        expect(prefix not in text, f"the log holds something starting {prefix!r}")
+    for secret in extra:
+        expect(secret not in text, "the log holds a secret of this run")
+
+
+def stored_token(home):
+    with open(home.token_file) as f:
+        return json.load(f)
+
+
+# Scenarios ----------------------------------------------------------------
+
+
+def happy_path(home):
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        expect(app.sensitive(app.button("Sign in")), "Sign in is enabled while signed out")
+        expect(not app.sensitive(app.button("Get my profile")), "Get my profile is disabled while signed out")
+        app.absent("push button", "Open profile")
+        app.screenshot("01-signed-out")
+
+        sign_in(app, home, shot_prefix="02")
+        app.wait_status("Signed in with Sandbox provider")
+        expect("a private file" in app.status(), f"the status says where tokens are kept: {app.status()!r}")
+        app.wait_sensitive("Sign in", False)
+        app.wait_sensitive("Get my profile", True)
+        app.screenshot("03-signed-in")
+
+        mode = stat.S_IMODE(os.stat(home.token_file).st_mode)
+        expect(mode == 0o600, f"token file mode {oct(mode)}")
+        expect(stat.S_IMODE(os.stat(os.path.dirname(home.token_file)).st_mode) == 0o700, "token directory is 0700")
+
+        base = sandbox_url(app)
+        app.press(app.button("Get my profile"))
+        app.wait_status("as Ada Lovelace")
+        app.find("label", "Ada Lovelace")
+        app.find("label", "ada@sandbox.example")
+        open_profile = app.button("Open profile")
+        url = open_profile.get_description()
+        expect(url == f"{base}/in/ada", f"Open profile shows the profile URL, got {url!r}")
+        app.screenshot("04-profile")
+
+        app.press(open_profile)
+        wait_until("the browser to be asked", lambda: home.opened_urls(), 10)
+        expect(home.opened_urls() == [url], f"the recording browser got exactly the URL: {home.opened_urls()!r}")
+        app.wait_status("web browser")
+        app.screenshot("05-profile-opened")
+        token = stored_token(home)
+    finally:
+        app.quit()
+    assert_no_secrets(home, [app.log_path], [token["access_token"], token["refresh_token"]])
+
+
+def relaunch(home):
+    first = home.launch(log_name="first-run.log")
+    try:
+        first.wait_status("Not signed in")
+        sign_in(first, home)
+        first.wait_status("Signed in with Sandbox provider")
+    finally:
+        first.quit()
+
+    app = home.launch(log_name="second-run.log")
+    try:
+        app.wait_status("Signed in with Sandbox provider")
+        expect(not app.sensitive(app.button("Sign in")), "Sign in stays disabled after relaunch")
+        app.screenshot("01-relaunched-signed-in")
+        time.sleep(1)
+        expect(app.web_processes() == [], f"no WebKit process runs: {app.web_processes()}")
+        app.press(app.button("Get my profile"))
+        app.wait_status("as Ada Lovelace")
+        app.screenshot("02-profile-after-relaunch")
+        expect(app.web_processes() == [], "still no WebKit process")
+    finally:
+        app.quit()
+    assert_no_secrets(home, [first.log_path, app.log_path])
+
+
+def deny(home):
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        sign_in(app, home, shot_prefix="01", action="Deny")
+        app.wait_status("Sign-in cancelled.")
+        app.wait_sensitive("Sign in", True)
+        expect(not app.sensitive(app.button("Get my profile")), "Get my profile stays disabled")
+        app.absent("entry", "Username")
+        app.screenshot("02-cancelled")
+        expect(not os.path.exists(home.token_file), "nothing stored")
+    finally:
+        app.quit()
+    assert_no_secrets(home, [app.log_path])
+
+
+def close_window(home):
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        app.press(app.wait_sensitive("Sign in"))
+        app.find("entry", "Username", timeout=30)
+        app.screenshot("01-sign-in-window")
+        app.press(app.button("Close"))
+        app.wait_status("Sign-in cancelled.")
+        app.wait_sensitive("Sign in", True)
+        app.absent("entry", "Username")
+        app.screenshot("02-closed")
+        expect(not os.path.exists(home.token_file), "nothing stored")
+        # And Cancel does the same.
+        app.press(app.wait_sensitive("Sign in"))
+        app.find("entry", "Username", timeout=30)
+        app.press(app.button("Cancel"))
+        app.wait_status("Sign-in cancelled.")
+        expect(not os.path.exists(home.token_file), "nothing stored")
+    finally:
+        app.quit()
+
+
+def token_faults(home):
+    app = home.launch("--network-timeout", "3")
+    try:
+        app.wait_status("Not signed in")
+        base = sandbox_url(app)
+        for number, (kind, words) in enumerate(
+            [("500", "had a problem (HTTP 500)"), ("html", "web page instead of data"), ("delay", "took too long")], start=1
+        ):
+            admin(base, "/_admin/faults", {"endpoint": "token", "kind": kind, "count": 1, "delay_seconds": 8})
+            sign_in(app, home)
+            app.wait_status(words, timeout=30)
+            app.wait_sensitive("Sign in", True)
+            app.absent("entry", "Username")
+            app.screenshot(f"0{number}-token-endpoint-{kind}")
+            expect(not os.path.exists(home.token_file), f"nothing stored after {kind}")
+        sign_in(app, home)
+        app.wait_status("Signed in with Sandbox provider")
+        app.screenshot("04-then-signed-in")
+    finally:
+        app.quit()
+    assert_no_secrets(home, [app.log_path])
+
+
+def short_lived_tokens(home):
+    """A sandbox whose access tokens live 5 seconds, used through --provider-file."""
+    log = open(os.path.join(home.root, "sandbox.log"), "wb")
+    sandbox = subprocess.Popen(
+        [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--access-token-ttl", "5"],
+        stdout=subprocess.PIPE, stderr=log)
+    base = sandbox.stdout.readline().decode().split()[1]
+    provider = os.path.join(home.root, "short-lived.json")
+    with open(os.path.join(ROOT, "data", "providers", "sandbox.json")) as f:
+        description = json.load(f)
+    description.update({"id": "short-lived", "display_name": "Short-lived sandbox", "issuer": base})
+    with open(provider, "w") as f:
+        json.dump(description, f)
+    app = home.launch("--provider-file", provider)
+    try:
+        app.wait_status("Not signed in")
+        sign_in(app, home)
+        app.wait_status("Signed in with Short-lived sandbox")
+        time.sleep(6)  # the access token has expired
+        before = admin(base, "/_admin/stats")["refresh_grants"]
+        app.press(app.button("Get my profile"))
+        app.wait_status("as Ada Lovelace")
+        after = admin(base, "/_admin/stats")["refresh_grants"]
+        expect(after > before, "the expired token was refreshed silently")
+        app.screenshot("01-profile-after-silent-refresh")
+
+        # Now the provider forgets the grant: the next refresh is refused.
+        with open(os.path.join(home.state, "latchkey", "short-lived.json")) as f:
+            refresh_token = json.load(f)["refresh_token"]
+        urllib.request.urlopen(urllib.request.Request(
+            base + "/revoke", data=f"token={refresh_token}&client_id=latchkey-desktop".encode()), timeout=10)
+        time.sleep(1)
+        app.press(app.button("Get my profile"))
+        app.wait_status("no longer accepts your sign-in")
+        app.wait_sensitive("Sign in", True)
+        expect(not os.path.exists(os.path.join(home.state, "latchkey", "short-lived.json")), "the dead token is gone")
+        app.screenshot("02-refresh-refused-signed-out")
+    finally:
+        app.quit()
+        sandbox.terminate()
+        sandbox.wait()
+        log.close()
+    assert_no_secrets(home, [app.log_path, os.path.join(home.root, "sandbox.log")], [refresh_token])
+
+
+def keyring(home):
+    """A real Secret Service in this D-Bus session: the token goes there, not to disk."""
+    unlock = subprocess.run(
+        ["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=b"test-password", capture_output=True, timeout=20)
+    expect(unlock.returncode == 0, f"keyring did not unlock: {unlock.stderr!r}")
+    start = subprocess.run(["gnome-keyring-daemon", "--start", "--components=secrets"], capture_output=True, timeout=20)
+    expect(start.returncode == 0, f"keyring did not start: {start.stderr!r}")
+    for line in start.stdout.decode().splitlines():
+        if "=" in line:
+            key, value = line.split("=", 1)
+            os.environ[key] = value
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        sign_in(app, home)
+        app.wait_status("Signed in with Sandbox provider")
+        expect("the keyring" in app.status(), f"the status names the keyring: {app.status()!r}")
+        app.screenshot("01-signed-in-keyring")
+        lookup = subprocess.run(
+            ["secret-tool", "lookup", "application", "latchkey", "provider", "sandbox"], capture_output=True, timeout=20)
+        expect(lookup.returncode == 0, "secret-tool finds the item")
+        token = json.loads(lookup.stdout)
+        expect(token["access_token"].startswith("sbx_at_"), "the keyring holds the access token")
+        expect(not os.path.exists(home.token_file), "and no token file exists")
+        app.press(app.button("Sign out"))
+        app.wait_status("Signed out")
+        gone = subprocess.run(["secret-tool", "lookup", "application", "latchkey", "provider", "sandbox"], capture_output=True)
+        expect(gone.returncode != 0 and not gone.stdout, "sign-out removed the item")
+        app.screenshot("02-signed-out")
+    finally:
+        app.quit()
+    assert_no_secrets(home, [app.log_path], [token["access_token"], token["refresh_token"]])
+
+
+SCENARIOS = {
+    "happy_path": happy_path,
+    "relaunch": relaunch,
+    "deny": deny,
+    "close_window": close_window,
+    "token_faults": token_faults,
+    "short_lived_tokens": short_lived_tokens,
+    "keyring": keyring,
+}
+
+
+def run_one(name):
+    """Inside a fresh D-Bus session: one scenario; exit status says how it went."""
+    home = Home(name)
+    try:
+        SCENARIOS[name](home)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def run_all(names):
+    passed, failed = [], []
+    for name in names:
+        started = time.monotonic()
+        result = subprocess.run(["dbus-run-session", "--", sys.executable, __file__, "--inside", name])
+        elapsed = time.monotonic() - started
+        (passed if result.returncode == 0 else failed).append(name)
+        print(f"{'PASS' if result.returncode == 0 else 'FAIL'} {name} ({elapsed:.1f} s)", flush=True)
+    print(f"end-to-end: {len(passed)} passed, {len(failed)} failed")
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--inside":
+        sys.exit(run_one(sys.argv[2]))
+    sys.exit(run_all(sys.argv[1:] or list(SCENARIOS)))
