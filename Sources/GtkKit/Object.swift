@@ -2,6 +2,10 @@ import CGtk
 
 /// Owns one reference to a GObject and the signal handlers connected through it.
 ///
+/// Handlers live as long as the wrapper: keep the wrapper of any widget whose
+/// signals matter (a local `Button` would lose its "clicked" handler at the end
+/// of the scope).
+///
 /// A new widget starts with a floating reference; `ref_sink` makes it ours,
 /// `deinit` gives it back. Handlers are disconnected in `deinit`, and each
 /// closure box is released by GLib's closure notify — never by hand.

@@ -18,6 +18,8 @@ public final class WebViewUserAgent: ExternalUserAgent {
     private let logger: Logger
 
     private var window: Window?
+    /// Kept while the window lives: a wrapper's deinit disconnects its handlers.
+    private var cancelButton: Button?
     private var webView: WebView?
     private var hostLabel: Label?
     private var securityIcon: Image?
@@ -90,6 +92,7 @@ public final class WebViewUserAgent: ExternalUserAgent {
         }
 
         self.window = window
+        self.cancelButton = cancel
         self.webView = webView
         self.hostLabel = hostLabel
         self.securityIcon = securityIcon
@@ -102,9 +105,11 @@ public final class WebViewUserAgent: ExternalUserAgent {
     public func dismiss() {
         webView?.disconnectAll()
         webView?.stop()
+        cancelButton?.disconnectAll()
         window?.disconnectAll()
         window?.destroy()
         window = nil
+        cancelButton = nil
         webView = nil
         hostLabel = nil
         securityIcon = nil

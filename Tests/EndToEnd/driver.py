@@ -108,15 +108,20 @@ class Latchkey:
 
     # Finding things -----------------------------------------------------
 
-    def find(self, role_names, label, root=None, timeout=15.0, exact=True, showing=True):
+    def find(self, role_names, label, root=None, timeout=15.0, exact=True, showing=True, newest=False):
+        """The first matching accessible, or with newest=True the last one: a
+        window opened a second time may leave its predecessor in the cache."""
         if isinstance(role_names, str):
             role_names = {role_names}
 
         def probe():
-            for node in walk(root or self.app):
+            nodes = list(walk(root or self.app))
+            for node in reversed(nodes) if newest else nodes:
                 if role(node) in role_names:
                     text = name(node)
                     if (text == label) if exact else (label in text):
+                        if is_(node, Atspi.StateType.DEFUNCT):
+                            continue  # a widget already destroyed, still in the cache
                         if not showing or is_(node, Atspi.StateType.SHOWING):
                             return node
             return None

@@ -38,9 +38,10 @@ def expect(condition, message):
 class Home:
     """A private home: XDG directories, and a recording default browser."""
 
-    def __init__(self, scenario):
+    def __init__(self, scenario, fresh=True):
         self.root = os.path.join(OUTPUT, scenario)
-        shutil.rmtree(self.root, ignore_errors=True)
+        if fresh:
+            shutil.rmtree(self.root, ignore_errors=True)
         self.shots = self.root
         self.home = os.path.join(self.root, "home")
         self.config = os.path.join(self.home, ".config")
@@ -234,7 +235,9 @@ def close_window(home):
         app.press(app.wait_sensitive("Sign in"))
         app.find("entry", "Username", timeout=30)
         app.screenshot("01-sign-in-window")
-        app.press(app.button("Close"))
+        # The sign-in window's own close button, not the main window's.
+        sign_in_window = app.find({"frame", "dialog", "window"}, "Sign in to Sandbox provider (offline demo)")
+        app.press(app.button("Close", root=sign_in_window))
         app.wait_status("Sign-in cancelled.")
         app.wait_sensitive("Sign in", True)
         app.absent("entry", "Username")
@@ -243,7 +246,8 @@ def close_window(home):
         # And Cancel does the same.
         app.press(app.wait_sensitive("Sign in"))
         app.find("entry", "Username", timeout=30)
-        app.press(app.button("Cancel"))
+        sign_in_window = app.find({"frame", "dialog", "window"}, "Sign in to Sandbox provider (offline demo)", newest=True)
+        app.press(app.button("Cancel", root=sign_in_window))
         app.wait_status("Sign-in cancelled.")
         expect(not os.path.exists(home.token_file), "nothing stored")
     finally:
@@ -352,7 +356,21 @@ def keyring(home):
     assert_no_secrets(home, [app.log_path], [token["access_token"], token["refresh_token"]])
 
 
+def data_files(home):
+    """The desktop file and the AppStream metadata pass their validators."""
+    desktop = subprocess.run(
+        ["desktop-file-validate", os.path.join(ROOT, "data", "io.github.latchkey.Latchkey.desktop")], capture_output=True)
+    expect(desktop.returncode == 0 and not desktop.stdout.strip(), f"desktop-file-validate: {desktop.stdout!r}")
+    metainfo = subprocess.run(
+        ["appstreamcli", "validate", "--no-net", os.path.join(ROOT, "data", "io.github.latchkey.Latchkey.metainfo.xml")],
+        capture_output=True)
+    expect(metainfo.returncode == 0, f"appstreamcli validate: {metainfo.stdout!r}")
+    icon = os.path.join(ROOT, "data", "icons", "hicolor", "scalable", "apps", "io.github.latchkey.Latchkey.svg")
+    expect(os.path.exists(icon), "the icon named by the desktop file exists")
+
+
 SCENARIOS = {
+    "data_files": data_files,
     "happy_path": happy_path,
     "relaunch": relaunch,
     "deny": deny,
@@ -363,9 +381,37 @@ SCENARIOS = {
 }
 
 
+def session_config(home):
+    """A D-Bus session that can start the accessibility bus and nothing else:
+    no portal, no keyring by activation. A scenario that wants a keyring starts
+    one itself."""
+    services = os.path.join(home.root, "dbus-services")
+    os.makedirs(services, exist_ok=True)
+    for service in glob.glob("/usr/share/dbus-1/services/org.a11y.*.service"):
+        shutil.copy(service, services)
+    config = os.path.join(home.root, "session.conf")
+    with open(config, "w") as f:
+        f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <keep_umask/>
+  <listen>unix:dir={home.runtime}</listen>
+  <auth>EXTERNAL</auth>
+  <servicedir>{services}</servicedir>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+""")
+    return config
+
+
 def run_one(name):
-    """Inside a fresh D-Bus session: one scenario; exit status says how it went."""
-    home = Home(name)
+    """Inside the scenario's D-Bus session: run it; the exit status says how it went."""
+    home = Home(name, fresh=False)
     try:
         SCENARIOS[name](home)
     except Exception:
@@ -378,7 +424,10 @@ def run_all(names):
     passed, failed = [], []
     for name in names:
         started = time.monotonic()
-        result = subprocess.run(["dbus-run-session", "--", sys.executable, __file__, "--inside", name])
+        home = Home(name)
+        result = subprocess.run(
+            ["dbus-run-session", f"--config-file={session_config(home)}", "--", sys.executable, __file__, "--inside", name],
+            env=os.environ)
         elapsed = time.monotonic() - started
         (passed if result.returncode == 0 else failed).append(name)
         print(f"{'PASS' if result.returncode == 0 else 'FAIL'} {name} ({elapsed:.1f} s)", flush=True)
