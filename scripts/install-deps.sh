@@ -8,6 +8,8 @@ set -euo pipefail
 
 run_packages=(
   pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev
+  glib-networking          # TLS for the provider's https pages and endpoints
+  adwaita-icon-theme       # the padlock, avatar and spinner icons
   librsvg2-common          # SVG pictures (the sandbox's avatars) in GdkPixbuf
   dbus-x11 at-spi2-core    # a session bus and the accessibility bus
 )
@@ -41,4 +43,5 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+# With recommends, as a desktop would have them: WebKitGTK's are what it runs with.
+$sudo apt-get install -y -q "${missing[@]}"

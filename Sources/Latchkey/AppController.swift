@@ -123,7 +123,7 @@ final class AppController {
                 let profile = try await profileClient.fetch(using: session)
                 let picture = await Self.picture(at: profile.pictureURL)
                 MainLoop.perform {
-                    self?.window.setPicture(picture)
+                    self?.window.showPicture(picture)
                     self?.send(.profileLoaded(profile))
                 }
             } catch {
@@ -160,10 +160,7 @@ final class AppController {
         let name = configuration.displayName
         Task.detached { [weak self] in
             let warning = await session.signOut()
-            MainLoop.perform {
-                self?.window.setPicture(nil)
-                self?.send(.signedOut(notice: warning ?? "Signed out of \(name)."))
-            }
+            MainLoop.perform { self?.send(.signedOut(notice: warning ?? "Signed out of \(name).")) }
         }
     }
 

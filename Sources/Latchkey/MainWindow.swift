@@ -13,13 +13,13 @@ final class MainWindow {
     private let spinner = Spinner()
     private let avatar = Image(iconName: "avatar-default-symbolic", pixelSize: 64)
     private let name = Label()
-    private let email = Label(selectable: true)
+    private let email = Label()
     private let note = Label("", wrap: true)
     private let profileBox = Box(vertical: false, spacing: 16)
 
     init(application: Application, providerName: String) {
         window = Window(application: application, title: "Latchkey")
-        window.setDefaultSize(width: 460, height: 520)
+        window.setDefaultSize(width: 460, height: 440)
         window.setIcon(name: LatchkeyApp.id)
         window.setTitlebar(HeaderBar(title: "Latchkey", subtitle: providerName))
 
@@ -77,20 +77,15 @@ final class MainWindow {
         spinner.isVisible = model.busy
         spinner.setSpinning(model.busy)
 
-        if let profile = model.profile {
-            name.text = profile.name ?? ""
-            email.text = profile.email ?? ""
-            profileBox.isVisible = true
-            note.text = profile.note ?? ""
-            note.isVisible = profile.note != nil
-        } else {
-            profileBox.isVisible = false
-            note.isVisible = false
-        }
+        name.text = model.headline
+        email.text = model.subline
+        note.text = model.profile?.note ?? ""
+        note.isVisible = model.profile?.note != nil
+        if model.profile == nil { showPicture(nil) }
     }
 
     /// The profile picture, or the generic one when there is none or it cannot be read.
-    func setPicture(_ bytes: [UInt8]?) {
+    func showPicture(_ bytes: [UInt8]?) {
         if let bytes, avatar.setPicture(bytes, size: 64) { return }
         avatar.setIcon("avatar-default-symbolic")
     }

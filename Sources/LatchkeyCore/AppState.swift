@@ -96,6 +96,10 @@ public struct ViewModel: Equatable, Sendable {
     public var busy: Bool
     public var isError: Bool
     public var profile: Profile?
+    /// The large line at the top: the person's name once known.
+    public var headline: String
+    /// The line under it: their e-mail, or what to do next.
+    public var subline: String
 
     public init(state: AppState, providerName: String, storeName: String) {
         signInEnabled = false
@@ -106,6 +110,8 @@ public struct ViewModel: Equatable, Sendable {
         busy = false
         isError = false
         profile = nil
+        headline = state.isSignedIn ? "Signed in" : "Not signed in"
+        subline = state.isSignedIn ? "Get your profile to see who you are." : "Sign in with \(providerName)."
         switch state {
         case .starting:
             status = "Starting…"
@@ -126,6 +132,8 @@ public struct ViewModel: Equatable, Sendable {
             busy = true
         case .profileLoaded(let loaded, let notice):
             profile = loaded
+            headline = loaded.name ?? loaded.email ?? "Signed in"
+            subline = loaded.name == nil ? "" : loaded.email ?? ""
             openProfileURL = loaded.profileURL?.absoluteString
             status = notice ?? "Signed in with \(providerName) as \(loaded.name ?? loaded.email ?? "you")."
         case .signingOut:

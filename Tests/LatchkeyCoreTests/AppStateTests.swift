@@ -22,6 +22,7 @@ import Testing
         #expect(model.openProfileURL == nil)
         #expect(!model.signOutVisible)
         #expect(model.status.contains("Not signed in"))
+        #expect(model.headline == "Not signed in")
     }
 
     @Test func whileStartingNothingCanBePressed() {
@@ -47,6 +48,8 @@ import Testing
         #expect(model.openProfileURL == "http://127.0.0.1:4000/in/ada")
         #expect(model.profile?.name == "Ada Lovelace")
         #expect(model.status.contains("as Ada Lovelace"))
+        #expect(model.headline == "Ada Lovelace")
+        #expect(model.subline == "ada@sandbox.example")
         state = run([.profileOpened], from: state)
         #expect(view(state).openProfileURL == "http://127.0.0.1:4000/in/ada")
         #expect(view(state).status.contains("web browser"))
