@@ -1,7 +1,7 @@
 # Latchkey: two commands on a fresh Debian 12 machine.
 #   make run    install what is missing, build, start the app (sandbox provider by default)
 #   make test   install what is missing, build, run every test
-.PHONY: run test deps test-deps build bench sandbox clean
+.PHONY: run test deps test-deps bench-deps build bench sandbox clean
 
 SWIFT ?= swift
 ARGS ?=
@@ -25,8 +25,12 @@ build:
 sandbox: deps build
 	.build/debug/latchkey-sandbox $(ARGS)
 
-bench: test-deps
-	@echo "make bench: the benchmarks arrive with the benchmarks issue." >&2; exit 1
+# Release build against C baselines, alternating pairs; prints a table, writes bench-results.json.
+bench: bench-deps
+	Benchmarks/run.sh
+
+bench-deps:
+	@scripts/install-deps.sh bench
 
 clean:
-	rm -rf .build test-output
+	rm -rf .build test-output bench-output bench-results.json

@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "latchkey", targets: ["Latchkey"]),
         .executable(name: "latchkey-sandbox", targets: ["SandboxProviderTool"]),
+        .executable(name: "latchkey-refresh-storm", targets: ["RefreshStorm"]),
         .library(name: "OAuthCore", targets: ["OAuthCore"]),
     ],
     dependencies: [
@@ -76,6 +77,11 @@ let package = Package(
                 "SandboxProvider",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+
+        // make bench: 1000 concurrent freshToken() calls against the sandbox.
+        .executableTarget(
+            name: "RefreshStorm", dependencies: ["OAuthCore", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/RefreshStorm"),
 
         // Starts the real latchkey-sandbox for a test; speaks HTTP with curl.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -4,6 +4,7 @@
 # can call it every time.
 #   scripts/install-deps.sh run    what building and running the app needs
 #   scripts/install-deps.sh test   that, plus what the tests drive it with
+#   scripts/install-deps.sh bench  that, plus the benchmarks' C compiler and X client
 set -euo pipefail
 
 run_packages=(
@@ -22,8 +23,16 @@ test_packages=(
   curl procps
 )
 
+bench_packages=(
+  gcc                      # the C baselines
+  python3-xlib             # MapNotify: when a window really appears
+)
+
 packages=("${run_packages[@]}")
-[ "${1:-run}" = test ] && packages+=("${test_packages[@]}")
+case "${1:-run}" in
+  test) packages+=("${test_packages[@]}") ;;
+  bench) packages+=("${test_packages[@]}" "${bench_packages[@]}") ;;
+esac
 
 missing=()
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)

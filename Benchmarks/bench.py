@@ -1,0 +1,399 @@
+#!/usr/bin/python3
+"""make bench: Latchkey against C baselines built in the same run, A B A B …
+
+Every measurement alternates the app with its baseline (one warm-up pair, then
+PAIRS counted pairs), and reports medians and their ratio. Launch times are
+taken from outside: process start to the X MapNotify of its first top-level
+window. Moments only the app sees (its sign-in page finished loading, the
+redirect intercepted) come from its --log-level debug lines, which carry
+wall-clock milliseconds.
+"""
+
+import glob
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+from Xlib import X, display as xdisplay
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "EndToEnd"))
+import driver  # noqa: E402
+
+BIN = os.path.join(ROOT, ".build", "release")
+BASELINES = os.path.join(ROOT, "bench-output", "baselines")
+WORK = os.path.join(ROOT, "bench-output", "homes")
+PAIRS = int(os.environ.get("BENCH_PAIRS", "10"))
+CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
+
+# Processes and memory ------------------------------------------------------------
+
+
+def tree(pid):
+    parents, commands = {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{entry}/comm") as f:
+                    commands[int(entry)] = f.read().strip()
+                parents[int(entry)] = int(fields[1])
+            except OSError:
+                pass
+    members, frontier = {pid}, {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - members
+        members |= frontier
+    return {p: commands.get(p, "") for p in members}
+
+
+def status_kb(pid, field):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_of(pid, keep=lambda command: True):
+    """Resident memory of pid and its descendants whose command passes keep (MiB)."""
+    return sum(status_kb(p, "VmRSS") for p, command in tree(pid).items() if p == pid or keep(command)) / 1024
+
+
+def stop(process):
+    for p in tree(process.pid):
+        if p != process.pid:
+            try:
+                os.kill(p, 15)
+            except OSError:
+                pass
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+# Launch to first window ---------------------------------------------------------
+
+
+class MapWatcher:
+    """MapNotify of top-level windows, from the X server itself."""
+
+    def __init__(self):
+        self.display = xdisplay.Display()
+        self.root = self.display.screen().root
+        self.root.change_attributes(event_mask=X.SubstructureNotifyMask)
+        self.display.sync()
+
+    def drain(self):
+        while self.display.pending_events():
+            self.display.next_event()
+
+    def launch(self, command, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30):
+        """Starts command; returns (process, milliseconds to its first top-level MapNotify)."""
+        self.drain()
+        start = time.monotonic()
+        process = subprocess.Popen(command, env=env, stdout=stdout, stderr=stderr, start_new_session=True)
+        deadline = start + timeout
+        while time.monotonic() < deadline:
+            if self.display.pending_events():
+                event = self.display.next_event()
+                if event.type == X.MapNotify:
+                    return process, (time.monotonic() - start) * 1000
+            else:
+                time.sleep(0.0005)
+        stop(process)
+        raise RuntimeError(f"no window from {command[0]}")
+
+
+def home_for(name, tokens=0, providers=0):
+    """A private home; with tokens, signed in to the sandbox (and `providers` more stored sign-ins)."""
+    root = os.path.join(WORK, name)
+    shutil.rmtree(root, ignore_errors=True)
+    state = os.path.join(root, ".local", "state", "latchkey")
+    config = os.path.join(root, ".config", "latchkey")
+    os.makedirs(state, mode=0o700)
+    os.makedirs(config)
+    runtime = os.path.join(root, "runtime")
+    os.makedirs(runtime, mode=0o700)
+    token = {"access_token": "bench-access", "refresh_token": "bench-refresh", "token_type": "Bearer",
+             "expires_at": time.time() + 86400 * 30, "received_at": time.time()}
+    if tokens:
+        with open(os.path.join(state, "sandbox.json"), "w") as f:
+            json.dump(token, f)
+    for index in range(providers):
+        with open(os.path.join(state, f"provider{index}.json"), "w") as f:
+            json.dump(token, f)
+        with open(os.path.join(config, f"provider{index}.json"), "w") as f:
+            json.dump({"client_id": f"client-{index}", "client_secret": f"secret-{index}"}, f)
+    env = dict(os.environ)
+    env.update({
+        "HOME": root, "XDG_CONFIG_HOME": os.path.join(root, ".config"), "XDG_DATA_HOME": os.path.join(root, ".local", "share"),
+        "XDG_STATE_HOME": os.path.join(root, ".local", "state"), "XDG_RUNTIME_DIR": runtime,
+        "WEBKIT_DISABLE_COMPOSITING_MODE": "1",
+    })
+    return root, env
+
+
+def launch_pairs(watcher):
+    """1 and 4: launch time and idle memory, signed out and signed in, against the C window."""
+    results = {"c": [], "out": [], "in": [], "c_rss": [], "in_rss": []}
+    for round_ in range(PAIRS + 1):
+        for kind in ("c", "out", "in"):
+            root, env = home_for(f"launch-{kind}", tokens=1 if kind == "in" else 0)
+            command = [os.path.join(BASELINES, "gtk-window")] if kind == "c" else [os.path.join(BIN, "latchkey")]
+            process, ms = watcher.launch(command, env)
+            time.sleep(2)
+            peak = status_kb(process.pid, "VmHWM") / 1024
+            stop(process)
+            if round_ == 0:
+                continue
+            results[kind].append(ms)
+            if kind in ("c", "in"):
+                results[f"{kind}_rss"].append(peak)
+    return results
+
+
+def growth(watcher):
+    """6: launch time and memory with 1, 10 and 100 stored sign-ins and provider files."""
+    counts = (1, 10, 100)
+    results = {n: {"ms": [], "rss": []} for n in counts}
+    for round_ in range(PAIRS + 1):
+        for n in counts:
+            root, env = home_for(f"growth-{n}", tokens=1, providers=n - 1)
+            process, ms = watcher.launch([os.path.join(BIN, "latchkey")], env)
+            time.sleep(2)
+            peak = status_kb(process.pid, "VmHWM") / 1024
+            stop(process)
+            if round_:
+                results[n]["ms"].append(ms)
+                results[n]["rss"].append(peak)
+    return results
+
+
+# Sign-in ---------------------------------------------------------------------------
+
+
+def log_times(path, patterns):
+    """Wall-clock seconds of the first log line matching each pattern."""
+    found = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            for key, pattern in patterns.items():
+                if key not in found and pattern in line:
+                    try:
+                        found[key] = float(line.split()[0])
+                    except ValueError:
+                        pass
+    return found
+
+
+def sandbox():
+    process = subprocess.Popen(
+        [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--log-level", "warning"], stdout=subprocess.PIPE)
+    base = process.stdout.readline().decode().split()[1]
+    return process, base
+
+
+def page_url(base):
+    return (f"{base}/authorize?response_type=code&client_id=latchkey-desktop"
+            f"&redirect_uri=https%3A%2F%2Flatchkey.invalid%2Foauth2%2Fcallback&scope=openid%20profile%20email"
+            f"&state=bench&code_challenge={CHALLENGE}&code_challenge_method=S256")
+
+
+def token_round_trip(base):
+    """A plain HTTP client's POST to the token endpoint (refused: the round trip is what counts)."""
+    started = time.monotonic()
+    request = urllib.request.Request(
+        base + "/token", data=b"grant_type=authorization_code&code=x&redirect_uri=x&client_id=latchkey-desktop&code_verifier="
+        + b"a" * 43)
+    try:
+        urllib.request.urlopen(request, timeout=10).read()
+    except urllib.error.HTTPError as error:
+        error.read()
+    return (time.monotonic() - started) * 1000
+
+
+def app_sign_in(watcher):
+    """2, 3, 4: one real sign-in, driven through AT-SPI like a person."""
+    root, env = home_for("sign-in")
+    os.environ.update({k: env[k] for k in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR")})
+    app = driver.Latchkey(os.path.join(BIN, "latchkey"), root, root)
+    try:
+        app.wait_status("Not signed in")
+        app.press(app.wait_sensitive("Sign in"))
+        username = app.find("entry", "Username", timeout=30)
+        times = driver.wait_until("page loaded", lambda: (lambda t: t if "loaded" in t else None)(
+            log_times(app.log_path, {"click": "state signingIn", "loaded": "sign-in page loaded"})), 30)
+        rss = rss_of(app.process.pid, keep=lambda command: command.startswith("WebKit"))
+        app.type_into(username, "ada")
+        app.type_into(app.find("password text", "Password"), "engine")
+        app.press(app.button("Allow"))
+        app.wait_status("Signed in with")
+        done = log_times(app.log_path, {"redirect": "redirect intercepted", "signed_in": "state signedIn"})
+        return {"page_ms": (times["loaded"] - times["click"]) * 1000,
+                "redirect_ms": (done["signed_in"] - done["redirect"]) * 1000, "rss": rss}
+    finally:
+        app.quit()
+
+
+def c_cold(base):
+    root, env = home_for("c-cold")
+    started = time.time()
+    process = subprocess.Popen([os.path.join(BASELINES, "webkit-page"), page_url(base)], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while True:
+            line = process.stdout.readline().decode()
+            if not line:
+                raise RuntimeError("webkit-page ended early")
+            if line.startswith("finished"):
+                return (float(line.split()[1]) - started) * 1000, rss_of(process.pid)
+    finally:
+        stop(process)
+
+
+def c_warm(base):
+    root, env = home_for("c-warm")
+    process = subprocess.Popen([os.path.join(BASELINES, "webkit-page"), "--warm", page_url(base)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while True:
+            line = process.stdout.readline().decode()
+            if not line:
+                raise RuntimeError("webkit-page ended early")
+            if line.startswith("warm_ms"):
+                return float(line.split()[1])
+    finally:
+        stop(process)
+
+
+def sign_in_pairs(watcher):
+    server, base = sandbox()
+    results = {"app_page": [], "app_redirect": [], "app_rss": [], "cold": [], "cold_rss": [], "warm": [], "rtt": []}
+    try:
+        for round_ in range(PAIRS + 1):
+            app = app_sign_in(watcher)
+            cold, cold_rss = c_cold(base)
+            warm = c_warm(base)
+            rtt = median([token_round_trip(base) for _ in range(5)])
+            if round_ == 0:
+                continue
+            results["app_page"].append(app["page_ms"])
+            results["app_redirect"].append(app["redirect_ms"])
+            results["app_rss"].append(app["rss"])
+            results["cold"].append(cold)
+            results["cold_rss"].append(cold_rss)
+            results["warm"].append(warm)
+            results["rtt"].append(rtt)
+    finally:
+        stop(server)
+    return results
+
+
+def refresh_storm():
+    output = subprocess.run([os.path.join(BIN, "latchkey-refresh-storm"), str(PAIRS)], capture_output=True, check=True)
+    return json.loads(output.stdout)
+
+
+# Report ----------------------------------------------------------------------------
+
+
+def machine():
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        memory = int(f.readline().split()[1]) // 1024 // 1024
+    webkit = subprocess.run(["pkg-config", "--modversion", "webkit2gtk-4.1"], capture_output=True, text=True).stdout.strip()
+    gtk = subprocess.run(["pkg-config", "--modversion", "gtk+-3.0"], capture_output=True, text=True).stdout.strip()
+    return f"{os.cpu_count()} × {cpu}, {memory} GiB, {platform.platform()}, GTK {gtk}, WebKitGTK {webkit}, Xvfb"
+
+
+def main():
+    watcher = MapWatcher()
+    rows = []
+
+    def row(name, app, baseline, goal_ratio=None, goal_text="", unit="ms", baseline_name=""):
+        ratio = app / baseline if baseline else float("nan")
+        met = None if goal_ratio is None else ratio <= goal_ratio
+        rows.append({"measurement": name, "latchkey": round(app, 2), "baseline": round(baseline, 2),
+                     "baseline_name": baseline_name, "ratio": round(ratio, 3), "unit": unit, "goal": goal_text, "met": met})
+
+    print("launch and idle memory …", file=sys.stderr, flush=True)
+    launch = launch_pairs(watcher)
+    c = median(launch["c"])
+    row("launch to window, signed out", median(launch["out"]), c, 1.15, "≤ 1.15 × C", baseline_name="C GTK window")
+    row("launch to window, signed in", median(launch["in"]), c, 1.15, "≤ 1.15 × C", baseline_name="C GTK window")
+    row("peak RSS, signed in, idle 2 s", median(launch["in_rss"]), median(launch["c_rss"]), 1.3, "≤ 1.3 × C", "MiB",
+        "C GTK window")
+
+    print("sign-in …", file=sys.stderr, flush=True)
+    sign = sign_in_pairs(watcher)
+    row("Sign in click to page loaded (vs warm)", median(sign["app_page"]), median(sign["warm"]), 1.1, "≤ 1.1 × warm C",
+        baseline_name="C WebKitGTK, warm")
+    row("Sign in click to page loaded (vs cold)", median(sign["app_page"]), median(sign["cold"]), 0.5, "≤ 0.5 × cold C",
+        baseline_name="C WebKitGTK, cold")
+    rtt = median(sign["rtt"])
+    redirect = median(sign["app_redirect"])
+    rows.append({"measurement": "redirect intercepted to signed in", "latchkey": round(redirect, 2), "baseline": round(rtt, 2),
+                 "baseline_name": "token endpoint round trip (plain HTTP client)", "ratio": round(redirect / rtt, 3),
+                 "unit": "ms", "goal": "≤ round trip + 20 ms", "met": redirect <= rtt + 20})
+    row("RSS during sign-in (app + WebKit)", median(sign["app_rss"]), median(sign["cold_rss"]), 1.1, "≤ 1.1 × cold C",
+        "MiB", "C WebKitGTK cold + children")
+
+    print("refresh storm …", file=sys.stderr, flush=True)
+    storm = refresh_storm()
+    single, total = storm["median_single_refresh_ms"], storm["median_storm_ms"]
+    row("1000 concurrent freshToken()", total, single, 2.0, "≤ 2 × one refresh", baseline_name="one refresh round trip")
+    storm_ok = all(n == 1 for n in storm["refresh_requests_per_storm"]) and all(n == 1 for n in storm["distinct_tokens_per_storm"])
+
+    print("cost growth …", file=sys.stderr, flush=True)
+    grow = growth(watcher)
+    one = grow[1]
+    for n in (10, 100):
+        row(f"launch, {n} stored sign-ins (vs 1)", median(grow[n]["ms"]), median(one["ms"]), 1.15, "flat (≤ 1.15 × 1)",
+            baseline_name="1 stored sign-in")
+        row(f"peak RSS, {n} stored sign-ins (vs 1)", median(grow[n]["rss"]), median(one["rss"]), 1.15, "flat (≤ 1.15 × 1)",
+            "MiB", "1 stored sign-in")
+
+    results = {"machine": machine(), "pairs": PAIRS, "date": time.strftime("%Y-%m-%d"), "rows": rows,
+               "refresh_storm": storm, "refresh_storm_single_flight": storm_ok,
+               "raw": {"launch": launch, "sign_in": sign, "growth": {str(k): v for k, v in grow.items()}}}
+    with open(os.path.join(ROOT, "bench-results.json"), "w") as f:
+        json.dump(results, f, indent=2)
+
+    print(f"\nMachine: {results['machine']}; {PAIRS} alternating pairs after a warm-up; medians.\n")
+    print("| measurement | Latchkey | baseline | ratio | goal | met |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        met = "—" if r["met"] is None else ("yes" if r["met"] else "**no**")
+        print(f"| {r['measurement']} | {r['latchkey']:.1f} {r['unit']} | {r['baseline']:.1f} {r['unit']} ({r['baseline_name']}) "
+              f"| {r['ratio']:.2f} | {r['goal']} | {met} |")
+    print(f"\nRefresh storm: {storm['callers']} callers, refresh requests per storm {storm['refresh_requests_per_storm']}, "
+          f"distinct tokens per storm {storm['distinct_tokens_per_storm']} — single flight {'held' if storm_ok else 'FAILED'}.")
+
+
+if __name__ == "__main__":
+    main()
