@@ -12,6 +12,8 @@ let package = Package(
         .executable(name: "latchkey-sandbox", targets: ["SandboxProviderTool"]),
         .executable(name: "latchkey-refresh-storm", targets: ["RefreshStorm"]),
         .library(name: "OAuthCore", targets: ["OAuthCore"]),
+        // WebKitGTK lives here, loaded with dlopen only when a sign-in is near.
+        .library(name: "LatchkeyWebSignIn", type: .dynamic, targets: ["WebSignIn"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -41,10 +43,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
-        // The thin Swift layer over GLib, GTK, WebKitGTK and libsecret.
+        // The thin Swift layer over GLib and GTK: ownership, signals, the main-loop hop, widgets.
+        .target(name: "GtkKit", dependencies: ["CGtk"], swiftSettings: [.swiftLanguageMode(.v5)]),
+
+        // The sign-in window with its WebKitGTK view, behind a C interface: a
+        // shared library the app opens only when needed, so launches never pay for WebKit.
+        .target(name: "WebSignIn", dependencies: ["GtkKit", "CWebKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
+
+        // OAuthCore on the desktop: the embedded user agent (opening WebSignIn) and the keyring store.
         .target(
-            name: "GtkKit",
-            dependencies: ["CGtk", "CWebKit", "CSecret", "OAuthCore", .product(name: "Logging", package: "swift-log")],
+            name: "DesktopOAuth",
+            dependencies: ["GtkKit", "CSecret", "OAuthCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.swiftLanguageMode(.v5)]),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
@@ -54,7 +63,7 @@ let package = Package(
         .executableTarget(
             name: "Latchkey",
             dependencies: [
-                "GtkKit", "OAuthCore", "LatchkeyCore",
+                "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -88,7 +97,7 @@ let package = Package(
         .testTarget(
             name: "OAuthCoreTests",
             dependencies: ["OAuthCore", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GtkKitTests", dependencies: ["GtkKit"]),
+        .testTarget(name: "GtkKitTests", dependencies: ["GtkKit", "DesktopOAuth", "WebSignIn"]),
         .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore"]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(

@@ -396,4 +396,12 @@ def main():
 
 
 if __name__ == "__main__":
+    if os.environ.get("LATCHKEY_BENCH_INSIDE") != "1":
+        # The same D-Bus session as the end-to-end tests: the accessibility bus and nothing else.
+        import e2e
+        session = e2e.Home("bench-session")
+        os.environ["LATCHKEY_BENCH_INSIDE"] = "1"
+        sys.exit(subprocess.run(
+            ["dbus-run-session", f"--config-file={e2e.session_config(session)}", "--", sys.executable, __file__, *sys.argv[1:]],
+            env=os.environ).returncode)
     main()

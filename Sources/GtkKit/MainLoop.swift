@@ -35,7 +35,7 @@ public enum MainLoop {
 }
 
 /// Carries a Swift value through a C `gpointer`.
-final class ClosureBox<Value> {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+package final class ClosureBox<Value> {
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
 }

@@ -36,7 +36,7 @@ open class Object {
 
     /// Connects a C trampoline with a retained box as its user data.
     @discardableResult
-    func connect<Value>(_ signal: String, _ trampoline: GCallback, _ value: Value) -> gulong {
+    package func connect<Value>(_ signal: String, _ trampoline: GCallback, _ value: Value) -> gulong {
         let box = Unmanaged.passRetained(ClosureBox(value)).toOpaque()
         let id = g_signal_connect_data(
             pointer, signal, trampoline, box,
@@ -75,11 +75,11 @@ open class Object {
 
 /// Casts between GObject pointer types, as `G_TYPE_CHECK_INSTANCE_CAST` would.
 @inline(__always)
-func cast<T>(_ pointer: UnsafeMutableRawPointer) -> UnsafeMutablePointer<T> {
+package func cast<T>(_ pointer: UnsafeMutableRawPointer) -> UnsafeMutablePointer<T> {
     pointer.assumingMemoryBound(to: T.self)
 }
 
 @inline(__always)
-func cast<T, U>(_ pointer: UnsafeMutablePointer<U>) -> UnsafeMutablePointer<T> {
+package func cast<T, U>(_ pointer: UnsafeMutablePointer<U>) -> UnsafeMutablePointer<T> {
     UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: T.self)
 }

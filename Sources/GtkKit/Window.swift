@@ -28,7 +28,11 @@ open class Window: Widget {
 
     /// Modal over `parent`, centred on it, closed with it.
     public func makeModal(over parent: Window) {
-        gtk_window_set_transient_for(window, parent.window)
+        makeModal(over: parent.window)
+    }
+
+    public func makeModal(over parent: UnsafeMutablePointer<GtkWindow>) {
+        gtk_window_set_transient_for(window, parent)
         gtk_window_set_modal(window, 1)
         gtk_window_set_destroy_with_parent(window, 1)
         gtk_window_set_position(window, GTK_WIN_POS_CENTER_ON_PARENT)

@@ -1,4 +1,5 @@
 import Foundation
+import DesktopOAuth
 import GtkKit
 import LatchkeyCore
 import Logging
@@ -16,13 +17,24 @@ final class AppController {
     private let tokenClient: TokenClient
     private let profileClient: ProfileClient
     private let logger: Logger
-    private var agent: WebViewUserAgent?
+    private lazy var agent = WebViewUserAgent(parent: window.window, providerName: configuration.displayName)
 
     private(set) var state = AppState.starting {
         didSet {
             guard state != oldValue else { return }
             logger.debug("state \(Self.name(of: state))")
             window.render(ViewModel(state: state, providerName: configuration.displayName, storeName: storeName))
+            if case .signedOut = state { prepareSignIn() }
+            if case .failed(_, false) = state { prepareSignIn() }
+        }
+    }
+
+    /// Signed out, a sign-in is the likely next step: load WebKit and start its
+    /// web process now, after the window has drawn, so the page appears sooner.
+    private func prepareSignIn() {
+        MainLoop.after(milliseconds: 50) { [weak self] in
+            guard let self, AppState.next(self.state, .signInRequested) == .signingIn else { return }
+            self.agent.prepare()
         }
     }
 
@@ -79,8 +91,6 @@ final class AppController {
         guard AppState.next(state, .signInRequested) == .signingIn else { return }
         send(.signInRequested)
         let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: configuration))
-        let agent = WebViewUserAgent(parent: window.window, providerName: configuration.displayName)
-        self.agent = agent
         do {
             try agent.present(flow)
         } catch {
@@ -110,8 +120,7 @@ final class AppController {
     }
 
     private func closeSignInWindow() {
-        agent?.dismiss()
-        agent = nil
+        agent.dismiss()
     }
 
     private func getProfile() {

@@ -1,4 +1,5 @@
 import Foundation
+import DesktopOAuth
 import GtkKit
 import Logging
 import OAuthCore

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import DesktopOAuth
 import GtkKit
 import Logging
 import OAuthCore
@@ -40,6 +41,11 @@ struct LatchkeyCommand: ParsableCommand {
     }
 
     func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        if !signOut, environment["DISPLAY"]?.isEmpty != false, environment["WAYLAND_DISPLAY"]?.isEmpty != false {
+            throw ValidationError(
+                "Latchkey is a desktop app and needs a graphical session: neither DISPLAY nor WAYLAND_DISPLAY is set.")
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey")

@@ -1,3 +1,4 @@
+import DesktopOAuth
 import GtkKit
 import LatchkeyCore
 

@@ -1,5 +1,7 @@
 import Testing
-@testable import GtkKit
+@testable import DesktopOAuth
+import GtkKit
+import WebSignIn
 
 @Suite struct ToolkitTests {
     @Test func gtkIsVersionThreeAtRunTime() {
@@ -8,11 +10,12 @@ import Testing
     }
 
     @Test func webKitGtkIsTheFourPointOneAPIAtLeastTwoPointFourty() {
-        #expect(Toolkit.webKit.major == 2)
-        #expect(Toolkit.webKit.minor >= 40)
+        let version = latchkeyWebSignInWebKitVersion()
+        #expect(version / 10000 == 2)
+        #expect(version / 100 % 100 >= 40)
     }
 
     @Test func libsecretLinksAndRegistersItsTypes() {
-        #expect(Toolkit.secretSchemaTypeName == "SecretSchema")
+        #expect(SecretServiceTokenStore.schemaTypeName == "SecretSchema")
     }
 }

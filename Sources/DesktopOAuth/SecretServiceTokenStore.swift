@@ -23,6 +23,9 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
 
     public var displayName: String { "the keyring" }
 
+    /// Proves libsecret linked: its schema type registers with GObject.
+    public static var schemaTypeName: String { String(cString: g_type_name(secret_schema_get_type())) }
+
     /// Whether a Secret Service already runs on the session bus. Asked without
     /// D-Bus activation: starting a keyring daemon on a machine that has none
     /// would prompt, or hang, rather than fall back to the file store.

@@ -1,6 +1,7 @@
 import CGtk
 import CWebKit
 import Foundation
+import GtkKit
 
 /// A WebKitWebView in its own ephemeral context: no cookie, cache or storage
 /// outlives it unless the person asked the provider to remember them.
@@ -22,6 +23,9 @@ final class WebView: Widget {
     }
 
     func load(_ url: URL) { webkit_web_view_load_uri(view, url.absoluteString) }
+
+    /// Starts the web process with nothing to show.
+    func loadBlank() { webkit_web_view_load_html(view, "", nil) }
     func stop() { webkit_web_view_stop_loading(view) }
 
     var uri: String? { webkit_web_view_get_uri(view).map { String(cString: $0) } }
