@@ -208,7 +208,8 @@ def log_times(path, patterns):
 
 def sandbox():
     process = subprocess.Popen(
-        [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--log-level", "warning"], stdout=subprocess.PIPE)
+        [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--log-level", "warning"], stdout=subprocess.PIPE,
+        start_new_session=True)
     base = process.stdout.readline().decode().split()[1]
     return process, base
 
@@ -219,17 +220,42 @@ def page_url(base):
             f"&state=bench&code_challenge={CHALLENGE}&code_challenge_method=S256")
 
 
-def token_round_trip(base):
-    """A plain HTTP client's POST to the token endpoint (refused: the round trip is what counts)."""
-    started = time.monotonic()
-    request = urllib.request.Request(
-        base + "/token", data=b"grant_type=authorization_code&code=x&redirect_uri=x&client_id=latchkey-desktop&code_verifier="
-        + b"a" * 43)
+def token_round_trip():
+    """The first code exchange of a fresh sandbox, as the app's is, with a plain
+    HTTP client (http.client): sign in over HTTP, then time only POST /token."""
+    import base64, hashlib, http.client, secrets, urllib.parse
+    server, base = sandbox()
     try:
-        urllib.request.urlopen(request, timeout=10).read()
-    except urllib.error.HTTPError as error:
-        error.read()
-    return (time.monotonic() - started) * 1000
+        host, port = base.split("//")[1].split(":")
+        verifier = secrets.token_urlsafe(32)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+        redirect = "https://latchkey.invalid/oauth2/callback"
+        query = urllib.parse.urlencode({"response_type": "code", "client_id": "latchkey-desktop", "redirect_uri": redirect,
+                                        "scope": "openid profile email offline_access", "state": "bench", "nonce": "n",
+                                        "code_challenge": challenge, "code_challenge_method": "S256"})
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        connection.request("GET", "/authorize?" + query)
+        page = connection.getresponse().read().decode()
+        request_id = re.search(r'name="request_id" value="([^"]+)"', page).group(1)
+        connection.request("POST", "/authorize", urllib.parse.urlencode(
+            {"request_id": request_id, "username": "ada", "password": "engine", "action": "allow"}),
+            {"Content-Type": "application/x-www-form-urlencoded"})
+        answer = connection.getresponse()
+        answer.read()
+        code = urllib.parse.parse_qs(urllib.parse.urlsplit(answer.getheader("Location")).query)["code"][0]
+        body = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect,
+                                       "client_id": "latchkey-desktop", "code_verifier": verifier})
+        fresh = http.client.HTTPConnection(host, int(port), timeout=10)
+        started = time.monotonic()
+        fresh.request("POST", "/token", body, {"Content-Type": "application/x-www-form-urlencoded"})
+        reply = fresh.getresponse()
+        reply.read()
+        elapsed = (time.monotonic() - started) * 1000
+        if reply.status != 200:
+            raise RuntimeError(f"token endpoint answered {reply.status}")
+        return elapsed
+    finally:
+        stop(server)
 
 
 def app_sign_in(watcher):
@@ -294,7 +320,7 @@ def sign_in_pairs(watcher):
             app = app_sign_in(watcher)
             cold, cold_rss = c_cold(base)
             warm = c_warm(base)
-            rtt = median([token_round_trip(base) for _ in range(5)])
+            rtt = token_round_trip()
             if round_ == 0:
                 continue
             results["app_page"].append(app["page_ms"])
@@ -358,7 +384,7 @@ def main():
     rtt = median(sign["rtt"])
     redirect = median(sign["app_redirect"])
     rows.append({"measurement": "redirect intercepted to signed in", "latchkey": round(redirect, 2), "baseline": round(rtt, 2),
-                 "baseline_name": "token endpoint round trip (plain HTTP client)", "ratio": round(redirect / rtt, 3),
+                 "baseline_name": "first code exchange, plain HTTP client", "ratio": round(redirect / rtt, 3),
                  "unit": "ms", "goal": "≤ round trip + 20 ms", "met": redirect <= rtt + 20})
     row("RSS during sign-in (app + WebKit)", median(sign["app_rss"]), median(sign["cold_rss"]), 1.1, "≤ 1.1 × cold C",
         "MiB", "C WebKitGTK cold + children")

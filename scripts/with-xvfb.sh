@@ -4,7 +4,7 @@
 set -euo pipefail
 display_file=$(mktemp)
 exec 3>"$display_file"
-Xvfb -displayfd 3 -screen 0 1280x900x24 -nolisten tcp >/dev/null 2>&1 &
+Xvfb -displayfd 3 -screen 0 1280x900x24 -nolisten tcp >"${XVFB_LOG:-/dev/null}" 2>&1 &
 xvfb=$!
 exec 3>&-
 trap 'kill $xvfb 2>/dev/null || true; rm -f "$display_file"' EXIT

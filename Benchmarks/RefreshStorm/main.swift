@@ -78,6 +78,7 @@ func milliseconds(_ duration: Duration) -> Double {
 
 var singles: [Double] = []
 var storms: [Double] = []
+var calmStorms: [Double] = []
 var refreshesPerStorm: [Int] = []
 var distinctTokens: [Int] = []
 let clock = ContinuousClock()
@@ -104,9 +105,18 @@ for pair in 0...pairs {  // pair 0 warms up and is not counted
     }
     let storm = clock.now - start
     let after = try await refreshGrants()
+
+    // C: the same 1000 callers on a token that needs no refresh: what the callers alone cost.
+    let calmStart = clock.now
+    try await withThrowingTaskGroup(of: String.self) { group in
+        for _ in 0..<callers { group.addTask { try await session.freshToken().accessToken } }
+        for try await _ in group {}
+    }
+    let calm = clock.now - calmStart
     if pair > 0 {
         singles.append(milliseconds(single))
         storms.append(milliseconds(storm))
+        calmStorms.append(milliseconds(calm))
         refreshesPerStorm.append(after - before)
         distinctTokens.append(tokens.count)
     }
@@ -121,6 +131,7 @@ let result: [String: Any] = [
     "callers": callers, "pairs": pairs,
     "single_refresh_ms": singles, "storm_ms": storms,
     "median_single_refresh_ms": median(singles), "median_storm_ms": median(storms),
+    "no_refresh_storm_ms": calmStorms, "median_no_refresh_storm_ms": median(calmStorms),
     "refresh_requests_per_storm": refreshesPerStorm, "distinct_tokens_per_storm": distinctTokens,
 ]
 print(String(decoding: try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]), as: UTF8.self))

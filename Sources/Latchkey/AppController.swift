@@ -16,6 +16,7 @@ final class AppController {
     private let session: AuthSession
     private let tokenClient: TokenClient
     private let profileClient: ProfileClient
+    private let providerReady: @Sendable () throws -> Void
     private let logger: Logger
     private lazy var agent = WebViewUserAgent(parent: window.window, providerName: configuration.displayName)
 
@@ -44,8 +45,9 @@ final class AppController {
 
     init(
         application: Application, configuration: ProviderConfiguration, store: any TokenStore, networkTimeout: Double,
-        logger: Logger
+        providerReady: @escaping @Sendable () throws -> Void, logger: Logger
     ) {
+        self.providerReady = providerReady
         self.configuration = configuration
         self.store = store
         self.logger = logger
@@ -70,8 +72,15 @@ final class AppController {
     /// Reads the stored sign-in off GTK's thread; renews it quietly if it is about to expire.
     func start() {
         logger.debug("main window shown")
-        let session = self.session
+        let (session, providerReady) = (self.session, self.providerReady)
         Task.detached { [weak self] in
+            // Sign in stays disabled until this answers: nothing reaches the provider before it listens.
+            do {
+                try providerReady()
+            } catch {
+                MainLoop.perform { self?.send(.launched(signedIn: false, notice: "\(error)")) }
+                return
+            }
             let signedIn = await session.isSignedIn
             let warning = await session.storeWarning
             MainLoop.perform { self?.send(.launched(signedIn: signedIn, notice: warning)) }

@@ -12,14 +12,19 @@ final class LatchkeyApp {
     private let configuration: ProviderConfiguration
     private let store: any TokenStore
     private let networkTimeout: Double
+    private let providerReady: @Sendable () throws -> Void
     private let logger: Logger
     private let application = Application(id: LatchkeyApp.id)
     private var controller: AppController?
 
-    init(configuration: ProviderConfiguration, store: any TokenStore, networkTimeout: Double, logger: Logger) {
+    init(
+        configuration: ProviderConfiguration, store: any TokenStore, networkTimeout: Double,
+        providerReady: @escaping @Sendable () throws -> Void, logger: Logger
+    ) {
         self.configuration = configuration
         self.store = store
         self.networkTimeout = networkTimeout
+        self.providerReady = providerReady
         self.logger = logger
         Application.setName("Latchkey", programName: "latchkey")
     }
@@ -37,7 +42,7 @@ final class LatchkeyApp {
         if let icons = DataFiles.iconDirectory { Toolkit.appendIconSearchPath(icons.path) }
         let controller = AppController(
             application: application, configuration: configuration, store: store, networkTimeout: networkTimeout,
-            logger: logger)
+            providerReady: providerReady, logger: logger)
         self.controller = controller
         controller.start()
     }

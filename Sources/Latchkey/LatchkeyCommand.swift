@@ -77,14 +77,20 @@ struct LatchkeyCommand: ParsableCommand {
             ? SecretServiceTokenStore() : FileTokenStore(directory: FileTokenStore.defaultDirectory)
         logger.info("Provider \(configuration.displayName); tokens kept in \(store.displayName)")
 
+        // Ready is waited for only where the network is first needed: here, or in the app's first task.
+        let ready: @Sendable () throws -> Void = { try sandbox?.waitUntilReady() }
+
         if signOut {
+            try ready()
             let session = AuthSession(configuration: configuration, store: store)
             let warning = Self.wait { await session.signOut() }
             print(warning ?? "Signed out of \(configuration.displayName).")
             return
         }
 
-        let status = LatchkeyApp(configuration: configuration, store: store, networkTimeout: networkTimeout, logger: logger).run()
+        let status = LatchkeyApp(
+            configuration: configuration, store: store, networkTimeout: networkTimeout, providerReady: ready, logger: logger
+        ).run()
         if status != 0 { throw ExitCode(status) }
     }
 

@@ -2,35 +2,33 @@ import Foundation
 import Logging
 import OAuthCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The offline provider, started as a child on a free loopback port. Its
 /// standard input is a pipe only this process holds: when Latchkey ends, by
 /// quitting or by crashing, the pipe closes and the sandbox exits too.
-final class SandboxChild {
+///
+/// The child starts while GTK does: Latchkey picks the port itself, so the
+/// provider's address is known at once, and `waitUntilReady()` (off GTK's
+/// thread, before anything touches the network) reads the child's
+/// "listening" line.
+final class SandboxChild: @unchecked Sendable {
     let process = Process()
     let baseURL: String
     private let input = Pipe()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var readiness: Result<Void, OAuthError>?
 
-    private init(executable: URL, stateFile: URL) throws {
-        let output = Pipe()
+    private init(executable: URL, port: Int, stateFile: URL) throws {
+        baseURL = "http://127.0.0.1:\(port)"
         process.executableURL = executable
-        process.arguments = ["--port", "0", "--exit-with-stdin", "--state-file", stateFile.path]
+        process.arguments = ["--port", String(port), "--exit-with-stdin", "--state-file", stateFile.path]
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-
-        var line = Data()
-        let deadline = Date().addingTimeInterval(10)
-        while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("listening http://127.0.0.1:") else {
-            process.terminate()
-            throw OAuthError.invalidConfiguration("the offline sandbox provider did not start (it said: \(text.isEmpty ? "nothing" : text)).")
-        }
-        baseURL = String(text.dropFirst("listening ".count))
     }
 
     static func start(logger: Logger) throws -> SandboxChild {
@@ -41,9 +39,31 @@ final class SandboxChild {
         // Grants and tokens the sandbox issued survive its restarts, as a real provider's would.
         let directory = FileTokenStore.defaultDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let child = try SandboxChild(executable: executable, stateFile: directory.appendingPathComponent("sandbox-provider.json"))
+        let child = try SandboxChild(
+            executable: executable, port: try freePort(), stateFile: directory.appendingPathComponent("sandbox-provider.json"))
         logger.info("Sandbox provider (offline demo) at \(child.baseURL)")
         return child
+    }
+
+    /// Blocks until the child listens (at most 10 s); the same answer on every call.
+    func waitUntilReady() throws {
+        try lock.withLock {
+            if let readiness { return try readiness.get() }
+            var line = Data()
+            let deadline = Date().addingTimeInterval(10)
+            while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                line.append(chunk)
+            }
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let result: Result<Void, OAuthError> =
+                text == "listening \(baseURL)"
+                ? .success(())
+                : .failure(.invalidConfiguration("the offline sandbox provider did not start (it said: \(text.isEmpty ? "nothing" : text)); see its messages above."))
+            readiness = result
+            return try result.get()
+        }
     }
 
     func stop() {
@@ -51,6 +71,24 @@ final class SandboxChild {
         try? input.fileHandleForWriting.close()
         process.terminate()
         process.waitUntilExit()
+    }
+
+    /// A port nobody listens on right now. (Another program could take it before
+    /// the child binds it; then the child says so and waitUntilReady reports it.)
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw OAuthError.invalidConfiguration("no socket for the sandbox provider.") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw OAuthError.invalidConfiguration("no free loopback port for the sandbox provider.") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static func locate() -> URL? {

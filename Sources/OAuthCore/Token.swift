@@ -41,7 +41,8 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
 
     /// No secret: the kind of token, when it expires, whether it can be refreshed.
     public var description: String {
-        let expiry = expiresAt.map { "expires \(ISO8601DateFormatter().string(from: $0))" } ?? "no stated expiry"
+        // Seconds, not a formatted date: a date formatter loads ICU on the sign-in path.
+        let expiry = expiresAt.map { "expires in \(Int($0.timeIntervalSinceNow.rounded())) s" } ?? "no stated expiry"
         return "Token(\(tokenType), \(expiry), \(canRefresh ? "refreshable" : "not refreshable"), scope: \(scope ?? "unstated"))"
     }
 
