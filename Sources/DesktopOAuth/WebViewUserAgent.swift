@@ -96,7 +96,6 @@ final class WebSignInLibrary: @unchecked Sendable {
         @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
     ) -> Void
     typealias Close = @convention(c) (UnsafeMutableRawPointer) -> Void
-    typealias Version = @convention(c) () -> Int32
 
     static let fileName = "libLatchkeyWebSignIn.so"
     private static let lock = NSLock()
@@ -105,7 +104,6 @@ final class WebSignInLibrary: @unchecked Sendable {
     let prepare: Prepare
     let presentFunction: Present
     let close: Close
-    let webKitVersion: Version
 
     private init(handle: UnsafeMutableRawPointer) throws {
         func symbol<T>(_ name: String, as type: T.Type) throws -> T {
@@ -117,7 +115,6 @@ final class WebSignInLibrary: @unchecked Sendable {
         prepare = try symbol("latchkey_web_sign_in_prepare", as: Prepare.self)
         presentFunction = try symbol("latchkey_web_sign_in_present", as: Present.self)
         close = try symbol("latchkey_web_sign_in_close", as: Close.self)
-        webKitVersion = try symbol("latchkey_web_sign_in_webkit_version", as: Version.self)
     }
 
     func present(
@@ -154,7 +151,4 @@ final class WebSignInLibrary: @unchecked Sendable {
         throw OAuthError.userAgent(
             "its web view could not be loaded (\(reasons.first ?? "\(fileName) is not next to latchkey")). Reinstall Latchkey.")
     }
-
-    /// WebKitGTK's version, from inside the loaded library.
-    static func webKitVersion() throws -> Int32 { try shared().webKitVersion() }
 }

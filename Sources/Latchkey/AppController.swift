@@ -25,8 +25,8 @@ final class AppController {
             guard state != oldValue else { return }
             logger.debug("state \(Self.name(of: state))")
             window.render(ViewModel(state: state, providerName: configuration.displayName, storeName: storeName))
-            if case .signedOut = state { prepareSignIn() }
-            if case .failed(_, false) = state { prepareSignIn() }
+            // Whenever Sign in becomes possible, have the next sign-in window ready.
+            if AppState.next(state, .signInRequested) == .signingIn { prepareSignIn() }
         }
     }
 
@@ -34,6 +34,7 @@ final class AppController {
     /// web process now, after the window has drawn, so the page appears sooner.
     private func prepareSignIn() {
         MainLoop.after(milliseconds: 50) { [weak self] in
+            // Still signed out by then (the person may already have clicked): prepare.
             guard let self, AppState.next(self.state, .signInRequested) == .signingIn else { return }
             self.agent.prepare()
         }
