@@ -20,7 +20,7 @@ test_packages=(
   python3 python3-gi gir1.2-atspi-2.0 gir1.2-gtk-3.0  # the AT-SPI driver of the end-to-end tests
   imagemagick              # `import`: screenshots of each state
   desktop-file-utils appstream  # desktop-file-validate, appstreamcli
-  curl procps
+  curl procps openssl     # openssl: the self-signed certificate of the bad-certificate scenario
 )
 
 bench_packages=(

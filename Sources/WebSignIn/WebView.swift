@@ -108,12 +108,12 @@ final class WebView: Widget {
     static func describe(_ flags: GTlsCertificateFlags) -> String {
         let raw = flags.rawValue
         var reasons: [String] = []
-        if raw & G_TLS_CERTIFICATE_UNKNOWN_CA.rawValue != 0 { reasons.append("it is not signed by an authority this computer trusts") }
-        if raw & G_TLS_CERTIFICATE_BAD_IDENTITY.rawValue != 0 { reasons.append("it was issued for another site") }
-        if raw & G_TLS_CERTIFICATE_EXPIRED.rawValue != 0 { reasons.append("it has expired") }
-        if raw & G_TLS_CERTIFICATE_NOT_ACTIVATED.rawValue != 0 { reasons.append("it is not valid yet") }
-        if raw & G_TLS_CERTIFICATE_REVOKED.rawValue != 0 { reasons.append("it has been revoked") }
-        if raw & G_TLS_CERTIFICATE_INSECURE.rawValue != 0 { reasons.append("it uses insecure cryptography") }
-        return reasons.isEmpty ? "it could not be verified" : reasons.joined(separator: " and ")
+        if raw & G_TLS_CERTIFICATE_UNKNOWN_CA.rawValue != 0 { reasons.append("is not signed by an authority this computer trusts") }
+        if raw & G_TLS_CERTIFICATE_BAD_IDENTITY.rawValue != 0 { reasons.append("was issued for another site") }
+        if raw & G_TLS_CERTIFICATE_EXPIRED.rawValue != 0 { reasons.append("has expired") }
+        if raw & G_TLS_CERTIFICATE_NOT_ACTIVATED.rawValue != 0 { reasons.append("is not valid yet") }
+        if raw & G_TLS_CERTIFICATE_REVOKED.rawValue != 0 { reasons.append("has been revoked") }
+        if raw & G_TLS_CERTIFICATE_INSECURE.rawValue != 0 { reasons.append("uses insecure cryptography") }
+        return reasons.isEmpty ? "could not be verified" : reasons.joined(separator: " and ")
     }
 }

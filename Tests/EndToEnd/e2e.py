@@ -369,6 +369,45 @@ def data_files(home):
     expect(os.path.exists(icon), "the icon named by the desktop file exists")
 
 
+def bad_certificate(home):
+    """A provider whose https certificate nobody vouches for: the page is never shown."""
+    key, cert = os.path.join(home.root, "key.pem"), os.path.join(home.root, "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
+                    "-subj", "/CN=127.0.0.1"], check=True, capture_output=True)
+    server = subprocess.Popen([sys.executable, "-c", f"""
+import http.server, ssl, sys
+class Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"<html><body><form><label for=u>Username</label><input id=u></form></body></html>"
+        self.send_response(200); self.send_header("Content-Type", "text/html"); self.end_headers(); self.wfile.write(body)
+    def log_message(self, *args): pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Page)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain({cert!r}, {key!r})
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""], stdout=subprocess.PIPE)
+    port = int(server.stdout.readline())
+    provider = os.path.join(home.root, "self-signed.json")
+    with open(provider, "w") as f:
+        json.dump({"id": "self-signed", "display_name": "Self-signed provider",
+                   "authorization_endpoint": f"https://127.0.0.1:{port}/authorize",
+                   "token_endpoint": f"https://127.0.0.1:{port}/token", "client_id": "latchkey-desktop",
+                   "redirect_uri": "https://latchkey.invalid/oauth2/callback", "scopes": ["openid"]}, f)
+    app = home.launch("--provider-file", provider)
+    try:
+        app.wait_status("Not signed in")
+        app.press(app.wait_sensitive("Sign in"))
+        app.wait_status("is not secure: its certificate is not signed by an authority this computer trusts")
+        app.wait_sensitive("Sign in", True)
+        app.absent("entry", "Username")
+        app.screenshot("01-certificate-refused")
+    finally:
+        app.quit()
+        server.terminate()
+        server.wait()
+
+
 SCENARIOS = {
     "data_files": data_files,
     "happy_path": happy_path,
@@ -378,6 +417,7 @@ SCENARIOS = {
     "token_faults": token_faults,
     "short_lived_tokens": short_lived_tokens,
     "keyring": keyring,
+    "bad_certificate": bad_certificate,
 }
 
 
