@@ -26,7 +26,7 @@ final class AppController {
             logger.debug("state \(Self.name(of: state))")
             window.render(ViewModel(state: state, providerName: configuration.displayName, storeName: storeName))
             // Whenever Sign in becomes possible, have the next sign-in window ready.
-            if AppState.next(state, .signInRequested) == .signingIn { prepareSignIn() }
+            if state.accepts(.signInRequested) { prepareSignIn() }
         }
     }
 
@@ -35,7 +35,7 @@ final class AppController {
     private func prepareSignIn() {
         MainLoop.after(milliseconds: 50) { [weak self] in
             // Still signed out by then (the person may already have clicked): prepare.
-            guard let self, AppState.next(self.state, .signInRequested) == .signingIn else { return }
+            guard let self, self.state.accepts(.signInRequested) else { return }
             self.agent.prepare()
         }
     }
@@ -98,7 +98,7 @@ final class AppController {
     }
 
     private func signIn() {
-        guard AppState.next(state, .signInRequested) == .signingIn else { return }
+        guard state.accepts(.signInRequested) else { return }
         send(.signInRequested)
         let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: configuration))
         do {
@@ -134,7 +134,7 @@ final class AppController {
     }
 
     private func getProfile() {
-        guard AppState.next(state, .profileRequested) == .fetchingProfile else { return }
+        guard state.accepts(.profileRequested) else { return }
         send(.profileRequested)
         let (session, profileClient) = (self.session, self.profileClient)
         Task.detached { [weak self] in
@@ -173,7 +173,7 @@ final class AppController {
     }
 
     private func signOut() {
-        guard AppState.next(state, .signOutRequested) == .signingOut else { return }
+        guard state.accepts(.signOutRequested) else { return }
         send(.signOutRequested)
         let session = self.session
         let name = configuration.displayName

@@ -25,6 +25,12 @@ public enum AppState: Equatable, Sendable {
         }
     }
 
+    /// Whether `event` would change anything now: a click the state does not
+    /// accept (a second Sign in while signing in) is ignored.
+    public func accepts(_ event: AppEvent) -> Bool {
+        AppState.next(self, event) != self
+    }
+
     public static func next(_ state: AppState, _ event: AppEvent) -> AppState {
         switch (state, event) {
         case (_, .launched(let signedIn, let notice)):

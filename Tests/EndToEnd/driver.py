@@ -200,8 +200,19 @@ class Latchkey:
 
     # Ending ------------------------------------------------------------
 
+    def kill_web_processes(self, command):
+        """SIGKILLs this app's descendant processes named command; returns how many."""
+        victims = [pid for pid, name in self._descendants().items() if name == command]
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        return len(victims)
+
     def web_processes(self):
         """WebKit processes among this app's descendants."""
+        return [name for name in self._descendants().values() if name.startswith("WebKit")]
+
+    def _descendants(self):
+        """pid → command of every process below this app."""
         parents, commands = {}, {}
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
@@ -217,7 +228,7 @@ class Latchkey:
         while frontier:
             frontier = {pid for pid, parent in parents.items() if parent in frontier} - descendants
             descendants |= frontier
-        return [commands[pid] for pid in descendants if commands.get(pid, "").startswith("WebKit")]
+        return {pid: commands.get(pid, "") for pid in descendants}
 
     def quit(self):
         if self.process.poll() is None:

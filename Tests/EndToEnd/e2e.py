@@ -408,6 +408,26 @@ server.serve_forever()
         server.wait()
 
 
+def web_process_crash(home):
+    """The page's renderer dies mid-sign-in: a clear message, and the next sign-in works."""
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        app.press(app.wait_sensitive("Sign in"))
+        app.find("entry", "Username", timeout=30)
+        killed = app.kill_web_processes("WebKitWebProces")  # /proc/*/comm keeps 15 characters
+        expect(killed, "a web process was running")
+        app.wait_status("stopped unexpectedly")
+        app.wait_sensitive("Sign in", True)
+        app.screenshot("01-renderer-crashed")
+        expect(not os.path.exists(home.token_file), "nothing stored")
+        sign_in(app, home)
+        app.wait_status("Signed in with Sandbox provider")
+        app.screenshot("02-signed-in-after-crash")
+    finally:
+        app.quit()
+
+
 SCENARIOS = {
     "data_files": data_files,
     "happy_path": happy_path,
@@ -418,6 +438,7 @@ SCENARIOS = {
     "short_lived_tokens": short_lived_tokens,
     "keyring": keyring,
     "bad_certificate": bad_certificate,
+    "web_process_crash": web_process_crash,
 }
 
 

@@ -121,6 +121,19 @@ import Testing
         #expect(AppState.next(.signedIn(notice: nil), .redirectReceived) == .signedIn(notice: nil))
     }
 
+    @Test func aClickIsAcceptedOnlyWhereItChangesSomething() {
+        #expect(AppState.signedOut(notice: nil).accepts(.signInRequested))
+        #expect(AppState.failed(message: "x", signedIn: false).accepts(.signInRequested))
+        #expect(!AppState.signingIn.accepts(.signInRequested), "no second sign-in window")
+        #expect(!AppState.exchanging.accepts(.signInRequested))
+        #expect(!AppState.signedIn(notice: nil).accepts(.signInRequested))
+        #expect(AppState.signedIn(notice: nil).accepts(.profileRequested))
+        #expect(!AppState.fetchingProfile.accepts(.profileRequested), "no second fetch")
+        #expect(AppState.signedIn(notice: nil).accepts(.signOutRequested))
+        #expect(!AppState.signingOut.accepts(.signOutRequested), "no second sign-out")
+        #expect(!AppState.starting.accepts(.signInRequested), "nothing before the store was read")
+    }
+
     @Test func aProfileWithoutURLKeepsOpenProfileHiddenAndSaysWhy() {
         let linkedIn = Profile(name: "Lin", note: "LinkedIn gives a profile link only to approved apps.")
         let model = view(run([.launched(signedIn: true, notice: nil), .profileRequested, .profileLoaded(linkedIn)]))
