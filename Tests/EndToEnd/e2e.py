@@ -113,10 +113,15 @@ def admin(base, path, body=None, method=None):
         return json.loads(text) if text else None
 
 
+def open_sign_in(app):
+    """Presses Sign in and waits for the page's Username field; returns it."""
+    app.press(app.wait_sensitive("Sign in"))
+    return app.find("entry", "Username", timeout=30)
+
+
 def sign_in(app, home, shot_prefix=None, action="Allow", password="engine"):
     """Sign in → the sandbox's page in the embedded view → credentials → Allow or Deny."""
-    app.press(app.wait_sensitive("Sign in"))
-    username = app.find("entry", "Username", timeout=30)
+    username = open_sign_in(app)
     if shot_prefix:
         app.screenshot(f"{shot_prefix}-sign-in-page")
     app.type_into(username, "ada")
@@ -232,8 +237,7 @@ def close_window(home):
     app = home.launch()
     try:
         app.wait_status("Not signed in")
-        app.press(app.wait_sensitive("Sign in"))
-        app.find("entry", "Username", timeout=30)
+        open_sign_in(app)
         app.screenshot("01-sign-in-window")
         # The sign-in window's own close button, not the main window's.
         sign_in_window = app.find({"frame", "dialog", "window"}, "Sign in to Sandbox provider (offline demo)")
@@ -244,8 +248,7 @@ def close_window(home):
         app.screenshot("02-closed")
         expect(not os.path.exists(home.token_file), "nothing stored")
         # And Cancel does the same.
-        app.press(app.wait_sensitive("Sign in"))
-        app.find("entry", "Username", timeout=30)
+        open_sign_in(app)
         sign_in_window = app.find({"frame", "dialog", "window"}, "Sign in to Sandbox provider (offline demo)", newest=True)
         app.press(app.button("Cancel", root=sign_in_window))
         app.wait_status("Sign-in cancelled.")
@@ -413,8 +416,7 @@ def web_process_crash(home):
     app = home.launch()
     try:
         app.wait_status("Not signed in")
-        app.press(app.wait_sensitive("Sign in"))
-        app.find("entry", "Username", timeout=30)
+        open_sign_in(app)
         killed = app.kill_web_processes("WebKitWebProces")  # /proc/*/comm keeps 15 characters
         expect(killed, "a web process was running")
         app.wait_status("stopped unexpectedly")
