@@ -19,6 +19,7 @@ public final class WebViewUserAgent: ExternalUserAgent {
     private let logger: Logger
     private var prepared: UnsafeMutableRawPointer?
     private var presented: UnsafeMutableRawPointer?
+    private var isPreparing = false
     private var flow: AuthorizationFlow?
 
     public init(parent: Window, providerName: String, logger: Logger = Logger(label: "Latchkey.WebViewUserAgent")) {
@@ -27,11 +28,23 @@ public final class WebViewUserAgent: ExternalUserAgent {
         self.logger = logger
     }
 
-    /// Loads WebKit and starts a web process for the next sign-in, so its page appears sooner.
+    /// Loads WebKit and starts a web process for the next sign-in, so its page
+    /// appears sooner. The library loads off GTK's thread (linking WebKit takes
+    /// tens of milliseconds); only the window is made on it.
     public func prepare() {
-        guard prepared == nil, let library = try? WebSignInLibrary.shared() else { return }
-        prepared = library.prepare()
-        logger.debug("sign-in window prepared")
+        guard prepared == nil, !isPreparing else { return }
+        isPreparing = true
+        Task.detached { [weak self] in
+            let loaded = try? WebSignInLibrary.shared()
+            MainLoop.perform {
+                guard let self else { return }
+                self.isPreparing = false
+                // A sign-in that started meanwhile made its own window: no second web process now.
+                guard let loaded, self.prepared == nil, self.presented == nil else { return }
+                self.prepared = loaded.prepare()
+                self.logger.debug("sign-in window prepared")
+            }
+        }
     }
 
     public func present(_ flow: AuthorizationFlow) throws {
