@@ -30,8 +30,9 @@ public struct TokenClient: Sendable {
         ]
         if let verifier = request.codeVerifier { parameters.append(("code_verifier", verifier)) }
         logger.info("Exchanging the authorization code", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
-        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: [response.code, request.codeVerifier])
-        let token = try TokenResponse.token(from: answer, secrets: [response.code, request.codeVerifier], now: now)
+        let secrets = [response.code, request.codeVerifier]
+        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
+        let token = try TokenResponse.token(from: answer, secrets: secrets + [configuration.clientSecret], now: now)
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
         }
@@ -46,10 +47,11 @@ public struct TokenClient: Sendable {
             throw OAuthError.invalidGrant(description: "there is no refresh token")
         }
         logger.info("Refreshing the access token", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
+        let secrets = [refreshToken, token.accessToken]
         let answer = try await post(
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], to: configuration.tokenEndpoint,
-            endpoint: .token, secrets: [refreshToken, token.accessToken])
-        var fresh = try TokenResponse.token(from: answer, secrets: [refreshToken, token.accessToken], now: now)
+            endpoint: .token, secrets: secrets)
+        var fresh = try TokenResponse.token(from: answer, secrets: secrets + [configuration.clientSecret], now: now)
         if let idToken = fresh.idToken {
             // OIDC Core §12.2: same checks, but a refreshed ID token carries no new nonce.
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now)
@@ -66,11 +68,12 @@ public struct TokenClient: Sendable {
         guard let endpoint = configuration.revocationEndpoint else { return }
         let (value, hint) = token.refreshToken.map { ($0, "refresh_token") } ?? (token.accessToken, "access_token")
         logger.info("Revoking the \(hint)", metadata: ["endpoint": "\(hostOf(endpoint))"])
+        let secrets = [token.accessToken, token.refreshToken]
         let answer = try await post(
-            [("token", value), ("token_type_hint", hint)], to: endpoint, endpoint: .revocation,
-            secrets: [token.accessToken, token.refreshToken])
+            [("token", value), ("token_type_hint", hint)], to: endpoint, endpoint: .revocation, secrets: secrets)
         guard (200..<300).contains(answer.status) else {
-            _ = try TokenResponse.fields(of: answer, endpoint: .revocation, secrets: [token.accessToken, token.refreshToken])
+            // An RFC 7009 error body, or the status alone.
+            _ = try TokenResponse.fields(of: answer, endpoint: .revocation, secrets: secrets + [configuration.clientSecret])
             throw OAuthError.httpStatus(answer.status, endpoint: .revocation)
         }
     }
