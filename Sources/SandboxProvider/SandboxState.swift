@@ -96,10 +96,16 @@ actor SandboxState {
         }
     }
 
-    /// Writes the grants and tokens: 0600, to a temporary file renamed into place.
-    private func persist() {
+    /// Writes the grants and tokens that can still be used — not expired access
+    /// tokens, not revoked grants, so the file does not grow with every launch —
+    /// 0600, to a temporary file renamed into place.
+    private func persist(now: Date = Date()) {
         guard let stateFile else { return }
-        let snapshot = Snapshot(grants: grants, accessTokens: accessTokens, refreshTokens: refreshTokens)
+        let live = grants.filter { !$0.value.revoked }
+        let snapshot = Snapshot(
+            grants: live,
+            accessTokens: accessTokens.filter { live[$0.value.grantID] != nil && !$0.value.revoked && $0.value.expiresAt > now },
+            refreshTokens: refreshTokens.filter { live[$0.value.grantID] != nil })
         guard let data = try? JSONEncoder().encode(snapshot) else { return }
         let temporary = stateFile.path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

@@ -216,6 +216,20 @@ import Testing
         #expect(refreshed.status == 200)
     }
 
+    @Test func theStateFileKeepsOnlyWhatCanStillBeUsed() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-state-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let sandbox = try RunningSandbox(["--state-file", file.path])
+        let browser = Browser(sandbox: sandbox)
+        let revoked = try #require(try await browser.tokens().json["refresh_token"] as? String)
+        _ = try await browser.http.postForm(
+            "\(sandbox.baseURL)/revoke", [("token", revoked), ("client_id", Clients.publicID)])
+        let kept = try #require(try await browser.tokens().json["refresh_token"] as? String)
+        let saved = try String(contentsOf: file, encoding: .utf8)
+        #expect(!saved.contains(revoked), "a revoked grant is not written")
+        #expect(saved.contains(kept))
+    }
+
     @Test func exitsWhenItsParentGoesAway() throws {
         let sandbox = try RunningSandbox(["--exit-with-stdin"])
         #expect(sandbox.process.isRunning)
