@@ -43,7 +43,7 @@ struct LatchkeyCommand: ParsableCommand {
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
         if !signOut, environment["DISPLAY"]?.isEmpty != false, environment["WAYLAND_DISPLAY"]?.isEmpty != false {
-            throw ValidationError(
+            throw LaunchError(
                 "Latchkey is a desktop app and needs a graphical session: neither DISPLAY nor WAYLAND_DISPLAY is set.")
         }
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -66,9 +66,9 @@ struct LatchkeyCommand: ParsableCommand {
             }
         } catch let error as OAuthError {
             if case .unknownProvider = error {
-                throw ValidationError("\(error) Presets: \(ProviderCatalog.standard.presetNames.joined(separator: ", ")).")
+                throw LaunchError("\(error) Presets: \(ProviderCatalog.standard.presetNames.joined(separator: ", ")).")
             }
-            throw ValidationError(error.description)
+            throw LaunchError(error.description)
         }
         defer { sandbox?.stop() }
 
@@ -105,6 +105,13 @@ struct LatchkeyCommand: ParsableCommand {
         done.wait()
         return result.value!
     }
+}
+
+/// Something stopped the app from starting: printed as "Error: …", without the
+/// usage text, because the command line itself was fine.
+struct LaunchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 final class ResultBox<T>: @unchecked Sendable {
