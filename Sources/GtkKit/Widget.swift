@@ -66,8 +66,6 @@ open class Widget: Object {
         gtk_widget_set_vexpand(widget, vertical ? 1 : 0)
     }
 
-    public func grabFocus() { gtk_widget_grab_focus(widget) }
-
     public func destroy() { gtk_widget_destroy(widget) }
 }
 
@@ -99,11 +97,6 @@ public final class Label: Widget {
     }
 
     public func setMarkup(_ markup: String) { gtk_label_set_markup(cast(widget), markup) }
-
-    public func setCentered() {
-        gtk_label_set_xalign(cast(widget), 0.5)
-        gtk_label_set_justify(cast(widget), GTK_JUSTIFY_CENTER)
-    }
 
     /// Text that may contain anything, made safe for Pango markup.
     public static func escape(_ text: String) -> String {

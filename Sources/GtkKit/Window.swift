@@ -74,7 +74,6 @@ public final class Application: Object {
 
     /// The first instance starts, or a second launch asks the running one to come forward.
     public func onActivate(_ handler: @escaping () -> Void) { on("activate", handler) }
-    public func onShutdown(_ handler: @escaping () -> Void) { on("shutdown", handler) }
 
     /// Runs the main loop until the last window closes; returns the exit status.
     public func run(arguments: [String]) -> Int32 {
@@ -83,8 +82,6 @@ public final class Application: Object {
         defer { argv.forEach { free($0) } }
         return g_application_run(cast(pointer), 1, &argv)
     }
-
-    public func quit() { g_application_quit(cast(pointer)) }
 
     public static func setName(_ name: String, programName: String) {
         g_set_application_name(name)
