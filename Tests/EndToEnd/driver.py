@@ -26,8 +26,6 @@ def wait_until(what, probe, timeout=15.0, interval=0.1):
             last = probe()
         except Exception as error:  # the tree changes under our feet; try again
             last = error
-            if not isinstance(error, gi.repository.GLib.Error) and not isinstance(error, Failure):
-                pass
         if last and not isinstance(last, Exception):
             return last
         time.sleep(interval)
