@@ -265,10 +265,16 @@ def app_sign_in(watcher):
     app = driver.Latchkey(os.path.join(BIN, "latchkey"), root, root)
     try:
         app.wait_status("Not signed in")
-        app.press(app.wait_sensitive("Sign in"))
+        sign_in_button = app.wait_sensitive("Sign in")
+        # A second after the window, as the warm C baseline makes its view a second after its window;
+        # timed from the press itself, so any time the app makes the click wait is counted.
+        time.sleep(1)
+        clicked = time.time()
+        app.press(sign_in_button)
         username = app.find("entry", "Username", timeout=30)
         times = driver.wait_until("page loaded", lambda: (lambda t: t if "loaded" in t else None)(
-            log_times(app.log_path, {"click": "state signingIn", "loaded": "sign-in page loaded"})), 30)
+            log_times(app.log_path, {"loaded": "sign-in page loaded"})), 30)
+        times["click"] = clicked
         rss = rss_of(app.process.pid, keep=lambda command: command.startswith("WebKit"))
         app.type_into(username, "ada")
         app.type_into(app.find("password text", "Password"), "engine")
