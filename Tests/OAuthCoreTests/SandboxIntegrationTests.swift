@@ -171,14 +171,19 @@ import TestSupport
     }
 
     @Test func anExpiredAccessTokenIsRefreshedSilentlyBeforeTheProfile() async throws {
-        let live = try LiveSandbox(["--access-token-ttl", "2"])
+        // 30 s is inside the session's 60 s refresh margin, so the first
+        // profile fetch must refresh before it asks; and it is long enough
+        // that the new token cannot expire on the way to /userinfo on a busy
+        // machine (with 2 s it did in CI, and the fetch refreshed twice).
+        let live = try LiveSandbox(["--access-token-ttl", "30"])
         let session = live.session()
         let token = try await live.signIn(session)
-        // Within the 60 s margin already: the first profile fetch refreshes first.
         let profile = try await live.profiles.fetch(using: session)
         #expect(profile.name == "Ada Lovelace")
         #expect(try live.store.load(for: "sandbox")?.accessToken != token.accessToken)
-        #expect(try await live.sandbox.statistics()["userinfo_requests"] == 1)
+        let stats = try await live.sandbox.statistics()
+        #expect(stats["userinfo_requests"] == 1, "the stale token was never sent")
+        #expect(stats["refresh_grants"] == 1)
     }
 
     /// Each sandbox fault at the token endpoint, then the same code again: the

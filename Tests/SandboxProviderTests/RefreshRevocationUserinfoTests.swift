@@ -162,9 +162,27 @@ import Testing
         let expired = try await browser.userinfo(access)
         #expect(expired.status == 401)
         #expect(expired.header("www-authenticate")?.contains(#"error="invalid_token""#) == true)
-        let refreshed = try await browser.refresh(try #require(tokens["refresh_token"] as? String))
-        let fresh = try #require(refreshed.json["access_token"] as? String)
-        #expect(try await browser.userinfo(fresh).status == 200)
+        // The refreshed token lives 1 s too. On a busy machine the request
+        // that uses it may arrive later than that, so an attempt only counts
+        // when it finished inside the lifetime; a 401 inside it is a failure.
+        var refreshToken = try #require(tokens["refresh_token"] as? String)
+        var accepted = false
+        for _ in 0..<5 where !accepted {
+            let start = ContinuousClock.now
+            let refreshed = try await browser.refresh(refreshToken)
+            #expect(refreshed.status == 200)
+            refreshToken = try #require(refreshed.json["refresh_token"] as? String)
+            let fresh = try #require(refreshed.json["access_token"] as? String)
+            let status = try await browser.userinfo(fresh).status
+            let inTime = ContinuousClock.now - start < .milliseconds(900)
+            if status == 200 {
+                accepted = true
+            } else if inTime {
+                Issue.record("a refreshed token was refused \(status) within its lifetime")
+                return
+            }
+        }
+        #expect(accepted, "no refreshed token was accepted in five tries")
     }
 
     @Test func usersAndClientsComeFromAFileAndCodesExpire() async throws {
