@@ -36,9 +36,12 @@ let package = Package(
             providers: [.apt(["libsecret-1-dev"])]),
 
         // The shared OAuth module: no GTK, usable by any Swift program on Linux.
+        // libcurl's header and a dlopen shim: OAuthCore's HTTP, loaded on first use.
+        .target(name: "CCurl"),
         .target(
             name: "OAuthCore",
             dependencies: [
+                "CCurl",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -9,6 +9,7 @@ set -euo pipefail
 
 run_packages=(
   pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev
+  libcurl4-openssl-dev     # curl.h for OAuthCore's HTTP (libcurl itself is opened at run time)
   glib-networking          # TLS for the provider's https pages and endpoints
   adwaita-icon-theme       # the padlock, avatar and spinner icons
   librsvg2-common          # SVG pictures (the sandbox's avatars) in GdkPixbuf

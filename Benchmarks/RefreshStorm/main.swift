@@ -45,7 +45,7 @@ let presets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deleti
 let configuration = try ProviderCatalog(
     presetDirectories: [presets], userConfigDirectory: URL(fileURLWithPath: "/nonexistent")
 ).configuration(named: "sandbox", overrides: ["issuer": base])
-let transport = URLSessionTransport.shared
+let transport = CurlTransport.shared
 let client = TokenClient(configuration: configuration)
 
 /// One sign-in, the way a browser would answer the sandbox's form.

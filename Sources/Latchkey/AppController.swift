@@ -85,6 +85,8 @@ final class AppController {
             let signedIn = await session.isSignedIn
             let warning = await session.storeWarning
             MainLoop.perform { self?.send(.launched(signedIn: signedIn, notice: warning)) }
+            // libcurl is opened here, after the window, rather than linked: the first request need not wait for it.
+            do { try CurlTransport.load() } catch { self?.logger.warning("\(error)") }
             guard signedIn else { return }
             do {
                 _ = try await session.freshToken()
@@ -155,7 +157,7 @@ final class AppController {
     /// The picture's bytes, or nil: a missing picture is not worth an error.
     private static func picture(at url: URL?) async -> [UInt8]? {
         guard let url else { return nil }
-        let response = try? await URLSessionTransport.shared.send(
+        let response = try? await CurlTransport.shared.send(
             HTTPRequest(method: "GET", url: url, headers: ["User-Agent": OAuthCoreInfo.userAgent], timeout: 10))
         guard let response, response.status == 200, response.body.count < 5_000_000 else { return nil }
         return [UInt8](response.body)

@@ -11,7 +11,7 @@ public struct TokenClient: Sendable {
     let logger: Logger
 
     public init(
-        configuration: ProviderConfiguration, transport: any HTTPTransport = URLSessionTransport.shared,
+        configuration: ProviderConfiguration, transport: any HTTPTransport = CurlTransport.shared,
         timeout: TimeInterval = 30, logger: Logger = Logger(label: "OAuthCore.TokenClient")
     ) {
         self.configuration = configuration
