@@ -31,12 +31,18 @@ final class AppController {
     }
 
     /// Signed out, a sign-in is the likely next step: load WebKit and start its
-    /// web process now, after the window has drawn, so the page appears sooner.
+    /// web process now, after the window has drawn, so the page appears sooner;
+    /// and open libcurl, so the code exchange after the redirect need not wait
+    /// for it. Signed in, both wait until they are needed.
     private func prepareSignIn() {
         MainLoop.after(milliseconds: 50) { [weak self] in
             // Still signed out by then (the person may already have clicked): prepare.
             guard let self, self.state.accepts(.signInRequested) else { return }
             self.agent.prepare()
+            let logger = self.logger
+            Task.detached {
+                do { try CurlTransport.load() } catch { logger.warning("\(error)") }
+            }
         }
     }
 
@@ -85,8 +91,6 @@ final class AppController {
             let signedIn = await session.isSignedIn
             let warning = await session.storeWarning
             MainLoop.perform { self?.send(.launched(signedIn: signedIn, notice: warning)) }
-            // libcurl is opened here, after the window, rather than linked: the first request need not wait for it.
-            do { try CurlTransport.load() } catch { self?.logger.warning("\(error)") }
             guard signedIn else { return }
             do {
                 _ = try await session.freshToken()

@@ -205,6 +205,12 @@ class Latchkey:
             os.kill(pid, signal.SIGKILL)
         return len(victims)
 
+    def loaded_libraries(self, *names):
+        """Those of `names` (e.g. "libcurl") mapped into the app's process right now."""
+        with open(f"/proc/{self.process.pid}/maps") as f:
+            maps = f.read()
+        return [name for name in names if f"/{name}" in maps]
+
     def web_processes(self):
         """WebKit processes among this app's descendants."""
         return [name for name in self._descendants().values() if name.startswith("WebKit")]

@@ -208,8 +208,11 @@ def relaunch(home):
         app.screenshot("01-relaunched-signed-in")
         time.sleep(1)
         expect(app.web_processes() == [], f"no WebKit process runs: {app.web_processes()}")
+        idle = app.loaded_libraries("libwebkit2gtk", "libcurl")
+        expect(idle == [], f"signed in and idle, neither WebKit nor libcurl is loaded: {idle}")
         app.press(app.button("Get my profile"))
         app.wait_status("as Ada Lovelace")
+        expect(app.loaded_libraries("libcurl") == ["libcurl"], "libcurl was opened for the first request")
         app.screenshot("02-profile-after-relaunch")
         expect(app.web_processes() == [], "still no WebKit process")
     finally:
