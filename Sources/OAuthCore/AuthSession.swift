@@ -90,11 +90,15 @@ public actor AuthSession {
 
     /// Forgets the tokens here first, so the app is signed out at once, then
     /// revokes them where the provider offers it. Returns a warning when
-    /// revocation failed (the local sign-out stands either way).
+    /// revocation failed or the stored sign-in was damaged (the local sign-out
+    /// stands either way).
     @discardableResult
     public func signOut() async -> String? {
         let token = currentToken()
+        let damage = storeWarning
         forget()
+        // A damaged store was set aside, not deleted: say so, or the person never learns it.
+        if token == nil, let damage { return "Signed out. \(damage)" }
         guard let token, configuration.revocationEndpoint != nil else { return nil }
         do {
             try await tokenClient.revoke(token)

@@ -47,7 +47,7 @@ public struct FileTokenStore: TokenStore {
             let movedAside = (try? FileManager.default.moveItem(at: url, to: aside)) != nil
             logger.warning("The saved sign-in could not be read", metadata: ["file": "\(url.path)"])
             throw OAuthError.storage(
-                "the saved sign-in in \(url.path) was damaged\(movedAside ? " and has been set aside as \(aside.lastPathComponent)" : ""). Sign in again.")
+                "the file \(url.path) was damaged\(movedAside ? " and has been set aside as \(aside.lastPathComponent)" : ""). Sign in again.")
         }
     }
 

@@ -90,7 +90,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
             "The connection to the provider's \(endpoint.rawValue) broke off mid-answer. Try again."
         case .network(let endpoint, let reason): "Could not talk to the provider's \(endpoint.rawValue): \(reason)."
         case .signedOut(let reason): reason
-        case .storage(let reason): "The saved sign-in could not be stored: \(reason)"
+        case .storage(let reason): "Trouble with the saved sign-in: \(reason)"
         }
     }
 

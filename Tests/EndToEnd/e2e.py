@@ -328,6 +328,41 @@ def short_lived_tokens(home):
     assert_no_secrets(home, [app.log_path, os.path.join(home.root, "sandbox.log")], [refresh_token])
 
 
+def damaged_token_file(home):
+    """A token file cut off mid-write: a sentence, the bytes set aside, and the app still signs in."""
+    os.makedirs(os.path.dirname(home.token_file), mode=0o700, exist_ok=True)
+    damaged = b'{"access_token": "e2e-damaged-access", "refresh_tok'
+    with open(home.token_file, "wb") as f:
+        f.write(damaged)
+    aside = home.token_file + ".corrupt"
+    app = home.launch()
+    try:
+        app.wait_status("was damaged and has been set aside as sandbox.json.corrupt")
+        app.wait_sensitive("Sign in", True)
+        expect(not app.sensitive(app.button("Get my profile")), "no profile without a sign-in")
+        app.screenshot("01-damaged-file-reported")
+        with open(aside, "rb") as f:
+            expect(f.read() == damaged, "the damaged bytes are kept, not deleted")
+        sign_in(app, home)
+        app.wait_status("Signed in with Sandbox provider")
+        expect(os.path.exists(home.token_file), "a new sign-in is stored")
+        app.screenshot("02-signed-in-again")
+    finally:
+        app.quit()
+
+    # The same damage met by --sign-out: said on the command line too.
+    with open(home.token_file, "wb") as f:
+        f.write(damaged)
+    os.remove(aside)
+    result = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out"], capture_output=True, text=True, timeout=60)
+    expect(result.returncode == 0, f"--sign-out succeeded: {result.stderr}")
+    expect("Signed out. Trouble with the saved sign-in" in result.stdout and "sandbox.json.corrupt" in result.stdout,
+           f"--sign-out names the damage: {result.stdout!r}")
+    expect(os.path.exists(aside) and not os.path.exists(home.token_file), "set aside, and signed out")
+    expect("e2e-damaged-access" not in result.stdout + result.stderr, "--sign-out printed no token")
+    assert_no_secrets(home, [app.log_path], ["e2e-damaged-access"])
+
+
 def keyring(home):
     """A real Secret Service in this D-Bus session: the token goes there, not to disk."""
     unlock = subprocess.run(
@@ -441,6 +476,7 @@ SCENARIOS = {
     "close_window": close_window,
     "token_faults": token_faults,
     "short_lived_tokens": short_lived_tokens,
+    "damaged_token_file": damaged_token_file,
     "keyring": keyring,
     "bad_certificate": bad_certificate,
     "web_process_crash": web_process_crash,

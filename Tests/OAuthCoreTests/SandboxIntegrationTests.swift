@@ -138,6 +138,18 @@ import TestSupport
         #expect(try await live.sandbox.statistics()["revocation_requests"] == 1)
     }
 
+    @Test func signingOutOverADamagedStoreSaysWhereTheDamageWent() async throws {
+        let live = try LiveSandbox()
+        try FileManager.default.createDirectory(at: live.directory, withIntermediateDirectories: true)
+        let file = live.directory.appendingPathComponent("sandbox.json")
+        try Data(#"{"access_token": "#.utf8).write(to: file)
+        let warning = await live.session().signOut()
+        #expect(warning?.hasPrefix("Signed out. Trouble with the saved sign-in:") == true)
+        #expect(warning?.contains("sandbox.json.corrupt") == true)
+        #expect(FileManager.default.fileExists(atPath: file.path + ".corrupt"), "set aside, not deleted")
+        #expect(try await live.sandbox.statistics()["revocation_requests"] == 0, "nothing to revoke")
+    }
+
     @Test func signOutStandsEvenWhenRevocationFails() async throws {
         let live = try LiveSandbox()
         let session = live.session()
