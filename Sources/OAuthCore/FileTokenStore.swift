@@ -41,9 +41,11 @@ public struct FileTokenStore: TokenStore {
         do {
             return try JSONDecoder().decode(Token.self, from: data)
         } catch {
-            // Keep the damaged file for a person to look at, out of the way of the next sign-in.
-            let aside = url.appendingPathExtension("corrupt")
-            try? FileManager.default.removeItem(at: aside)
+            // Keep the damaged file for a person to look at, out of the way of the
+            // next sign-in; an earlier one set aside is kept too (.corrupt-2, …).
+            let aside = (1...).lazy
+                .map { url.appendingPathExtension($0 == 1 ? "corrupt" : "corrupt-\($0)") }
+                .first { !FileManager.default.fileExists(atPath: $0.path) }!
             let movedAside = (try? FileManager.default.moveItem(at: url, to: aside)) != nil
             logger.warning("The saved sign-in could not be read", metadata: ["file": "\(url.path)"])
             throw OAuthError.storage(

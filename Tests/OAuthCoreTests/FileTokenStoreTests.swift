@@ -63,6 +63,19 @@ import Testing
         #expect(kept.hasPrefix(#"{"access_token""#), "nothing is lost")
     }
 
+    @Test func aSecondDamagedFileDoesNotReplaceTheFirst() throws {
+        try FileManager.default.createDirectory(at: store.directory, withIntermediateDirectories: true)
+        let file = try store.file(for: "sandbox")
+        try Data("first damage".utf8).write(to: file)
+        #expect(throws: OAuthError.self) { try store.load(for: "sandbox") }
+        try Data("second damage".utf8).write(to: file)
+        let error = #expect(throws: OAuthError.self) { try store.load(for: "sandbox") }
+        guard case .storage(let reason)? = error else { Issue.record("expected storage error"); return }
+        #expect(reason.contains("set aside as sandbox.json.corrupt-2"))
+        #expect(try String(contentsOf: file.appendingPathExtension("corrupt"), encoding: .utf8) == "first damage")
+        #expect(try String(contentsOf: file.appendingPathExtension("corrupt-2"), encoding: .utf8) == "second damage")
+    }
+
     @Test func removeForgetsAndIsQuietWhenThereIsNothing() throws {
         try store.save(token, for: "sandbox")
         try store.remove(for: "sandbox")
