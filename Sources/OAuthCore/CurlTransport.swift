@@ -93,6 +93,10 @@ private final class Transfer: @unchecked Sendable {
             ccurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds)
             ccurl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
             ccurl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
+            // A proxy from the environment (https_proxy, …) is used, except for loopback.
+            if let host = request.url.host, ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased()) {
+                ccurl_setopt_string(handle, CURLOPT_NOPROXY, "*")
+            }
             ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
             ccurl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorText.baseAddress)
             switch request.method {

@@ -54,6 +54,7 @@ public struct HTTPClient: Sendable {
 
         var arguments = [
             "--silent", "--show-error", "--max-time", String(timeout), "--request", method,
+            "--noproxy", "*",  // only 127.0.0.1 is spoken to, whatever http_proxy says
             "--dump-header", headerFile.path, "--output", bodyFile.path, "--write-out", "%{http_code}",
         ]
         for (name, value) in headers { arguments += ["--header", "\(name): \(value)"] }
