@@ -13,8 +13,9 @@ import Synchronization
 ///
 /// Each request runs its blocking transfer on a Dispatch worker, never on
 /// Swift's cooperative pool. Cancelling the task stops the transfer at
-/// libcurl's next progress tick (within about a second). Redirects are not followed, only http and https
-/// are spoken, no cookie is kept, and certificates are always verified.
+/// libcurl's next progress tick (within about a second). Redirects are not
+/// followed, only http and https are spoken, no cookie is kept, certificates
+/// are always verified, and loopback requests never go through a proxy.
 public final class CurlTransport: HTTPTransport {
     public static let shared = CurlTransport()
 
