@@ -5,9 +5,6 @@ import Foundation
 import Logging
 import OAuthCore
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 let callers = 1000
 let pairs = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 12

@@ -6,7 +6,7 @@ import Logging
 public struct TokenClient: Sendable {
     public let configuration: ProviderConfiguration
     public let transport: any HTTPTransport
-    /// Seconds a request may go without progress.
+    /// Seconds a whole request may take.
     public var timeout: TimeInterval
     let logger: Logger
 

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// The real `latchkey-sandbox` binary, started on a free loopback port for one
 /// test and stopped when the test lets go of it.
