@@ -13,7 +13,7 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
     public let state: String
     /// RFC 7636 code verifier: 43 unreserved characters; nil when PKCE is off.
     public let codeVerifier: String?
-    /// OpenID Connect nonce, when `openid` is in scope.
+    /// OpenID Connect nonce, when `openid` is in scope and the provider echoes it.
     public let nonce: String?
     /// The redirect URI sent with this request (and again at the token endpoint).
     public let redirectURI: URL
@@ -26,7 +26,7 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
         self.redirectURI = redirectURI ?? configuration.redirectURI
         state = Base64URL.random()
         codeVerifier = configuration.usePKCE ? Base64URL.random() : nil
-        nonce = configuration.isOpenIDConnect ? Base64URL.random() : nil
+        nonce = configuration.sendsNonce ? Base64URL.random() : nil
 
         var parameters: [(String, String)] = [
             ("response_type", "code"),

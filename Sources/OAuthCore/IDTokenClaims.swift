@@ -15,7 +15,7 @@ enum IDTokenClaims {
         else {
             throw OAuthError.invalidIDToken("it is not a JSON Web Token")
         }
-        if let expected = configuration.issuer?.absoluteString {
+        if let expected = try expectedIssuer(configuration, claims: claims) {
             guard let issuer = claims["iss"] as? String, trimSlash(issuer) == trimSlash(expected) else {
                 throw OAuthError.invalidIDToken("it was issued by someone else")
             }
@@ -32,6 +32,22 @@ enum IDTokenClaims {
                 throw OAuthError.invalidIDToken("it does not belong to this sign-in")
             }
         }
+    }
+
+    /// The issuer the token must name: `id_token_issuer` with its placeholders
+    /// filled from the token's own claims (only with values that cannot reach
+    /// past one path segment), else `issuer`. Nil when the provider states none.
+    static func expectedIssuer(_ configuration: ProviderConfiguration, claims: [String: Any]) throws -> String? {
+        guard var template = configuration.idTokenIssuer else { return configuration.issuer?.absoluteString }
+        for (placeholder, claim) in ProviderConfiguration.issuerPlaceholders where template.contains(placeholder) {
+            guard let value = claims[claim] as? String, !value.isEmpty,
+                value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+            else {
+                throw OAuthError.invalidIDToken("it does not say which \(claim == "tid" ? "tenant" : claim) issued it")
+            }
+            template = template.replacingOccurrences(of: placeholder, with: value)
+        }
+        return template
     }
 
     private static func trimSlash(_ text: String) -> String {

@@ -31,6 +31,7 @@ public struct ProfileClient: Sendable {
         var profile = Profile(
             name: ProfileMapping.first(mapping.name, in: object),
             email: ProfileMapping.first(mapping.email, in: object),
+            emailVerified: ProfileMapping.flag(mapping.emailVerified, in: object),
             pictureURL: ProfileMapping.first(mapping.picture, in: object).flatMap(Self.safeURL))
         profile.profileURL = ProfileMapping.first(mapping.url, in: object).flatMap(Self.safeURL)
 

@@ -10,6 +10,8 @@ import Foundation
 public struct ProfileMapping: Codable, Sendable, Equatable {
     public var name: [String]
     public var email: [String]
+    /// Where the provider says whether it checked the e-mail address.
+    public var emailVerified: [String]
     public var picture: [String]
     public var url: [String]
     public var urlTemplate: String?
@@ -20,18 +22,21 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case name, email, picture, url
+        case emailVerified = "email_verified"
         case urlTemplate = "url_template"
         case urlTemplateEndpoint = "url_template_endpoint"
         case missingURLNote = "missing_url_note"
     }
 
     public init(
-        name: [String] = ["name"], email: [String] = ["email"], picture: [String] = ["picture"],
+        name: [String] = ["name"], email: [String] = ["email"], emailVerified: [String] = ["email_verified"],
+        picture: [String] = ["picture"],
         url: [String] = ["profile"], urlTemplate: String? = nil, urlTemplateEndpoint: URL? = nil,
         missingURLNote: String? = nil
     ) {
         self.name = name
         self.email = email
+        self.emailVerified = emailVerified
         self.picture = picture
         self.url = url
         self.urlTemplate = urlTemplate
@@ -48,6 +53,7 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
         }
         name = try keys(.name, default: ["name"])
         email = try keys(.email, default: ["email"])
+        emailVerified = try keys(.emailVerified, default: ["email_verified"])
         picture = try keys(.picture, default: ["picture"])
         url = try keys(.url, default: ["profile"])
         urlTemplate = try c.decodeIfPresent(String.self, forKey: .urlTemplate)
@@ -63,7 +69,26 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
                 value = (value as? [String: Any])?[String(part)]
             }
             if let text = value as? String, !text.isEmpty { return text }
-            if let number = value as? NSNumber, !(value is Bool) { return number.stringValue }
+            if let number = value as? NSNumber, !JSONBoolean.isBoolean(number) { return number.stringValue }
+        }
+        return nil
+    }
+
+    /// The first yes-or-no found under any of `keys`: a JSON boolean, or the
+    /// strings "true" and "false" (LinkedIn has been seen sending those).
+    /// Anything else, including a value of another type, says nothing.
+    static func flag(_ keys: [String], in object: [String: Any]) -> Bool? {
+        for key in keys {
+            var value: Any? = object
+            for part in key.split(separator: ".") {
+                value = (value as? [String: Any])?[String(part)]
+            }
+            if let number = value as? NSNumber, JSONBoolean.isBoolean(number) { return number.boolValue }
+            switch (value as? String)?.lowercased() {
+            case "true": return true
+            case "false": return false
+            default: continue
+            }
         }
         return nil
     }
@@ -89,15 +114,21 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
 public struct Profile: Sendable, Equatable, CustomStringConvertible {
     public var name: String?
     public var email: String?
+    /// Whether the provider checked the e-mail address; nil when it does not say.
+    public var emailVerified: Bool?
     public var pictureURL: URL?
     /// Safe to hand to a browser: https (or http on loopback) only.
     public var profileURL: URL?
     /// Why there is no profile URL, when the provider explains it.
     public var note: String?
 
-    public init(name: String? = nil, email: String? = nil, pictureURL: URL? = nil, profileURL: URL? = nil, note: String? = nil) {
+    public init(
+        name: String? = nil, email: String? = nil, emailVerified: Bool? = nil, pictureURL: URL? = nil, profileURL: URL? = nil,
+        note: String? = nil
+    ) {
         self.name = name
         self.email = email
+        self.emailVerified = emailVerified
         self.pictureURL = pictureURL
         self.profileURL = profileURL
         self.note = note

@@ -93,7 +93,7 @@ public struct ProviderCatalog: Sendable {
         }
         let user = userFile(for: id)
         if FileManager.default.fileExists(atPath: user.path) {
-            object.merge(try Self.readObject(user)) { _, new in new }
+            object = Self.merged(object, with: try Self.readObject(user))
         }
         if let clientID = environment[ProviderConfiguration.environmentName(id, "CLIENT_ID")], !clientID.isEmpty {
             object["client_id"] = clientID
@@ -114,6 +114,23 @@ public struct ProviderCatalog: Sendable {
         }
         try configuration.validate()
         return configuration
+    }
+
+    /// The user's file over the preset, key by key and into nested objects, so
+    /// that pointing `profile.url_template_endpoint` elsewhere keeps the rest of
+    /// the preset's profile mapping. `null` removes a key.
+    static func merged(_ base: [String: Any], with layer: [String: Any]) -> [String: Any] {
+        var result = base
+        for (key, value) in layer {
+            if value is NSNull {
+                result[key] = nil
+            } else if let inner = value as? [String: Any], let existing = result[key] as? [String: Any] {
+                result[key] = merged(existing, with: inner)
+            } else {
+                result[key] = value
+            }
+        }
+        return result
     }
 
     /// Appends endpoints written as paths to the issuer.

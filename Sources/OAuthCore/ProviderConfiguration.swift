@@ -31,6 +31,18 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public var scopes: [String]
     /// PKCE S256 (RFC 7636). On wherever the provider supports it.
     public var usePKCE: Bool
+    /// Whether to send an OpenID Connect nonce and require it back in the ID
+    /// token. Off only for a provider whose ID tokens never carry one (LinkedIn):
+    /// OIDC Core §3.1.3.7(11) asks for the check only when a nonce was sent.
+    public var useNonce: Bool
+    /// The `iss` its ID tokens carry, when that differs from `issuer`: Microsoft's
+    /// `/common` authority names the user's tenant, so the value is a template in
+    /// which `{tenantid}` stands for the token's own `tid` claim.
+    public var idTokenIssuer: String?
+    /// The provider's own names for RFC 6749 §5.2 errors, e.g. GitHub's
+    /// `bad_verification_code` for `invalid_grant`: what decides whether a refused
+    /// refresh signs the person out.
+    public var tokenErrorAliases: [String: String]
     /// Extra parameters for the authorization request (`prompt`, `access_type`, …).
     public var authorizationParameters: [String: String]
     public var profile: ProfileMapping
@@ -49,6 +61,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case clientAuthentication = "client_authentication"
         case redirectURI = "redirect_uri"
         case usePKCE = "pkce"
+        case useNonce = "nonce"
+        case idTokenIssuer = "id_token_issuer"
+        case tokenErrorAliases = "token_error_aliases"
         case authorizationParameters = "authorization_parameters"
         case registrationHint = "registration_hint"
     }
@@ -57,7 +72,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         id: String, displayName: String, issuer: URL? = nil, authorizationEndpoint: URL, tokenEndpoint: URL,
         revocationEndpoint: URL? = nil, userinfoEndpoint: URL? = nil, clientID: String, clientSecret: String? = nil,
         clientAuthentication: ClientAuthentication = .none, redirectURI: URL, scopes: [String], usePKCE: Bool = true,
-        authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
+        useNonce: Bool = true, idTokenIssuer: String? = nil, tokenErrorAliases: [String: String] = [:], authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
         registrationHint: String? = nil
     ) throws {
         self.id = id
@@ -73,6 +88,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         self.redirectURI = redirectURI
         self.scopes = scopes
         self.usePKCE = usePKCE
+        self.useNonce = useNonce
+        self.idTokenIssuer = idTokenIssuer
+        self.tokenErrorAliases = tokenErrorAliases
         self.authorizationParameters = authorizationParameters
         self.profile = profile
         self.registrationHint = registrationHint
@@ -96,6 +114,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         redirectURI = try c.decode(URL.self, forKey: .redirectURI)
         scopes = try c.decodeIfPresent([String].self, forKey: .scopes) ?? []
         usePKCE = try c.decodeIfPresent(Bool.self, forKey: .usePKCE) ?? true
+        useNonce = try c.decodeIfPresent(Bool.self, forKey: .useNonce) ?? true
+        idTokenIssuer = try c.decodeIfPresent(String.self, forKey: .idTokenIssuer)
+        tokenErrorAliases = try c.decodeIfPresent([String: String].self, forKey: .tokenErrorAliases) ?? [:]
         authorizationParameters = try c.decodeIfPresent([String: String].self, forKey: .authorizationParameters) ?? [:]
         profile = try c.decodeIfPresent(ProfileMapping.self, forKey: .profile) ?? ProfileMapping()
         registrationHint = try c.decodeIfPresent(String.self, forKey: .registrationHint)
@@ -105,10 +126,18 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public var description: String {
         "\(displayName) (\(id)): authorize at \(authorizationEndpoint.host ?? "?"), client \(clientID), "
             + "\(clientAuthentication.rawValue)\(clientSecret == nil ? "" : " with a secret"), PKCE \(usePKCE ? "on" : "off")"
+            + (isOpenIDConnect ? ", nonce \(sendsNonce ? "on" : "off")" : "")
     }
 
-    /// Whether the scopes ask for OpenID Connect (and so a nonce and an ID token).
+    /// Whether the scopes ask for OpenID Connect (and so an ID token).
     public var isOpenIDConnect: Bool { scopes.contains("openid") }
+
+    /// Whether an authorization request carries a nonce: OpenID Connect, and a
+    /// provider that echoes it.
+    public var sendsNonce: Bool { isOpenIDConnect && useNonce }
+
+    /// Placeholders `id_token_issuer` may hold, each filled from the ID token's own claim.
+    static let issuerPlaceholders = ["{tenantid}": "tid"]
 
     // MARK: Validation
 
@@ -142,8 +171,21 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
                     + "~/.config/latchkey/\(id).json or set \(Self.environmentName(id, "CLIENT_SECRET")).")
         }
         try Self.validateRedirectURI(redirectURI)
-        if let bad = scopes.first(where: { $0.isEmpty || $0.contains(" ") }) {
-            throw fail("the scope “\(bad)” is empty or holds a space; list scopes one by one.")
+        if let idTokenIssuer {
+            var sample = idTokenIssuer
+            for placeholder in Self.issuerPlaceholders.keys {
+                sample = sample.replacingOccurrences(of: placeholder, with: "tenant")
+            }
+            guard !sample.contains("{"), let url = URL(string: sample), url.host?.isEmpty == false,
+                Self.isSecureOrLoopback(url)
+            else {
+                throw fail(
+                    "id_token_issuer \(idTokenIssuer) must be an https URL (http only on this computer); "
+                        + "the only placeholder it may hold is {tenantid}.")
+            }
+        }
+        if let bad = scopes.first(where: { $0.isEmpty || $0.contains(" ") || $0.contains(",") }) {
+            throw fail("the scope “\(bad)” is empty or holds a space or comma; list scopes one by one.")
         }
         let reserved: Set = [
             "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge",

@@ -37,6 +37,9 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         return expiresAt.timeIntervalSince(now) <= margin
     }
 
+    /// The granted scopes one by one.
+    public var scopes: [String] { scope?.split(separator: " ").map(String.init) ?? [] }
+
     public var canRefresh: Bool { refreshToken?.isEmpty == false }
 
     /// No secret: the kind of token, when it expires, whether it can be refreshed.

@@ -32,7 +32,8 @@ public struct TokenClient: Sendable {
         logger.info("Exchanging the authorization code", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
         let secrets = [response.code, request.codeVerifier]
         let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
-        let token = try TokenResponse.token(from: answer, secrets: secrets + [configuration.clientSecret], now: now)
+        let token = try TokenResponse.token(
+            from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.tokenErrorAliases, now: now)
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
         }
@@ -51,7 +52,8 @@ public struct TokenClient: Sendable {
         let answer = try await post(
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], to: configuration.tokenEndpoint,
             endpoint: .token, secrets: secrets)
-        var fresh = try TokenResponse.token(from: answer, secrets: secrets + [configuration.clientSecret], now: now)
+        var fresh = try TokenResponse.token(
+            from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.tokenErrorAliases, now: now)
         if let idToken = fresh.idToken {
             // OIDC Core §12.2: same checks, but a refreshed ID token carries no new nonce.
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now)
@@ -73,7 +75,9 @@ public struct TokenClient: Sendable {
             [("token", value), ("token_type_hint", hint)], to: endpoint, endpoint: .revocation, secrets: secrets)
         guard (200..<300).contains(answer.status) else {
             // An RFC 7009 error body, or the status alone.
-            _ = try TokenResponse.fields(of: answer, endpoint: .revocation, secrets: secrets + [configuration.clientSecret])
+            _ = try TokenResponse.fields(
+                of: answer, endpoint: .revocation, secrets: secrets + [configuration.clientSecret],
+                errorAliases: configuration.tokenErrorAliases)
             throw OAuthError.httpStatus(answer.status, endpoint: .revocation)
         }
     }

@@ -4,8 +4,10 @@ import Foundation
 /// `Accept: application/json`), an RFC 6749 §5.2 error (GitHub sends those
 /// with 200), or something that is not an answer at all.
 enum TokenResponse {
-    static func token(from response: HTTPResponse, secrets: [String?], now: Date) throws -> Token {
-        let fields = try self.fields(of: response, endpoint: .token, secrets: secrets)
+    static func token(from response: HTTPResponse, secrets: [String?], errorAliases: [String: String] = [:], now: Date) throws
+        -> Token
+    {
+        let fields = try self.fields(of: response, endpoint: .token, secrets: secrets, errorAliases: errorAliases)
         guard let accessToken = fields["access_token"] as? String, !accessToken.isEmpty else {
             throw OAuthError.malformedResponse(endpoint: .token, reason: "no access_token")
         }
@@ -20,12 +22,16 @@ enum TokenResponse {
         return Token(
             accessToken: accessToken, tokenType: "Bearer",
             refreshToken: (fields["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 },
-            scope: fields["scope"] as? String, idToken: fields["id_token"] as? String, expiresAt: expiresAt,
+            scope: scope(fields["scope"]), idToken: fields["id_token"] as? String, expiresAt: expiresAt,
             receivedAt: now)
     }
 
-    /// The answer's fields, or the error it stands for.
-    static func fields(of response: HTTPResponse, endpoint: OAuthError.Endpoint, secrets: [String?]) throws -> [String: Any] {
+    /// The answer's fields, or the error it stands for. `errorAliases` maps a
+    /// provider's own error names onto RFC 6749's (GitHub's `bad_verification_code`
+    /// is `invalid_grant`), so that what the answer means, not its wording, decides.
+    static func fields(
+        of response: HTTPResponse, endpoint: OAuthError.Endpoint, secrets: [String?], errorAliases: [String: String] = [:]
+    ) throws -> [String: Any] {
         let success = (200..<300).contains(response.status)
         let text = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let contentType = response.header("content-type")?.lowercased() ?? ""
@@ -59,7 +65,8 @@ enum TokenResponse {
             let description = (fields["error_description"] as? String).map {
                 Redaction.clip(Redaction.redact($0, removing: secrets))
             }
-            switch Redaction.safeCode(code) {
+            let safe = Redaction.safeCode(code)
+            switch errorAliases[safe] ?? safe {
             case "invalid_grant": throw OAuthError.invalidGrant(description: description)
             case "invalid_client": throw OAuthError.invalidClient(description: description)
             case let code: throw OAuthError.tokenEndpoint(code: code, description: description)
@@ -69,9 +76,25 @@ enum TokenResponse {
         return fields
     }
 
+    /// The granted scopes, space-separated as RFC 6749 §3.3 has them. Providers
+    /// differ: GitHub and LinkedIn separate them with commas, and a JSON array
+    /// is seen too. Scope names in Latchkey's presets never hold a comma.
+    static func scope(_ value: Any?) -> String? {
+        let parts: [String]
+        switch value {
+        case let text as String:
+            parts = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
+        case let list as [Any]:
+            parts = list.compactMap { $0 as? String }.filter { !$0.isEmpty && !$0.contains(" ") }
+        default:
+            return nil
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
+
     static func number(_ value: Any?) -> Double? {
         switch value {
-        case let number as NSNumber where !(value is Bool): number.doubleValue
+        case let number as NSNumber where !JSONBoolean.isBoolean(number): number.doubleValue
         case let text as String: Double(text)
         default: nil
         }

@@ -63,4 +63,48 @@ import Testing
         claims["exp"] = 1_800_000_000 - 120
         try check(claims)
     }
+
+    // MARK: An issuer that names the user's tenant (Microsoft through /common)
+
+    func checkTenant(_ claims: [String: Any]) throws {
+        var microsoft = configuration
+        microsoft.issuer = nil
+        microsoft.idTokenIssuer = "https://login.microsoftonline.com/{tenantid}/v2.0"
+        try IDTokenClaims.validate(try jwt(claims), configuration: microsoft, nonce: "n-1", now: now)
+    }
+
+    @Test func anIssuerNamingTheTokensOwnTenantPasses() throws {
+        var claims = good
+        claims["tid"] = "9188040d-6c67-4c5b-b112-36a304b66dad"
+        claims["iss"] = "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"
+        try checkTenant(claims)
+    }
+
+    @Test(arguments: [
+        ("https://login.microsoftonline.com/another-tenant/v2.0", "tenant-a", "it was issued by someone else"),
+        ("https://login.microsoftonline.com/{tenantid}/v2.0", nil, "it does not say which tenant issued it"),
+        ("https://login.microsoftonline.com/x/../evil/v2.0", "x/../evil", "it does not say which tenant issued it"),
+        ("https://evil.example/tenant-a/v2.0", "tenant-a", "it was issued by someone else"),
+    ] as [(String, String?, String)])
+    func anIssuerThatDoesNotNameItsOwnTenantIsRefused(issuer: String, tenant: String?, reason: String) throws {
+        var claims = good
+        claims["iss"] = issuer
+        claims["tid"] = tenant
+        let error = #expect(throws: OAuthError.self) { try checkTenant(claims) }
+        #expect(error == .invalidIDToken(reason))
+    }
+
+    @Test func withoutANonceSentNoneIsRequired() throws {
+        var claims = good
+        claims["nonce"] = nil
+        try check(claims, nonce: nil)
+    }
+
+    @Test func profileClaimsOfUnexpectedTypesAreIgnoredNotFatal() throws {
+        var claims = good
+        claims["email_verified"] = "true"
+        claims["locale"] = ["country": "GB", "language": "en"]
+        claims["name"] = ["first": "Ada"]
+        try check(claims)
+    }
 }

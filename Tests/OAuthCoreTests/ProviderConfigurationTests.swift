@@ -31,6 +31,65 @@ import Testing
         #expect(linkedIn.userinfoEndpoint?.absoluteString == "https://api.linkedin.com/v2/userinfo")
         #expect(linkedIn.profile.urlTemplate == "https://www.linkedin.com/in/{vanityName}")
         #expect(linkedIn.profile.url.isEmpty, "never a URL from the opaque sub")
+        #expect(!linkedIn.sendsNonce, "LinkedIn's ID tokens carry no nonce, so none is sent")
+        #expect(linkedIn.issuer?.absoluteString == "https://www.linkedin.com/oauth")
+        let request = AuthorizationRequest(configuration: linkedIn)
+        #expect(request.nonce == nil && Fixtures.query(request.url)["nonce"] == nil)
+    }
+
+    @Test func everyOtherOpenIDPresetSendsANonce() throws {
+        let home = try TemporaryDirectory()
+        for name in ["gitlab", "microsoft", "sandbox"] {
+            _ = try home.write(#"{"client_id": "c", "issuer": "https://id.example"}"#, to: "\(name).json")
+            let preset = try Fixtures.catalog(userDirectory: home.url).configuration(named: name)
+            #expect(preset.sendsNonce, "\(name)")
+            #expect(AuthorizationRequest(configuration: preset).nonce != nil, "\(name)")
+        }
+    }
+
+    @Test func microsoftsPresetExpectsTheUsersTenantInItsIDTokens() throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(#"{"client_id": "c"}"#, to: "microsoft.json")
+        let microsoft = try Fixtures.catalog(userDirectory: home.url).configuration(named: "microsoft")
+        #expect(microsoft.idTokenIssuer == "https://login.microsoftonline.com/{tenantid}/v2.0")
+    }
+
+    @Test(arguments: [
+        "http://login.example/{tenantid}/v2.0", "https://login.example/{tenant}/v2.0", "not a url {tenantid}",
+    ])
+    func anIDTokenIssuerMustBeHTTPSWithOnlyTheTenantPlaceholder(issuer: String) throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(#"{"client_id": "c", "id_token_issuer": "\#(issuer)"}"#, to: "microsoft.json")
+        let error = #expect(throws: OAuthError.self) {
+            try Fixtures.catalog(userDirectory: home.url).configuration(named: "microsoft")
+        }
+        #expect(String(describing: error!).contains("id_token_issuer"))
+    }
+
+    @Test func theUserFileReachesIntoNestedObjectsAndNullRemovesAKey() throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(
+            #"{"client_id": "li", "client_secret": "s", "revocation_endpoint": null, "profile": {"url_template_endpoint": "https://proxy.example/v2/me"}}"#,
+            to: "linkedin.json")
+        let linkedIn = try Fixtures.catalog(userDirectory: home.url).configuration(named: "linkedin")
+        #expect(linkedIn.profile.urlTemplateEndpoint?.absoluteString == "https://proxy.example/v2/me")
+        #expect(linkedIn.profile.urlTemplate == "https://www.linkedin.com/in/{vanityName}", "the rest of the mapping stays")
+        #expect(linkedIn.profile.missingURLNote != nil)
+    }
+
+    @Test func aScopeWithACommaIsRefused() throws {
+        let error = #expect(throws: OAuthError.self) { try Fixtures.configuration(scopes: ["openid", "a,b"]) }
+        #expect(String(describing: error!).contains("a,b"))
+    }
+
+    @Test(arguments: [
+        (#"{"email_verified": true}"#, true as Bool?), (#"{"email_verified": "true"}"#, true), (#"{"email_verified": "false"}"#, false),
+        (#"{"email_verified": false}"#, false), (#"{"email_verified": 1}"#, nil), (#"{"email_verified": {"x": 1}}"#, nil),
+        (#"{}"#, nil),
+    ])
+    func emailVerifiedIsABooleanOrTheStringsTrueAndFalse(json: String, verified: Bool?) throws {
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [String: Any]
+        #expect(ProfileMapping.flag(["email_verified"], in: object) == verified)
     }
 
     @Test func githubPresetUsesPKCE() throws {
@@ -39,6 +98,7 @@ import Testing
         let github = try Fixtures.catalog(userDirectory: home.url).configuration(named: "github")
         #expect(github.usePKCE)
         #expect(github.profile.url == ["html_url"])
+        #expect(github.tokenErrorAliases["bad_verification_code"] == "invalid_grant")
     }
 
     @Test func environmentWinsOverTheUserFile() throws {

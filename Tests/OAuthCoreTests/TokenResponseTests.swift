@@ -31,9 +31,39 @@ import Testing
             200, "access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&scope=repo%2Cgist&token_type=bearer",
             type: "application/x-www-form-urlencoded; charset=utf-8")
         #expect(token.accessToken == "gho_16C7e42F292c6912E7710c838347Ae178B4a")
-        #expect(token.scope == "repo,gist")
+        #expect(token.scope == "repo gist", "GitHub's comma-separated scope, kept as RFC 6749 has it")
         #expect(token.tokenType == "Bearer")
         #expect(token.expiresAt == nil, "no expires_in: valid until refused")
+    }
+
+    @Test(arguments: [
+        (#""openid profile email""#, "openid profile email"),
+        (#""email,openid,profile""#, "email openid profile"),
+        (#""read:user, user:email""#, "read:user user:email"),
+        (#"["openid", "email"]"#, "openid email"),
+        (#""""#, nil),
+        ("42", nil),
+    ])
+    func grantedScopesAreReadWhicheverWayTheyAreSeparated(json: String, scope: String?) throws {
+        #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","scope":\#(json)}"#).scope == scope)
+    }
+
+    @Test func aProvidersOwnErrorNameMeansWhatItsAliasSays() throws {
+        let response = HTTPResponse(
+            status: 200, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            body: Data("error=bad_verification_code&error_description=The+code+passed+is+incorrect+or+expired.".utf8))
+        let aliased = #expect(throws: OAuthError.self) {
+            try TokenResponse.token(
+                from: response, secrets: [], errorAliases: ["bad_verification_code": "invalid_grant"], now: now)
+        }
+        #expect(aliased == .invalidGrant(description: "The code passed is incorrect or expired."))
+        let plain = #expect(throws: OAuthError.self) { try TokenResponse.token(from: response, secrets: [], now: now) }
+        #expect(plain == .tokenEndpoint(code: "bad_verification_code", description: "The code passed is incorrect or expired."))
+    }
+
+    @Test func aLifetimeOfOneSecondIsALifetimeAndTrueIsNone() throws {
+        #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":1}"#).expiresAt == now.addingTimeInterval(1))
+        #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":true}"#).expiresAt == nil)
     }
 
     @Test func expiresInAsAStringIsUnderstood() throws {
