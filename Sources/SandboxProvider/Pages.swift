@@ -55,10 +55,11 @@ enum Pages {
         "offline_access": "Stay signed in when you are away",
     ]
 
-    static func signIn(clientName: String, scopes: [String], requestID: String, username: String = "", error: String? = nil)
-        -> String
-    {
-        let scopeItems = scopes.map { "<li>\(escape(scopeDescriptions[$0] ?? $0))</li>" }.joined()
+    static func signIn(
+        clientName: String, scopes: [String], requestID: String, action: String = "/authorize",
+        descriptions: [String: String] = [:], username: String = "", error: String? = nil
+    ) -> String {
+        let scopeItems = scopes.map { "<li>\(escape(descriptions[$0] ?? scopeDescriptions[$0] ?? $0))</li>" }.joined()
         let errorBlock = error.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
         return document(
             title: "Sign in – Latchkey Sandbox",
@@ -67,7 +68,7 @@ enum Pages {
                 <p><strong>\(escape(clientName))</strong> would like to:</p>
                 <ul>\(scopeItems)</ul>
                 \(errorBlock)
-                <form method="post" action="/authorize">
+                <form method="post" action="\(escape(action))">
                 <input type="hidden" name="request_id" value="\(escape(requestID))">
                 <label for="username">Username</label>
                 <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" value="\(escape(username))">

@@ -9,10 +9,13 @@ public struct SandboxUser: Codable, Sendable, Equatable {
     public var familyName: String?
     public var email: String
     public var emailVerified: Bool
+    /// Whether name and e-mail are public where a provider lets people hide them
+    /// (GitHub's `/user` then says null, GitLab's `public_email` is empty).
+    public var publicProfile: Bool
 
     public init(
         username: String, password: String, name: String, givenName: String? = nil,
-        familyName: String? = nil, email: String, emailVerified: Bool = true
+        familyName: String? = nil, email: String, emailVerified: Bool = true, publicProfile: Bool = true
     ) {
         self.username = username
         self.password = password
@@ -21,6 +24,7 @@ public struct SandboxUser: Codable, Sendable, Equatable {
         self.familyName = familyName
         self.email = email
         self.emailVerified = emailVerified
+        self.publicProfile = publicProfile
     }
 
     enum CodingKeys: String, CodingKey {
@@ -28,6 +32,7 @@ public struct SandboxUser: Codable, Sendable, Equatable {
         case givenName = "given_name"
         case familyName = "family_name"
         case emailVerified = "email_verified"
+        case publicProfile = "public_profile"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -39,6 +44,7 @@ public struct SandboxUser: Codable, Sendable, Equatable {
         familyName = try c.decodeIfPresent(String.self, forKey: .familyName)
         email = try c.decode(String.self, forKey: .email)
         emailVerified = try c.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? true
+        publicProfile = try c.decodeIfPresent(Bool.self, forKey: .publicProfile) ?? true
     }
 }
 
@@ -72,6 +78,12 @@ public struct SandboxClient: Codable, Sendable, Equatable {
         redirectURIs.contains { registered in
             registered == redirectURI || Self.sameLoopbackURIIgnoringPort(registered, redirectURI)
         }
+    }
+
+    /// `http://127.0.0.1` or `http://[::1]`, with or without a port.
+    static func isLoopbackHTTP(_ uri: String) -> Bool {
+        guard let parts = URLComponents(string: uri), parts.scheme == "http", let host = parts.host else { return false }
+        return ["127.0.0.1", "[::1]", "::1"].contains(host)
     }
 
     private static func sameLoopbackURIIgnoringPort(_ registered: String, _ requested: String) -> Bool {
@@ -140,7 +152,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
                 familyName: "Lovelace", email: "ada@sandbox.example"),
             SandboxUser(
                 username: "grace", password: "compiler", name: "Grace Hopper", givenName: "Grace",
-                familyName: "Hopper", email: "grace@sandbox.example"),
+                familyName: "Hopper", email: "grace@sandbox.example", publicProfile: false),
         ],
         clients: [
             SandboxClient(clientID: "latchkey-desktop", name: "Latchkey", redirectURIs: appRedirectURIs),

@@ -14,6 +14,8 @@ actor SandboxState {
         let scopes: [String]
         let codeChallenge: String?
         let nonce: String?
+        /// Whether the provider being imitated gives this authorization a refresh token.
+        let grantsRefreshToken: Bool
         let expiresAt: Date
     }
 
@@ -23,6 +25,7 @@ actor SandboxState {
         let codeChallenge: String?
         let scopes: [String]
         let nonce: String?
+        let grantsRefreshToken: Bool
         let username: String
         let expiresAt: Date
         var used = false

@@ -17,8 +17,15 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(help: "TCP port on 127.0.0.1; 0 picks a free one.")
     var port: Int = 0
 
-    @Option(name: .long, help: "Seconds an access token lives.")
+    @Option(name: .long, help: "Seconds an access token lives (default: as the imitated provider, else 3600).")
     var accessTokenTTL: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Reproduce a real provider's documented quirks and paths: \(ProviderLikeness.Name.allCases.map(\.rawValue).joined(separator: ", ")).",
+            valueName: "provider"))
+    var behaveLike: String = "standard"
 
     @Option(name: .long, help: "A JSON file of users and clients, replacing the built-in ones.")
     var config: String?
@@ -47,6 +54,10 @@ struct SandboxCommand: AsyncParsableCommand {
             throw ValidationError("--fault \(argument): expected ENDPOINT:KIND[:COUNT], e.g. token:500:2.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+        guard ProviderLikeness.Name(rawValue: behaveLike) != nil else {
+            throw ValidationError(
+                "--behave-like \(behaveLike): expected one of \(ProviderLikeness.Name.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
     }
 
     func run() async throws {
@@ -66,7 +77,13 @@ struct SandboxCommand: AsyncParsableCommand {
                 throw ValidationError("Cannot use \(config): \(error)")
             }
         }
-        if let accessTokenTTL { configuration.accessTokenTTL = accessTokenTTL }
+        let likeness = ProviderLikeness.named(ProviderLikeness.Name(rawValue: behaveLike) ?? .standard)
+        // A provider whose tokens never expire states no lifetime; ten years stands in for it.
+        if let accessTokenTTL {
+            configuration.accessTokenTTL = accessTokenTTL
+        } else if config == nil {
+            configuration.accessTokenTTL = likeness.accessTokenLifetime ?? 315_360_000
+        }
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
         if exitWithStdin {
@@ -80,7 +97,7 @@ struct SandboxCommand: AsyncParsableCommand {
         let server: SandboxServer
         do {
             server = try SandboxServer(
-                configuration: configuration, faults: faults, stateFile: stateFile.map { URL(fileURLWithPath: $0) },
+                configuration: configuration, likeness: likeness, faults: faults, stateFile: stateFile.map { URL(fileURLWithPath: $0) },
                 logger: logger)
         } catch {
             throw ValidationError("Cannot read the state file \(stateFile ?? ""): \(error)")

@@ -42,13 +42,15 @@ struct CapturingLogHandler: LogHandler {
 /// report the navigation to the redirect URI.
 final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable {
     let action: String
+    let username: String
     let password: String
     private let lock = NSLock()
     private var _redirect: URL?
     private var _dismissed = false
 
-    init(action: String = "allow", password: String = "engine") {
+    init(action: String = "allow", username: String = "ada", password: String = "engine") {
         self.action = action
+        self.username = username
         self.password = password
     }
 
@@ -59,7 +61,7 @@ final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable {
         let url = flow.authorizationURL.absoluteString
         Task {
             do {
-                let reply = try await SandboxPages.answer(url, action: action, password: password)
+                let reply = try await SandboxPages.answer(url, action: action, username: username, password: password)
                 guard let location = reply.header("location"), let redirect = URL(string: location) else {
                     flow.fail(.userAgent("the sign-in page answered HTTP \(reply.status)"))
                     return

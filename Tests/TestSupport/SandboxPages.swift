@@ -9,6 +9,12 @@ public enum SandboxPages {
         return page[range].split(separator: "\"").dropFirst(3).first.map(String.init)
     }
 
+    /// Where the sign-in form posts to.
+    public static func formAction(in page: String) -> String? {
+        guard let range = page.range(of: #"<form method="post" action="([^"]+)""#, options: .regularExpression) else { return nil }
+        return page[range].split(separator: "\"").dropFirst(3).first.map(String.init)
+    }
+
     /// Opens `authorizationURL` and answers its form; returns the sandbox's answer
     /// (a 302 to the redirect URI, or the page again).
     public static func answer(
@@ -20,7 +26,9 @@ public enum SandboxPages {
         else {
             throw SandboxTestError("No sign-in form at the authorization URL: HTTP \(page.status) \(page.text.prefix(200))")
         }
-        let formAction = "\(url.scheme ?? "http")://\(url.host ?? "127.0.0.1"):\(url.port ?? 80)/authorize"
+        // The form posts back to its own path, which differs from provider to provider (--behave-like).
+        let path = formAction(in: page.text) ?? "/authorize"
+        let formAction = "\(url.scheme ?? "http")://\(url.host ?? "127.0.0.1"):\(url.port ?? 80)\(path)"
         return try await http.postForm(
             formAction, [("request_id", id), ("username", username), ("password", password), ("action", action)])
     }

@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import OAuthCore
+
+/// Each shipped preset, as it ships, against the sandbox behaving like its
+/// provider: the preset's own choices are what is tested.
+@Suite struct LinkedInPresetTests {
+    func linkedIn() throws -> PresetOnSandbox {
+        try PresetOnSandbox("linkedin", credentials: PresetOnSandbox.confidential)
+    }
+
+    /// The defect this preset had: a nonce was sent and required back, and
+    /// LinkedIn's ID tokens never carry one, so every real sign-in failed.
+    @Test func signsInThoughItsIDTokensCarryNoNonce() async throws {
+        let live = try linkedIn()
+        let (request, response) = try await live.authorize()
+        #expect(request.nonce == nil, "no nonce is sent to a provider that never returns it")
+        #expect(request.codeVerifier == nil, "LinkedIn's standard apps refuse PKCE")
+        let query = Fixtures.query(request.url)
+        #expect(query["nonce"] == nil && query["code_challenge"] == nil)
+        let token = try await live.tokenClient().exchange(response, for: request)
+        #expect(token.idToken != nil, "an ID token whose issuer, audience and expiry were checked")
+        #expect(token.scope == "openid profile email", "LinkedIn's comma-separated scope, read as a list")
+        #expect(!token.canRefresh, "refresh tokens are for LinkedIn's approved partners only")
+        let lifetime = try #require(token.expiresAt).timeIntervalSinceNow
+        #expect(abs(lifetime - 5_184_000) < 60, "LinkedIn's access tokens live 60 days")
+    }
+
+    @Test func theSameSignInFailsWhenTheNonceIsRequired() async throws {
+        // What every real LinkedIn sign-in met before the preset said "nonce": false.
+        let live = try linkedIn()
+        var strict = live.configuration
+        strict.useNonce = true
+        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: strict))
+        try FormPostingUserAgent().present(flow)
+        let response = try await flow.response()
+        let error = await #expect(throws: OAuthError.self) {
+            try await TokenClient(configuration: strict, logger: live.log.logger).exchange(response, for: flow.request)
+        }
+        #expect(error == .invalidIDToken("it does not belong to this sign-in"))
+    }
+
+    @Test func theProfileHasNoLinkAndSaysWhy() async throws {
+        let live = try linkedIn()
+        let session = live.session()
+        _ = try await live.signIn(into: session)
+        let profile = try await live.profiles.fetch(using: session)
+        #expect(profile.name == "Ada Lovelace")
+        #expect(profile.email == "ada@sandbox.example")
+        #expect(profile.emailVerified == true)
+        #expect(profile.pictureURL?.absoluteString == "\(live.sandbox.baseURL)/avatar/ada.svg")
+        #expect(profile.profileURL == nil, "/v2/me is closed to an OpenID-only app; the URL is never built from sub")
+        #expect(profile.note?.contains("r_basicprofile") == true)
+        #expect(try await live.sandbox.statistics()["userinfo_requests"] == 2, "userinfo, then the closed /v2/me")
+    }
+
+    @Test func cancelOnItsConsentPageIsACancel() async throws {
+        let live = try linkedIn()
+        let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
+        #expect(error == .cancelled, "user_cancelled_authorize")
+    }
+
+    @Test func itsSecretGoesInTheBodyOnly() async throws {
+        let live = try linkedIn()
+        var basic = live.configuration
+        basic.clientAuthentication = .clientSecretBasic
+        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: basic))
+        try FormPostingUserAgent().present(flow)
+        let response = try await flow.response()
+        let error = await #expect(throws: OAuthError.self) {
+            try await TokenClient(configuration: basic, logger: live.log.logger).exchange(response, for: flow.request)
+        }
+        guard case .tokenEndpoint(code: "invalid_request", _)? = error else {
+            Issue.record("expected invalid_request, got \(String(describing: error))")
+            return
+        }
+        #expect(live.configuration.clientAuthentication == .clientSecretPost, "the preset sends it in the body")
+    }
+
+    @Test func theMovedPresetDiffersFromTheShippedOneOnlyInItsHosts() throws {
+        let live = try linkedIn()
+        let shipped = try ProviderCatalog(
+            presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: URL(fileURLWithPath: "/nonexistent"),
+            environment: ["LATCHKEY_LINKEDIN_CLIENT_ID": "latchkey-confidential", "LATCHKEY_LINKEDIN_CLIENT_SECRET": "sandbox-secret"]
+        ).configuration(named: "linkedin")
+        var moved = live.configuration
+        moved.issuer = shipped.issuer
+        moved.authorizationEndpoint = shipped.authorizationEndpoint
+        moved.tokenEndpoint = shipped.tokenEndpoint
+        moved.userinfoEndpoint = shipped.userinfoEndpoint
+        moved.profile.urlTemplateEndpoint = shipped.profile.urlTemplateEndpoint
+        #expect(moved == shipped)
+        #expect(live.configuration.profile.urlTemplate == "https://www.linkedin.com/in/{vanityName}")
+    }
+}
+
+@Suite struct GitHubPresetTests {
+    func gitHub() throws -> PresetOnSandbox {
+        try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
+    }
+
+    @Test func signsInWithPKCEAndASecretAndGetsANonExpiringToken() async throws {
+        let live = try gitHub()
+        // GitHub's loopback redirects may carry any port.
+        let (request, response) = try await live.authorize(redirectURI: URL(string: "http://127.0.0.1:48213/callback")!)
+        #expect(request.codeVerifier != nil)
+        let token = try await live.tokenClient().exchange(response, for: request)
+        #expect(token.expiresAt == nil, "OAuth-app tokens state no lifetime")
+        #expect(!token.canRefresh)
+        #expect(token.scope == "read:user user:email", "GitHub's comma-separated scope, read as a list")
+        #expect(token.idToken == nil)
+    }
+
+    @Test func theProfileFallsBackToTheLoginWhenTheNameIsNull() async throws {
+        let live = try gitHub()
+        let ada = live.session()
+        _ = try await live.signIn(into: ada)
+        let profile = try await live.profiles.fetch(using: ada)
+        #expect(profile.name == "Ada Lovelace")
+        #expect(profile.profileURL?.absoluteString == "\(live.sandbox.baseURL)/ada")
+        #expect(profile.pictureURL?.absoluteString == "\(live.sandbox.baseURL)/avatar/ada.svg")
+
+        let grace = PresetOnSandboxSecondUser(live)
+        _ = try await live.signIn(FormPostingUserAgent(username: "grace", password: "compiler"), into: grace.session)
+        let private_ = try await live.profiles.fetch(using: grace.session)
+        #expect(private_.name == "grace", "name is null for her: the login stands in")
+        #expect(private_.email == nil, "her e-mail is private")
+        #expect(private_.profileURL?.absoluteString == "\(live.sandbox.baseURL)/grace")
+    }
+
+    @Test func aCodeUsedTwiceIsRefusedAsInvalidGrantThoughGitHubSays200() async throws {
+        let live = try gitHub()
+        let (request, response) = try await live.authorize()
+        _ = try await live.tokenClient().exchange(response, for: request)
+        // The same code again: GitHub answers 200 with error=bad_verification_code.
+        let error = await #expect(throws: OAuthError.self) { try await live.tokenClient().exchange(response, for: request) }
+        guard case .invalidGrant(let description)? = error else {
+            Issue.record("expected invalidGrant (bad_verification_code), got \(String(describing: error))")
+            return
+        }
+        #expect(description?.isEmpty == false)
+    }
+
+    @Test func aWrongSecretIsInvalidClient() async throws {
+        let live = try PresetOnSandbox(
+            "github", credentials: ["client_id": "latchkey-confidential", "client_secret": "not-the-secret"])
+        let (request, response) = try await live.authorize()
+        let error = await #expect(throws: OAuthError.self) { try await live.tokenClient().exchange(response, for: request) }
+        guard case .invalidClient? = error else {
+            Issue.record("expected invalidClient (incorrect_client_credentials), got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func denyIsACancel() async throws {
+        let live = try gitHub()
+        let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
+        #expect(error == .cancelled)
+    }
+}
+
+@Suite struct GitLabPresetTests {
+    func gitLab() throws -> PresetOnSandbox {
+        try PresetOnSandbox("gitlab", credentials: PresetOnSandbox.publicClient)
+    }
+
+    @Test func aPublicClientSignsInThroughItsPrivateUseSchemeAndRefreshes() async throws {
+        let live = try gitLab()
+        #expect(live.userFile.keys.sorted() == ["client_id", "issuer"], "endpoints are paths under the issuer")
+        let session = live.session()
+        let first = try await live.signIn(into: session)
+        #expect(first.canRefresh)
+        let lifetime = try #require(first.expiresAt).timeIntervalSinceNow
+        #expect(abs(lifetime - 7200) < 60, "GitLab's access tokens live two hours")
+        let refreshed = try await live.session(now: { Date().addingTimeInterval(7200) }).freshToken()
+        #expect(refreshed.refreshToken != first.refreshToken, "GitLab rotates refresh tokens")
+        let profile = try await live.profiles.fetch(using: live.session())
+        #expect(profile.name == "Ada Lovelace")
+        #expect(profile.email == "ada@sandbox.example")
+        #expect(profile.profileURL?.absoluteString == "\(live.sandbox.baseURL)/ada")
+    }
+
+    @Test func signOutRevokesTheGrant() async throws {
+        let live = try gitLab()
+        let session = live.session()
+        let token = try await live.signIn(into: session)
+        #expect(await session.signOut() == nil)
+        let reply = try await HTTPClient().postForm(
+            "\(live.sandbox.baseURL)/oauth/token",
+            [("grant_type", "refresh_token"), ("refresh_token", token.refreshToken!), ("client_id", "latchkey-desktop")])
+        #expect(reply.error == "invalid_grant")
+    }
+
+    @Test func denyIsACancel() async throws {
+        let live = try gitLab()
+        let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
+        #expect(error == .cancelled)
+    }
+}
+
+@Suite struct MicrosoftPresetTests {
+    func microsoft() throws -> PresetOnSandbox {
+        try PresetOnSandbox("microsoft", credentials: PresetOnSandbox.publicClient)
+    }
+
+    @Test func anIDTokenNamingTheUsersTenantIsAcceptedThroughCommon() async throws {
+        let live = try microsoft()
+        let session = live.session()
+        let token = try await live.signIn(redirectURI: URL(string: "http://127.0.0.1:50123/callback")!, into: session)
+        #expect(token.idToken != nil)
+        #expect(token.canRefresh, "offline_access gives a refresh token")
+        let refreshed = try await live.session(now: { Date().addingTimeInterval(3600) }).freshToken()
+        #expect(refreshed.accessToken != token.accessToken)
+        let profile = try await live.profiles.fetch(using: live.session())
+        #expect(profile.name == "Ada Lovelace")
+        #expect(profile.profileURL == nil)
+        #expect(profile.note == "Microsoft accounts have no public profile page.")
+    }
+
+    @Test func denyIsACancel() async throws {
+        let live = try microsoft()
+        let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
+        #expect(error == .cancelled)
+    }
+}
+
+/// A second person's session over the same preset and sandbox, with its own store.
+struct PresetOnSandboxSecondUser {
+    let session: AuthSession
+    let directory: TemporaryDirectory
+
+    init(_ live: PresetOnSandbox) {
+        directory = try! TemporaryDirectory()
+        session = AuthSession(
+            configuration: live.configuration, store: FileTokenStore(directory: directory.url, logger: live.log.logger),
+            tokenClient: live.tokenClient(), logger: live.log.logger)
+    }
+}
