@@ -538,6 +538,10 @@ def run_all(names):
 
 
 if __name__ == "__main__":
+    # Scenarios of other files import this one's helpers, so they join here, once it has run.
+    import presets  # noqa: E402
+
+    SCENARIOS.update(presets.SCENARIOS)
     if len(sys.argv) > 2 and sys.argv[1] == "--inside":
         sys.exit(run_one(sys.argv[2]))
     sys.exit(run_all(sys.argv[1:] or list(SCENARIOS)))
