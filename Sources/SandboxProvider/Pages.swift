@@ -57,7 +57,7 @@ enum Pages {
 
     static func signIn(
         clientName: String, scopes: [String], requestID: String, action: String = "/authorize",
-        descriptions: [String: String] = [:], username: String = "", error: String? = nil
+        descriptions: [String: String] = [:], imitating: String? = nil, username: String = "", error: String? = nil
     ) -> String {
         let scopeItems = scopes.map { "<li>\(escape(descriptions[$0] ?? scopeDescriptions[$0] ?? $0))</li>" }.joined()
         let errorBlock = error.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
@@ -79,7 +79,7 @@ enum Pages {
                 <button type="submit" name="action" value="allow" class="allow">Allow</button>
                 </div>
                 </form>
-                <p class="note">An offline demo provider on this computer. Nothing you type leaves it.</p>
+                <p class="note">An offline demo provider on this computer\(imitating.map { ", behaving like \(escape($0))" } ?? ""). Nothing you type leaves it.</p>
                 """)
     }
 

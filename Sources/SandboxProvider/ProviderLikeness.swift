@@ -226,6 +226,18 @@ public struct ProviderLikeness: Sendable {
         }
     }
 
+    /// What the sign-in page says it imitates; nil for the standard sandbox.
+    var displayName: String? {
+        switch name {
+        case .standard: nil
+        case .linkedin: "LinkedIn"
+        case .github: "GitHub"
+        case .gitlab: "GitLab"
+        case .microsoft: "Microsoft"
+        case .google: "Google"
+        }
+    }
+
     /// The issuer for a base URL; `tenant` fills `{tenantid}` (the discovery document keeps the placeholder).
     func issuer(base: String, tenant: String? = nil) -> String {
         let path = tenant.map { issuerPath.replacingOccurrences(of: "{tenantid}", with: $0) } ?? issuerPath

@@ -253,7 +253,7 @@ public final class SandboxServer: Sendable {
     ) -> String {
         Pages.signIn(
             clientName: pending.client.name, scopes: pending.scopes, requestID: requestID, action: likeness.authorizePath,
-            descriptions: likeness.scopeDescriptions, username: username, error: error)
+            descriptions: likeness.scopeDescriptions, imitating: likeness.displayName, username: username, error: error)
     }
 
     // MARK: Token endpoint (RFC 6749 §4.1.3, §6, RFC 7636 §4.5)

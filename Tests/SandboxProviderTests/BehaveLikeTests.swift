@@ -97,6 +97,12 @@ struct Imitation {
         #expect(try await li.http.get("\(li.base)/.well-known/openid-configuration").status == 404)
     }
 
+    @Test func theSignInPageSaysWhatItImitatesAndPostsToItsOwnPath() async throws {
+        let page = try await li.http.get(li.authorizeURL(Imitation.parameters(client: Clients.confidentialID, scope: "openid")))
+        #expect(page.text.contains("behaving like LinkedIn"))
+        #expect(SandboxPages.formAction(in: page.text) == "/oauth/v2/authorization")
+    }
+
     @Test func aStandardAppThatSendsPKCEIsRefused() async throws {
         let reply = try await li.http.get(
             li.authorizeURL(Imitation.parameters(client: Clients.confidentialID, scope: "openid", pkce: PKCE())))
