@@ -30,8 +30,10 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
             // An error naming another state is not an answer to this request.
             if state != nil, !stateMatches { throw OAuthError.stateMismatch }
             guard request.complete() else { throw OAuthError.requestAlreadyCompleted }
-            switch error {
-            case "access_denied", "user_cancelled_login", "user_cancelled_authorize":
+            // A provider's own name for a refusal counts as that refusal (LinkedIn's
+            // user_cancelled_authorize is access_denied): the preset says so, not this code.
+            switch request.configuration.errorAliases[error] ?? error {
+            case "access_denied":
                 throw OAuthError.cancelled
             default:
                 throw OAuthError.provider(code: Redaction.safeCode(error), description: values["error_description"].map(Redaction.clip))

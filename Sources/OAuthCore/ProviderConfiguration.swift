@@ -39,10 +39,10 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// `/common` authority names the user's tenant, so the value is a template in
     /// which `{tenantid}` stands for the token's own `tid` claim.
     public var idTokenIssuer: String?
-    /// The provider's own names for RFC 6749 §5.2 errors, e.g. GitHub's
-    /// `bad_verification_code` for `invalid_grant`: what decides whether a refused
-    /// refresh signs the person out.
-    public var tokenErrorAliases: [String: String]
+    /// The provider's own names for RFC 6749's errors: GitHub's `bad_verification_code`
+    /// is `invalid_grant` (what decides whether a refused refresh signs the person out),
+    /// LinkedIn's `user_cancelled_authorize` is `access_denied` (a cancel, not a failure).
+    public var errorAliases: [String: String]
     /// Extra parameters for the authorization request (`prompt`, `access_type`, …).
     public var authorizationParameters: [String: String]
     public var profile: ProfileMapping
@@ -63,7 +63,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case usePKCE = "pkce"
         case useNonce = "nonce"
         case idTokenIssuer = "id_token_issuer"
-        case tokenErrorAliases = "token_error_aliases"
+        case errorAliases = "error_aliases"
         case authorizationParameters = "authorization_parameters"
         case registrationHint = "registration_hint"
     }
@@ -72,7 +72,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         id: String, displayName: String, issuer: URL? = nil, authorizationEndpoint: URL, tokenEndpoint: URL,
         revocationEndpoint: URL? = nil, userinfoEndpoint: URL? = nil, clientID: String, clientSecret: String? = nil,
         clientAuthentication: ClientAuthentication = .none, redirectURI: URL, scopes: [String], usePKCE: Bool = true,
-        useNonce: Bool = true, idTokenIssuer: String? = nil, tokenErrorAliases: [String: String] = [:], authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
+        useNonce: Bool = true, idTokenIssuer: String? = nil, errorAliases: [String: String] = [:], authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
         registrationHint: String? = nil
     ) throws {
         self.id = id
@@ -90,7 +90,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         self.usePKCE = usePKCE
         self.useNonce = useNonce
         self.idTokenIssuer = idTokenIssuer
-        self.tokenErrorAliases = tokenErrorAliases
+        self.errorAliases = errorAliases
         self.authorizationParameters = authorizationParameters
         self.profile = profile
         self.registrationHint = registrationHint
@@ -116,7 +116,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         usePKCE = try c.decodeIfPresent(Bool.self, forKey: .usePKCE) ?? true
         useNonce = try c.decodeIfPresent(Bool.self, forKey: .useNonce) ?? true
         idTokenIssuer = try c.decodeIfPresent(String.self, forKey: .idTokenIssuer)
-        tokenErrorAliases = try c.decodeIfPresent([String: String].self, forKey: .tokenErrorAliases) ?? [:]
+        errorAliases = try c.decodeIfPresent([String: String].self, forKey: .errorAliases) ?? [:]
         authorizationParameters = try c.decodeIfPresent([String: String].self, forKey: .authorizationParameters) ?? [:]
         profile = try c.decodeIfPresent(ProfileMapping.self, forKey: .profile) ?? ProfileMapping()
         registrationHint = try c.decodeIfPresent(String.self, forKey: .registrationHint)

@@ -33,7 +33,7 @@ public struct TokenClient: Sendable {
         let secrets = [response.code, request.codeVerifier]
         let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
         let token = try TokenResponse.token(
-            from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.tokenErrorAliases, now: now)
+            from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.errorAliases, now: now)
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
         }
@@ -53,7 +53,7 @@ public struct TokenClient: Sendable {
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], to: configuration.tokenEndpoint,
             endpoint: .token, secrets: secrets)
         var fresh = try TokenResponse.token(
-            from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.tokenErrorAliases, now: now)
+            from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.errorAliases, now: now)
         if let idToken = fresh.idToken {
             // OIDC Core §12.2: same checks, but a refreshed ID token carries no new nonce.
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now)
@@ -77,7 +77,7 @@ public struct TokenClient: Sendable {
             // An RFC 7009 error body, or the status alone.
             _ = try TokenResponse.fields(
                 of: answer, endpoint: .revocation, secrets: secrets + [configuration.clientSecret],
-                errorAliases: configuration.tokenErrorAliases)
+                errorAliases: configuration.errorAliases)
             throw OAuthError.httpStatus(answer.status, endpoint: .revocation)
         }
     }

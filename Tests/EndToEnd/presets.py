@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 
-from e2e import BIN, ROOT, admin, assert_no_secrets, expect, sign_in
+from e2e import BIN, ROOT, admin, assert_no_secrets, expect, open_sign_in, sign_in
 from driver import wait_until
 
 CONFIDENTIAL = {"client_id": "latchkey-confidential", "client_secret": "sandbox-secret"}
@@ -79,6 +79,13 @@ def preset_scenario(preset_id):
             app.wait_sensitive("Sign in", True)
             expect(not os.path.exists(token_file), "nothing stored after Deny")
             app.screenshot("03-cancelled")
+
+            # Cancel in the window, before the provider answers.
+            open_sign_in(app)
+            window = app.find({"frame", "dialog", "window"}, f"Sign in to {display}", newest=True)
+            app.press(app.button("Cancel", root=window))
+            app.wait_status("Sign-in cancelled.")
+            app.absent("entry", "Username")
 
             sign_in(app, home)
             app.wait_status(f"Signed in with {display}")

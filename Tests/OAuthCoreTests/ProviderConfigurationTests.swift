@@ -98,7 +98,7 @@ import Testing
         let github = try Fixtures.catalog(userDirectory: home.url).configuration(named: "github")
         #expect(github.usePKCE)
         #expect(github.profile.url == ["html_url"])
-        #expect(github.tokenErrorAliases["bad_verification_code"] == "invalid_grant")
+        #expect(github.errorAliases["bad_verification_code"] == "invalid_grant")
     }
 
     @Test func environmentWinsOverTheUserFile() throws {

@@ -85,11 +85,23 @@ import Testing
         #expect(try response("code=a%2Fb%2Bc&state=\(request.state)").code == "a/b+c")
     }
 
-    @Test(arguments: ["access_denied", "user_cancelled_login", "user_cancelled_authorize"])
-    func cancellationErrorsMeanCancelled(code: String) throws {
-        let error = #expect(throws: OAuthError.self) { try response("error=\(code)&state=\(request.state)") }
+    @Test func accessDeniedMeansCancelled() throws {
+        let error = #expect(throws: OAuthError.self) { try response("error=access_denied&state=\(request.state)") }
         #expect(error == .cancelled)
         #expect(String(describing: error!) == "Sign-in cancelled.")
+    }
+
+    @Test(arguments: ["user_cancelled_login", "user_cancelled_authorize"])
+    func aProvidersOwnCancelNameIsACancelWhereItsPresetSaysSo(code: String) throws {
+        var linkedInLike = request.configuration
+        linkedInLike.errorAliases = [code: "access_denied"]
+        let aliased = AuthorizationRequest(configuration: linkedInLike)
+        let redirect = URL(string: "\(linkedInLike.redirectURI.absoluteString)?error=\(code)&state=\(aliased.state)")!
+        let error = #expect(throws: OAuthError.self) { try AuthorizationResponse(redirectURL: redirect, for: aliased) }
+        #expect(error == .cancelled)
+        // Elsewhere the same word is just an error the provider named.
+        let plain = #expect(throws: OAuthError.self) { try response("error=\(code)&state=\(request.state)") }
+        #expect(plain == .provider(code: code, description: nil))
     }
 
     @Test func errorsComeFirstEvenBesideACode() throws {
