@@ -35,13 +35,16 @@ let package = Package(
             name: "CSecret", pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]),
 
+        // What "this computer" means, in one place: 127.0.0.0/8 and ::1 as IP literals.
+        .target(name: "Loopback"),
+
         // The shared OAuth module: no GTK, usable by any Swift program on Linux.
         // libcurl's header and a dlopen shim: OAuthCore's HTTP, loaded on first use.
         .target(name: "CCurl"),
         .target(
             name: "OAuthCore",
             dependencies: [
-                "CCurl",
+                "CCurl", "Loopback",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -51,7 +54,7 @@ let package = Package(
 
         // The sign-in window with its WebKitGTK view, behind a C interface: a
         // shared library the app opens only when needed, so launches never pay for WebKit.
-        .target(name: "WebSignIn", dependencies: ["GtkKit", "CWebKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "WebSignIn", dependencies: ["GtkKit", "CWebKit", "Loopback"], swiftSettings: [.swiftLanguageMode(.v5)]),
 
         // OAuthCore on the desktop: the embedded user agent (opening WebSignIn) and the keyring store.
         .target(

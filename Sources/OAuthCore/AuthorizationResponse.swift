@@ -23,12 +23,18 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
             guard values[name] == nil else { throw OAuthError.repeatedParameter(name) }
             values[name] = value
         }
-        let state = values["state"]
-        let stateMatches = state.map { constantTimeEquals($0, request.state) } ?? false
-
+        // RFC 6749 §4.1.2 and §4.1.2.1: the state comes back with an answer and with an
+        // error alike. Without ours nothing else in the URL is read, so a page that
+        // merely knows the redirect URI cannot end the sign-in or put words on screen.
+        guard let state = values["state"] else { throw OAuthError.missingState }
+        guard constantTimeEquals(state, request.state) else { throw OAuthError.stateMismatch }
+        // RFC 9207 §2.4: a wrong iss rejects errors too.
+        if let sent = values["iss"], let expected = request.configuration.issuer,
+            Self.normalised(sent) != Self.normalised(expected.absoluteString)
+        {
+            throw OAuthError.issuerMismatch
+        }
         if let error = values["error"] {
-            // An error naming another state is not an answer to this request.
-            if state != nil, !stateMatches { throw OAuthError.stateMismatch }
             guard request.complete() else { throw OAuthError.requestAlreadyCompleted }
             // A provider's own name for a refusal counts as that refusal (LinkedIn's
             // user_cancelled_authorize is access_denied): the preset says so, not this code.
@@ -38,13 +44,6 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
             default:
                 throw OAuthError.provider(code: Redaction.safeCode(error), description: values["error_description"].map(Redaction.clip))
             }
-        }
-        guard state != nil else { throw OAuthError.missingState }
-        guard stateMatches else { throw OAuthError.stateMismatch }
-        if let sent = values["iss"], let expected = request.configuration.issuer,
-            Self.normalised(sent) != Self.normalised(expected.absoluteString)
-        {
-            throw OAuthError.issuerMismatch
         }
         guard let code = values["code"], !code.isEmpty else { throw OAuthError.missingCode }
         guard request.complete() else { throw OAuthError.requestAlreadyCompleted }

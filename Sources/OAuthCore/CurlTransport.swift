@@ -95,7 +95,7 @@ private final class Transfer: @unchecked Sendable {
             ccurl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
             ccurl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
             // A proxy from the environment (https_proxy, …) is used, except for loopback.
-            if let host = request.url.host, ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased()) {
+            if ProviderConfiguration.isLoopback(request.url) {
                 ccurl_setopt_string(handle, CURLOPT_NOPROXY, "*")
             }
             ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)

@@ -1,4 +1,5 @@
 import Foundation
+import Loopback
 
 /// Everything OAuthCore needs to know about one provider, loaded from JSON.
 ///
@@ -225,9 +226,10 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         }
     }
 
+    /// An IP literal in 127.0.0.0/8 or ::1 (`Loopback`), never a name.
     static func isLoopback(_ url: URL) -> Bool {
-        guard let host = url.host?.lowercased() else { return false }
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        guard let host = url.host else { return false }
+        return Loopback.isLoopback(host: host)
     }
 
     static func isSecureOrLoopback(_ url: URL) -> Bool {

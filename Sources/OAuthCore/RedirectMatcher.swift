@@ -19,7 +19,9 @@ public struct RedirectMatcher: Sendable, Equatable {
             let actual = URLComponents(url: candidate, resolvingAgainstBaseURL: false),
             let scheme = expected.scheme?.lowercased(), actual.scheme?.lowercased() == scheme,
             actual.user == nil, actual.password == nil,
-            (expected.host ?? "").lowercased() == (actual.host ?? "").lowercased(),
+            // No host and an empty host are different URIs (RFC 3986 §6.2.3): `scheme:/path`
+            // is not `scheme:///path`.
+            expected.host?.lowercased() == actual.host?.lowercased(),
             expected.percentEncodedPath == actual.percentEncodedPath
         else { return false }
         if scheme == "http", ProviderConfiguration.isLoopback(redirectURI) { return true }

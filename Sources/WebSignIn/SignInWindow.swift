@@ -1,5 +1,6 @@
 import CGtk
 import CWebKit
+import Loopback
 import Foundation
 import GtkKit
 
@@ -132,7 +133,7 @@ final class SignInWindow {
         let security: String
         if url.scheme == "https" && webView.hasValidTLS {
             (icon, security) = ("channel-secure-symbolic", "Secure connection")
-        } else if ["127.0.0.1", "::1", "localhost"].contains(host) {
+        } else if Loopback.isLoopback(host: host) {
             (icon, security) = ("computer-symbolic", "On this computer")
         } else {
             (icon, security) = ("channel-insecure-symbolic", "Not secure")

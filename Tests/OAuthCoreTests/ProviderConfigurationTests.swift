@@ -148,7 +148,7 @@ import Testing
         #expect(String(describing: error!).contains("token_endpoint must use https"))
     }
 
-    @Test(arguments: ["http://127.0.0.1:8080/token", "http://localhost/token", "http://[::1]:9/token"])
+    @Test(arguments: ["http://127.0.0.1:8080/token", "http://127.8.9.10/token", "http://[::1]:9/token"])
     func plainHTTPOnLoopbackIsAllowed(endpoint: String) throws {
         let configuration = try ProviderConfiguration(
             id: "x", displayName: "X", authorizationEndpoint: URL(string: endpoint)!, tokenEndpoint: URL(string: endpoint)!,
@@ -210,6 +210,29 @@ import Testing
     @Test func extraAuthorizationParametersMayNotReplaceOurs() throws {
         let error = #expect(throws: OAuthError.self) { try Fixtures.configuration(parameters: ["state": "fixed"]) }
         #expect(String(describing: error!).contains("may not set state"))
+    }
+
+    @Test(arguments: [
+        "http://127.evil.example/token", "http://127.0.0.1.evil.example/token", "http://localhost/token",
+        "http://127.1/token", "http://[::ffff:127.0.0.1]/token", "http://0177.0.0.1/token",
+    ])
+    func onlyLoopbackIPLiteralsMayUsePlainHTTP(endpoint: String) throws {
+        let error = #expect(throws: OAuthError.self) {
+            try ProviderConfiguration(
+                id: "x", displayName: "X", authorizationEndpoint: URL(string: "https://id.example/a")!,
+                tokenEndpoint: URL(string: endpoint)!, clientID: "c", redirectURI: URL(string: "http://127.0.0.1/cb")!, scopes: [])
+        }
+        #expect(String(describing: error!).contains("must use https"))
+    }
+
+    @Test(arguments: ["http://127.evil.example/cb", "http://localhost/cb"])
+    func aPlainHTTPRedirectURIMustBeALoopbackLiteral(redirect: String) throws {
+        let error = #expect(throws: OAuthError.self) {
+            try ProviderConfiguration(
+                id: "x", displayName: "X", authorizationEndpoint: URL(string: "https://id.example/a")!,
+                tokenEndpoint: URL(string: "https://id.example/t")!, clientID: "c", redirectURI: URL(string: redirect)!, scopes: [])
+        }
+        #expect(String(describing: error!).contains("must point at this computer"))
     }
 
     @Test func descriptionHidesTheClientSecret() throws {

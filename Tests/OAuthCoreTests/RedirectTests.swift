@@ -48,6 +48,20 @@ import Testing
         #expect(!loopback.matches(URL(string: "https://127.0.0.1:49152/callback")!))
     }
 
+    @Test func anEmptyAuthorityIsNotNoAuthority() {
+        // RFC 3986 §6.2.3, RFC 8252 §7.1: scheme:/path and scheme:///path are different URIs.
+        let custom = RedirectMatcher(redirectURI: URL(string: "io.github.latchkey:/oauth2redirect")!)
+        #expect(!custom.matches(URL(string: "io.github.latchkey:///oauth2redirect?code=x")!))
+        let empty = RedirectMatcher(redirectURI: URL(string: "io.github.latchkey:///oauth2redirect")!)
+        #expect(!empty.matches(URL(string: "io.github.latchkey:/oauth2redirect?code=x")!))
+        #expect(empty.matches(URL(string: "io.github.latchkey:///oauth2redirect?code=x")!))
+    }
+
+    @Test func aHostThatOnlyStartsWith127IsNotLoopback() {
+        let lookalike = RedirectMatcher(redirectURI: URL(string: "http://127.evil.example/callback")!)
+        #expect(!lookalike.matches(URL(string: "http://127.evil.example:8080/callback")!), "no any-port rule for a name")
+    }
+
     @Test func privateUseSchemeMatchesByComponents() {
         let custom = RedirectMatcher(redirectURI: URL(string: "io.github.latchkey:/oauth2redirect")!)
         #expect(custom.matches(URL(string: "io.github.latchkey:/oauth2redirect?code=x&state=y")!))
@@ -112,10 +126,23 @@ import Testing
         #expect(String(describing: error!).contains("Down for maintenance"))
     }
 
-    @Test func anErrorWithoutStateIsStillReported() throws {
-        let error = #expect(throws: OAuthError.self) { try response("error=invalid_scope") }
-        #expect(error == .provider(code: "invalid_scope", description: nil))
-        #expect(String(describing: error!).contains("permissions the provider does not know"))
+    @Test func anErrorWithoutOurStateIsNotReadAtAll() throws {
+        // RFC 6749 §4.1.2.1: the state comes back with errors too. Without it, a page that
+        // only knows the redirect URI could end the sign-in with words of its choosing.
+        let error = #expect(throws: OAuthError.self) {
+            try response("error=server_error&error_description=Your%20account%20is%20locked.%20Call%20%2B1-555-0100")
+        }
+        #expect(error == .missingState)
+        #expect(!String(describing: error!).contains("555"))
+        #expect(!request.isCompleted, "a forged error does not use up the request")
+    }
+
+    @Test func anErrorFromAnotherIssuerIsRejected() throws {
+        let error = #expect(throws: OAuthError.self) {
+            try response("error=access_denied&state=\(request.state)&iss=https%3A%2F%2Fevil.example")
+        }
+        #expect(error == .issuerMismatch)
+        #expect(!request.isCompleted)
     }
 
     @Test func anErrorForAnotherStateIsNotOurs() throws {
