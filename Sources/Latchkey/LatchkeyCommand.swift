@@ -37,7 +37,9 @@ struct LatchkeyCommand: ParsableCommand {
             throw ValidationError("Name a provider with --provider or --provider-file, not both.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
-        guard networkTimeout > 0 else { throw ValidationError("--network-timeout must be a positive number of seconds.") }
+        guard networkTimeout.isFinite, networkTimeout >= 1, networkTimeout <= 3600 else {
+            throw ValidationError("--network-timeout must be a number of seconds from 1 to 3600.")
+        }
     }
 
     func run() throws {

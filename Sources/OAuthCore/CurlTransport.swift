@@ -84,7 +84,9 @@ private final class Transfer: @unchecked Sendable {
 
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE))
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let milliseconds = max(1, Int(request.timeout * 1000))
+        // A day at most, and never a trap on inf, NaN or a number past Int's range.
+        let seconds = request.timeout.isFinite ? min(max(request.timeout, 0.001), 86_400) : 86_400
+        let milliseconds = Int((seconds * 1000).rounded(.up))
         return try errorBuffer.withUnsafeMutableBufferPointer { errorText in
             ccurl_setopt_string(handle, CURLOPT_URL, request.url.absoluteString)
             ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")

@@ -45,7 +45,9 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
     /// No secret: the kind of token, when it expires, whether it can be refreshed.
     public var description: String {
         // Seconds, not a formatted date: a date formatter loads ICU on the sign-in path.
-        let expiry = expiresAt.map { "expires in \(Int($0.timeIntervalSinceNow.rounded())) s" } ?? "no stated expiry"
+        // Clamped: a stored file may hold any date, and Int(_:) traps past its range.
+        let expiry =
+            expiresAt.map { "expires in \(Int(min(max($0.timeIntervalSinceNow, -1e15), 1e15).rounded())) s" } ?? "no stated expiry"
         return "Token(\(tokenType), \(expiry), \(canRefresh ? "refreshable" : "not refreshable"), scope: \(scope ?? "unstated"))"
     }
 

@@ -16,7 +16,7 @@ enum TokenResponse {
             throw OAuthError.malformedResponse(endpoint: .token, reason: "token type “\(Redaction.safeCode(tokenType))” is not supported")
         }
         var expiresAt: Date?
-        if let seconds = number(fields["expires_in"]), seconds > 0 {
+        if let seconds = lifetime(fields["expires_in"]) {
             expiresAt = now.addingTimeInterval(seconds)
         }
         return Token(
@@ -90,6 +90,16 @@ enum TokenResponse {
             return nil
         }
         return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
+
+    /// The longest lifetime taken at its word: ten years. A larger `expires_in`
+    /// (1e300, or "1e999", which is infinity) is clamped, never carried into date
+    /// arithmetic that traps; zero, negative or not a number states no lifetime.
+    static let longestLifetime: TimeInterval = 315_360_000
+
+    static func lifetime(_ value: Any?) -> TimeInterval? {
+        guard let seconds = number(value), !seconds.isNaN, seconds > 0 else { return nil }
+        return min(seconds, longestLifetime)
     }
 
     static func number(_ value: Any?) -> Double? {

@@ -41,6 +41,16 @@ import Testing
         #expect(answer.header("www-authenticate")?.contains(#"error="invalid_token""#) == true)
     }
 
+    @Test(arguments: [TimeInterval.infinity, .nan, 1e300])
+    func anyTimeoutIsATimeoutNotATrap(timeout: TimeInterval) async throws {
+        let live = try LiveSandbox()
+        let answer = try await within(10) {
+            try await CurlTransport.shared.send(
+                HTTPRequest(method: "GET", url: URL(string: "\(live.sandbox.baseURL)/jwks.json")!, timeout: timeout))
+        }
+        #expect(answer.status == 200, "a day at most")
+    }
+
     @Test func nothingListeningIsCannotConnect() async throws {
         let error = await #expect(throws: TransportError.self) {
             try await CurlTransport.shared.send(

@@ -66,6 +66,25 @@ import Testing
         #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":true}"#).expiresAt == nil)
     }
 
+    @Test(arguments: ["1e300", #""1e999""#, "1.7976931348623157e308", "9223372036854775807"])
+    func aHugeLifetimeIsClampedNotATrap(expiresIn: String) throws {
+        let token = try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":\#(expiresIn)}"#)
+        #expect(token.expiresAt == now.addingTimeInterval(TokenResponse.longestLifetime))
+        #expect(token.description.contains("expires in"), "describing it (the default log level does) does not trap")
+    }
+
+    @Test(arguments: ["0", "-60", #""NaN""#, #""-1e999""#, "null"])
+    func aLifetimeThatIsNoLifetimeStatesNone(expiresIn: String) throws {
+        #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":\#(expiresIn)}"#).expiresAt == nil)
+    }
+
+    @Test func aStoredTokenWithAnyDateDescribesItself() throws {
+        for seconds in [1e300, -1e300, 0] {
+            let token = Token(accessToken: "at", expiresAt: Date(timeIntervalSince1970: seconds))
+            #expect(token.description.contains("expires in"))
+        }
+    }
+
     @Test func expiresInAsAStringIsUnderstood() throws {
         #expect(try read(200, #"{"access_token":"at","expires_in":"60"}"#).expiresAt == now.addingTimeInterval(60))
     }
