@@ -21,6 +21,9 @@ public actor AuthSession {
     private var refreshing: Task<Token, any Error>?
     /// Set when the store held something unreadable: say it once, next to "signed out".
     public private(set) var storeWarning: String?
+    /// Set when a renewed token could not be saved: it is in use in this process,
+    /// and the next save tries again. Nil once a save succeeds.
+    public private(set) var storageProblem: String?
 
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, tokenClient: TokenClient? = nil,
@@ -123,12 +126,9 @@ public actor AuthSession {
             throw OAuthError.signedOut(
                 reason: "Your sign-in at \(configuration.displayName) has expired and cannot be renewed. Sign in again.")
         }
+        let fresh: Token
         do {
-            let fresh = try await tokenClient.refresh(token, now: now())
-            try store.save(fresh, for: configuration.id)
-            self.token = fresh
-            logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
-            return fresh
+            fresh = try await tokenClient.refresh(token, now: now())
         } catch OAuthError.invalidGrant {
             forget()
             throw OAuthError.signedOut(
@@ -138,6 +138,20 @@ public actor AuthSession {
             logger.notice("Refresh failed; keeping the stored token", metadata: ["error": "\(error)"])
             throw error
         }
+        // The provider may have rotated the refresh token: from here the old one is
+        // dead (or, replayed, revokes the grant). Adopt the new one before anything
+        // can fail, then save; a save that fails loses nothing in this process.
+        self.token = fresh
+        logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
+        do {
+            try store.save(fresh, for: configuration.id)
+            storageProblem = nil
+        } catch {
+            storageProblem =
+                "The renewed sign-in could not be saved (\(error)); it is kept while Latchkey runs, and saved at the next chance."
+            logger.warning("Could not save the refreshed token; keeping it in memory", metadata: ["error": "\(error)"])
+        }
+        return fresh
     }
 
     private func forget() {

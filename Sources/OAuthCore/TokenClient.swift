@@ -56,7 +56,14 @@ public struct TokenClient: Sendable {
             from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.errorAliases, now: now)
         if let idToken = fresh.idToken {
             // OIDC Core §12.2: same checks, but a refreshed ID token carries no new nonce.
-            try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now)
+            // By now the provider may have rotated the refresh token, so a bad ID token
+            // costs only itself: it is dropped (the one from the sign-in stays), never the grant.
+            do {
+                try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now)
+            } catch {
+                logger.notice("The refreshed ID token failed its checks; keeping the earlier one", metadata: ["error": "\(error)"])
+                fresh.idToken = nil
+            }
         }
         if fresh.refreshToken == nil { fresh.refreshToken = refreshToken }
         if fresh.scope == nil { fresh.scope = token.scope }

@@ -152,3 +152,25 @@ func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async
 
 /// A moment an hour from now: every stored token looks expired.
 let anHourLater: @Sendable () -> Date = { Date().addingTimeInterval(3600) }
+
+/// A real file store whose saves fail while `failing` is set, as a locked keyring or a full disk would.
+final class FailingStore: TokenStore, @unchecked Sendable {
+    let inner: FileTokenStore
+    private let lock = NSLock()
+    private var _failing = false
+
+    init(_ inner: FileTokenStore) { self.inner = inner }
+
+    var failing: Bool {
+        get { lock.withLock { _failing } }
+        set { lock.withLock { _failing = newValue } }
+    }
+
+    var displayName: String { inner.displayName }
+    func load(for provider: String) throws -> Token? { try inner.load(for: provider) }
+    func save(_ token: Token, for provider: String) throws {
+        if failing { throw OAuthError.storage("the disk is full") }
+        try inner.save(token, for: provider)
+    }
+    func remove(for provider: String) throws { try inner.remove(for: provider) }
+}

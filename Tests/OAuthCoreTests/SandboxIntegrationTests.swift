@@ -92,6 +92,39 @@ import TestSupport
         #expect(try await live.refreshStatus(first.refreshToken!) == "invalid_grant", "the old one is dead at the provider")
     }
 
+    @Test func aRotatedRefreshTokenIsKeptWhenSavingItFails() async throws {
+        let live = try LiveSandbox()
+        let first = try await live.signIn(live.session())
+        let store = FailingStore(live.store)
+        let later = AuthSession(
+            configuration: live.configuration, store: store, tokenClient: live.tokenClient(), logger: live.log.logger,
+            now: anHourLater)
+        store.failing = true
+        let refreshed = try await later.freshToken()
+        #expect(refreshed.refreshToken != first.refreshToken, "the provider rotated it")
+        #expect(await later.storageProblem?.contains("could not be saved") == true)
+        #expect(try live.store.load(for: "sandbox") == first, "the file still holds the old one")
+
+        // The next refresh uses the rotated token, not the dead one (whose replay would revoke the grant).
+        store.failing = false
+        let again = try await later.replacement(forRejected: refreshed)
+        #expect(again.accessToken != refreshed.accessToken)
+        #expect(try live.store.load(for: "sandbox") == again, "saved once the store works again")
+        #expect(await later.storageProblem == nil)
+    }
+
+    @Test func aRefreshedIDTokenThatFailsItsChecksCostsOnlyItself() async throws {
+        let live = try LiveSandbox()
+        let first = try await live.signIn(live.session())
+        // Three hours on, the sandbox's fresh ID token (an hour long) looks expired.
+        let muchLater = live.session(now: { Date().addingTimeInterval(3 * 3600) })
+        let refreshed = try await muchLater.freshToken()
+        #expect(refreshed.refreshToken != first.refreshToken)
+        #expect(refreshed.idToken == first.idToken, "the sign-in's ID token stays; the failing one is dropped")
+        #expect(try live.store.load(for: "sandbox") == refreshed)
+        #expect(try await muchLater.replacement(forRejected: refreshed).accessToken != refreshed.accessToken, "the grant lives")
+    }
+
     @Test func aHundredConcurrentCallersShareOneRefresh() async throws {
         let live = try LiveSandbox()
         _ = try await live.signIn(live.session())
