@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-output
 swift build --build-tests
-swift test --skip-build
+# A hang must fail the run, not eat CI's whole budget: the suite takes ~15 s.
+timeout --kill-after=10 900 swift test --skip-build
 # The real app under Xvfb, driven through the accessibility bus.
 Tests/EndToEnd/run.sh
