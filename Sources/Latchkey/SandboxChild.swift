@@ -45,25 +45,59 @@ final class SandboxChild: @unchecked Sendable {
         return child
     }
 
-    /// Blocks until the child listens (at most 10 s); the same answer on every call.
+    /// How long the child may take to say it listens.
+    static let readinessLimit: TimeInterval = 10
+
+    /// Blocks until the child listens (at most `readinessLimit`); the same answer on every call.
     func waitUntilReady() throws {
         try lock.withLock {
             if let readiness { return try readiness.get() }
-            var line = Data()
-            let deadline = Date().addingTimeInterval(10)
-            while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line.append(chunk)
+            let (text, timedOut) = Self.firstLine(of: output.fileHandleForReading.fileDescriptor, within: Self.readinessLimit)
+            let result: Result<Void, OAuthError>
+            if text == "listening \(baseURL)" {
+                result = .success(())
+            } else if timedOut {
+                // Alive but silent: stop it, or it would hold its port and our pipe for nothing.
+                stop()
+                result = .failure(
+                    .invalidConfiguration(
+                        "the offline sandbox provider did not answer within \(Int(Self.readinessLimit)) seconds. Quit and start Latchkey again, or use --provider."))
+            } else {
+                result = .failure(
+                    .invalidConfiguration(
+                        "the offline sandbox provider did not start (it said: \(text.isEmpty ? "nothing" : text)); see its messages above."))
             }
-            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            let result: Result<Void, OAuthError> =
-                text == "listening \(baseURL)"
-                ? .success(())
-                : .failure(.invalidConfiguration("the offline sandbox provider did not start (it said: \(text.isEmpty ? "nothing" : text)); see its messages above."))
             readiness = result
             return try result.get()
         }
+    }
+
+    /// Reads up to the first newline, waiting with poll(2) so the limit holds even
+    /// when the other side never writes (a blocking read would wait forever).
+    static func firstLine(of fd: Int32, within limit: TimeInterval) -> (text: String, timedOut: Bool) {
+        var line = [UInt8]()
+        let deadline = Date().addingTimeInterval(limit)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while !line.contains(UInt8(ascii: "\n")) {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return (decode(line), true) }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if ready == 0 { continue }
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { break }  // the child closed its end: it has exited
+            line += buffer[0..<count]
+        }
+        return (decode(line), false)
+    }
+
+    private static func decode(_ bytes: [UInt8]) -> String {
+        String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     func stop() {

@@ -1,9 +1,12 @@
-"""End-to-end: the latchkey command line refuses what it cannot use, with a sentence."""
+"""End-to-end: starting latchkey — what it refuses, and what it does when its
+sandbox child never answers."""
 
 import os
+import shutil
 import subprocess
 
 from e2e import BIN, expect
+from driver import Latchkey
 
 
 def bad_numbers(home):
@@ -16,4 +19,27 @@ def bad_numbers(home):
                f"--network-timeout {value} says why: {result.stderr!r}")
 
 
-SCENARIOS = {"bad_numbers": bad_numbers}
+def silent_sandbox(home):
+    """A sandbox child that is alive but never prints: the app says so within its limit
+    and stays usable, instead of "Starting…" for ever."""
+    install = os.path.join(home.root, "install")
+    os.makedirs(install, exist_ok=True)
+    for name in ("latchkey", "libLatchkeyWebSignIn.so"):
+        shutil.copy2(os.path.join(BIN, name), install)
+    fake = os.path.join(install, "latchkey-sandbox")
+    with open(fake, "w") as f:
+        # Holds its output open and says nothing (its input never gets a byte to echo).
+        f.write("#!/bin/sh\nexec cat\n")
+    os.chmod(fake, 0o755)
+    app = Latchkey(os.path.join(install, "latchkey"), home.root, home.shots)
+    try:
+        app.wait_status("did not answer within 10 seconds", timeout=40)
+        expect(app.process.poll() is None, "the app still runs")
+        app.screenshot("01-sandbox-silent")
+        children = subprocess.run(["pgrep", "-f", fake], capture_output=True, text=True).stdout.split()
+        expect(children == [], f"the silent child was stopped: {children}")
+    finally:
+        app.quit()
+
+
+SCENARIOS = {"bad_numbers": bad_numbers, "silent_sandbox": silent_sandbox}
