@@ -8,11 +8,23 @@ import Foundation
 enum IDTokenClaims {
     static let allowedClockSkew: TimeInterval = 300
 
-    static func validate(_ idToken: String, configuration: ProviderConfiguration, nonce: String?, now: Date) throws {
+    /// The payload of a compact JWS, unchecked; nil when it is not one.
+    static func claims(of idToken: String) -> [String: Any]? {
         let parts = idToken.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
-            let claims = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
-        else {
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+    }
+
+    /// The person an ID token is about (`sub`), unchecked.
+    static func subject(of idToken: String?) -> String? {
+        idToken.flatMap(claims(of:))?["sub"] as? String
+    }
+
+    /// `previous`: the ID token of the sign-in, when this one came with a refresh.
+    static func validate(
+        _ idToken: String, configuration: ProviderConfiguration, nonce: String?, now: Date, previous: String? = nil
+    ) throws {
+        guard let claims = claims(of: idToken) else {
             throw OAuthError.invalidIDToken("it is not a JSON Web Token")
         }
         if let expected = try expectedIssuer(configuration, claims: claims) {
@@ -23,6 +35,27 @@ enum IDTokenClaims {
         let audiences: [String] = (claims["aud"] as? [String]) ?? [(claims["aud"] as? String)].compactMap { $0 }
         guard audiences.contains(configuration.clientID) else {
             throw OAuthError.invalidIDToken("it was issued for another application")
+        }
+        // OIDC Core §3.1.3.7 (4, 5): with several audiences the authorized party must be
+        // named, and whenever it is named it must be this application.
+        if let azp = claims["azp"] {
+            guard (azp as? String) == configuration.clientID else {
+                throw OAuthError.invalidIDToken("it was issued for another application")
+            }
+        } else if audiences.count > 1 {
+            throw OAuthError.invalidIDToken("it names several applications and not which one it is for")
+        }
+        guard let subject = claims["sub"] as? String, !subject.isEmpty else {
+            throw OAuthError.invalidIDToken("it does not say whom it is about")
+        }
+        // OIDC Core §12.2: a refreshed ID token is about the same person, from the same issuer.
+        if let previous, let earlier = Self.claims(of: previous) {
+            guard subject == earlier["sub"] as? String else {
+                throw OAuthError.invalidIDToken("it is about someone other than the person who signed in")
+            }
+            if let issuer = earlier["iss"] as? String, claims["iss"] as? String != issuer {
+                throw OAuthError.invalidIDToken("it was issued by someone else")
+            }
         }
         guard let exp = TokenResponse.number(claims["exp"]), Date(timeIntervalSince1970: exp + allowedClockSkew) > now else {
             throw OAuthError.invalidIDToken("it has expired (is this computer's clock right?)")

@@ -31,6 +31,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     case emptyResponse(endpoint: Endpoint)
     case malformedResponse(endpoint: Endpoint, reason: String)
     case invalidIDToken(String)
+    case profileOfSomeoneElse
 
     // The network
     case timedOut(endpoint: Endpoint)
@@ -83,6 +84,8 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformedResponse(let endpoint, let reason):
             "The provider's \(endpoint.rawValue) answered with something that cannot be read (\(reason)). Try again in a moment."
         case .invalidIDToken(let reason): "The provider's identity token is not valid: \(reason)."
+        case .profileOfSomeoneElse:
+            "The provider's profile endpoint answered about someone other than the person who signed in, so it is not shown."
         case .timedOut(let endpoint): "The provider's \(endpoint.rawValue) took too long to answer. Check your connection and try again."
         case .cannotConnect(let endpoint):
             "Could not reach the provider's \(endpoint.rawValue). Check your connection and try again."

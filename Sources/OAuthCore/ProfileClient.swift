@@ -27,6 +27,13 @@ public struct ProfileClient: Sendable {
         let mapping = configuration.profile
         logger.info("Fetching the profile", metadata: ["endpoint": "\(endpoint.host ?? "?")"])
         let object = try await authorizedJSON(endpoint, session: session)
+        // OIDC Core §5.3.2: UserInfo about someone other than the ID token's subject is not used.
+        if let subject = object["sub"] as? String, let signedIn = IDTokenClaims.subject(of: await session.currentToken()?.idToken),
+            subject != signedIn
+        {
+            logger.warning("The profile endpoint answered for another person; not shown")
+            throw OAuthError.profileOfSomeoneElse
+        }
 
         var profile = Profile(
             name: ProfileMapping.first(mapping.name, in: object),

@@ -59,7 +59,7 @@ public struct TokenClient: Sendable {
             // By now the provider may have rotated the refresh token, so a bad ID token
             // costs only itself: it is dropped (the one from the sign-in stays), never the grant.
             do {
-                try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now)
+                try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now, previous: token.idToken)
             } catch {
                 logger.notice("The refreshed ID token failed its checks; keeping the earlier one", metadata: ["error": "\(error)"])
                 fresh.idToken = nil

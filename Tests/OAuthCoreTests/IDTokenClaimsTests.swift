@@ -28,6 +28,7 @@ import Testing
         try check(good)
         var listed = good
         listed["aud"] = ["other", "client-1"]
+        listed["azp"] = "client-1"
         try check(listed)
     }
 
@@ -106,5 +107,57 @@ import Testing
         claims["locale"] = ["country": "GB", "language": "en"]
         claims["name"] = ["first": "Ada"]
         try check(claims)
+    }
+
+    // MARK: OIDC details: azp, sub, and what a refresh may not change
+
+    @Test func severalAudiencesNeedTheAuthorizedPartyToBeUs() throws {
+        var claims = good
+        claims["aud"] = ["client-1", "someone-else"]
+        #expect(#expect(throws: OAuthError.self) { try check(claims) } == .invalidIDToken("it names several applications and not which one it is for"))
+        claims["azp"] = "someone-else"
+        #expect(#expect(throws: OAuthError.self) { try check(claims) } == .invalidIDToken("it was issued for another application"))
+        claims["azp"] = "client-1"
+        try check(claims)
+    }
+
+    @Test func anAuthorizedPartyThatIsNotUsIsRefusedEvenWithOneAudience() throws {
+        var claims = good
+        claims["azp"] = "someone-else"
+        #expect(#expect(throws: OAuthError.self) { try check(claims) } == .invalidIDToken("it was issued for another application"))
+    }
+
+    @Test func aTokenAboutNobodyIsRefused() throws {
+        var claims = good
+        claims["sub"] = nil
+        #expect(#expect(throws: OAuthError.self) { try check(claims) } == .invalidIDToken("it does not say whom it is about"))
+    }
+
+    @Test func aRefreshedIDTokenKeepsItsSubjectAndIssuer() throws {
+        let original = try jwt(good)
+        func refreshed(_ claims: [String: Any]) throws {
+            try IDTokenClaims.validate(try jwt(claims), configuration: configuration, nonce: nil, now: now, previous: original)
+        }
+        var same = good
+        same["nonce"] = nil
+        try refreshed(same)
+        var other = same
+        other["sub"] = "someone-else"
+        #expect(
+            #expect(throws: OAuthError.self) { try refreshed(other) }
+                == .invalidIDToken("it is about someone other than the person who signed in"))
+        var tenant = configuration
+        tenant.issuer = nil
+        tenant.idTokenIssuer = "https://login.microsoftonline.com/{tenantid}/v2.0"
+        var first = same
+        first["tid"] = "tenant-a"
+        first["iss"] = "https://login.microsoftonline.com/tenant-a/v2.0"
+        var moved = first
+        moved["tid"] = "tenant-b"
+        moved["iss"] = "https://login.microsoftonline.com/tenant-b/v2.0"
+        let error = #expect(throws: OAuthError.self) {
+            try IDTokenClaims.validate(try jwt(moved), configuration: tenant, nonce: nil, now: now, previous: try jwt(first))
+        }
+        #expect(error == .invalidIDToken("it was issued by someone else"))
     }
 }

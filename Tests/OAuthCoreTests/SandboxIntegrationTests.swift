@@ -125,6 +125,22 @@ import TestSupport
         #expect(try await muchLater.replacement(forRejected: refreshed).accessToken != refreshed.accessToken, "the grant lives")
     }
 
+    @Test func aProfileAboutSomeoneElseThanTheIDTokenIsNotShown() async throws {
+        let live = try LiveSandbox()
+        let ada = try await live.signIn(live.session())
+        let (request, response) = try await live.authorize(FormPostingUserAgent(username: "grace", password: "compiler"))
+        let grace = try await live.tokenClient().exchange(response, for: request)
+        // Ada's access token beside Grace's ID token: the userinfo answer is about Ada.
+        var mixed = ada
+        mixed.idToken = grace.idToken
+        let session = live.session()
+        try await session.signIn(with: mixed)
+        let error = await #expect(throws: OAuthError.self) { try await live.profiles.fetch(using: session) }
+        #expect(error == .profileOfSomeoneElse)
+        try await session.signIn(with: ada)
+        #expect(try await live.profiles.fetch(using: session).name == "Ada Lovelace", "the matching pair is shown")
+    }
+
     @Test func aHundredConcurrentCallersShareOneRefresh() async throws {
         let live = try LiveSandbox()
         _ = try await live.signIn(live.session())
