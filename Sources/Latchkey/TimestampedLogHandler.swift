@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCore
 import Logging
 
 /// One line per event on stderr, timed to the millisecond (the benchmarks read
@@ -25,8 +26,9 @@ struct TimestampedLogHandler: LogHandler {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
-        let details = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let details =
+            all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\(LogLine.escaped("\($0.value)"))" }.joined(separator: " ")
         let stamp = String(format: "%ld.%03ld", time.tv_sec, time.tv_nsec / 1_000_000)
-        FileHandle.standardError.write(Data("\(stamp) \(level) \(label): \(message)\(details)\n".utf8))
+        FileHandle.standardError.write(Data("\(stamp) \(level) \(label): \(LogLine.escaped("\(message)"))\(details)\n".utf8))
     }
 }

@@ -1,15 +1,44 @@
+import Foundation
+
 /// Keeps secrets out of text that leaves OAuthCore: error messages, logs.
 enum Redaction {
     static let placeholder = "‹redacted›"
 
     /// Replaces every occurrence of each secret (ignoring short ones, which
-    /// would only mangle ordinary words).
+    /// would only mangle ordinary words), in every encoding this client itself
+    /// sends it in and a server might echo back: as it is, form- or
+    /// percent-encoded (either case of hex digit), JSON-escaped, and base64.
     static func redact(_ text: String, removing secrets: [String?]) -> String {
         var result = text
         for case let secret? in secrets where secret.count >= 8 {
-            result = result.replacingOccurrences(of: secret, with: placeholder)
+            // Longest first, so an encoded form is not half-replaced by a shorter one.
+            for form in encodings(of: secret).sorted(by: { $0.count > $1.count }) {
+                result = result.replacingOccurrences(of: form, with: placeholder, options: .caseInsensitive)
+            }
         }
         return result
+    }
+
+    static func encodings(of secret: String) -> Set<String> {
+        var forms: Set<String> = [secret, FormCoding.escape(secret)]
+        forms.insert(FormCoding.escape(secret).replacingOccurrences(of: "%20", with: "+"))
+        // JSON: a string's characters as JSONSerialization and others write them.
+        var json = ""
+        for scalar in secret.unicodeScalars {
+            switch scalar {
+            case "\"": json += "\\\""
+            case "\\": json += "\\\\"
+            case "/": json += "\\/"
+            default: json.unicodeScalars.append(scalar)
+            }
+        }
+        forms.insert(json)
+        forms.insert(json.replacingOccurrences(of: "\\/", with: "/"))
+        let base64 = Data(secret.utf8).base64EncodedString()
+        forms.insert(base64)
+        forms.insert(base64.replacingOccurrences(of: "=", with: ""))
+        forms.insert(Base64URL.encode(Data(secret.utf8)))
+        return forms.filter { $0.count >= 8 }
     }
 
     /// A provider's text, one line, of a length a status line can show.

@@ -33,7 +33,7 @@ public struct TokenClient: Sendable {
         let secrets = [response.code, request.codeVerifier]
         let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
         let token = try TokenResponse.token(
-            from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.errorAliases, now: now)
+            from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
         }
@@ -53,7 +53,7 @@ public struct TokenClient: Sendable {
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], to: configuration.tokenEndpoint,
             endpoint: .token, secrets: secrets)
         var fresh = try TokenResponse.token(
-            from: answer, secrets: secrets + [configuration.clientSecret], errorAliases: configuration.errorAliases, now: now)
+            from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         if let idToken = fresh.idToken {
             // OIDC Core §12.2: same checks, but a refreshed ID token carries no new nonce.
             // By now the provider may have rotated the refresh token, so a bad ID token
@@ -83,10 +83,23 @@ public struct TokenClient: Sendable {
         guard (200..<300).contains(answer.status) else {
             // An RFC 7009 error body, or the status alone.
             _ = try TokenResponse.fields(
-                of: answer, endpoint: .revocation, secrets: secrets + [configuration.clientSecret],
+                of: answer, endpoint: .revocation, secrets: secrets + clientSecrets,
                 errorAliases: configuration.errorAliases)
             throw OAuthError.httpStatus(answer.status, endpoint: .revocation)
         }
+    }
+
+    /// The client secret in every form this client sends it: as it is (the body's
+    /// form encoding is covered by redaction), and as the Basic credentials.
+    var clientSecrets: [String?] {
+        guard let secret = configuration.clientSecret, !secret.isEmpty else { return [] }
+        return [secret, basicCredentials]
+    }
+
+    /// RFC 6749 §2.3.1: each part form-encoded before joining and base64.
+    var basicCredentials: String {
+        let credentials = "\(FormCoding.escape(configuration.clientID)):\(FormCoding.escape(configuration.clientSecret ?? ""))"
+        return Data(credentials.utf8).base64EncodedString()
     }
 
     /// POSTs a form with the configured client authentication (RFC 6749 §2.3).
@@ -101,9 +114,7 @@ public struct TokenClient: Sendable {
         ]
         switch configuration.clientAuthentication {
         case .clientSecretBasic:
-            // RFC 6749 §2.3.1: each part form-encoded before joining and base64.
-            let credentials = "\(FormCoding.escape(configuration.clientID)):\(FormCoding.escape(configuration.clientSecret ?? ""))"
-            headers["Authorization"] = "Basic " + Data(credentials.utf8).base64EncodedString()
+            headers["Authorization"] = "Basic " + basicCredentials
         case .clientSecretPost:
             parameters += [("client_id", configuration.clientID), ("client_secret", configuration.clientSecret ?? "")]
         case .none:
@@ -114,7 +125,7 @@ public struct TokenClient: Sendable {
         do {
             return try await transport.send(request)
         } catch let error as TransportError {
-            let mapped = Self.map(error, endpoint: endpoint, secrets: secrets + [configuration.clientSecret])
+            let mapped = Self.map(error, endpoint: endpoint, secrets: secrets + clientSecrets)
             logger.notice("\(endpoint.rawValue) failed", metadata: ["error": "\(mapped)"])
             throw mapped
         }
