@@ -135,7 +135,9 @@ def home_for(name, tokens=0, providers=0):
     runtime = os.path.join(root, "runtime")
     os.makedirs(runtime, mode=0o700)
     token = {"access_token": "bench-access", "refresh_token": "bench-refresh", "token_type": "Bearer",
-             "expires_at": time.time() + 86400 * 30, "received_at": time.time()}
+             "expires_at": time.time() + 86400 * 30, "received_at": time.time(),
+             # Bound to the sandbox preset's client and token endpoint, as a real sign-in is.
+             "issued_by": "latchkey-desktop at http://127.0.0.1/token"}
     if tokens:
         with open(os.path.join(state, "sandbox.json"), "w") as f:
             json.dump(token, f)
@@ -149,6 +151,8 @@ def home_for(name, tokens=0, providers=0):
         "HOME": root, "XDG_CONFIG_HOME": os.path.join(root, ".config"), "XDG_DATA_HOME": os.path.join(root, ".local", "share"),
         "XDG_STATE_HOME": os.path.join(root, ".local", "state"), "XDG_RUNTIME_DIR": runtime,
         "WEBKIT_DISABLE_COMPOSITING_MODE": "1",
+        # A release build looks for presets only where it is installed; this one is not.
+        "LATCHKEY_PROVIDERS_DIR": os.path.join(ROOT, "data", "providers"),
     })
     return root, env
 

@@ -44,6 +44,16 @@ public actor AuthSession {
             loaded = true
             do {
                 token = try store.load(for: configuration.id)
+                if let stored = token, stored.issuedBy != configuration.tokenBinding {
+                    // Never send a token to an endpoint other than the one that issued it:
+                    // the provider's setup changed (or a file elsewhere now describes it).
+                    token = nil
+                    storeWarning =
+                        "The saved sign-in was not made with \(configuration.displayName) as it is set up now (its client id or token endpoint differ), so it is not sent there. Sign in again."
+                    logger.warning(
+                        "Stored token belongs to another provider setup; not using it",
+                        metadata: ["stored": "\(stored.issuedBy ?? "unknown")", "now": "\(configuration.tokenBinding)"])
+                }
             } catch {
                 storeWarning = String(describing: error)
                 logger.warning("Stored token unreadable; treating as signed out")
@@ -60,6 +70,8 @@ public actor AuthSession {
 
     /// Keeps a token that a sign-in just produced.
     public func signIn(with token: Token) throws {
+        var token = token
+        if token.issuedBy == nil { token.issuedBy = configuration.tokenBinding }
         try store.save(token, for: configuration.id)
         self.token = token
         loaded = true

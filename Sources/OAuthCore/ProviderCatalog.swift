@@ -30,16 +30,22 @@ public struct ProviderCatalog: Sendable {
             directories.append(URL(fileURLWithPath: explicit))
         }
         directories.append(xdg("XDG_DATA_HOME", ".local/share").appendingPathComponent("latchkey/providers"))
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        // The installation is found from the running executable itself, never from argv[0]:
+        // started by bare name from a shell, argv[0] is "latchkey", which resolves against
+        // whatever directory the person is in, and a file planted beside it would be loaded.
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         directories.append(
             executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/latchkey/providers"))
         for dataDirectory in (environment["XDG_DATA_DIRS"] ?? "/usr/local/share:/usr/share").split(separator: ":") {
             directories.append(URL(fileURLWithPath: String(dataDirectory)).appendingPathComponent("latchkey/providers"))
         }
-        // A build run from its source tree (make run) finds the presets it was built with.
+        #if DEBUG
+        // A debug build run from its source tree (make run) finds the presets it was built
+        // with. A release build looks only where it is installed (or LATCHKEY_PROVIDERS_DIR).
         let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         directories.append(sourceTree.appendingPathComponent("data/providers"))
+        #endif
         return ProviderCatalog(
             presetDirectories: directories,
             userConfigDirectory: xdg("XDG_CONFIG_HOME", ".config").appendingPathComponent("latchkey"),

@@ -130,6 +130,19 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             + (isOpenIDConnect ? ", nonce \(sendsNonce ? "on" : "off")" : "")
     }
 
+    /// What a stored token is bound to: this client at this token endpoint. A loopback
+    /// endpoint's port is left out, because the sandbox child listens on a new port at
+    /// every launch; everything else (scheme, host, port, path, client id) must match.
+    public var tokenBinding: String {
+        var components = URLComponents(url: tokenEndpoint, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.host = components.host?.lowercased()
+        components.scheme = components.scheme?.lowercased()
+        if Self.isLoopback(tokenEndpoint) { components.port = nil }
+        components.query = nil
+        components.fragment = nil
+        return "\(clientID) at \(components.string ?? tokenEndpoint.absoluteString)"
+    }
+
     /// Whether the scopes ask for OpenID Connect (and so an ID token).
     public var isOpenIDConnect: Bool { scopes.contains("openid") }
 

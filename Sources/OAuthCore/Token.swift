@@ -11,6 +11,9 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
     public var idToken: String?
     public var expiresAt: Date?
     public var receivedAt: Date
+    /// Who issued it: the client id and token endpoint it came from
+    /// (`ProviderConfiguration.tokenBinding`). A token is only ever sent back there.
+    public var issuedBy: String?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, scope: String? = nil,
@@ -66,6 +69,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         case idToken = "id_token"
         case expiresAt = "expires_at"
         case receivedAt = "received_at"
+        case issuedBy = "issued_by"
     }
 
     // Dates as seconds since 1970, whatever the encoder's strategy, so stored files stay readable.
@@ -78,6 +82,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         idToken = try c.decodeIfPresent(String.self, forKey: .idToken)
         expiresAt = try c.decodeIfPresent(Double.self, forKey: .expiresAt).map(Date.init(timeIntervalSince1970:))
         receivedAt = try c.decodeIfPresent(Double.self, forKey: .receivedAt).map(Date.init(timeIntervalSince1970:)) ?? Date()
+        issuedBy = try c.decodeIfPresent(String.self, forKey: .issuedBy)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -89,5 +94,6 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         try c.encodeIfPresent(idToken, forKey: .idToken)
         try c.encodeIfPresent(expiresAt?.timeIntervalSince1970, forKey: .expiresAt)
         try c.encode(receivedAt.timeIntervalSince1970, forKey: .receivedAt)
+        try c.encodeIfPresent(issuedBy, forKey: .issuedBy)
     }
 }

@@ -32,11 +32,12 @@ public struct TokenClient: Sendable {
         logger.info("Exchanging the authorization code", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
         let secrets = [response.code, request.codeVerifier]
         let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
-        let token = try TokenResponse.token(
+        var token = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
         }
+        token.issuedBy = configuration.tokenBinding
         logger.info("Signed in", metadata: ["token": "\(token)"])
         return token
     }
@@ -68,6 +69,7 @@ public struct TokenClient: Sendable {
         if fresh.refreshToken == nil { fresh.refreshToken = refreshToken }
         if fresh.scope == nil { fresh.scope = token.scope }
         if fresh.idToken == nil { fresh.idToken = token.idToken }
+        fresh.issuedBy = configuration.tokenBinding
         return fresh
     }
 

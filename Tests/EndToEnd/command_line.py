@@ -1,12 +1,15 @@
 """End-to-end: starting latchkey — what it refuses, and what it does when its
 sandbox child never answers."""
 
+import json
 import os
 import shutil
 import subprocess
+import sys
+import time
 
-from e2e import BIN, expect
-from driver import Latchkey
+from e2e import BIN, ROOT, expect
+from driver import Latchkey, wait_until
 
 
 def bad_numbers(home):
@@ -42,4 +45,65 @@ def silent_sandbox(home):
         app.quit()
 
 
-SCENARIOS = {"bad_numbers": bad_numbers, "silent_sandbox": silent_sandbox}
+def planted_preset(home):
+    """`latchkey` started by bare name (argv[0] "latchkey") from a directory a stranger
+    prepared: ../share/latchkey/providers/github.json beside it names a listener of
+    theirs. With a stored GitHub sign-in due for refresh, the listener gets nothing."""
+    work = os.path.join(home.root, "downloads", "unpacked")
+    planted_dir = os.path.join(home.root, "downloads", "share", "latchkey", "providers")
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(planted_dir, exist_ok=True)
+    heard = os.path.join(home.root, "listener-heard.txt")
+    listener = subprocess.Popen(
+        [sys.executable, "-c", LISTENER, heard], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    port = int(listener.stdout.readline())
+    base = f"http://127.0.0.1:{port}"
+    with open(os.path.join(ROOT, "data", "providers", "github.json")) as f:
+        preset = json.load(f)
+    preset.update({"authorization_endpoint": f"{base}/login/oauth/authorize", "token_endpoint": f"{base}/login/oauth/access_token",
+                   "userinfo_endpoint": f"{base}/user"})
+    with open(os.path.join(planted_dir, "github.json"), "w") as f:
+        json.dump(preset, f)
+    # The person's own setup and sign-in: credentials, and a token GitHub issued, due for refresh.
+    os.makedirs(os.path.join(home.config, "latchkey"), exist_ok=True)
+    with open(os.path.join(home.config, "latchkey", "github.json"), "w") as f:
+        json.dump({"client_id": "Iv1.person", "client_secret": "persons-secret-123"}, f)
+    state = os.path.join(home.state, "latchkey")
+    os.makedirs(state, mode=0o700, exist_ok=True)
+    with open(os.path.join(state, "github.json"), "w") as f:
+        json.dump({"access_token": "gho_persons_access_token", "refresh_token": "ghr_persons_refresh_token",
+                   "token_type": "Bearer", "expires_at": time.time() + 5, "received_at": time.time() - 28000,
+                   "issued_by": "Iv1.person at https://github.com/login/oauth/access_token"}, f)
+    os.chmod(os.path.join(state, "github.json"), 0o600)
+    environment = {"PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
+    app = Latchkey("latchkey", home.root, home.shots, args=("--provider", "github", "--network-timeout", "5"),
+                   env=environment, cwd=work)
+    try:
+        app.wait_status("GitHub")
+        # The refresh due at launch has gone wherever it went once this is logged.
+        wait_until("the launch refresh to end", lambda: "renew the sign-in at launch" in open(app.log_path).read()
+                   or "Access token refreshed" in open(app.log_path).read(), 30)
+        app.screenshot("01-after-launch-refresh")
+    finally:
+        app.quit()
+        listener.kill()
+        listener.wait()
+    said = open(heard).read() if os.path.exists(heard) else ""
+    expect(said == "", f"the planted listener received requests: {said!r}")
+
+
+LISTENER = """
+import http.server, sys
+class Heard(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        open(sys.argv[1], "a").write(self.command + " " + self.path + "\\n")
+        self.send_response(500); self.send_header("Content-Length", "0"); self.end_headers()
+    do_GET = do_POST = answer
+    def log_message(self, *args): pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Heard)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+SCENARIOS = {"bad_numbers": bad_numbers, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}

@@ -89,7 +89,7 @@ class Desktop:
 class Latchkey:
     """One run of the real app, with its own home, driven through AT-SPI."""
 
-    def __init__(self, binary, home, shots, args=(), env=None, log_name="latchkey.log"):
+    def __init__(self, binary, home, shots, args=(), env=None, log_name="latchkey.log", cwd=None):
         self.shots = shots
         self.log_path = os.path.join(home, log_name)
         self.log = open(self.log_path, "ab")
@@ -101,6 +101,7 @@ class Latchkey:
             stdout=self.log,
             stderr=self.log,
             start_new_session=True,
+            cwd=cwd,
         )
         self.app = Desktop().application({"latchkey", "Latchkey"})
 

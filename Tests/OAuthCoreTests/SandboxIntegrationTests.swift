@@ -141,6 +141,36 @@ import TestSupport
         #expect(try await live.profiles.fetch(using: session).name == "Ada Lovelace", "the matching pair is shown")
     }
 
+    @Test func aStoredSignInIsNeverSentToAnotherTokenEndpoint() async throws {
+        let live = try LiveSandbox()
+        let token = try await live.signIn(live.session())
+        #expect(token.issuedBy == "latchkey-desktop at http://127.0.0.1/token", "a loopback port is not part of it")
+        // The same provider id, now described with another token endpoint (a planted
+        // preset, an edited file): the refresh due an hour later must not go there.
+        let elsewhere = try RunningSandbox(["--behave-like", "gitlab"])
+        var moved = live.configuration
+        moved.tokenEndpoint = URL(string: "\(elsewhere.baseURL)/oauth/token")!
+        let session = AuthSession(
+            configuration: moved, store: live.store, tokenClient: TokenClient(configuration: moved, logger: live.log.logger),
+            logger: live.log.logger, now: anHourLater)
+        #expect(await !session.isSignedIn)
+        let error = await #expect(throws: OAuthError.self) { try await session.freshToken() }
+        guard case .signedOut? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        #expect(await session.storeWarning?.contains("not sent there") == true)
+        #expect(try await elsewhere.statistics()["token_requests"] == 0, "nothing reached the other endpoint")
+        #expect(try live.store.load(for: "sandbox") == token, "the sign-in is kept for the setup that made it")
+        // The sandbox child's new port at the next launch is the same provider.
+        var relaunched = live.configuration
+        relaunched.tokenEndpoint = URL(string: "http://127.0.0.1:1/token")!
+        #expect(relaunched.tokenBinding == live.configuration.tokenBinding)
+    }
+
+    @Test func aTokenOfUnknownOriginIsNotUsed() async throws {
+        let live = try LiveSandbox()
+        try live.store.save(Token(accessToken: "at-from-an-older-file", refreshToken: "rt-from-an-older-file"), for: "sandbox")
+        #expect(await !live.session().isSignedIn)
+    }
+
     @Test func aHundredConcurrentCallersShareOneRefresh() async throws {
         let live = try LiveSandbox()
         _ = try await live.signIn(live.session())
