@@ -100,11 +100,30 @@ final class SandboxChild: @unchecked Sendable {
         String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Closes its input and ends it, waiting a bounded time. Not `waitUntilExit()`:
+    /// Foundation sometimes never notices a child's exit on Linux, and the quit
+    /// (on GTK's thread) must not hang on that.
     func stop() {
         guard process.isRunning else { return }
         try? input.fileHandleForWriting.close()
-        process.terminate()
-        process.waitUntilExit()
+        let pid = process.processIdentifier
+        kill(pid, SIGTERM)
+        if !Self.reaped(pid, within: 2) {
+            kill(pid, SIGKILL)
+            _ = Self.reaped(pid, within: 2)
+        }
+    }
+
+    /// Whether the child ended within `seconds` (reaped here, or by Foundation).
+    private static func reaped(_ pid: pid_t, within seconds: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid || (result == -1 && errno == ECHILD) { return true }
+            usleep(5_000)
+        } while Date() < deadline
+        return false
     }
 
     /// A port nobody listens on right now. (Another program could take it before

@@ -128,8 +128,7 @@ final class SelfSignedServer: @unchecked Sendable {
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else { throw SandboxTestError("openssl could not make a certificate") }
+        guard ChildExit.wait(for: openssl, timeout: 60) == 0 else { throw SandboxTestError("openssl could not make a certificate") }
 
         let served = directory.appendingPathComponent("served").path
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
@@ -151,11 +150,11 @@ final class SelfSignedServer: @unchecked Sendable {
             """,
             certificate, key, served,
         ]
-        let output = Pipe()
+        let output = Pipe().closedOnExec()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let line = output.firstLine(within: 30, while: process) ?? ""
         guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             kill(process.processIdentifier, SIGKILL)
             throw SandboxTestError("the HTTPS server did not start: \(line)")
@@ -170,7 +169,7 @@ final class SelfSignedServer: @unchecked Sendable {
     func stop() {
         // SIGKILL: the child may inherit a mask that blocks SIGTERM from the test runner.
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        ChildExit.wait(for: process, timeout: 5)
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -79,11 +79,11 @@ final class EchoServer: @unchecked Sendable {
             server.serve_forever()
             """,
         ]
-        let output = Pipe()
+        let output = Pipe().closedOnExec()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let line = output.firstLine(within: 30, while: process) ?? ""
         guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             kill(process.processIdentifier, SIGKILL)
             throw SandboxTestError("the echo server did not start: \(line)")
@@ -93,6 +93,6 @@ final class EchoServer: @unchecked Sendable {
 
     func stop() {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        ChildExit.wait(for: process, timeout: 5)
     }
 }

@@ -252,10 +252,7 @@ import Testing
         let sandbox = try RunningSandbox(["--exit-with-stdin"])
         #expect(sandbox.process.isRunning)
         try sandbox.input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(5)
-        while sandbox.process.isRunning, Date() < deadline { usleep(20_000) }
-        #expect(!sandbox.process.isRunning)
-        #expect(sandbox.process.terminationStatus == 0)
+        #expect(ChildExit.wait(for: sandbox.process, timeout: 5) == 0)
     }
 
     @Test func aBrokenConfigurationFileStopsStartWithAReason() throws {

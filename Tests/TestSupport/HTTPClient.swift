@@ -58,29 +58,43 @@ public struct HTTPClient: Sendable {
             "--dump-header", headerFile.path, "--output", bodyFile.path, "--write-out", "%{http_code}",
         ]
         for (name, value) in headers { arguments += ["--header", "\(name): \(value)"] }
-        if body != nil { arguments += ["--data-binary", "@-"] }
+        // Files, not pipes, for everything curl reads and writes: a pipe's write end
+        // leaks into every child spawned at the same moment (Foundation's Process does
+        // not stop it), and then end-of-file never comes while those children live.
+        let inputFile = directory.appendingPathComponent("request-body")
+        let outputFile = directory.appendingPathComponent("stdout"), errorFile = directory.appendingPathComponent("stderr")
+        if let body {
+            try body.write(to: inputFile)
+            arguments += ["--data-binary", "@\(inputFile.path)"]
+        }
         arguments.append(url)
+        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments = arguments
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
+        process.standardInput = FileHandle.nullDevice
+        let output = try FileHandle(forWritingTo: outputFile), errors = try FileHandle(forWritingTo: errorFile)
+        defer {
+            try? output.close()
+            try? errors.close()
+        }
         process.standardOutput = output
         process.standardError = errors
-        let exited = AsyncStream<Void> { continuation in
-            process.terminationHandler = { _ in continuation.finish() }
-        }
         try process.run()
-        if let body { input.fileHandleForWriting.write(body) }
-        try input.fileHandleForWriting.close()
-        for await _ in exited {}
-
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw CurlFailure(code: process.terminationStatus, message: message)
+        // curl's own --max-time ends it; the margin only covers a curl that hangs anyway.
+        guard let exitStatus = await ChildExit.exit(of: process, timeout: timeout + 10) else {
+            kill(process.processIdentifier, SIGKILL)
+            ChildExit.wait(for: process, timeout: 5)
+            throw CurlFailure(code: 28, message: "curl did not finish")
         }
-        let status = Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) ?? 0
+
+        let message = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+        guard exitStatus == 0 else {
+            throw CurlFailure(code: exitStatus, message: message)
+        }
+        let status = Int((try? String(contentsOf: outputFile, encoding: .utf8)) ?? "") ?? 0
         var fields: [String: String] = [:]
         let headerText = (try? String(contentsOf: headerFile, encoding: .utf8)) ?? ""
         for line in headerText.split(separator: "\r\n") {

@@ -7,7 +7,7 @@ public final class RunningSandbox: @unchecked Sendable {
     public let baseURL: String
     public let logURL: URL
     /// The sandbox's standard input; closing it ends a sandbox started with --exit-with-stdin.
-    public let input = Pipe()
+    public let input = Pipe().closedOnExec()
 
     /// Where `swift build` put the executables: beside this test binary.
     public static var binDirectory: URL {
@@ -24,7 +24,7 @@ public final class RunningSandbox: @unchecked Sendable {
         }
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-sandbox-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        let stdout = Pipe()
+        let stdout = Pipe().closedOnExec()
         process.standardInput = input
         process.executableURL = executable
         process.arguments = ["--port", "0"] + arguments
@@ -33,18 +33,10 @@ public final class RunningSandbox: @unchecked Sendable {
         try process.run()
 
         // The first line on stdout is "listening http://127.0.0.1:PORT".
-        var line = Data()
-        let reader = stdout.fileHandleForReading
-        let deadline = Date().addingTimeInterval(10)
-        while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = (stdout.firstLine(within: 15, while: process) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("listening http://127.0.0.1:") else {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            if ChildExit.poll(process) == nil { kill(process.processIdentifier, SIGKILL) }
+            ChildExit.wait(for: process, timeout: 10)
             let log = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
             throw SandboxTestError(
                 "latchkey-sandbox printed \(text.debugDescription) instead of its address; it said: \(log)")
@@ -55,13 +47,13 @@ public final class RunningSandbox: @unchecked Sendable {
     public var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
     deinit {
-        if process.isRunning {
-            process.terminate()
+        if ChildExit.poll(process) == nil {
+            kill(process.processIdentifier, SIGTERM)
             // A graceful shutdown that lingers past two seconds is not the test's problem.
-            let deadline = Date().addingTimeInterval(2)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            if ChildExit.wait(for: process, timeout: 2) == nil {
+                kill(process.processIdentifier, SIGKILL)
+                ChildExit.wait(for: process, timeout: 5)
+            }
         }
         try? FileManager.default.removeItem(at: logURL)
     }
