@@ -19,7 +19,8 @@ public struct ProviderLikeness: Sendable {
         case requiredForPublicClients
         /// Accepted from anyone, required from nobody.
         case optional
-        /// A confidential client's challenge is refused: the provider did not enable PKCE for it.
+        /// Not enabled for confidential clients: their challenge is ignored, and a verifier at the
+        /// token endpoint fails client authentication (401 invalid_client), as LinkedIn's standard apps see.
         case refusedForConfidentialClients
     }
 
@@ -123,8 +124,10 @@ public struct ProviderLikeness: Sendable {
     /// body, 60-day tokens, refresh tokens only for approved partners, `user_cancelled_login` /
     /// `user_cancelled_authorize`), …/programmatic-refresh-tokens, and
     /// www.linkedin.com/oauth/.well-known/openid-configuration (issuer `…/oauth`, no `nonce` in
-    /// `claims_supported`). PKCE is for LinkedIn's native apps only. Answers seen from the real
-    /// service carry `scope` comma-separated and `email_verified` as the string "true".
+    /// `claims_supported`). PKCE is for LinkedIn's native apps only (…/authorization-code-flow-native);
+    /// a standard app that sends a code_verifier is reported to get 401 invalid_client "Client
+    /// authentication failed". Answers seen from the real service carry `scope` comma-separated and
+    /// `email_verified` as the string "true" (keycloak#28686 and logto#6843 show the same tokens).
     public static let linkedin = ProviderLikeness(
         name: .linkedin, authorizePath: "/oauth/v2/authorization", tokenPath: "/oauth/v2/accessToken", revokePath: nil,
         userinfoPath: "/v2/userinfo",

@@ -189,10 +189,10 @@ public final class SandboxServer: Sendable {
         if challenge == nil && method != nil {
             return fail("invalid_request", "code_challenge_method was sent without code_challenge.")
         }
-        if challenge != nil, !client.isPublic, likeness.pkce == .refusedForConfidentialClients {
-            return fail("invalid_request", "PKCE is not enabled for this application.")
-        }
-        if let challenge {
+        // A standard LinkedIn app's challenge is not refused here but never bound to the
+        // code: the verifier then fails client authentication at the token endpoint.
+        let ignoresChallenge = !client.isPublic && likeness.pkce == .refusedForConfidentialClients
+        if let challenge, !ignoresChallenge {
             guard method == "S256" else {
                 return fail("invalid_request", "code_challenge_method must be S256; plain is not accepted.")
             }
@@ -204,7 +204,7 @@ public final class SandboxServer: Sendable {
         }
         let pending = SandboxState.PendingAuthorization(
             client: client, redirectURI: redirectURI, state: stateValue, scopes: scopes,
-            codeChallenge: challenge, nonce: parameters["nonce"],
+            codeChallenge: ignoresChallenge ? nil : challenge, nonce: parameters["nonce"],
             grantsRefreshToken: likeness.grantsRefreshToken(scopes: scopes, parameters: parameters.values),
             expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
         let requestID = await state.addPending(pending)
@@ -320,6 +320,10 @@ public final class SandboxServer: Sendable {
             return .error("invalid_grant", "redirect_uri differs from the one in the authorization request.")
         }
         let verifier = parameters["code_verifier"]
+        if verifier != nil, !client.isPublic, likeness.pkce == .refusedForConfidentialClients {
+            // As reported of LinkedIn's standard apps: 401 invalid_client.
+            return .error("invalid_client", "Client authentication failed")
+        }
         switch (code.codeChallenge, verifier) {
         case (nil, nil): break
         case (nil, _?):

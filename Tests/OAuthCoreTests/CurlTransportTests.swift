@@ -110,7 +110,7 @@ import Testing
 /// An HTTPS server on 127.0.0.1 with a fresh self-signed certificate
 /// (openssl and Python's http.server, both in the test dependencies).
 final class SelfSignedServer: @unchecked Sendable {
-    let process = Process()
+    let server: PythonServer
     let directory: URL
     let url: String
 
@@ -131,35 +131,23 @@ final class SelfSignedServer: @unchecked Sendable {
         guard ChildExit.wait(for: openssl, timeout: 60) == 0 else { throw SandboxTestError("openssl could not make a certificate") }
 
         let served = directory.appendingPathComponent("served").path
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            "-c",
-            """
-            import http.server, ssl, sys
-            class Page(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    open(sys.argv[3], "a").write("x")
-                    self.send_response(200); self.end_headers(); self.wfile.write(b"hello")
-                def log_message(self, *args): pass
-            server = http.server.HTTPServer(("127.0.0.1", 0), Page)
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(sys.argv[1], sys.argv[2])
-            server.socket = context.wrap_socket(server.socket, server_side=True)
-            print(server.server_address[1], flush=True)
-            server.serve_forever()
-            """,
-            certificate, key, served,
-        ]
-        let output = Pipe().closedOnExec()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let line = output.firstLine(within: 30, while: process) ?? ""
-        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            kill(process.processIdentifier, SIGKILL)
-            throw SandboxTestError("the HTTPS server did not start: \(line)")
-        }
-        url = "https://127.0.0.1:\(port)/"
+        server = try PythonServer(
+            script: """
+                import http.server, ssl, sys
+                class Page(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        open(sys.argv[3], "a").write("x")
+                        self.send_response(200); self.end_headers(); self.wfile.write(b"hello")
+                    def log_message(self, *args): pass
+                server = http.server.HTTPServer(("127.0.0.1", 0), Page)
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                context.load_cert_chain(sys.argv[1], sys.argv[2])
+                server.socket = context.wrap_socket(server.socket, server_side=True)
+                print(server.server_address[1], flush=True)
+                server.serve_forever()
+                """,
+            arguments: [certificate, key, served], what: "the HTTPS server")
+        url = "https://127.0.0.1:\(server.port)/"
     }
 
     func requestsServed() -> Int {
@@ -167,9 +155,7 @@ final class SelfSignedServer: @unchecked Sendable {
     }
 
     func stop() {
-        // SIGKILL: the child may inherit a mask that blocks SIGTERM from the test runner.
-        kill(process.processIdentifier, SIGKILL)
-        ChildExit.wait(for: process, timeout: 5)
+        server.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -10,6 +10,22 @@ import TestSupport
         try PresetOnSandbox("linkedin", credentials: PresetOnSandbox.confidential)
     }
 
+    /// The whole sign-in with the preset changed by `change`: how it fails (nil if it does not).
+    func failure(changing change: (inout ProviderConfiguration) -> Void) async throws -> OAuthError? {
+        let live = try linkedIn()
+        var changed = live.configuration
+        change(&changed)
+        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: changed))
+        try FormPostingUserAgent().present(flow)
+        let response = try await flow.response()
+        do {
+            _ = try await TokenClient(configuration: changed, logger: live.log.logger).exchange(response, for: flow.request)
+            return nil
+        } catch let error as OAuthError {
+            return error
+        }
+    }
+
     /// The defect this preset had: a nonce was sent and required back, and
     /// LinkedIn's ID tokens never carry one, so every real sign-in failed.
     @Test func signsInThoughItsIDTokensCarryNoNonce() async throws {
@@ -29,16 +45,14 @@ import TestSupport
 
     @Test func theSameSignInFailsWhenTheNonceIsRequired() async throws {
         // What every real LinkedIn sign-in met before the preset said "nonce": false.
-        let live = try linkedIn()
-        var strict = live.configuration
-        strict.useNonce = true
-        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: strict))
-        try FormPostingUserAgent().present(flow)
-        let response = try await flow.response()
-        let error = await #expect(throws: OAuthError.self) {
-            try await TokenClient(configuration: strict, logger: live.log.logger).exchange(response, for: flow.request)
-        }
+        let error = try await failure { $0.useNonce = true }
         #expect(error == .invalidIDToken("it does not belong to this sign-in"))
+    }
+
+    @Test func withPKCEOnAStandardAppTheExchangeFails() async throws {
+        // Why the preset says "pkce": false.
+        let error = try await failure { $0.usePKCE = true }
+        guard case .invalidClient? = error else { Issue.record("expected invalidClient, got \(String(describing: error))"); return }
     }
 
     @Test func theProfileHasNoLinkAndSaysWhy() async throws {
@@ -62,20 +76,12 @@ import TestSupport
     }
 
     @Test func itsSecretGoesInTheBodyOnly() async throws {
-        let live = try linkedIn()
-        var basic = live.configuration
-        basic.clientAuthentication = .clientSecretBasic
-        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: basic))
-        try FormPostingUserAgent().present(flow)
-        let response = try await flow.response()
-        let error = await #expect(throws: OAuthError.self) {
-            try await TokenClient(configuration: basic, logger: live.log.logger).exchange(response, for: flow.request)
-        }
+        let error = try await failure { $0.clientAuthentication = .clientSecretBasic }
         guard case .tokenEndpoint(code: "invalid_request", _)? = error else {
             Issue.record("expected invalid_request, got \(String(describing: error))")
             return
         }
-        #expect(live.configuration.clientAuthentication == .clientSecretPost, "the preset sends it in the body")
+        #expect(try linkedIn().configuration.clientAuthentication == .clientSecretPost, "the preset sends it in the body")
     }
 
     @Test func theMovedPresetDiffersFromTheShippedOneOnlyInItsHosts() throws {

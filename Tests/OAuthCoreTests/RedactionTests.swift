@@ -56,43 +56,28 @@ import TestSupport
 
 /// Answers every POST with 400 and an RFC 6749 error whose description is the
 /// request's Authorization header and body, verbatim.
-final class EchoServer: @unchecked Sendable {
-    let process = Process()
-    let url: String
+final class EchoServer {
+    let server: PythonServer
+    var url: String { "http://127.0.0.1:\(server.port)/" }
 
     init() throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            "-c",
-            """
-            import http.server, json
-            class Echo(http.server.BaseHTTPRequestHandler):
-                def do_POST(self):
-                    body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
-                    said = "auth=" + self.headers.get("Authorization", "") + " body=" + body
-                    answer = json.dumps({"error": "invalid_request", "error_description": said}).encode()
-                    self.send_response(400); self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(answer))); self.end_headers(); self.wfile.write(answer)
-                def log_message(self, *args): pass
-            server = http.server.HTTPServer(("127.0.0.1", 0), Echo)
-            print(server.server_address[1], flush=True)
-            server.serve_forever()
-            """,
-        ]
-        let output = Pipe().closedOnExec()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let line = output.firstLine(within: 30, while: process) ?? ""
-        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            kill(process.processIdentifier, SIGKILL)
-            throw SandboxTestError("the echo server did not start: \(line)")
-        }
-        url = "http://127.0.0.1:\(port)/"
+        server = try PythonServer(
+            script: """
+                import http.server, json
+                class Echo(http.server.BaseHTTPRequestHandler):
+                    def do_POST(self):
+                        body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+                        said = "auth=" + self.headers.get("Authorization", "") + " body=" + body
+                        answer = json.dumps({"error": "invalid_request", "error_description": said}).encode()
+                        self.send_response(400); self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(answer))); self.end_headers(); self.wfile.write(answer)
+                    def log_message(self, *args): pass
+                server = http.server.HTTPServer(("127.0.0.1", 0), Echo)
+                print(server.server_address[1], flush=True)
+                server.serve_forever()
+                """,
+            what: "the echo server")
     }
 
-    func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        ChildExit.wait(for: process, timeout: 5)
-    }
+    func stop() { server.stop() }
 }

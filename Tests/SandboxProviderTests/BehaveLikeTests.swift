@@ -103,12 +103,12 @@ struct Imitation {
         #expect(SandboxPages.formAction(in: page.text) == "/oauth/v2/authorization")
     }
 
-    @Test func aStandardAppThatSendsPKCEIsRefused() async throws {
-        let reply = try await li.http.get(
-            li.authorizeURL(Imitation.parameters(client: Clients.confidentialID, scope: "openid", pkce: PKCE())))
-        #expect(reply.status == 302)
-        #expect(reply.redirectParameters["error"] == "invalid_request")
-        #expect(reply.redirectParameters["state"] == "s-1")
+    @Test func aStandardAppThatSendsPKCEFailsClientAuthenticationAtTheTokenEndpoint() async throws {
+        let pkce = PKCE()
+        let code = try await li.code(Imitation.parameters(client: Clients.confidentialID, scope: "openid", pkce: pkce))
+        let reply = try await exchange(code, extra: [("client_secret", Clients.secret), ("code_verifier", pkce.verifier)])
+        #expect(reply.status == 401)
+        #expect(reply.error == "invalid_client")
     }
 
     @Test func theSecretIsTakenFromTheBodyOnly() async throws {

@@ -1,0 +1,34 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small Python server on 127.0.0.1 for a test: the script binds port 0 and
+/// prints the port it got as its first line. Stopped with SIGKILL (the child may
+/// inherit a mask that blocks SIGTERM from the test runner).
+public final class PythonServer: @unchecked Sendable {
+    public let process = Process()
+    public let port: Int
+
+    public init(script: String, arguments: [String] = [], what: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script] + arguments
+        let output = Pipe().closedOnExec()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = output.firstLine(within: 30, while: process) ?? ""
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            kill(process.processIdentifier, SIGKILL)
+            ChildExit.wait(for: process, timeout: 5)
+            throw SandboxTestError("\(what) did not start: \(line)")
+        }
+        self.port = port
+    }
+
+    public func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        ChildExit.wait(for: process, timeout: 5)
+    }
+}
