@@ -64,6 +64,10 @@ final class SignInWindow {
             guard let self, self.presented, let navigation = self.navigation else { return false }
             return navigation(uri)
         }
+        webView.onDownloadRefused { [weak self] mainFrame in
+            guard let self, self.presented, mainFrame else { return }
+            self.event?(.failed("the sign-in page tried to download a file, which this window never does. Nothing was saved."))
+        }
         webView.onLoadChanged { [weak self] event in self?.loadChanged(event) }
         webView.onNotify("estimated-load-progress") { [weak self] in
             guard let self else { return }

@@ -16,6 +16,12 @@ final class WebView: Widget {
         // A sign-in page needs no plug-ins, no developer tools, and may not open windows by itself.
         webkit_settings_set_enable_developer_extras(settings, 0)
         webkit_settings_set_javascript_can_open_windows_automatically(settings, 0)
+        // The sign-in window never downloads: whatever slips past the response policy
+        // below (a script-clicked <a download>) is cancelled before a byte is written.
+        let cancelDownload: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, download, _ in
+            if let download { webkit_download_cancel(cast(download)) }
+        }
+        g_signal_connect_data(context, "download-started", unsafeBitCast(cancelDownload, to: GCallback.self), nil, nil, GConnectFlags(rawValue: 0))
     }
 
     deinit {
@@ -54,6 +60,27 @@ final class WebView: Widget {
             let handler = Unmanaged<ClosureBox<(String) -> Bool>>.fromOpaque(data!).takeUnretainedValue().value
             guard handler(String(cString: uri)) else { return 0 }
             webkit_policy_decision_ignore(cast(decision))
+            return 1
+        }
+        connect("decide-policy", unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    /// A response WebKit cannot show (an attachment, a file type it does not display)
+    /// is refused, never downloaded; the handler learns whether it was the page itself
+    /// (the main frame) rather than something inside it.
+    func onDownloadRefused(_ handler: @escaping (_ mainFrame: Bool) -> Void) {
+        let trampoline: @convention(c) (gpointer?, gpointer?, WebKitPolicyDecisionType, gpointer?) -> gboolean = {
+            _, decision, type, data in
+            guard let decision, type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE else { return 0 }
+            let response: UnsafeMutablePointer<WebKitResponsePolicyDecision> = cast(decision)
+            let attachment = webkit_response_policy_decision_get_response(response)
+                .flatMap { webkit_uri_response_get_http_headers($0) }
+                .flatMap { soup_message_headers_get_one($0, "Content-Disposition") }
+                .map { String(cString: $0).lowercased().hasPrefix("attachment") } ?? false
+            guard attachment || webkit_response_policy_decision_is_mime_type_supported(response) == 0 else { return 0 }
+            webkit_policy_decision_ignore(cast(decision))
+            let mainFrame = webkit_response_policy_decision_is_main_frame_main_resource(response) != 0
+            Unmanaged<ClosureBox<(Bool) -> Void>>.fromOpaque(data!).takeUnretainedValue().value(mainFrame)
             return 1
         }
         connect("decide-policy", unsafeBitCast(trampoline, to: GCallback.self), handler)

@@ -540,10 +540,12 @@ def run_all(names):
 if __name__ == "__main__":
     # Scenarios of other files import this one's helpers, so they join here, once it has run.
     import command_line  # noqa: E402
+    import hostile  # noqa: E402
     import presets  # noqa: E402
 
     SCENARIOS.update(presets.SCENARIOS)
     SCENARIOS.update(command_line.SCENARIOS)
+    SCENARIOS.update(hostile.SCENARIOS)
     if len(sys.argv) > 2 and sys.argv[1] == "--inside":
         sys.exit(run_one(sys.argv[2]))
     sys.exit(run_all(sys.argv[1:] or list(SCENARIOS)))
