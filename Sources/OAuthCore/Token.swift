@@ -80,8 +80,10 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         refreshToken = try c.decodeIfPresent(String.self, forKey: .refreshToken)
         scope = try c.decodeIfPresent(String.self, forKey: .scope)
         idToken = try c.decodeIfPresent(String.self, forKey: .idToken)
-        expiresAt = try c.decodeIfPresent(Double.self, forKey: .expiresAt).map(Date.init(timeIntervalSince1970:))
-        receivedAt = try c.decodeIfPresent(Double.self, forKey: .receivedAt).map(Date.init(timeIntervalSince1970:)) ?? Date()
+        // To the second, as a new token is: what is read back is then what was written.
+        expiresAt = try c.decodeIfPresent(Double.self, forKey: .expiresAt).map { Self.wholeSecond(Date(timeIntervalSince1970: $0)) }
+        receivedAt = Self.wholeSecond(
+            try c.decodeIfPresent(Double.self, forKey: .receivedAt).map(Date.init(timeIntervalSince1970:)) ?? Date())
         issuedBy = try c.decodeIfPresent(String.self, forKey: .issuedBy)
     }
 

@@ -23,6 +23,20 @@ import Testing
         #expect(try reopened.load(for: "github") == nil)
     }
 
+    /// Found by the token-file fuzzer: a file without `received_at`, or with times
+    /// in fractions of a second, read back differently once written again.
+    @Test(arguments: [
+        #"{"access_token": "at", "expires_at": 1800003600}"#,
+        #"{"access_token": "at", "expires_at": 1800003600.75, "received_at": 1799999999.123}"#,
+    ])
+    func whatIsReadIsWhatIsWrittenBack(file: String) throws {
+        try FileManager.default.createDirectory(at: store.directory, withIntermediateDirectories: true)
+        try Data(file.utf8).write(to: store.file(for: "sandbox"))
+        let read = try #require(try store.load(for: "sandbox"))
+        try store.save(read, for: "sandbox")
+        #expect(try store.load(for: "sandbox") == read)
+    }
+
     @Test func fileIs0600InA0700Directory() throws {
         try store.save(token, for: "sandbox")
         #expect(try mode(store.file(for: "sandbox")) == 0o600)
