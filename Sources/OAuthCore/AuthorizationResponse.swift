@@ -18,8 +18,10 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
             pairs = FormCoding.decode(fragment) ?? []
         }
         var values: [String: String] = [:]
-        for (name, value) in pairs {
+        for (name, value) in pairs where Self.read.contains(name) {
             // RFC 6749 §3.1: no parameter twice. Two codes or two states cannot be trusted.
+            // Only the parameters read here count, so the sentence names one of them and
+            // never a name the URL made up (which could be anything, the state included).
             guard values[name] == nil else { throw OAuthError.repeatedParameter(name) }
             values[name] = value
         }
@@ -42,7 +44,12 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
             case "access_denied":
                 throw OAuthError.cancelled
             default:
-                throw OAuthError.provider(code: Redaction.safeCode(error), description: values["error_description"].map(Redaction.clip))
+                // The provider's words are shown, but never this attempt's own secrets in them.
+                let secrets = [request.state, request.codeVerifier, request.nonce]
+                let code = Redaction.safeCode(error)
+                throw OAuthError.provider(
+                    code: Redaction.redact(code, removing: secrets) == code ? code : "unrecognised_error",
+                    description: values["error_description"].map { Redaction.clip(Redaction.redact($0, removing: secrets)) })
             }
         }
         guard let code = values["code"], !code.isEmpty else { throw OAuthError.missingCode }
@@ -50,6 +57,9 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
         self.code = code
         self.issuer = values["iss"]
     }
+
+    /// The parameters of an answer this code reads (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207).
+    static let read: Set<String> = ["code", "state", "error", "error_description", "error_uri", "iss"]
 
     private static func normalised(_ issuer: String) -> String {
         issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer

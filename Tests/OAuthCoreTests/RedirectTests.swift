@@ -171,6 +171,28 @@ import Testing
         if case .repeatedParameter = error {} else { Issue.record("expected repeatedParameter, got \(String(describing: error))") }
     }
 
+    /// Found by the redirect fuzzer: a repeated parameter was named in the sentence,
+    /// and a URL can make up any name — the state itself, or words for the status line.
+    @Test func aRepeatedParameterTheAppDoesNotReadIsNeverNamed() throws {
+        let madeUp = "Call+1-555-0100-\(request.state)"
+        #expect(throws: Never.self) { try response("\(madeUp)&\(madeUp)&code=c&state=\(request.state)") }
+        let error = #expect(throws: OAuthError.self) {
+            try response("\(madeUp)&\(madeUp)&code=c&code=d&state=\(request.state)")
+        }
+        #expect(error == .repeatedParameter("code"))
+        let sentence = error?.description ?? ""
+        #expect(!sentence.contains("555"))
+    }
+
+    @Test func anErrorNeverShowsThisAttemptsState() throws {
+        let error = #expect(throws: OAuthError.self) {
+            try response("error=\(request.state)&error_description=state+\(request.state)&state=\(request.state)")
+        }
+        let sentence = error?.description ?? ""
+        #expect(sentence.contains("unrecognised_error"))
+        #expect(!sentence.contains(request.state))
+    }
+
     @Test func aRequestCompletesOnce() throws {
         _ = try response("code=first&state=\(request.state)")
         let error = #expect(throws: OAuthError.self) { try response("code=second&state=\(request.state)") }
