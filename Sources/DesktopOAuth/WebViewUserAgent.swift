@@ -58,10 +58,10 @@ public final class WebViewUserAgent: ExternalUserAgent {
         library.present(
             handle, UnsafeMutableRawPointer(parent.window), "Sign in to \(providerName)", flow.authorizationURL.absoluteString,
             context,
-            { context, uri in
+            { context, uri, method in
                 guard let context, let uri else { return 0 }
                 let agent = Unmanaged<WebViewUserAgent>.fromOpaque(context).takeUnretainedValue()
-                return agent.navigation(to: String(cString: uri)) ? 1 : 0
+                return agent.navigation(to: String(cString: uri), method: method.map { String(cString: $0) } ?? "GET") ? 1 : 0
             },
             { context, kind, message in
                 guard let context else { return }
@@ -82,11 +82,11 @@ public final class WebViewUserAgent: ExternalUserAgent {
         if let presented { try? WebSignInLibrary.shared().close(presented) }
     }
 
-    private func navigation(to uri: String) -> Bool {
+    private func navigation(to uri: String, method: String) -> Bool {
         guard let flow, let url = URL(string: uri) else { return false }
         // Where, but never the query or fragment: they carry the code and the state.
         logger.debug("navigation", metadata: ["to": "\(url.scheme ?? "?"):\(url.host.map { "//\($0)" } ?? "")\(url.path)"])
-        guard flow.resume(with: url) else { return false }
+        guard flow.resume(with: url, method: method) else { return false }
         logger.debug("redirect intercepted")
         return true
     }
@@ -105,7 +105,7 @@ final class WebSignInLibrary: @unchecked Sendable {
     typealias Prepare = @convention(c) () -> UnsafeMutableRawPointer
     typealias Present = @convention(c) (
         UnsafeMutableRawPointer, UnsafeMutableRawPointer?, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?,
-        @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Int32,
+        @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32,
         @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
     ) -> Void
     typealias Close = @convention(c) (UnsafeMutableRawPointer) -> Void
@@ -132,7 +132,7 @@ final class WebSignInLibrary: @unchecked Sendable {
 
     func present(
         _ handle: UnsafeMutableRawPointer, _ parent: UnsafeMutableRawPointer?, _ title: String, _ url: String,
-        _ context: UnsafeMutableRawPointer?, _ navigation: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Int32,
+        _ context: UnsafeMutableRawPointer?, _ navigation: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32,
         _ event: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
     ) {
         title.withCString { title in url.withCString { url in presentFunction(handle, parent, title, url, context, navigation, event) } }

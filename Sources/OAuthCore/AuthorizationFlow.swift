@@ -40,9 +40,16 @@ public final class AuthorizationFlow: Sendable {
 
     /// Offers a navigation. True means it was the redirect URI: the flow has
     /// taken it (successfully or not) and the agent must not load it.
+    /// `method` is the navigation's HTTP method: an answer posted as a form
+    /// (`response_mode=form_post`) ends the flow with a sentence that says so,
+    /// since a user agent that sees only addresses cannot read its fields.
     @discardableResult
-    public func resume(with url: URL) -> Bool {
+    public func resume(with url: URL, method: String = "GET") -> Bool {
         guard RedirectMatcher(redirectURI: request.redirectURI).matches(url) else { return false }
+        guard method.uppercased() == "GET" else {
+            finish(.failure(.answerPosted))
+            return true
+        }
         do {
             finish(.success(try AuthorizationResponse(redirectURL: url, for: request)))
         } catch let error as OAuthError {

@@ -16,6 +16,8 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingState
     case missingCode
     case repeatedParameter(String)
+    /// The provider posted its answer to the redirect URI (`response_mode=form_post`).
+    case answerPosted
     case issuerMismatch
     case requestAlreadyCompleted
 
@@ -65,6 +67,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .missingCode: "The provider's answer had no authorization code. Try signing in again."
         case .repeatedParameter(let name):
             "The provider's answer named “\(name)” more than once, so it cannot be trusted. Try signing in again."
+        case .answerPosted:
+            "The provider sent its answer as a posted form (response_mode=form_post), which the sign-in window cannot read. "
+                + "Remove response_mode from the provider file so the answer comes in the address."
         case .issuerMismatch: "The answer came from a different provider than the one asked. Try signing in again."
         case .requestAlreadyCompleted: "This sign-in has already finished. Start a new one."
         case .userAgent(let reason): "The sign-in window failed: \(reason)"

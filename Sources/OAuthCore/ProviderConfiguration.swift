@@ -208,6 +208,13 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         if let clash = authorizationParameters.keys.first(where: reserved.contains) {
             throw fail("authorization_parameters may not set \(clash); OAuthCore sets it.")
         }
+        // The answer is read from the address the provider sends the person to; a
+        // form posted there (form_post) or a web message never reaches the flow.
+        if let mode = authorizationParameters["response_mode"], !["query", "fragment"].contains(mode) {
+            throw fail(
+                "response_mode=\(mode) cannot be used: Latchkey reads the provider's answer from the address it is sent to "
+                    + "(query or fragment), never from a posted form. Remove response_mode from the provider file.")
+        }
     }
 
     static func validateRedirectURI(_ uri: URL) throws {

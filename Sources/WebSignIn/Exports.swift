@@ -9,8 +9,8 @@ import GtkKit
 // strings and function pointers, so no Swift type is shared between the app
 // and this library.
 
-/// Answers whether a navigation is the redirect URI (nonzero: ignore it).
-public typealias LatchkeyNavigationCallback = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Int32
+/// Answers whether a navigation (address, HTTP method) is the redirect URI (nonzero: ignore it).
+public typealias LatchkeyNavigationCallback = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
 
 /// Reports an event: 0 cancelled, 1 failed (with a message), 2 page loaded.
 public typealias LatchkeyEventCallback = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
@@ -35,7 +35,7 @@ public func latchkeyWebSignInPresent(
     }
     window.present(
         over: parent?.assumingMemoryBound(to: GtkWindow.self), title: String(cString: title), url: target,
-        navigation: { uri in uri.withCString { navigation(context, $0) } != 0 },
+        navigation: { uri, method in uri.withCString { uri in method.withCString { navigation(context, uri, $0) } } != 0 },
         event: { happened in
             switch happened {
             case .cancelled: event(context, 0, nil)

@@ -7,10 +7,14 @@ import GtkKit
 /// The sign-in window: the provider's page in a WebKitGTK view, above it the
 /// page's host and whether the connection is secure, a progress bar, Cancel.
 ///
-/// It knows nothing of OAuth: every navigation is offered to `navigation`,
-/// which answers whether it was the redirect (then it is ignored and never
-/// loads); the window reports cancel, failure and "page loaded" through
-/// `event`. One window, one ephemeral web context, one sign-in.
+/// It knows nothing of OAuth: every navigation is offered to `navigation`
+/// (address and method), which answers whether it was the redirect (then it is
+/// ignored and never loads); the window reports cancel, failure and "page
+/// loaded" through `event`. One window, one ephemeral web context, one sign-in.
+///
+/// What the window itself refuses, whatever the page does: plain http off this
+/// computer, downloads, second windows (a popup loads here instead), and any
+/// navigation at all once it is closing.
 final class SignInWindow {
     enum Event {
         case cancelled
@@ -25,9 +29,10 @@ final class SignInWindow {
     private let hostLabel = Label("Connecting…")
     private let progressBar = ProgressBar()
     private let webView = WebView()
-    private var navigation: ((String) -> Bool)?
+    private var navigation: ((_ uri: String, _ method: String) -> Bool)?
     private var event: ((Event) -> Void)?
     private var presented = false
+    private var closed = false
 
     /// Builds the window and starts a web process on a blank page, so that a
     /// later `present` only has to load the provider's page.
@@ -60,10 +65,23 @@ final class SignInWindow {
             self?.event?(.cancelled)
             return true
         }
-        webView.onNavigation { [weak self] uri in
-            guard let self, self.presented, let navigation = self.navigation else { return false }
-            return navigation(uri)
+        webView.onNavigation { [weak self] navigation in
+            guard let self, !self.closed else { return true }
+            // Before the sign-in, only the blank page that starts the web process.
+            guard self.presented, let owner = self.navigation else { return navigation.uri != "about:blank" }
+            if owner(navigation.uri, navigation.method) { return true }
+            if let url = URL(string: navigation.uri), url.scheme?.lowercased() == "http",
+                !Loopback.isLoopback(host: url.host ?? "")
+            {
+                self.event?(
+                    .failed(
+                        "the sign-in page tried to continue to \(url.host ?? "another site") without encryption (plain http), "
+                            + "so it was stopped before anything was sent."))
+                return true
+            }
+            return false
         }
+        webView.openNewWindowsHere()
         webView.onDownloadRefused { [weak self] mainFrame in
             guard let self, self.presented, mainFrame else { return }
             self.event?(.failed("the sign-in page tried to download a file, which this window never does. Nothing was saved."))
@@ -87,7 +105,8 @@ final class SignInWindow {
     }
 
     func present(
-        over parent: UnsafeMutablePointer<GtkWindow>?, title: String, url: URL, navigation: @escaping (String) -> Bool,
+        over parent: UnsafeMutablePointer<GtkWindow>?, title: String, url: URL,
+        navigation: @escaping (_ uri: String, _ method: String) -> Bool,
         event: @escaping (Event) -> Void
     ) {
         self.navigation = navigation
@@ -102,12 +121,15 @@ final class SignInWindow {
 
     /// Hides the window at once and destroys it (with its web view and
     /// context) a little later: tearing WebKit down takes the GTK thread about
-    /// 10 ms, which would otherwise delay the app's "signed in".
+    /// 10 ms, which would otherwise delay the app's "signed in". Meanwhile the
+    /// page may still run, so from here on every navigation is refused.
     func close() {
         presented = false
+        closed = true
         navigation = nil
         event = nil
         webView.disconnectAll()
+        webView.refuseEverything()
         webView.stop()
         cancel.disconnectAll()
         window.disconnectAll()
@@ -132,7 +154,18 @@ final class SignInWindow {
 
     /// The host the person is typing into, and whether the connection is secure.
     private func showLocation() {
-        guard let url = webView.uri.flatMap(URL.init(string:)), let host = url.host else { return }
+        guard let url = webView.uri.flatMap(URL.init(string:)) else { return }
+        guard let host = url.host, !host.isEmpty else {
+            // about:blank, data:… — no site to name; never leave the last one shown.
+            let place = url.scheme?.lowercased() == "about" ? url.absoluteString : "\(url.scheme ?? "unknown"): page"
+            let security = "Not a web address"
+            securityIcon.setIcon("channel-insecure-symbolic")
+            securityIcon.setAccessible(name: security)
+            securityIcon.setTooltip(security)
+            hostLabel.setMarkup("<b>\(Label.escape(place))</b> — \(security)")
+            hostLabel.setAccessible(name: "\(place) — \(security)", description: "The address of the sign-in page")
+            return
+        }
         let icon: String
         let security: String
         if url.scheme == "https" && webView.hasValidTLS {

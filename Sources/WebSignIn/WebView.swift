@@ -13,9 +13,11 @@ final class WebView: Widget {
         context = webkit_web_context_new_ephemeral()
         super.init(webkit_web_view_new_with_context(context))
         let settings = webkit_web_view_get_settings(view)
-        // A sign-in page needs no plug-ins, no developer tools, and may not open windows by itself.
+        // A sign-in page needs no plug-ins and no developer tools. window.open is let
+        // through to `create` (onNewWindow), which decides: were it blocked here, a
+        // provider that answers in a popup would leave the person waiting for good.
         webkit_settings_set_enable_developer_extras(settings, 0)
-        webkit_settings_set_javascript_can_open_windows_automatically(settings, 0)
+        webkit_settings_set_javascript_can_open_windows_automatically(settings, 1)
         // The sign-in window never downloads: whatever slips past the response policy
         // below (a script-clicked <a download>) is cancelled before a byte is written.
         let cancelDownload: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, download, _ in
@@ -44,9 +46,16 @@ final class WebView: Widget {
         return webkit_web_view_get_tls_info(view, &certificate, &errors) != 0 && errors.rawValue == 0
     }
 
-    /// `decide-policy`: the handler gets the URI of a navigation or new-window
-    /// action and returns true to ignore that navigation.
-    func onNavigation(_ handler: @escaping (String) -> Bool) {
+    /// A navigation or new-window action, as `decide-policy` offers it.
+    struct Navigation {
+        let uri: String
+        /// "GET", or "POST" for a form submitted to the address.
+        let method: String
+    }
+
+    /// `decide-policy`: the handler gets every navigation and new-window action
+    /// and returns true to ignore it.
+    func onNavigation(_ handler: @escaping (Navigation) -> Bool) {
         let trampoline: @convention(c) (gpointer?, gpointer?, WebKitPolicyDecisionType, gpointer?) -> gboolean = {
             _, decision, type, data in
             guard let decision,
@@ -57,8 +66,9 @@ final class WebView: Widget {
                 let request = webkit_navigation_action_get_request(action),
                 let uri = webkit_uri_request_get_uri(request)
             else { return 0 }
-            let handler = Unmanaged<ClosureBox<(String) -> Bool>>.fromOpaque(data!).takeUnretainedValue().value
-            guard handler(String(cString: uri)) else { return 0 }
+            let method = webkit_uri_request_get_http_method(request).map { String(cString: $0) } ?? "GET"
+            let handler = Unmanaged<ClosureBox<(Navigation) -> Bool>>.fromOpaque(data!).takeUnretainedValue().value
+            guard handler(Navigation(uri: String(cString: uri), method: method)) else { return 0 }
             webkit_policy_decision_ignore(cast(decision))
             return 1
         }
@@ -84,6 +94,30 @@ final class WebView: Widget {
             return 1
         }
         connect("decide-policy", unsafeBitCast(trampoline, to: GCallback.self), handler)
+    }
+
+    /// `create`: a page asked for a new window (window.open, target=_blank) and
+    /// `decide-policy` let it through. No second window is ever made: the address
+    /// loads in this view instead, through `decide-policy` like any other.
+    func openNewWindowsHere() {
+        let trampoline: @convention(c) (gpointer?, gpointer?, gpointer?) -> gpointer? = { view, action, _ in
+            if let view, let action, let request = webkit_navigation_action_get_request(OpaquePointer(action)) {
+                webkit_web_view_load_request(cast(view), request)
+            }
+            return nil
+        }
+        connect("create", unsafeBitCast(trampoline, to: GCallback.self), ())
+    }
+
+    /// From now on nothing loads and nothing downloads: every policy decision is
+    /// refused. For a view on its way out, whose page may still try to navigate.
+    func refuseEverything() {
+        let trampoline: @convention(c) (gpointer?, gpointer?, WebKitPolicyDecisionType, gpointer?) -> gboolean = {
+            _, decision, _, _ in
+            if let decision { webkit_policy_decision_ignore(cast(decision)) }
+            return 1
+        }
+        connect("decide-policy", unsafeBitCast(trampoline, to: GCallback.self), ())
     }
 
     func onLoadChanged(_ handler: @escaping (WebKitLoadEvent) -> Void) {

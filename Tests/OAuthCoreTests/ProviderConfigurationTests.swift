@@ -207,6 +207,15 @@ import Testing
         #expect(corp.displayName == "corp")
     }
 
+    @Test(arguments: ["form_post", "web_message", "query.jwt"])
+    func anAnswerModeTheWindowCannotReadIsRefused(mode: String) throws {
+        let error = #expect(throws: OAuthError.self) { try Fixtures.configuration(parameters: ["response_mode": mode]) }
+        #expect(error?.description.contains("response_mode=\(mode) cannot be used") == true)
+        for readable in ["query", "fragment"] {
+            #expect(throws: Never.self) { try Fixtures.configuration(parameters: ["response_mode": readable]) }
+        }
+    }
+
     @Test func extraAuthorizationParametersMayNotReplaceOurs() throws {
         let error = #expect(throws: OAuthError.self) { try Fixtures.configuration(parameters: ["state": "fixed"]) }
         #expect(String(describing: error!).contains("may not set state"))

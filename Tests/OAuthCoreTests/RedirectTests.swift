@@ -260,6 +260,17 @@ import Testing
         #expect(error == .userAgent("the page did not load"))
     }
 
+    /// A provider that posts its answer (response_mode=form_post) gets that sentence,
+    /// not "no state parameter": the fields are in a body the window never sees.
+    @Test func anAnswerPostedToTheRedirectSaysSo() async throws {
+        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: try Fixtures.configuration()))
+        #expect(flow.resume(with: URL(string: "https://id.example/login")!, method: "POST") == false, "the provider's own forms post")
+        #expect(flow.resume(with: URL(string: "https://app.example/callback")!, method: "POST"), "still ours: never loaded")
+        let error = await #expect(throws: OAuthError.self) { try await flow.response() }
+        #expect(error == .answerPosted)
+        #expect(error?.description.contains("form_post") == true)
+    }
+
     @Test func aForgedRedirectEndsTheFlowWithAClearError() async throws {
         let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: try Fixtures.configuration()))
         #expect(flow.resume(with: Fixtures.redirect(flow.request, "code=c&state=forged")), "still ours: never loaded")
