@@ -1,7 +1,7 @@
 # Latchkey: two commands on a fresh Debian 12 machine.
 #   make run    install what is missing, build, start the app (sandbox provider by default)
 #   make test   install what is missing, build, run every test
-.PHONY: run test deps test-deps bench-deps build bench sandbox clean
+.PHONY: run test deps test-deps bench-deps build bench fuzz sandbox clean
 
 SWIFT ?= swift
 ARGS ?=
@@ -29,8 +29,13 @@ sandbox: deps build
 bench: bench-deps
 	Benchmarks/run.sh
 
+# libFuzzer over redirects, token answers, provider and token files: 1,000,000 inputs each.
+# RUNS=… for another count; make test runs each for 5 s.
+fuzz: test-deps
+	scripts/fuzz.sh run $(RUNS)
+
 bench-deps:
 	@scripts/install-deps.sh bench
 
 clean:
-	rm -rf .build test-output bench-output bench-results.json
+	rm -rf .build .build-fuzz test-output bench-output bench-results.json

@@ -11,6 +11,8 @@ let package = Package(
         .executable(name: "latchkey", targets: ["Latchkey"]),
         .executable(name: "latchkey-sandbox", targets: ["SandboxProviderTool"]),
         .executable(name: "latchkey-refresh-storm", targets: ["RefreshStorm"]),
+        .executable(name: "latchkey-fuzz", targets: ["LatchkeyFuzz"]),
+        .executable(name: "latchkey-token-writer", targets: ["TokenWriter"]),
         .library(name: "OAuthCore", targets: ["OAuthCore"]),
         // WebKitGTK lives here, loaded with dlopen only when a sign-in is near.
         .library(name: "LatchkeyWebSignIn", type: .dynamic, targets: ["WebSignIn"]),
@@ -98,8 +100,14 @@ let package = Package(
             name: "RefreshStorm", dependencies: ["OAuthCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/RefreshStorm"),
 
+        // make fuzz: libFuzzer over what Latchkey reads from others (redirects, token
+        // answers, provider and token files). An ordinary build replays the seed corpora.
+        .executableTarget(name: "LatchkeyFuzz", dependencies: ["OAuthCore"], path: "Fuzz/LatchkeyFuzz"),
+
         // Starts the real latchkey-sandbox for a test; speaks HTTP with curl.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Saves tokens until killed: CrashConsistencyTests kill it mid-write.
+        .executableTarget(name: "TokenWriter", dependencies: ["OAuthCore"], path: "Tests/TokenWriter"),
         .testTarget(
             name: "OAuthCoreTests",
             dependencies: ["OAuthCore", "TestSupport", .product(name: "Logging", package: "swift-log")]),

@@ -39,7 +39,7 @@ public struct FileTokenStore: TokenStore {
         let url = try file(for: provider)
         guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
         do {
-            return try JSONDecoder().decode(Token.self, from: data)
+            return try Self.decode(data)
         } catch {
             // Keep the damaged file for a person to look at, out of the way of the
             // next sign-in; an earlier one set aside is kept too (.corrupt-2, …).
@@ -53,12 +53,21 @@ public struct FileTokenStore: TokenStore {
         }
     }
 
+    /// A token file's bytes, as written and as read.
+    static func encode(_ token: Token) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(token)
+    }
+
+    static func decode(_ data: Data) throws -> Token {
+        try JSONDecoder().decode(Token.self, from: data)
+    }
+
     public func save(_ token: Token, for provider: String) throws {
         let url = try file(for: provider)
         try prepareDirectory()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(token)
+        let data = try Self.encode(token)
 
         let temporary = directory.appendingPathComponent(".\(provider).\(UUID().uuidString).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -159,6 +159,10 @@ public struct ProviderCatalog: Sendable {
         } catch {
             throw OAuthError.invalidConfiguration("cannot read \(file.path).")
         }
+        return try object(from: data, file: file)
+    }
+
+    static func object(from data: Data, file: URL) throws -> [String: Any] {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw OAuthError.invalidConfiguration("\(file.path) is not a JSON object.")
         }
