@@ -66,10 +66,17 @@ open class Object {
     /// `notify::property`: (object, GParamSpec*, data) -> void.
     @discardableResult
     public func onNotify(_ property: String, _ handler: @escaping () -> Void) -> gulong {
+        onIgnoringArgument("notify::\(property)", handler)
+    }
+
+    /// A signal with one pointer argument the handler does not need: (object, pointer, data) -> void,
+    /// such as a GSimpleAction's "activate" (its parameter).
+    @discardableResult
+    public func onIgnoringArgument(_ signal: String, _ handler: @escaping () -> Void) -> gulong {
         let trampoline: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, data in
             Unmanaged<ClosureBox<() -> Void>>.fromOpaque(data!).takeUnretainedValue().value()
         }
-        return connect("notify::\(property)", unsafeBitCast(trampoline, to: GCallback.self), handler)
+        return connect(signal, unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
 }
 

@@ -75,6 +75,17 @@ public final class Application: Object {
     /// The first instance starts, or a second launch asks the running one to come forward.
     public func onActivate(_ handler: @escaping () -> Void) { on("activate", handler) }
 
+    private var actions: [Object] = []
+
+    /// An action other processes can activate over D-Bus (`org.gtk.Actions`,
+    /// see `RunningApplication`), with a string state they can read first.
+    public func addAction(_ name: String, state: String, _ handler: @escaping () -> Void) {
+        let action = Object(adopting: UnsafeMutableRawPointer(g_simple_action_new_stateful(name, nil, g_variant_new_string(state))))
+        action.onIgnoringArgument("activate", handler)
+        g_action_map_add_action(OpaquePointer(pointer), OpaquePointer(action.pointer))
+        actions.append(action)
+    }
+
     /// Runs the main loop until the last window closes; returns the exit status.
     public func run(arguments: [String]) -> Int32 {
         // GApplication reads only argv[0] here; our own options were parsed already.

@@ -119,9 +119,10 @@ final class AppController {
                 let response = try await flow.response()
                 MainLoop.perform { self?.closeSignInWindow(); self?.send(.redirectReceived) }
                 let token = try await tokenClient.exchange(response, for: flow.request)
-                try await session.signIn(with: token)
+                MainLoop.perform { self?.send(.tokensReceived) }
+                let notice = try await session.signIn(with: token)
                 logger.debug("signed in")
-                MainLoop.perform { self?.send(.signInSucceeded) }
+                MainLoop.perform { self?.send(.signInSucceeded(notice: notice)) }
             } catch {
                 let failure = error as? OAuthError ?? .userAgent("\(error)")
                 logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])
@@ -176,6 +177,15 @@ final class AppController {
         } catch {
             send(.profileOpenFailed("Could not open your web browser: \(error)"))
         }
+    }
+
+    /// `latchkey --sign-out` run while this window is open: signed in, it is
+    /// the Sign out button; otherwise whatever the store still holds is cleared.
+    func signOutRequestedElsewhere() {
+        logger.info("Sign-out requested by another process")
+        if state.accepts(.signOutRequested) { return signOut() }
+        let session = self.session
+        Task.detached { await session.signOut() }
     }
 
     private func signOut() {

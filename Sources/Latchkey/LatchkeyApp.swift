@@ -29,8 +29,15 @@ final class LatchkeyApp {
         Application.setName("Latchkey", programName: "latchkey")
     }
 
+    /// The action `latchkey --sign-out` activates in a running instance; its
+    /// state is the provider id, so a command for another provider is not sent here.
+    static let signOutAction = "sign-out"
+
     func run() -> Int32 {
         application.onActivate { [weak self] in self?.activate() }
+        application.addAction(Self.signOutAction, state: configuration.id) { [weak self] in
+            self?.controller?.signOutRequestedElsewhere()
+        }
         return application.run(arguments: CommandLine.arguments)
     }
 

@@ -29,6 +29,11 @@ struct LatchkeyCommand: ParsableCommand {
     @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
     var networkTimeout: Double = 30
 
+    @Option(
+        name: .customLong("keyring-timeout"),
+        help: "Seconds to wait for the keyring, its password prompt included, before keeping the sign-in in a private file instead.")
+    var keyringTimeout: Double = 60
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "info"
 
@@ -39,6 +44,9 @@ struct LatchkeyCommand: ParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         guard networkTimeout.isFinite, networkTimeout >= 1, networkTimeout <= 3600 else {
             throw ValidationError("--network-timeout must be a number of seconds from 1 to 3600.")
+        }
+        guard keyringTimeout.isFinite, keyringTimeout >= 1, keyringTimeout <= 3600 else {
+            throw ValidationError("--keyring-timeout must be a number of seconds from 1 to 3600.")
         }
     }
 
@@ -51,6 +59,11 @@ struct LatchkeyCommand: ParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey")
+
+        if signOut, let sentence = Self.signOutInRunningInstance(provider: providerFile == nil ? provider ?? "sandbox" : nil) {
+            print(sentence)
+            return
+        }
 
         let sandbox: SandboxChild?
         let configuration: ProviderConfiguration
@@ -74,10 +87,13 @@ struct LatchkeyCommand: ParsableCommand {
         }
         defer { sandbox?.stop() }
 
-        let store: any TokenStore =
-            SecretServiceTokenStore.isServiceRunning()
-            ? SecretServiceTokenStore() : FileTokenStore(directory: FileTokenStore.defaultDirectory)
-        logger.info("Provider \(configuration.displayName); tokens kept in \(store.displayName)")
+        // The keyring when one runs and answers, else the 0600 file; asked at each use,
+        // since a keyring can start (or lock) while Latchkey runs.
+        let store = FallbackTokenStore(
+            preferred: SecretServiceTokenStore(timeout: keyringTimeout),
+            fallback: FileTokenStore(directory: FileTokenStore.defaultDirectory),
+            preferredIsAvailable: { SecretServiceTokenStore.isServiceRunning() })
+        logger.info("Provider \(configuration.displayName)")
 
         // Ready is waited for only where the network is first needed: here, or in the app's first task.
         let ready: @Sendable () throws -> Void = { try sandbox?.waitUntilReady() }
@@ -94,6 +110,17 @@ struct LatchkeyCommand: ParsableCommand {
             configuration: configuration, store: store, networkTimeout: networkTimeout, providerReady: ready, logger: logger
         ).run()
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// `--sign-out` while Latchkey runs with the same provider: that instance
+    /// signs out (its window shows it, and no second process holds the tokens).
+    /// Nil when no instance of that provider runs; the sign-out is then done here.
+    static func signOutInRunningInstance(provider: String?) -> String? {
+        guard let provider, let running = RunningApplication.find(id: LatchkeyApp.id),
+            running.state(of: LatchkeyApp.signOutAction) == provider
+        else { return nil }
+        guard running.activate(LatchkeyApp.signOutAction) else { return nil }
+        return "Latchkey is running with this provider: it signs out there now (its window says when it is done)."
     }
 
     /// Runs async work from this synchronous command (used before GTK starts, or instead of it).

@@ -10,6 +10,8 @@ public enum AppState: Equatable, Sendable {
     case signingIn
     /// The provider sent us back; the code is being exchanged.
     case exchanging
+    /// Tokens received; they are being saved (a locked keyring may be asking for its password).
+    case saving
     case signedIn(notice: String?)
     case fetchingProfile
     case profileLoaded(Profile, notice: String?)
@@ -21,7 +23,7 @@ public enum AppState: Equatable, Sendable {
         switch self {
         case .signedIn, .fetchingProfile, .profileLoaded: true
         case .failed(_, let signedIn): signedIn
-        case .starting, .signedOut, .signingIn, .exchanging, .signingOut: false
+        case .starting, .signedOut, .signingIn, .exchanging, .saving, .signingOut: false
         }
     }
 
@@ -36,15 +38,19 @@ public enum AppState: Equatable, Sendable {
         case (_, .launched(let signedIn, let notice)):
             return signedIn ? .signedIn(notice: notice) : .signedOut(notice: notice)
         case (_, .sessionEnded(let reason)):
-            return state == .signingIn || state == .exchanging ? state : .signedOut(notice: reason)
+            return state == .signingIn || state == .exchanging || state == .saving ? state : .signedOut(notice: reason)
 
         case (.signedOut, .signInRequested), (.failed(_, false), .signInRequested):
             return .signingIn
         case (.signingIn, .redirectReceived):
             return .exchanging
-        case (.signingIn, .signInSucceeded), (.exchanging, .signInSucceeded):
-            return .signedIn(notice: nil)
-        case (.signingIn, .signInFailed(let error)), (.exchanging, .signInFailed(let error)):
+        case (.exchanging, .tokensReceived):
+            return .saving
+        case (.signingIn, .signInSucceeded(let notice)), (.exchanging, .signInSucceeded(let notice)),
+            (.saving, .signInSucceeded(let notice)):
+            return .signedIn(notice: notice)
+        case (.signingIn, .signInFailed(let error)), (.exchanging, .signInFailed(let error)),
+            (.saving, .signInFailed(let error)):
             return .failed(message: error.description, signedIn: false)
 
         case (.signedIn, .profileRequested), (.profileLoaded, .profileRequested), (.failed(_, true), .profileRequested):
@@ -77,7 +83,10 @@ public enum AppEvent: Equatable, Sendable {
     case launched(signedIn: Bool, notice: String?)
     case signInRequested
     case redirectReceived
-    case signInSucceeded
+    /// The code was exchanged; the tokens are being saved.
+    case tokensReceived
+    /// Signed in; the notice says where the tokens went when not where they usually go.
+    case signInSucceeded(notice: String?)
     case signInFailed(OAuthError)
     case profileRequested
     case profileLoaded(Profile)
@@ -120,7 +129,7 @@ public struct ViewModel: Equatable, Sendable {
         subline = state.isSignedIn ? "Get your profile to see who you are." : "Sign in with \(providerName)."
         switch state {
         case .starting:
-            status = "Starting…"
+            status = "Starting… (looking for your saved sign-in)"
             busy = true
         case .signedOut(let notice):
             signInEnabled = true
@@ -130,6 +139,9 @@ public struct ViewModel: Equatable, Sendable {
             busy = true
         case .exchanging:
             status = "Completing sign-in…"
+            busy = true
+        case .saving:
+            status = "Saving your sign-in in \(storeName)… If your keyring asks for its password, answer it there."
             busy = true
         case .signedIn(let notice):
             status = notice ?? "Signed in with \(providerName). Your sign-in is kept in \(storeName)."

@@ -68,14 +68,18 @@ public actor AuthSession {
         return token.canRefresh || !token.expires(within: 0, now: now())
     }
 
-    /// Keeps a token that a sign-in just produced.
-    public func signIn(with token: Token) throws {
+    /// Keeps a token that a sign-in just produced. Returns the store's sentence
+    /// when it was kept somewhere other than usual (a keyring that did not answer).
+    @discardableResult
+    public func signIn(with token: Token) throws -> String? {
         var token = token
         if token.issuedBy == nil { token.issuedBy = configuration.tokenBinding }
-        try store.save(token, for: configuration.id)
+        let notice = try store.save(token, for: configuration.id)
         self.token = token
         loaded = true
         storeWarning = nil
+        storageProblem = nil
+        return notice
     }
 
     /// A token good for at least `refreshMargin` more seconds, refreshing if need be.
@@ -111,17 +115,27 @@ public actor AuthSession {
     public func signOut() async -> String? {
         let token = currentToken()
         let damage = storeWarning
-        forget()
-        // A damaged store was set aside, not deleted: say so, or the person never learns it.
-        if token == nil, let damage { return "Signed out. \(damage)" }
-        guard let token, configuration.revocationEndpoint != nil else { return nil }
-        do {
-            try await tokenClient.revoke(token)
-            return nil
-        } catch {
-            logger.notice("Revocation failed", metadata: ["error": "\(error)"])
-            return "Signed out here, but \(configuration.displayName) could not be told: \(error)"
+        // Every copy the store holds (the keyring's, and a file's made while the
+        // keyring did not answer), not only the one in use: each is a live grant.
+        // Only those made with this setup are sent to its revocation endpoint.
+        var revocable = ((try? store.allTokens(for: configuration.id)) ?? []).filter {
+            $0.issuedBy == configuration.tokenBinding
         }
+        if let token, !revocable.contains(token) { revocable.insert(token, at: 0) }
+        let removal = forget()
+        // A damaged store was set aside, not deleted: say so, or the person never learns it.
+        if revocable.isEmpty, let damage { return "Signed out. \(damage)" }
+        if let removal { return "Signed out here, but \(removal)" }
+        guard !revocable.isEmpty, configuration.revocationEndpoint != nil else { return nil }
+        for stored in revocable {
+            do {
+                try await tokenClient.revoke(stored)
+            } catch {
+                logger.notice("Revocation failed", metadata: ["error": "\(error)"])
+                return "Signed out here, but \(configuration.displayName) could not be told: \(error)"
+            }
+        }
+        return nil
     }
 
     private func refresh(from token: Token) async throws -> Token {
@@ -132,7 +146,14 @@ public actor AuthSession {
         return try await task.value
     }
 
-    private func performRefresh(from token: Token) async throws -> Token {
+    private func performRefresh(from held: Token) async throws -> Token {
+        // One refresh per provider across processes: a second Latchkey (or
+        // `latchkey --sign-out`) holding the same refresh token must not replay
+        // it, which a provider with reuse detection answers by revoking the grant.
+        let lock = await store.refreshLock(for: configuration.id)?.acquire(timeout: tokenClient.timeout + 10)
+        defer { lock?.release() }
+        let token = try rereadBeforeRefreshing(held)
+        if token != held, !token.expires(within: refreshMargin, now: now()) { return token }
         guard token.canRefresh else {
             forget()
             throw OAuthError.signedOut(
@@ -156,7 +177,9 @@ public actor AuthSession {
         self.token = fresh
         logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
         do {
-            try store.save(fresh, for: configuration.id)
+            if let notice = try store.save(fresh, for: configuration.id) {
+                logger.notice("The renewed sign-in was kept elsewhere", metadata: ["notice": "\(notice)"])
+            }
             storageProblem = nil
         } catch {
             storageProblem =
@@ -166,13 +189,34 @@ public actor AuthSession {
         return fresh
     }
 
-    private func forget() {
+    /// What another process left in the store, when it differs from what this
+    /// one holds: a token it renewed (take it), or nothing (it signed out).
+    private func rereadBeforeRefreshing(_ held: Token) throws -> Token {
+        // A token that only lives here (its save failed) has nothing newer in the store.
+        guard storageProblem == nil else { return held }
+        let stored: Token?
+        do { stored = try store.load(for: configuration.id) } catch { return held }
+        guard let stored else {
+            forget()
+            throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName) elsewhere. Sign in again.")
+        }
+        guard stored != held, stored.issuedBy == configuration.tokenBinding else { return held }
+        logger.debug("Another process renewed the sign-in; using its token")
+        token = stored
+        return stored
+    }
+
+    /// Forgets the token here and in the store; a sentence when the store could not be cleared.
+    @discardableResult
+    private func forget() -> String? {
         token = nil
         loaded = true
         do {
             try store.remove(for: configuration.id)
+            return nil
         } catch {
             logger.warning("Could not remove the stored token", metadata: ["error": "\(error)"])
+            return "\(error)"
         }
     }
 }

@@ -64,7 +64,8 @@ public struct FileTokenStore: TokenStore {
         try JSONDecoder().decode(Token.self, from: data)
     }
 
-    public func save(_ token: Token, for provider: String) throws {
+    @discardableResult
+    public func save(_ token: Token, for provider: String) throws -> String? {
         let url = try file(for: provider)
         try prepareDirectory()
         let data = try Self.encode(token)
@@ -92,6 +93,15 @@ public struct FileTokenStore: TokenStore {
             fsync(directoryFD)
             close(directoryFD)
         }
+        return nil
+    }
+
+    /// `.<provider>.lock` beside the tokens: every process that keeps its
+    /// tokens here (or keeps them in the keyring with this as the fallback)
+    /// takes it before refreshing.
+    public func refreshLock(for provider: String) -> ProcessLock? {
+        guard ProviderCatalog.isPlainName(provider), (try? prepareDirectory()) != nil else { return nil }
+        return ProcessLock(path: directory.appendingPathComponent(".\(provider).lock").path)
     }
 
     public func remove(for provider: String) throws {
@@ -127,6 +137,10 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
 
     public var displayName: String { "memory (forgotten on exit)" }
     public func load(for provider: String) throws -> Token? { lock.withLock { tokens[provider] } }
-    public func save(_ token: Token, for provider: String) throws { lock.withLock { tokens[provider] = token } }
+    @discardableResult
+    public func save(_ token: Token, for provider: String) throws -> String? {
+        lock.withLock { tokens[provider] = token }
+        return nil
+    }
     public func remove(for provider: String) throws { _ = lock.withLock { tokens.removeValue(forKey: provider) } }
 }

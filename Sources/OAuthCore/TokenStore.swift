@@ -5,6 +5,24 @@ public protocol TokenStore: Sendable {
     /// The stored token; nil when there is none. Throws `OAuthError.storage`
     /// when an entry exists but cannot be read, after setting it aside.
     func load(for provider: String) throws -> Token?
-    func save(_ token: Token, for provider: String) throws
+    /// Keeps `token`. Returns nil when it went where `displayName` says, or a
+    /// sentence saying where it went instead (a keyring that did not answer).
+    @discardableResult
+    func save(_ token: Token, for provider: String) throws -> String?
     func remove(for provider: String) throws
+    /// Every token kept for `provider`, wherever this store keeps them: what a
+    /// sign-out revokes. One place holds at most one.
+    func allTokens(for provider: String) throws -> [Token]
+    /// A lock every process using this store shares, so that one refresh per
+    /// provider runs at a time across processes; nil where the store is private
+    /// to this process.
+    func refreshLock(for provider: String) -> ProcessLock?
+}
+
+extension TokenStore {
+    public func allTokens(for provider: String) throws -> [Token] {
+        try load(for: provider).map { [$0] } ?? []
+    }
+
+    public func refreshLock(for provider: String) -> ProcessLock? { nil }
 }

@@ -35,7 +35,10 @@ import Testing
         var state = run([.launched(signedIn: false, notice: nil), .signInRequested])
         #expect(state == .signingIn)
         #expect(view(state).busy && !view(state).signInEnabled)
-        state = run([.redirectReceived, .signInSucceeded], from: state)
+        state = run([.redirectReceived, .tokensReceived], from: state)
+        #expect(state == .saving)
+        #expect(view(state).busy && view(state).status.contains("Saving your sign-in in the keyring"))
+        state = run([.signInSucceeded(notice: nil)], from: state)
         #expect(state == .signedIn(notice: nil))
         #expect(!view(state).signInEnabled)
         #expect(view(state).getProfileEnabled)
@@ -81,6 +84,26 @@ import Testing
         #expect(!view(state).getProfileEnabled)
     }
 
+    @Test func aSignInKeptElsewhereSaysWhere() {
+        let notice = "The keyring did not answer within 60 s. Your sign-in is kept in a private file instead."
+        let state = run([
+            .launched(signedIn: false, notice: nil), .signInRequested, .redirectReceived, .tokensReceived,
+            .signInSucceeded(notice: notice),
+        ])
+        #expect(state.isSignedIn)
+        #expect(view(state).status == notice)
+        #expect(view(state).getProfileEnabled)
+    }
+
+    @Test func aStoreThatFailsWhileSavingEndsTheSignInWithItsSentence() {
+        let state = run([
+            .launched(signedIn: false, notice: nil), .signInRequested, .redirectReceived, .tokensReceived,
+            .signInFailed(.storage("cannot write the file (No space left on device).")),
+        ])
+        #expect(view(state).status.contains("No space left on device"))
+        #expect(view(state).signInEnabled)
+    }
+
     @Test func aFailedProfileKeepsTheSignIn() {
         let state = run([.launched(signedIn: true, notice: nil), .profileRequested, .profileFailed(.timedOut(endpoint: .profile))])
         #expect(view(state).getProfileEnabled)
@@ -117,7 +140,8 @@ import Testing
         #expect(AppState.next(signedOut, .profileRequested) == signedOut)
         #expect(AppState.next(signedOut, .signOutRequested) == signedOut)
         #expect(AppState.next(.signingIn, .signInRequested) == .signingIn, "a second click opens no second window")
-        #expect(AppState.next(.signedIn(notice: nil), .signInSucceeded) == .signedIn(notice: nil))
+        #expect(AppState.next(.signedIn(notice: nil), .signInSucceeded(notice: nil)) == .signedIn(notice: nil))
+        #expect(AppState.next(.signingIn, .tokensReceived) == .signingIn)
         #expect(AppState.next(.signedIn(notice: nil), .redirectReceived) == .signedIn(notice: nil))
     }
 

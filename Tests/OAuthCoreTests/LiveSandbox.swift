@@ -168,9 +168,10 @@ final class FailingStore: TokenStore, @unchecked Sendable {
 
     var displayName: String { inner.displayName }
     func load(for provider: String) throws -> Token? { try inner.load(for: provider) }
-    func save(_ token: Token, for provider: String) throws {
+    func save(_ token: Token, for provider: String) throws -> String? {
         if failing { throw OAuthError.storage("the disk is full") }
-        try inner.save(token, for: provider)
+        return try inner.save(token, for: provider)
     }
     func remove(for provider: String) throws { try inner.remove(for: provider) }
+    func refreshLock(for provider: String) -> ProcessLock? { inner.refreshLock(for: provider) }
 }

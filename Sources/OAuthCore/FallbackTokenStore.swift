@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+
+/// One sign-in, kept in a preferred store (the desktop's keyring) whenever it
+/// is there and answers, and in a private file when it is not.
+///
+/// A keyring comes and goes between launches (a desktop or a portal starts one
+/// on demand) and may not answer within one (locked, its password prompt left
+/// alone). So every load looks in both places: a sign-in left in the file moves
+/// into the keyring once the keyring takes it, and a save the keyring does not
+/// take goes to the file, with a sentence saying so. Removing clears both, and
+/// both places hold at most one sign-in between them after any load or save.
+public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
+    public let preferred: any TokenStore
+    public let fallback: FileTokenStore
+    private let preferredIsAvailable: @Sendable () -> Bool
+    private let logger: Logger
+    private let lock = NSLock()
+    private var lastPlace: String?
+    /// Copies a load replaced with a newer one, by provider: still grants at the
+    /// provider, so a sign-out revokes them too (see `allTokens`).
+    private var replaced: [String: [Token]] = [:]
+
+    /// - Parameter preferredIsAvailable: asked before each use of `preferred`
+    ///   (is a keyring running now?); without it, the file alone is used.
+    public init(
+        preferred: any TokenStore, fallback: FileTokenStore,
+        preferredIsAvailable: @escaping @Sendable () -> Bool = { true },
+        logger: Logger = Logger(label: "OAuthCore.FallbackTokenStore")
+    ) {
+        self.preferred = preferred
+        self.fallback = fallback
+        self.preferredIsAvailable = preferredIsAvailable
+        self.logger = logger
+    }
+
+    /// Where the sign-in went at the last load or save.
+    public var displayName: String { lock.withLock { lastPlace } ?? fallback.displayName }
+
+    private func kept(in store: any TokenStore) {
+        let name = store.displayName
+        lock.withLock { lastPlace = name }
+    }
+
+    public func load(for provider: String) throws -> Token? {
+        var fileDamage: (any Error)?
+        var inFile: Token?
+        do { inFile = try fallback.load(for: provider) } catch { fileDamage = error }
+
+        guard preferredIsAvailable() else {
+            if let fileDamage { throw fileDamage }
+            kept(in: fallback)
+            return inFile
+        }
+        let inPreferred: Token?
+        do {
+            inPreferred = try preferred.load(for: provider)
+        } catch {
+            // Locked and unanswered, or damaged: what the file holds still serves this run.
+            guard let inFile else { throw fileDamage ?? error }
+            logger.warning("\(preferred.displayName) did not answer; using the sign-in in the file", metadata: ["error": "\(error)"])
+            kept(in: fallback)
+            return inFile
+        }
+        if let fileDamage {
+            // Set aside already; a sign-in in the keyring outranks a damaged copy.
+            guard let inPreferred else { throw fileDamage }
+            logger.warning("A damaged token file was set aside", metadata: ["error": "\(fileDamage)"])
+            kept(in: preferred)
+            return inPreferred
+        }
+        guard let inFile else {
+            kept(in: preferred)
+            return inPreferred
+        }
+        if let inPreferred, inPreferred.receivedAt >= inFile.receivedAt {
+            // The file is an older copy (a save the keyring took late): the keyring's is the one.
+            remember(inFile, replacedBy: inPreferred, for: provider)
+            removeQuietly(fallback, provider)
+            kept(in: preferred)
+            return inPreferred
+        }
+        // The file's is the newest (made while no keyring answered): move it in.
+        if let inPreferred { remember(inPreferred, replacedBy: inFile, for: provider) }
+        do {
+            try preferred.save(inFile, for: provider)
+            try fallback.remove(for: provider)
+            logger.info("Moved the saved sign-in from the file into \(preferred.displayName)")
+            kept(in: preferred)
+        } catch {
+            logger.warning("Could not move the saved sign-in into \(preferred.displayName)", metadata: ["error": "\(error)"])
+            kept(in: fallback)
+        }
+        return inFile
+    }
+
+    @discardableResult
+    public func save(_ token: Token, for provider: String) throws -> String? {
+        if preferredIsAvailable() {
+            do {
+                try preferred.save(token, for: provider)
+                removeQuietly(fallback, provider)  // no older copy left behind to outlive a sign-out
+                kept(in: preferred)
+                return nil
+            } catch {
+                try fallback.save(token, for: provider)
+                kept(in: fallback)
+                logger.warning("Saved the sign-in to the file instead", metadata: ["error": "\(error)"])
+                return "\(Self.reason(error)) Your sign-in is kept in \(fallback.displayName) instead."
+            }
+        }
+        try fallback.save(token, for: provider)
+        kept(in: fallback)
+        return nil
+    }
+
+    /// Clears both places; throws the first failure after trying both.
+    public func remove(for provider: String) throws {
+        var failure: (any Error)?
+        if preferredIsAvailable() {
+            do { try preferred.remove(for: provider) } catch { failure = error }
+        }
+        do { try fallback.remove(for: provider) } catch { failure = failure ?? error }
+        if let failure { throw failure }
+        _ = lock.withLock { replaced.removeValue(forKey: provider) }
+    }
+
+    /// What each place holds now, and what a load replaced in this process.
+    public func allTokens(for provider: String) throws -> [Token] {
+        var tokens = lock.withLock { replaced[provider] ?? [] }
+        if let inFile = try? fallback.load(for: provider) { tokens.append(inFile) }
+        if preferredIsAvailable(), let held = try? preferred.load(for: provider) { tokens.append(held) }
+        return tokens.reduce(into: []) { unique, token in if !unique.contains(token) { unique.append(token) } }
+    }
+
+    private func remember(_ loser: Token, replacedBy winner: Token, for provider: String) {
+        guard loser.refreshToken != winner.refreshToken || loser.accessToken != winner.accessToken else { return }
+        lock.withLock { replaced[provider, default: []].append(loser) }
+    }
+
+    /// The file store's lock: it is the same for every process whichever place holds the sign-in.
+    public func refreshLock(for provider: String) -> ProcessLock? { fallback.refreshLock(for: provider) }
+
+    private func removeQuietly(_ store: any TokenStore, _ provider: String) {
+        do { try store.remove(for: provider) } catch {
+            logger.warning("Could not remove an older copy of the sign-in", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A storage failure as a sentence of its own, without the "Trouble with…" lead-in.
+    private static func reason(_ error: any Error) -> String {
+        guard case OAuthError.storage(let reason) = error else { return "\(error)" }
+        return reason.prefix(1).uppercased() + reason.dropFirst()
+    }
+}

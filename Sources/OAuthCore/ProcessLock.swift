@@ -1,0 +1,45 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An advisory lock on a file (`flock`), shared by every process — and every
+/// open of the file within one — that names the same path. The kernel drops it
+/// when its holder exits, however it exits, so a crash never leaves it held.
+public struct ProcessLock: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// A held lock; `release()` gives it back (so does the end of the process).
+    public final class Held: @unchecked Sendable {
+        private var descriptor: Int32
+        init(_ descriptor: Int32) { self.descriptor = descriptor }
+        public func release() {
+            guard descriptor >= 0 else { return }
+            close(descriptor)  // closing the only descriptor releases the flock
+            descriptor = -1
+        }
+        deinit { release() }
+    }
+
+    /// Waits for the lock, at most `timeout` seconds; nil when the file cannot
+    /// be opened or the holder keeps it past the limit (the caller then goes on
+    /// unlocked: a second refresh is a smaller harm than no refresh).
+    public func acquire(timeout: TimeInterval) async -> Held? {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return Held(descriptor) }
+            // Polled, not blocking: a blocked flock would hold one of the few
+            // threads that run every task of this process.
+            guard errno == EWOULDBLOCK || errno == EINTR, Date() < deadline, !Task.isCancelled else {
+                close(descriptor)
+                return nil
+            }
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import OAuthCore
+
+/// A keyring stands in here as a second real file store that can be "not
+/// running" or "not answering" on demand; the real keyring is driven end to
+/// end (scenarios `keyring_appears`, `keyring_locked`).
+final class StandInKeyring: TokenStore, @unchecked Sendable {
+    enum Mood { case running, notRunning, notAnswering }
+    let files: FileTokenStore
+    private let lock = NSLock()
+    private var _mood = Mood.running
+
+    init(_ directory: URL) { files = FileTokenStore(directory: directory) }
+
+    var mood: Mood {
+        get { lock.withLock { _mood } }
+        set { lock.withLock { _mood = newValue } }
+    }
+
+    var displayName: String { "the keyring" }
+    private func answer() throws {
+        if mood == .notAnswering { throw OAuthError.storage("the keyring did not answer within 5 s.") }
+    }
+    func load(for provider: String) throws -> Token? { try answer(); return try files.load(for: provider) }
+    func save(_ token: Token, for provider: String) throws -> String? { try answer(); return try files.save(token, for: provider) }
+    func remove(for provider: String) throws { try answer(); try files.remove(for: provider) }
+}
+
+struct TwoStores {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("two-stores-\(UUID().uuidString)")
+    let keyring: StandInKeyring
+    let file: FileTokenStore
+    let store: FallbackTokenStore
+
+    init() {
+        keyring = StandInKeyring(root.appendingPathComponent("keyring"))
+        file = FileTokenStore(directory: root.appendingPathComponent("state"))
+        store = Self.store(keyring, file)
+    }
+
+    /// Another process's view of the same two places.
+    static func store(_ keyring: StandInKeyring, _ file: FileTokenStore) -> FallbackTokenStore {
+        FallbackTokenStore(preferred: keyring, fallback: file, preferredIsAvailable: { keyring.mood != .notRunning })
+    }
+}
+
+func token(_ name: String, receivedAt: Date = Date()) -> Token {
+    Token(accessToken: "at-\(name)", refreshToken: "rt-\(name)", expiresAt: Date().addingTimeInterval(3600), receivedAt: receivedAt)
+}
+
+@Suite struct FallbackTokenStoreTests {
+    @Test func aSignInMadeWithoutAKeyringMovesIntoTheKeyringOnceOneRuns() throws {
+        let places = TwoStores()
+        places.keyring.mood = .notRunning
+        #expect(try places.store.save(token("a"), for: "sandbox") == nil, "no keyring: the file is the usual place")
+        #expect(places.store.displayName.contains("private file"))
+
+        places.keyring.mood = .running
+        #expect(try places.store.load(for: "sandbox") == token("a"), "found, though the keyring has it not")
+        #expect(try places.keyring.files.load(for: "sandbox") == token("a"), "moved into the keyring")
+        #expect(try places.file.load(for: "sandbox") == nil, "and out of the file")
+        #expect(places.store.displayName == "the keyring")
+    }
+
+    @Test func aSaveTheKeyringDoesNotTakeGoesToTheFileAndSaysSo() throws {
+        let places = TwoStores()
+        places.keyring.mood = .notAnswering
+        let notice = try places.store.save(token("a"), for: "sandbox")
+        #expect(notice == "The keyring did not answer within 5 s. Your sign-in is kept in \(places.file.displayName) instead.")
+        #expect(try places.file.load(for: "sandbox") == token("a"))
+
+        // Still not answering at the next launch: the file's copy serves.
+        #expect(try places.store.load(for: "sandbox") == token("a"))
+        // Answering again: it moves in.
+        places.keyring.mood = .running
+        #expect(try places.store.load(for: "sandbox") == token("a"))
+        #expect(try places.keyring.files.load(for: "sandbox") == token("a"))
+        #expect(try places.file.load(for: "sandbox") == nil)
+    }
+
+    @Test func aKeyringThatDoesNotAnswerIsNotTakenForAnEmptyOne() throws {
+        let places = TwoStores()
+        try places.store.save(token("a"), for: "sandbox")
+        places.keyring.mood = .notAnswering
+        // Nothing in the file: saying "not signed in" would hide the sign-in the keyring holds.
+        #expect(throws: OAuthError.storage("the keyring did not answer within 5 s.")) { try places.store.load(for: "sandbox") }
+        places.keyring.mood = .running
+        #expect(try places.store.load(for: "sandbox") == token("a"), "still there")
+    }
+
+    @Test func whenBothHoldASignInTheNewerWins() throws {
+        let places = TwoStores()
+        let older = token("older", receivedAt: Date().addingTimeInterval(-600))
+        let newer = token("newer")
+        try places.keyring.files.save(older, for: "sandbox")
+        try places.file.save(newer, for: "sandbox")
+        #expect(try places.store.load(for: "sandbox") == newer)
+        #expect(try places.keyring.files.load(for: "sandbox") == newer)
+
+        try places.file.save(older, for: "sandbox")
+        #expect(try places.store.load(for: "sandbox") == newer, "an older file copy does not replace the keyring's")
+        #expect(try places.file.load(for: "sandbox") == nil, "and is not left behind")
+    }
+
+    @Test func removingClearsBothPlacesAndAllTokensListsBoth() throws {
+        let places = TwoStores()
+        try places.keyring.files.save(token("k"), for: "sandbox")
+        try places.file.save(token("f"), for: "sandbox")
+        #expect(Set(try places.store.allTokens(for: "sandbox").map(\.accessToken)) == ["at-k", "at-f"])
+        try places.store.remove(for: "sandbox")
+        #expect(try places.keyring.files.load(for: "sandbox") == nil)
+        #expect(try places.file.load(for: "sandbox") == nil)
+    }
+
+    @Test func removingStillClearsTheFileWhenTheKeyringDoesNotAnswer() throws {
+        let places = TwoStores()
+        try places.file.save(token("f"), for: "sandbox")
+        places.keyring.mood = .notAnswering
+        #expect(throws: OAuthError.self) { try places.store.remove(for: "sandbox") }
+        #expect(try places.file.load(for: "sandbox") == nil)
+    }
+
+    @Test func aDamagedFileDoesNotHideTheKeyringsSignIn() throws {
+        let places = TwoStores()
+        try places.keyring.files.save(token("k"), for: "sandbox")
+        try FileManager.default.createDirectory(at: places.file.directory, withIntermediateDirectories: true)
+        try Data("{".utf8).write(to: places.file.directory.appendingPathComponent("sandbox.json"))
+        #expect(try places.store.load(for: "sandbox") == token("k"))
+    }
+}
+
+/// Two processes, each with its own AuthSession and its own stores over the
+/// same places. (Each open of the lock file is its own flock, so two sessions
+/// in one test contend exactly as two processes do.)
+@Suite struct CrossProcessTests {
+    @Test func twoProcessesRefreshingAtOnceShareOneRefresh() async throws {
+        let live = try LiveSandbox()
+        _ = try await live.signIn(live.session())
+        let first = live.session(now: anHourLater)
+        let second = AuthSession(
+            configuration: live.configuration, store: live.store, tokenClient: live.tokenClient(), logger: live.log.logger,
+            now: anHourLater)
+        async let a = first.freshToken()
+        async let b = second.freshToken()
+        let (fromFirst, fromSecond) = try await (a, b)
+        #expect(fromFirst == fromSecond, "the second took what the first renewed")
+        #expect(try await live.sandbox.statistics()["refresh_grants"] == 1, "one refresh, no replay")
+        #expect(try await live.refreshStatus(fromFirst.refreshToken!) == nil, "and the grant is alive")
+    }
+
+    @Test func aProcessThatRefreshesAfterAnotherSignedOutDoesNotReplay() async throws {
+        let live = try LiveSandbox()
+        let stale = live.session(now: anHourLater)
+        _ = try await live.signIn(stale)
+        #expect(await live.session().signOut() == nil)
+        let error = await #expect(throws: OAuthError.self) { try await stale.freshToken() }
+        guard case .signedOut(let reason)? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        #expect(reason.hasPrefix("You signed out of Sandbox provider") && reason.contains("elsewhere"))
+        #expect(try await live.sandbox.statistics()["refresh_grants"] == 0)
+    }
+
+    @Test func signOutRevokesTheKeyringsCopyAndTheFilesCopy() async throws {
+        let live = try LiveSandbox()
+        let places = TwoStores()
+        let session = AuthSession(configuration: live.configuration, store: places.store, tokenClient: live.tokenClient())
+        // Signed in while the keyring did not answer (to the file), then again once it did.
+        places.keyring.mood = .notAnswering
+        let inFile = try await live.signIn(session)
+        places.keyring.mood = .running
+        let elsewhere = AuthSession(configuration: live.configuration, store: MemoryTokenStore())
+        _ = try await live.signIn(elsewhere)
+        let inKeyring = try #require(await elsewhere.currentToken())
+        try places.keyring.files.save(inKeyring, for: "sandbox")
+        #expect(try places.file.load(for: "sandbox")?.refreshToken == inFile.refreshToken)
+
+        let fresh = AuthSession(configuration: live.configuration, store: TwoStores.store(places.keyring, places.file), tokenClient: live.tokenClient())
+        #expect(await fresh.signOut() == nil)
+        #expect(try places.keyring.files.load(for: "sandbox") == nil && places.file.load(for: "sandbox") == nil)
+        #expect(try await live.refreshStatus(inFile.refreshToken!) == "invalid_grant", "the file's grant is revoked")
+        #expect(try await live.refreshStatus(inKeyring.refreshToken!) == "invalid_grant", "the keyring's too")
+    }
+}
