@@ -18,6 +18,7 @@ run_packages=(
 test_packages=(
   xvfb xauth               # a display for the end-to-end tests
   gnome-keyring libsecret-tools  # a real Secret Service, and secret-tool to read it back
+  gcr                      # gcr-prompter: the locked keyring's password prompt
   python3 python3-gi gir1.2-atspi-2.0 gir1.2-gtk-3.0  # the AT-SPI driver of the end-to-end tests
   imagemagick              # `import`: screenshots of each state
   desktop-file-utils appstream  # desktop-file-validate, appstreamcli

@@ -9,10 +9,14 @@ import OAuthCore
 /// `application=latchkey` and `provider=<id>`, so `secret-tool lookup
 /// application latchkey provider sandbox` finds it.
 ///
-/// A locked keyring asks for its password in a prompt of its own, and a
-/// prompt nobody answers would hold a call for good: every call has a time
-/// limit, after which it is cancelled (libsecret then dismisses the prompt)
-/// and fails with a sentence that says so.
+/// A locked keyring asks for its password in a prompt of its own, and a prompt
+/// nobody answers holds a call for good. So every call runs on a thread of its
+/// own and is waited for at most `timeout` seconds; past that the store gives
+/// up waiting with a sentence, and the call may still finish when the person
+/// answers the prompt (the next load then finds the sign-in in both places and
+/// keeps one). The call is not cancelled: cancelling an unlock prompt makes
+/// gnome-keyring 42 abort (gkd-secret-unlock.c asserts), and libsecret then
+/// never returns at all.
 public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     private let schema: UnsafeMutablePointer<SecretSchema>
     /// Seconds a call may take, an unlock prompt included.
@@ -24,7 +28,9 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
         // A NULL value is SECRET_SCHEMA_ATTRIBUTE_STRING (0).
         g_hash_table_insert(types, g_strdup("application"), nil)
         g_hash_table_insert(types, g_strdup("provider"), nil)
-        schema = secret_schema_newv("io.github.latchkey.Token", SECRET_SCHEMA_NONE, types)
+        // DONT_MATCH_NAME: gnome-keyring matches no locked item on the schema's
+        // name, so a lookup would answer "nothing" instead of offering to unlock.
+        schema = secret_schema_newv("io.github.latchkey.Token", SECRET_SCHEMA_DONT_MATCH_NAME, types)
         g_hash_table_unref(types)
     }
 
@@ -39,15 +45,14 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     public static func isServiceRunning() -> Bool { SessionBus.hasOwner("org.freedesktop.secrets") }
 
     public func load(for provider: String) throws -> Token? {
-        var error: UnsafeMutablePointer<GError>?
-        let (secret, timedOut) = withTimeLimit { cancellable in
-            withAttributes(provider) { secret_password_lookupv_sync(schema, $0, cancellable, &error) }
+        let json: String? = try call("read", provider) { schema, attributes, error in
+            guard let secret = secret_password_lookupv_sync(schema, attributes, nil, &error) else { return nil }
+            defer { secret_password_free(secret) }
+            return String(cString: secret)
         }
-        if let error { throw failure("read", error, timedOut: timedOut) }
-        guard let secret else { return nil }
-        defer { secret_password_free(secret) }
+        guard let json else { return nil }
         do {
-            return try JSONDecoder().decode(Token.self, from: Data(String(cString: secret).utf8))
+            return try JSONDecoder().decode(Token.self, from: Data(json.utf8))
         } catch {
             throw OAuthError.storage("the saved sign-in in the keyring could not be read. Sign in again to replace it.")
         }
@@ -56,36 +61,44 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     @discardableResult
     public func save(_ token: Token, for provider: String) throws -> String? {
         let json = String(decoding: try JSONEncoder().encode(token), as: UTF8.self)
-        var error: UnsafeMutablePointer<GError>?
-        let (stored, timedOut) = withTimeLimit { cancellable in
-            withAttributes(provider) {
-                secret_password_storev_sync(schema, $0, "default", "Latchkey sign-in (\(provider))", json, cancellable, &error)
-            }
+        let label = "Latchkey sign-in (\(provider))"
+        let stored: Bool = try call("write to", provider) { schema, attributes, error in
+            secret_password_storev_sync(schema, attributes, "default", label, json, nil, &error) != 0
         }
-        if let error { throw failure("write to", error, timedOut: timedOut) }
-        // FALSE without an error: the unlock prompt was dismissed.
-        guard stored != 0 else { throw OAuthError.storage("the keyring stayed locked, so it did not keep the sign-in.") }
+        guard stored else { throw OAuthError.storage("the keyring stayed locked, so it did not keep the sign-in.") }
         return nil
     }
 
     public func remove(for provider: String) throws {
-        var error: UnsafeMutablePointer<GError>?
-        let (_, timedOut) = withTimeLimit { cancellable in
-            withAttributes(provider) { secret_password_clearv_sync(schema, $0, cancellable, &error) }
+        let _: Bool = try call("clear", provider) { schema, attributes, error in
+            secret_password_clearv_sync(schema, attributes, nil, &error) != 0
         }
-        if let error { throw failure("clear", error, timedOut: timedOut) }
     }
 
-    /// Runs a libsecret call with a cancellable that is cancelled after `timeout`
-    /// seconds; says whether that happened.
-    private func withTimeLimit<T>(_ body: (UnsafeMutablePointer<GCancellable>) -> T) -> (T, timedOut: Bool) {
-        let cancellable = Cancellable()
-        // The timer keeps the cancellable alive until it fires, even after the call returned.
-        let timer = DispatchWorkItem { [cancellable] in cancellable.cancel() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: timer)
-        let result = body(cancellable.pointer)
-        timer.cancel()
-        return (result, cancellable.isCancelled)
+    /// Runs one libsecret call on a thread of its own and waits at most `timeout`
+    /// seconds for it; its GError becomes a sentence.
+    private func call<T>(
+        _ verb: String, _ provider: String,
+        _ body: @escaping (UnsafeMutablePointer<SecretSchema>, OpaquePointer?, inout UnsafeMutablePointer<GError>?) -> T
+    ) throws -> T {
+        let outcome = Outcome<T>()
+        let done = DispatchSemaphore(value: 0)
+        // The thread holds the store (and so its schema) until the call returns, however late.
+        Thread.detachNewThread { [self] in
+            var error: UnsafeMutablePointer<GError>?
+            let value = withAttributes(provider) { body(schema, $0, &error) }
+            outcome.set(value, error.map { error in
+                defer { g_error_free(error) }
+                return String(cString: error.pointee.message)
+            })
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + timeout) == .success, let (value, message) = outcome.get() else {
+            throw OAuthError.storage(
+                "the keyring did not answer within \(Int(timeout)) s (it may be locked, waiting for its password).")
+        }
+        if let message { throw OAuthError.storage("could not \(verb) the keyring (\(message)).") }
+        return value
     }
 
     private func withAttributes<T>(_ provider: String, _ body: (OpaquePointer?) -> T) -> T {
@@ -95,23 +108,12 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
         defer { g_hash_table_unref(attributes) }
         return body(attributes)
     }
-
-    private func failure(_ verb: String, _ error: UnsafeMutablePointer<GError>, timedOut: Bool) -> OAuthError {
-        let message = String(cString: error.pointee.message)
-        g_error_free(error)
-        if timedOut {
-            return .storage(
-                "the keyring did not answer within \(Int(timeout)) s (it may be locked, waiting for its password).")
-        }
-        return .storage("could not \(verb) the keyring (\(message)).")
-    }
 }
 
-/// A GCancellable that another thread may cancel: freed only when both the
-/// call and the timer are done with it.
-private final class Cancellable: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<GCancellable> = g_cancellable_new()
-    deinit { g_object_unref(pointer) }
-    func cancel() { g_cancellable_cancel(pointer) }
-    var isCancelled: Bool { g_cancellable_is_cancelled(pointer) != 0 }
+/// What a keyring call produced, handed from its thread to the waiting one.
+private final class Outcome<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: (T, String?)?
+    func set(_ value: T, _ message: String?) { lock.withLock { result = (value, message) } }
+    func get() -> (T, String?)? { lock.withLock { result } }
 }

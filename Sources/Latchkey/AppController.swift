@@ -122,7 +122,8 @@ final class AppController {
                 MainLoop.perform { self?.send(.tokensReceived) }
                 let notice = try await session.signIn(with: token)
                 logger.debug("signed in")
-                MainLoop.perform { self?.send(.signInSucceeded(notice: notice)) }
+                let shown = notice?.replacingOccurrences(of: NSHomeDirectory(), with: "~")
+                MainLoop.perform { self?.send(.signInSucceeded(notice: shown)) }
             } catch {
                 let failure = error as? OAuthError ?? .userAgent("\(error)")
                 logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])

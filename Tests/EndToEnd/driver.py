@@ -127,6 +127,11 @@ class Latchkey:
 
         return wait_until(f"{'/'.join(role_names)} named {label!r}", probe, timeout)
 
+    def find_all(self, role_name, root=None):
+        """Every showing accessible of that role under root (names may be empty)."""
+        return [node for node in walk(root or self.app)
+                if role(node) == role_name and is_(node, Atspi.StateType.SHOWING)]
+
     def absent(self, role_names, label, timeout=10.0):
         """Waits until no showing accessible of that role and name remains."""
         if isinstance(role_names, str):

@@ -363,40 +363,6 @@ def damaged_token_file(home):
     assert_no_secrets(home, [app.log_path], ["e2e-damaged-access"])
 
 
-def keyring(home):
-    """A real Secret Service in this D-Bus session: the token goes there, not to disk."""
-    unlock = subprocess.run(
-        ["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=b"test-password", capture_output=True, timeout=20)
-    expect(unlock.returncode == 0, f"keyring did not unlock: {unlock.stderr!r}")
-    start = subprocess.run(["gnome-keyring-daemon", "--start", "--components=secrets"], capture_output=True, timeout=20)
-    expect(start.returncode == 0, f"keyring did not start: {start.stderr!r}")
-    for line in start.stdout.decode().splitlines():
-        if "=" in line:
-            key, value = line.split("=", 1)
-            os.environ[key] = value
-    app = home.launch()
-    try:
-        app.wait_status("Not signed in")
-        sign_in(app, home)
-        app.wait_status("Signed in with Sandbox provider")
-        expect("the keyring" in app.status(), f"the status names the keyring: {app.status()!r}")
-        app.screenshot("01-signed-in-keyring")
-        lookup = subprocess.run(
-            ["secret-tool", "lookup", "application", "latchkey", "provider", "sandbox"], capture_output=True, timeout=20)
-        expect(lookup.returncode == 0, "secret-tool finds the item")
-        token = json.loads(lookup.stdout)
-        expect(token["access_token"].startswith("sbx_at_"), "the keyring holds the access token")
-        expect(not os.path.exists(home.token_file), "and no token file exists")
-        app.press(app.button("Sign out"))
-        app.wait_status("Signed out")
-        gone = subprocess.run(["secret-tool", "lookup", "application", "latchkey", "provider", "sandbox"], capture_output=True)
-        expect(gone.returncode != 0 and not gone.stdout, "sign-out removed the item")
-        app.screenshot("02-signed-out")
-    finally:
-        app.quit()
-    assert_no_secrets(home, [app.log_path], [token["access_token"], token["refresh_token"]])
-
-
 def data_files(home):
     """The desktop file and the AppStream metadata pass their validators."""
     desktop = subprocess.run(
@@ -477,7 +443,6 @@ SCENARIOS = {
     "token_faults": token_faults,
     "short_lived_tokens": short_lived_tokens,
     "damaged_token_file": damaged_token_file,
-    "keyring": keyring,
     "bad_certificate": bad_certificate,
     "web_process_crash": web_process_crash,
 }
@@ -489,7 +454,10 @@ def session_config(home):
     one itself."""
     services = os.path.join(home.root, "dbus-services")
     os.makedirs(services, exist_ok=True)
-    for service in glob.glob("/usr/share/dbus-1/services/org.a11y.*.service"):
+    # The keyring's password prompt (gcr-prompter) too: it shows only when a
+    # scenario's keyring is locked, and it is what a desktop would show.
+    for service in glob.glob("/usr/share/dbus-1/services/org.a11y.*.service") + [
+            "/usr/share/dbus-1/services/org.gnome.keyring.SystemPrompter.service"]:
         shutil.copy(service, services)
     config = os.path.join(home.root, "session.conf")
     with open(config, "w") as f:
@@ -541,11 +509,13 @@ if __name__ == "__main__":
     # Scenarios of other files import this one's helpers, so they join here, once it has run.
     import command_line  # noqa: E402
     import hostile  # noqa: E402
+    import keyrings  # noqa: E402
     import presets  # noqa: E402
 
     SCENARIOS.update(presets.SCENARIOS)
     SCENARIOS.update(command_line.SCENARIOS)
     SCENARIOS.update(hostile.SCENARIOS)
+    SCENARIOS.update(keyrings.SCENARIOS)
     if len(sys.argv) > 2 and sys.argv[1] == "--inside":
         sys.exit(run_one(sys.argv[2]))
     sys.exit(run_all(sys.argv[1:] or list(SCENARIOS)))
