@@ -91,6 +91,8 @@ public struct ProviderLikeness: Sendable {
     let extraTokenFields: [String: Int]
     /// The `error` of a redirect after Deny.
     let denyError: String
+    /// The `error` of a redirect after Deny pressed before signing in, where the provider tells the two apart.
+    var denyBeforeSignInError: String? = nil
     /// RFC 9207's `iss` on the redirect.
     let sendsIssuerInRedirect: Bool
     /// Whether API requests without `User-Agent` are refused (GitHub's REST API).
@@ -140,7 +142,8 @@ public struct ProviderLikeness: Sendable {
         acceptsBasicAuthentication: false, acceptsPublicClients: false, refusesSecretFromPublicClient: true,
         loopbackRedirectOnly: false, answerFormat: .json, errorsWithStatus200: false, errorNames: [:],
         scopeSeparator: ",", sendsTokenType: true, accessTokenLifetime: 5_184_000, refreshTokens: .never,
-        extraTokenFields: [:], denyError: "user_cancelled_authorize", sendsIssuerInRedirect: false,
+        extraTokenFields: [:], denyError: "user_cancelled_authorize", denyBeforeSignInError: "user_cancelled_login",
+        sendsIssuerInRedirect: false,
         requiresUserAgent: false, profileShape: .linkedIn, profilePagePath: "/in/{username}",
         scopes: ["openid", "profile", "email"], scopeDescriptions: [:])
 

@@ -222,9 +222,11 @@ public final class SandboxServer: Sendable {
         switch body["action"] {
         case "deny":
             await state.removePending(requestID)
+            // Nothing typed: the person left at the sign-in step, not at the consent.
+            let signedIn = !(body["username"] ?? "").isEmpty
             return redirect(
-                to: pending.redirectURI, error: likeness.denyError, description: "The user denied the request.",
-                state: pending.state)
+                to: pending.redirectURI, error: signedIn ? likeness.denyError : likeness.denyBeforeSignInError ?? likeness.denyError,
+                description: "The user denied the request.", state: pending.state)
         case "allow":
             let username = body["username"] ?? ""
             guard let user = configuration.user(username), constantTimeEquals(user.password, body["password"] ?? "")

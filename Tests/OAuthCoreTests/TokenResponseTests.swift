@@ -89,7 +89,9 @@ import Testing
         #expect(try read(200, #"{"access_token":"at","expires_in":"60"}"#).expiresAt == now.addingTimeInterval(60))
     }
 
-    @Test func missingTokenTypeIsBearerAsLinkedInSendsIt() throws {
+    /// LinkedIn's Authorization Code Flow page shows an answer without `token_type`
+    /// (its OpenID Connect page shows one with it): either is understood.
+    @Test func missingTokenTypeIsBearer() throws {
         #expect(try read(200, #"{"access_token":"at","expires_in":5184000}"#).tokenType == "Bearer")
     }
 

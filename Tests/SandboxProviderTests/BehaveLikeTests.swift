@@ -127,6 +127,13 @@ struct Imitation {
         #expect(reply.redirectParameters["iss"] == nil, "LinkedIn sends no RFC 9207 iss")
     }
 
+    @Test func denyBeforeSigningInIsUserCancelledLogin() async throws {
+        let reply = try await SandboxPages.answer(
+            li.authorizeURL(Imitation.parameters(client: Clients.confidentialID, scope: "openid")), action: "deny",
+            username: "", password: "", http: li.http)
+        #expect(reply.redirectParameters["error"] == "user_cancelled_login")
+    }
+
     @Test func userinfoHasALocaleObjectAndMeIsForbidden() async throws {
         let code = try await li.code(Imitation.parameters(client: Clients.confidentialID, scope: "openid profile email"))
         let token = try #require(try await exchange(code).json["access_token"] as? String)
