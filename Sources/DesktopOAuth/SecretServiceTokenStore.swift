@@ -21,6 +21,9 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     private let schema: UnsafeMutablePointer<SecretSchema>
     /// Seconds a call may take, an unlock prompt included.
     public let timeout: Double
+    /// One call at a time, in the order made: a save given up on and finished
+    /// late (its prompt answered) must not land after, and over, a newer one.
+    private let inOrder = NSLock()
 
     public init(timeout: Double = 60) {
         self.timeout = timeout
@@ -85,6 +88,8 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         // The thread holds the store (and so its schema) until the call returns, however late.
         Thread.detachNewThread { [self] in
+            inOrder.lock()
+            defer { inOrder.unlock() }
             var error: UnsafeMutablePointer<GError>?
             let value = withAttributes(provider) { body(schema, $0, &error) }
             outcome.set(value, error.map { error in
