@@ -21,9 +21,12 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     private let schema: UnsafeMutablePointer<SecretSchema>
     /// Seconds a call may take, an unlock prompt included.
     public let timeout: Double
-    /// One call at a time, in the order made: a save given up on and finished
-    /// late (its prompt answered) must not land after, and over, a newer one.
-    private let inOrder = NSLock()
+    /// Set while a call runs, including one given up on whose prompt is still
+    /// open. One call at a time: a save given up on and finished late must not
+    /// land after, and over, a newer one — so while one is outstanding, the
+    /// next fails at once (its tokens go to the file) instead of queueing.
+    private let busy = NSLock()
+    private var outstanding = false
 
     public init(timeout: Double = 60) {
         self.timeout = timeout
@@ -84,12 +87,19 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
         _ verb: String, _ provider: String,
         _ body: @escaping (UnsafeMutablePointer<SecretSchema>, OpaquePointer?, inout UnsafeMutablePointer<GError>?) -> T
     ) throws -> T {
+        let claimed = busy.withLock { () -> Bool in
+            if outstanding { return false }
+            outstanding = true
+            return true
+        }
+        guard claimed else {
+            throw OAuthError.storage("the keyring is still waiting for an answer to its password prompt.")
+        }
         let outcome = Outcome<T>()
         let done = DispatchSemaphore(value: 0)
         // The thread holds the store (and so its schema) until the call returns, however late.
         Thread.detachNewThread { [self] in
-            inOrder.lock()
-            defer { inOrder.unlock() }
+            defer { busy.withLock { outstanding = false } }
             var error: UnsafeMutablePointer<GError>?
             let value = withAttributes(provider) { body(schema, $0, &error) }
             outcome.set(value, error.map { error in

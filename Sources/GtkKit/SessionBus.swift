@@ -6,7 +6,7 @@ public enum SessionBus {
     /// starting a service (a keyring daemon) just to ask would prompt or hang.
     public static func hasOwner(_ name: String) -> Bool {
         guard let reply = call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-            g_variant_new_string(name), flags: G_DBUS_CALL_FLAGS_NO_AUTO_START)
+            g_variant_new_string(name), replyType: "(b)")
         else { return false }
         defer { g_variant_unref(reply) }
         let answer = g_variant_get_child_value(reply, 0)
@@ -17,18 +17,25 @@ public enum SessionBus {
     /// One method call with one argument (a tuple is made of it); the reply, or nil on any failure.
     static func call(
         _ destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: OpaquePointer?...,
-        flags: GDBusCallFlags = G_DBUS_CALL_FLAGS_NO_AUTO_START, timeoutMilliseconds: Int32 = 2000
+        replyType: String? = nil, flags: GDBusCallFlags = G_DBUS_CALL_FLAGS_NO_AUTO_START,
+        timeoutMilliseconds: Int32 = 2000
     ) -> OpaquePointer? {
+        var children = arguments
+        // Sunk at once, so that no path leaks the floating arguments.
+        let parameters = g_variant_ref_sink(
+            children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) })
+        defer { g_variant_unref(parameters) }
         var error: UnsafeMutablePointer<GError>?
         guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
             if let error { g_error_free(error) }
             return nil
         }
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
-        var children = arguments
-        let parameters = children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
+        // A reply of another shape (from whoever owns the name) is an error, not a crash.
+        let expected = replyType.map { g_variant_type_new($0) }
+        defer { expected.map { g_variant_type_free($0) } }
         let reply = g_dbus_connection_call_sync(
-            bus, destination, path, interface, method, parameters, nil, flags, timeoutMilliseconds, nil, &error)
+            bus, destination, path, interface, method, parameters, expected ?? nil, flags, timeoutMilliseconds, nil, &error)
         if let error { g_error_free(error) }
         return reply
     }
@@ -51,7 +58,8 @@ public struct RunningApplication {
 
     /// The string state of `action`, or nil when it has none (or the instance does not answer).
     public func state(of action: String) -> String? {
-        guard let reply = SessionBus.call(id, objectPath, "org.gtk.Actions", "Describe", g_variant_new_string(action))
+        guard let reply = SessionBus.call(
+            id, objectPath, "org.gtk.Actions", "Describe", g_variant_new_string(action), replyType: "((bgav))")
         else { return nil }
         defer { g_variant_unref(reply) }
         // (bgav): enabled, parameter type, state as an array of zero or one variant.

@@ -19,6 +19,9 @@ public actor AuthSession {
     private var token: Token?
     private var loaded = false
     private var refreshing: Task<Token, any Error>?
+    /// Bumped by every sign-out: a refresh that started before one must not
+    /// bring the sign-in back when it finishes.
+    private var generation = 0
     /// Set when the store held something unreadable: say it once, next to "signed out".
     public private(set) var storeWarning: String?
     /// Set when a renewed token could not be saved: it is in use in this process,
@@ -125,16 +128,19 @@ public actor AuthSession {
         let removal = forget()
         // A damaged store was set aside, not deleted: say so, or the person never learns it.
         if revocable.isEmpty, let damage { return "Signed out. \(damage)" }
-        if let removal { return "Signed out here, but \(removal)" }
-        guard !revocable.isEmpty, configuration.revocationEndpoint != nil else { return nil }
-        for stored in revocable {
-            do {
-                try await tokenClient.revoke(stored)
-            } catch {
-                logger.notice("Revocation failed", metadata: ["error": "\(error)"])
-                return "Signed out here, but \(configuration.displayName) could not be told: \(error)"
+        // Revoked whether or not the store could be cleared: a copy left behind
+        // is then at least dead at the provider.
+        var refusal: (any Error)?
+        if configuration.revocationEndpoint != nil {
+            for stored in revocable {
+                do { try await tokenClient.revoke(stored) } catch {
+                    logger.notice("Revocation failed", metadata: ["error": "\(error)"])
+                    refusal = refusal ?? error
+                }
             }
         }
+        if let removal { return "Signed out here, but \(removal)" }
+        if let refusal { return "Signed out here, but \(configuration.displayName) could not be told: \(refusal)" }
         return nil
     }
 
@@ -150,7 +156,19 @@ public actor AuthSession {
         // One refresh per provider across processes: a second Latchkey (or
         // `latchkey --sign-out`) holding the same refresh token must not replay
         // it, which a provider with reuse detection answers by revoking the grant.
-        let lock = await store.refreshLock(for: configuration.id)?.acquire(timeout: tokenClient.timeout + 10)
+        let started = generation
+        var lock: ProcessLock.Held?
+        if let shared = store.refreshLock(for: configuration.id) {
+            // The holder may wait on the network and, twice, on the keyring; past
+            // that, giving up beats refreshing unlocked and replaying its token.
+            switch await shared.acquire(timeout: 2 * tokenClient.timeout + 130) {
+            case .held(let held): lock = held
+            case .unavailable: logger.warning("No refresh lock file; refreshing without it")
+            case .timedOut:
+                throw OAuthError.storage(
+                    "another Latchkey is renewing this sign-in and has not finished. Try again in a moment.")
+            }
+        }
         defer { lock?.release() }
         let token = try rereadBeforeRefreshing(held)
         if token != held, !token.expires(within: refreshMargin, now: now()) { return token }
@@ -170,6 +188,11 @@ public actor AuthSession {
             // Network trouble, a server error, a misconfiguration: the grant may be fine. Keep it.
             logger.notice("Refresh failed; keeping the stored token", metadata: ["error": "\(error)"])
             throw error
+        }
+        guard generation == started else {
+            // Signed out while the provider answered: this token must not outlive that.
+            try? await tokenClient.revoke(fresh)
+            throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName).")
         }
         // The provider may have rotated the refresh token: from here the old one is
         // dead (or, replayed, revokes the grant). Adopt the new one before anything
@@ -197,7 +220,10 @@ public actor AuthSession {
         let stored: Token?
         do { stored = try store.load(for: configuration.id) } catch { return held }
         guard let stored else {
-            forget()
+            // Signed out elsewhere — or a keyring that could not be asked just now.
+            // Either way nothing is refreshed, and nothing is removed: a store
+            // that only seemed empty still holds the sign-in at the next launch.
+            token = nil
             throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName) elsewhere. Sign in again.")
         }
         guard stored != held, stored.issuedBy == configuration.tokenBinding else { return held }
@@ -211,6 +237,7 @@ public actor AuthSession {
     private func forget() -> String? {
         token = nil
         loaded = true
+        generation += 1
         do {
             try store.remove(for: configuration.id)
             return nil

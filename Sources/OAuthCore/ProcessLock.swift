@@ -24,20 +24,26 @@ public struct ProcessLock: Sendable {
         deinit { release() }
     }
 
-    /// Waits for the lock, at most `timeout` seconds; nil when the file cannot
-    /// be opened or the holder keeps it past the limit (the caller then goes on
-    /// unlocked: a second refresh is a smaller harm than no refresh).
-    public func acquire(timeout: TimeInterval) async -> Held? {
+    public enum Acquisition: Sendable {
+        case held(Held)
+        /// The lock file could not be opened (a read-only directory): there is no lock to take.
+        case unavailable
+        /// Another holder kept it past the limit.
+        case timedOut
+    }
+
+    /// Waits for the lock, at most `timeout` seconds.
+    public func acquire(timeout: TimeInterval) async -> Acquisition {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return nil }
+        guard descriptor >= 0 else { return .unavailable }
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return Held(descriptor) }
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return .held(Held(descriptor)) }
             // Polled, not blocking: a blocked flock would hold one of the few
             // threads that run every task of this process.
             guard errno == EWOULDBLOCK || errno == EINTR, Date() < deadline, !Task.isCancelled else {
                 close(descriptor)
-                return nil
+                return .timedOut
             }
             try? await Task.sleep(nanoseconds: 20_000_000)
         }

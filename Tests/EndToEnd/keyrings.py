@@ -114,15 +114,16 @@ def keyring_locked(home):
     expect(seed.returncode == 0, f"the login keyring exists: {seed.stderr!r}")
     start_keyring(unlocked=False, replace=True)
 
-    app = home.launch("--keyring-timeout", "5")
+    app = home.launch("--keyring-timeout", "8")
     try:
         app.wait_status("Not signed in", timeout=30)
         sign_in(app, home)
+        # The window says what it waits for while it waits; the prompt stays open after.
+        app.wait_status("Saving your sign-in")
         prompter = Desktop().application({"gcr-prompter"}, timeout=30)
         unlock = app.find("push button", "Unlock", root=prompter, timeout=30)
-        app.wait_status("Saving your sign-in")
         app.screenshot("01-keyring-prompt-unanswered")
-        app.wait_status("did not answer within 5 s", timeout=30)
+        app.wait_status("did not answer within 8 s", timeout=40)
         expect("kept in a private file" in app.status(), f"says where the tokens went: {app.status()!r}")
         app.screenshot("02-kept-in-file")
         mode = stat.S_IMODE(os.stat(home.token_file).st_mode)
@@ -141,7 +142,7 @@ def keyring_locked(home):
     finally:
         app.quit()
 
-    again = home.launch("--keyring-timeout", "5", log_name="second-run.log")
+    again = home.launch("--keyring-timeout", "8", log_name="second-run.log")
     try:
         again.wait_status("Signed in with Sandbox provider", timeout=30)
         expect("the keyring" in again.status(), f"one copy, in the keyring: {again.status()!r}")

@@ -47,8 +47,11 @@ struct TwoStores {
     }
 }
 
-func token(_ name: String, receivedAt: Date = Date()) -> Token {
-    Token(accessToken: "at-\(name)", refreshToken: "rt-\(name)", expiresAt: Date().addingTimeInterval(3600), receivedAt: receivedAt)
+/// Fixed times: two calls make equal tokens, whatever second the clock is in.
+let received = Date(timeIntervalSince1970: 1_800_000_000)
+
+func token(_ name: String, receivedAt: Date = received) -> Token {
+    Token(accessToken: "at-\(name)", refreshToken: "rt-\(name)", expiresAt: receivedAt.addingTimeInterval(3600), receivedAt: receivedAt)
 }
 
 @Suite struct FallbackTokenStoreTests {
@@ -93,7 +96,7 @@ func token(_ name: String, receivedAt: Date = Date()) -> Token {
 
     @Test func whenBothHoldASignInTheNewerWins() throws {
         let places = TwoStores()
-        let older = token("older", receivedAt: Date().addingTimeInterval(-600))
+        let older = token("older", receivedAt: received.addingTimeInterval(-600))
         let newer = token("newer")
         try places.keyring.files.save(older, for: "sandbox")
         try places.file.save(newer, for: "sandbox")
@@ -160,6 +163,49 @@ func token(_ name: String, receivedAt: Date = Date()) -> Token {
         guard case .signedOut(let reason)? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
         #expect(reason.hasPrefix("You signed out of Sandbox provider") && reason.contains("elsewhere"))
         #expect(try await live.sandbox.statistics()["refresh_grants"] == 0)
+    }
+
+    @Test func signOutRevokesEvenWhenTheKeyringCannotBeCleared() async throws {
+        let live = try LiveSandbox()
+        let places = TwoStores()
+        let session = AuthSession(configuration: live.configuration, store: places.store, tokenClient: live.tokenClient())
+        let token = try await live.signIn(session)
+        places.keyring.mood = .notAnswering
+        let warning = await session.signOut()
+        #expect(warning == "Signed out here, but Trouble with the saved sign-in: the keyring did not answer within 5 s.")
+        #expect(try await live.refreshStatus(token.refreshToken!) == "invalid_grant", "revoked all the same")
+    }
+
+    @Test func aStoreThatOnlySeemsEmptyLosesNothing() async throws {
+        let live = try LiveSandbox()
+        let places = TwoStores()
+        let session = AuthSession(
+            configuration: live.configuration, store: places.store, tokenClient: live.tokenClient(), now: anHourLater)
+        _ = try await live.signIn(session)
+        places.keyring.mood = .notRunning  // the bus did not answer "is a keyring running?" in time
+        await #expect(throws: OAuthError.self) { try await session.freshToken() }
+        #expect(try places.keyring.files.load(for: "sandbox") != nil, "the keyring's sign-in is still there")
+        #expect(try await live.sandbox.statistics()["refresh_grants"] == 0)
+    }
+
+    @Test func aSignOutWhileARefreshIsUnderWayIsNotUndoneByIt() async throws {
+        let live = try LiveSandbox()
+        let session = live.session(now: anHourLater)
+        _ = try await live.signIn(session)
+        let before = try #require(try await live.sandbox.statistics()["token_requests"])
+        try await live.sandbox.setFault("token", "delay", delaySeconds: 2)
+        // The sign-out's revocation fails, so the grant lives and the refresh succeeds.
+        try await live.sandbox.setFault("revoke", "500")
+        let refreshing = Task { try await session.freshToken() }
+        try await within(30) {
+            while try await live.sandbox.statistics()["token_requests"] == before { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(await session.signOut()?.contains("could not be told") == true)
+        let error = await #expect(throws: OAuthError.self) { try await refreshing.value }
+        guard case .signedOut? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        #expect(try live.store.load(for: "sandbox") == nil, "the refresh did not bring the sign-in back")
+        #expect(await !session.isSignedIn)
+        #expect(try await live.sandbox.statistics()["refresh_grants"] == 1, "the provider did renew it")
     }
 
     @Test func signOutRevokesTheKeyringsCopyAndTheFilesCopy() async throws {
