@@ -46,9 +46,8 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
             default:
                 // The provider's words are shown, but never this attempt's own secrets in them.
                 let secrets = [request.state, request.codeVerifier, request.nonce]
-                let code = Redaction.safeCode(error)
                 throw OAuthError.provider(
-                    code: Redaction.redact(code, removing: secrets) == code ? code : "unrecognised_error",
+                    code: Redaction.safeCode(error, removing: secrets),
                     description: values["error_description"].map { Redaction.clip(Redaction.redact($0, removing: secrets)) })
             }
         }

@@ -48,9 +48,13 @@ enum Redaction {
         return clipped.count < line.count ? clipped + "…" : clipped
     }
 
-    /// An error code as RFC 6749 allows it (%x20-21 / %x23-5B / %x5D-7E), or a stand-in.
-    static func safeCode(_ code: String) -> String {
+    /// An error code (or a name such as a token type) fit to show: a short word
+    /// of the characters RFC 6749 uses for codes, holding none of `secrets` —
+    /// not even glued to other letters, where no placeholder could stand in
+    /// for it — or else a stand-in.
+    static func safeCode(_ code: String, removing secrets: [String?] = []) -> String {
         let allowed = code.count <= 64 && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") }
-        return allowed && !code.isEmpty ? code : "unrecognised_error"
+        guard allowed, !code.isEmpty, redact(code, removing: secrets) == code else { return "unrecognised_error" }
+        return code
     }
 }

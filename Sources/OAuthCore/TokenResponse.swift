@@ -13,7 +13,7 @@ enum TokenResponse {
         }
         let tokenType = (fields["token_type"] as? String) ?? "Bearer"
         guard tokenType.lowercased() == "bearer" else {
-            throw OAuthError.malformedResponse(endpoint: .token, reason: "token type “\(Redaction.safeCode(tokenType))” is not supported")
+            throw OAuthError.malformedResponse(endpoint: .token, reason: "token type “\(Redaction.safeCode(tokenType, removing: secrets))” is not supported")
         }
         var expiresAt: Date?
         if let seconds = lifetime(fields["expires_in"]) {
@@ -65,7 +65,7 @@ enum TokenResponse {
             let description = (fields["error_description"] as? String).map {
                 Redaction.clip(Redaction.redact($0, removing: secrets))
             }
-            let safe = Redaction.safeCode(code)
+            let safe = Redaction.safeCode(code, removing: secrets)
             switch errorAliases[safe] ?? safe {
             case "invalid_grant": throw OAuthError.invalidGrant(description: description)
             case "invalid_client": throw OAuthError.invalidClient(description: description)

@@ -130,6 +130,19 @@ import Testing
         #expect(found == .invalidGrant(description: "code ‹redacted› is spent"))
     }
 
+    /// Found by the token-response fuzzer: a secret glued onto an error code (or a
+    /// token type) is one word, so no placeholder can stand in for it there.
+    @Test(arguments: [
+        (400, #"{"error":"invalid_clientSequenabcdefgh12345"}"#),
+        (200, #"{"access_token":"at","token_type":"abcdefgh12345mac"}"#),
+    ])
+    func aSecretGluedIntoAnErrorCodeOrTokenTypeIsNeverShown(status: Int, body: String) throws {
+        let response = HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+        let found = #expect(throws: OAuthError.self) { try TokenResponse.token(from: response, secrets: ["abcdefgh12345"], now: now) }
+        #expect(!String(describing: found).contains("abcdefgh12345"))
+        #expect(String(describing: found).contains("unrecognised_error"))
+    }
+
     @Test func serverErrorWithAPlainBodyIsAnHTTPStatusAndTransient() {
         let found = error(500, "Internal Server Error\n", type: "text/plain")
         #expect(found == .httpStatus(500, endpoint: .token))
