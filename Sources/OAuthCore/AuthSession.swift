@@ -226,7 +226,9 @@ public actor AuthSession {
             token = nil
             throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName) elsewhere. Sign in again.")
         }
-        guard stored != held, stored.issuedBy == configuration.tokenBinding else { return held }
+        // Only a newer one: an older copy's refresh token may already be rotated away.
+        guard stored != held, stored.issuedBy == configuration.tokenBinding, stored.receivedAt >= held.receivedAt
+        else { return held }
         logger.debug("Another process renewed the sign-in; using its token")
         token = stored
         return stored
