@@ -31,7 +31,9 @@ class Tricks(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
     def log_message(self, *args): pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Tricks)
+# Threaded: WebKit holds several connections (a cancelled download, preconnects), and
+# one idle connection would keep a single-threaded server from answering the next.
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Tricks)
 print(server.server_address[1], flush=True)
 server.serve_forever()
 """
@@ -162,7 +164,7 @@ class Hostile(http.server.BaseHTTPRequestHandler):
             self.reply(200, json.dumps({"access_token": "hostile-at-7f3e", "refresh_token": "hostile-rt-91c2",
                                         "token_type": "Bearer", "expires_in": 1e300}), "application/json")
     def log_message(self, *args): pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Hostile)
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
 print(server.server_address[1], flush=True)
 server.serve_forever()
 """
