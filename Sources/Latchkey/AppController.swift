@@ -46,8 +46,13 @@ final class AppController {
         }
     }
 
-    private var storeName: String {
-        store.displayName.replacingOccurrences(of: NSHomeDirectory(), with: "~")
+    private var storeName: String { Self.shortened(store.displayName) }
+
+    /// Paths under the home folder as `~/…`. The home is `$HOME`, as the file
+    /// store's own directory is, not the account's home from the password file.
+    static func shortened(_ text: String) -> String {
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return text.replacingOccurrences(of: home, with: "~")
     }
 
     init(
@@ -122,8 +127,7 @@ final class AppController {
                 MainLoop.perform { self?.send(.tokensReceived) }
                 let notice = try await session.signIn(with: token)
                 logger.debug("signed in")
-                let shown = notice?.replacingOccurrences(of: NSHomeDirectory(), with: "~")
-                MainLoop.perform { self?.send(.signInSucceeded(notice: shown)) }
+                MainLoop.perform { self?.send(.signInSucceeded(notice: notice.map(Self.shortened))) }
             } catch {
                 let failure = error as? OAuthError ?? .userAgent("\(error)")
                 logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])

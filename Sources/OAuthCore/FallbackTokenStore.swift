@@ -96,6 +96,7 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
 
     @discardableResult
     public func save(_ token: Token, for provider: String) throws -> String? {
+        var refusal: (any Error)?
         if preferredIsAvailable() {
             do {
                 try preferred.save(token, for: provider)
@@ -103,15 +104,14 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
                 kept(in: preferred)
                 return nil
             } catch {
-                try fallback.save(token, for: provider)
-                kept(in: fallback)
-                logger.warning("Saved the sign-in to the file instead", metadata: ["error": "\(error)"])
-                return "\(Self.reason(error)) Your sign-in is kept in \(fallback.displayName) instead."
+                refusal = error
             }
         }
         try fallback.save(token, for: provider)
         kept(in: fallback)
-        return nil
+        guard let refusal else { return nil }  // no keyring: the file is the usual place
+        logger.warning("Saved the sign-in to the file instead", metadata: ["error": "\(refusal)"])
+        return "\(Self.reason(refusal)) Your sign-in is kept in \(fallback.displayName) instead."
     }
 
     /// Clears both places; throws the first failure after trying both.
