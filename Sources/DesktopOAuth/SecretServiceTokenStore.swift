@@ -99,13 +99,14 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         // The thread holds the store (and so its schema) until the call returns, however late.
         Thread.detachNewThread { [self] in
-            defer { busy.withLock { outstanding = false } }
             var error: UnsafeMutablePointer<GError>?
             let value = withAttributes(provider) { body(schema, $0, &error) }
             outcome.set(value, error.map { error in
                 defer { g_error_free(error) }
                 return String(cString: error.pointee.message)
             })
+            // Free before waking the caller, whose next call may follow at once.
+            busy.withLock { outstanding = false }
             done.signal()
         }
         guard done.wait(timeout: .now() + timeout) == .success, let (value, message) = outcome.get() else {
