@@ -19,7 +19,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
@@ -52,17 +52,18 @@ let package = Package(
             ]),
 
         // The thin Swift layer over GLib and GTK: ownership, signals, the main-loop hop, widgets.
-        .target(name: "GtkKit", dependencies: ["CGtk"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "GtkKit", dependencies: ["CGtk"]),
 
-        // The sign-in window with its WebKitGTK view, behind a C interface: a
+        // The C interface between the app and the sign-in library: one header both import.
+        .target(name: "CWebSignIn"),
+        // The sign-in window with its WebKitGTK view, behind that C interface: a
         // shared library the app opens only when needed, so launches never pay for WebKit.
-        .target(name: "WebSignIn", dependencies: ["GtkKit", "CWebKit", "Loopback"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "WebSignIn", dependencies: ["GtkKit", "CWebKit", "CWebSignIn", "Loopback"]),
 
         // OAuthCore on the desktop: the embedded user agent (opening WebSignIn) and the keyring store.
         .target(
             name: "DesktopOAuth",
-            dependencies: ["GtkKit", "CSecret", "OAuthCore", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: [.swiftLanguageMode(.v5)]),
+            dependencies: ["GtkKit", "CSecret", "CWebSignIn", "OAuthCore", .product(name: "Logging", package: "swift-log")]),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
         .target(name: "LatchkeyCore", dependencies: ["OAuthCore"]),
@@ -74,8 +75,7 @@ let package = Package(
                 "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: [.swiftLanguageMode(.v5)]),
+            ]),
 
         // The offline OAuth 2.0 / OpenID Connect provider. It shares no code with
         // OAuthCore, so a parsing bug cannot hide by agreeing with itself.
@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "OAuthCoreTests",
             dependencies: ["OAuthCore", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GtkKitTests", dependencies: ["GtkKit", "DesktopOAuth", "WebSignIn"]),
+        .testTarget(name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn"]),
         .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore"]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(

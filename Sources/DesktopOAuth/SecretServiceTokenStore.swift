@@ -85,7 +85,7 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     /// seconds for it; its GError becomes a sentence.
     private func call<T>(
         _ verb: String, _ provider: String,
-        _ body: @escaping (UnsafeMutablePointer<SecretSchema>, OpaquePointer?, inout UnsafeMutablePointer<GError>?) -> T
+        _ body: @escaping @Sendable (UnsafeMutablePointer<SecretSchema>, OpaquePointer?, inout UnsafeMutablePointer<GError>?) -> T
     ) throws -> T {
         let claimed = busy.withLock { () -> Bool in
             if outstanding { return false }

@@ -1,8 +1,10 @@
 import CGtk
+import CWebSignIn
 import Foundation
 import GtkKit
 import Logging
 import OAuthCore
+import Synchronization
 
 /// The embedded user agent: the provider's page in a WebKitGTK window over the
 /// app (libLatchkeyWebSignIn.so), joined to OAuthCore's flow.
@@ -13,6 +15,7 @@ import OAuthCore
 /// starts no web process. Each sign-in gets a fresh ephemeral web context.
 /// Every navigation is offered to the flow; the redirect URI is ignored — it
 /// never loads, and the code never leaves this process.
+@MainActor
 public final class WebViewUserAgent: ExternalUserAgent {
     private let parent: Window
     private let providerName: String
@@ -41,45 +44,67 @@ public final class WebViewUserAgent: ExternalUserAgent {
                 self.isPreparing = false
                 // A sign-in that started meanwhile made its own window: no second web process now.
                 guard let loaded, self.prepared == nil, self.presented == nil else { return }
-                self.prepared = loaded.prepare()
+                self.prepared = loaded.interface.prepare()
                 self.logger.debug("sign-in window prepared")
             }
         }
     }
 
-    public func present(_ flow: AuthorizationFlow) throws {
+    // The protocol's entry points are nonisolated: OAuthCore calls them from
+    // its own task, and they hop onto GTK's thread through its main loop (the
+    // main actor's own executor never runs while GTK's loop does).
+
+    public nonisolated func present(_ flow: AuthorizationFlow) async throws {
+        try await MainLoop.run { try self.show(flow) }
+    }
+
+    public nonisolated func dismiss(_ flow: AuthorizationFlow) async {
+        await MainLoop.run { self.close(flow) }
+    }
+
+    /// Shows the sign-in window for `flow` over the parent window.
+    public func show(_ flow: AuthorizationFlow) throws {
         guard presented == nil else { throw OAuthError.userAgent("a sign-in window is already open.") }
         let library = try WebSignInLibrary.shared()
-        let handle = prepared ?? library.prepare()
+        let handle = prepared ?? library.interface.prepare()
         prepared = nil
         presented = handle
         self.flow = flow
         let context = Unmanaged.passUnretained(self).toOpaque()
-        library.present(
-            handle, UnsafeMutableRawPointer(parent.window), "Sign in to \(providerName)", flow.authorizationURL.absoluteString,
-            context,
-            { context, uri, method in
-                guard let context, let uri else { return 0 }
-                let agent = Unmanaged<WebViewUserAgent>.fromOpaque(context).takeUnretainedValue()
-                return agent.navigation(to: String(cString: uri), method: method.map { String(cString: $0) } ?? "GET") ? 1 : 0
-            },
-            { context, kind, message in
-                guard let context else { return }
-                let agent = Unmanaged<WebViewUserAgent>.fromOpaque(context).takeUnretainedValue()
-                agent.event(kind, message.map { String(cString: $0) })
-            })
+        "Sign in to \(providerName)".withCString { title in
+            flow.authorizationURL.absoluteString.withCString { url in
+                library.interface.present(
+                    handle, UnsafeMutableRawPointer(parent.window), title, url, context,
+                    { context, uri, method in
+                        guard let context, let uri else { return 0 }
+                        let (address, method) = (String(cString: uri), method.map { String(cString: $0) } ?? "GET")
+                        let agent = Unmanaged<WebViewUserAgent>.fromOpaque(context)
+                        return MainActor.assumeIsolated {
+                            agent.takeUnretainedValue().navigation(to: address, method: method)
+                        } ? 1 : 0
+                    },
+                    { context, kind, message in
+                        guard let context else { return }
+                        let text = message.map { String(cString: $0) }
+                        let agent = Unmanaged<WebViewUserAgent>.fromOpaque(context)
+                        MainActor.assumeIsolated { agent.takeUnretainedValue().event(kind, text) }
+                    })
+            }
+        }
         logger.debug("sign-in window shown")
     }
 
-    public func dismiss() {
-        if let presented { try? WebSignInLibrary.shared().close(presented) }
+    /// Closes the window shown for `flow`, if it is still the one shown.
+    public func close(_ flow: AuthorizationFlow) {
+        guard self.flow === flow else { return }
+        if let presented { try? WebSignInLibrary.shared().interface.close(presented) }
         presented = nil
-        flow = nil
+        self.flow = nil
     }
 
-    deinit {
-        if let prepared { try? WebSignInLibrary.shared().close(prepared) }
-        if let presented { try? WebSignInLibrary.shared().close(presented) }
+    isolated deinit {
+        if let prepared { try? WebSignInLibrary.shared().interface.close(prepared) }
+        if let presented { try? WebSignInLibrary.shared().interface.close(presented) }
     }
 
     private func navigation(to uri: String, method: String) -> Bool {
@@ -91,56 +116,43 @@ public final class WebViewUserAgent: ExternalUserAgent {
         return true
     }
 
-    private func event(_ kind: Int32, _ message: String?) {
+    private func event(_ kind: LatchkeySignInEvent, _ message: String?) {
         switch kind {
-        case 0: flow?.cancel()
-        case 1: flow?.fail(.userAgent(message ?? "it stopped."))
-        default: logger.debug("sign-in page loaded")
+        case LatchkeySignInEventCancelled: flow?.cancel()
+        case LatchkeySignInEventFailed: flow?.fail(.userAgent(message ?? "it stopped."))
+        case LatchkeySignInEventPageLoaded: logger.debug("sign-in page loaded")
+        default: logger.debug("unknown sign-in window event \(kind.rawValue)")
         }
     }
 }
 
-/// libLatchkeyWebSignIn.so, opened once.
-final class WebSignInLibrary: @unchecked Sendable {
-    typealias Prepare = @convention(c) () -> UnsafeMutableRawPointer
-    typealias Present = @convention(c) (
-        UnsafeMutableRawPointer, UnsafeMutableRawPointer?, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?,
-        @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32,
-        @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
-    ) -> Void
-    typealias Close = @convention(c) (UnsafeMutableRawPointer) -> Void
-
+/// libLatchkeyWebSignIn.so, opened once, through the table its header
+/// (latchkey_web_sign_in.h) defines. Sendable: after loading, it is only a
+/// pointer to a table of C functions the library never changes.
+final class WebSignInLibrary: Sendable {
     static let fileName = "libLatchkeyWebSignIn.so"
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var loaded: Result<WebSignInLibrary, OAuthError>?
+    /// The result of the one attempt to open the library, shared by every caller.
+    private static let loaded = Mutex<Result<WebSignInLibrary, OAuthError>?>(nil)
 
-    let prepare: Prepare
-    let presentFunction: Present
-    let close: Close
+    let interface: LatchkeyWebSignInInterface
 
-    private init(handle: UnsafeMutableRawPointer) throws {
-        func symbol<T>(_ name: String, as type: T.Type) throws -> T {
-            guard let address = dlsym(handle, name) else {
-                throw OAuthError.userAgent("the sign-in component lacks \(name).")
-            }
-            return unsafeBitCast(address, to: type)
+    private init(module: OpaquePointer, path: String) throws {
+        var symbol: gpointer?
+        guard g_module_symbol(module, LATCHKEY_WEB_SIGN_IN_ENTRY_POINT, &symbol) != 0, let address = symbol else {
+            throw OAuthError.userAgent("the sign-in component at \(path) lacks its entry point. Reinstall Latchkey.")
         }
-        prepare = try symbol("latchkey_web_sign_in_prepare", as: Prepare.self)
-        presentFunction = try symbol("latchkey_web_sign_in_present", as: Present.self)
-        close = try symbol("latchkey_web_sign_in_close", as: Close.self)
-    }
-
-    func present(
-        _ handle: UnsafeMutableRawPointer, _ parent: UnsafeMutableRawPointer?, _ title: String, _ url: String,
-        _ context: UnsafeMutableRawPointer?, _ navigation: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32,
-        _ event: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
-    ) {
-        title.withCString { title in url.withCString { url in presentFunction(handle, parent, title, url, context, navigation, event) } }
+        // The one cast: a symbol's address to the entry point's type, both from the shared header.
+        let entryPoint = unsafeBitCast(address, to: LatchkeyWebSignInEntryPoint.self)
+        guard let table = entryPoint(), table.pointee.abi_version == LATCHKEY_WEB_SIGN_IN_ABI_VERSION else {
+            throw OAuthError.userAgent(
+                "the sign-in component at \(path) belongs to another version of Latchkey. Reinstall Latchkey.")
+        }
+        interface = table.pointee
     }
 
     /// Opens the library beside the executable (or under ../lib/latchkey when installed).
     static func shared() throws -> WebSignInLibrary {
-        try lock.withLock {
+        try loaded.withLock { loaded in
             if let loaded { return try loaded.get() }
             let result = Result { try open() }.mapError { $0 as? OAuthError ?? .userAgent("\($0)") }
             loaded = result
@@ -156,10 +168,16 @@ final class WebSignInLibrary: @unchecked Sendable {
         ]
         var reasons: [String] = []
         for candidate in candidates where FileManager.default.fileExists(atPath: candidate.path) {
-            if let handle = dlopen(candidate.path, RTLD_NOW | RTLD_LOCAL) {
-                return try WebSignInLibrary(handle: handle)
+            // Through GModule, not dlopen: this runs off GTK's thread, and libsoup's
+            // constructor calls g_module_open while the loader's lock is held. Were
+            // the library opened with plain dlopen, GTK's thread opening a module
+            // at that moment (an icon loader) would hold GModule's lock and wait
+            // for the loader's: each thread waiting for the other, for good.
+            // g_module_open takes GModule's (recursive) lock first, as GTK does.
+            if let module = g_module_open(candidate.path, G_MODULE_BIND_LOCAL) {
+                return try WebSignInLibrary(module: module, path: candidate.path)
             }
-            reasons.append(dlerror().map { String(cString: $0) } ?? candidate.path)
+            reasons.append(g_module_error().map { String(cString: $0) } ?? candidate.path)
         }
         throw OAuthError.userAgent(
             "its web view could not be loaded (\(reasons.first ?? "\(fileName) is not next to latchkey")). Reinstall Latchkey.")

@@ -3,39 +3,71 @@ import CGtk
 /// The one way back onto the GTK thread.
 ///
 /// GTK owns the main thread: while `g_application_run` is in charge, neither
-/// `DispatchQueue.main` nor the main actor's executor gets a turn. Work done
-/// elsewhere (network I/O, the keyring) comes back through the GLib main
-/// context instead; the box holding the closure is released by GLib's destroy
-/// notify, so it is freed exactly once whether or not the work ran.
+/// `DispatchQueue.main` nor the main actor's executor gets a turn, so
+/// `await MainActor.run` would wait for good. Work done elsewhere (network
+/// I/O, the keyring) comes back through the GLib main context instead: the
+/// closure is queued as an idle source and runs on a later turn of the loop —
+/// never inline, even when nobody owns the context (`g_main_context_invoke`
+/// would run it at once, on the calling thread). It runs under
+/// `MainActor.assumeIsolated`, which traps if GLib ever dispatched it elsewhere.
+/// GLib's destroy notify releases the closure, so it is freed exactly once,
+/// whether or not it ran.
 public enum MainLoop {
-    public static func perform(_ work: @escaping () -> Void) {
-        let box = Unmanaged.passRetained(ClosureBox(work)).toOpaque()
-        g_main_context_invoke_full(
-            nil, G_PRIORITY_DEFAULT,
-            { data in
-                Unmanaged<ClosureBox<() -> Void>>.fromOpaque(data!).takeUnretainedValue().value()
-                return gboolean(0)  // G_SOURCE_REMOVE: run once
-            },
-            box,
-            { data in Unmanaged<ClosureBox<() -> Void>>.fromOpaque(data!).release() })
+    public static func perform(_ work: @escaping @MainActor @Sendable () -> Void) {
+        g_idle_add_full(G_PRIORITY_DEFAULT, runOnce, retain(work), release)
     }
 
     /// Runs `work` on the GTK thread after `milliseconds`.
-    public static func after(milliseconds: UInt32, _ work: @escaping () -> Void) {
-        let box = Unmanaged.passRetained(ClosureBox(work)).toOpaque()
-        g_timeout_add_full(
-            G_PRIORITY_DEFAULT, guint(milliseconds),
-            { data in
-                Unmanaged<ClosureBox<() -> Void>>.fromOpaque(data!).takeUnretainedValue().value()
-                return gboolean(0)
-            },
-            box,
-            { data in Unmanaged<ClosureBox<() -> Void>>.fromOpaque(data!).release() })
+    public static func after(milliseconds: UInt32, _ work: @escaping @MainActor @Sendable () -> Void) {
+        g_timeout_add_full(G_PRIORITY_DEFAULT, guint(milliseconds), runOnce, retain(work), release)
+    }
+
+    /// Runs `work` on the GTK thread and waits for its result, from any task.
+    public static func run<T: Sendable>(_ work: @escaping @MainActor @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            perform { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    /// Runs `work` on the GTK thread and waits for it, from any task.
+    public static func run<T: Sendable>(_ work: @escaping @MainActor @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            perform { continuation.resume(returning: work()) }
+        }
+    }
+
+    private typealias Work = @MainActor @Sendable () -> Void
+
+    private static func retain(_ work: @escaping Work) -> gpointer {
+        Unmanaged.passRetained(ClosureBox(work)).toOpaque()
+    }
+
+    private static let runOnce: GSourceFunc = { data in
+        let work = Unmanaged<ClosureBox<Work>>.fromOpaque(data!).takeUnretainedValue().value
+        MainActor.assumeIsolated { work() }
+        return gboolean(0)  // G_SOURCE_REMOVE: run once
+    }
+
+    private static let release: GDestroyNotify = { data in
+        Unmanaged<ClosureBox<Work>>.fromOpaque(data!).release()
     }
 }
 
-/// Carries a Swift value through a C `gpointer`.
-package final class ClosureBox<Value> {
+/// GTK's thread is the process's main thread, where GTK was initialised and its
+/// loop runs; the main actor stands for it.
+public enum GtkThread {
+    /// Traps unless called on GTK's thread, as swift-nio's `preconditionInEventLoop` does:
+    /// a GObject made or connected elsewhere would race with the loop.
+    @inline(__always)
+    public static func precondition(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        MainActor.preconditionIsolated("\(what()) must happen on GTK's thread", file: file, line: line)
+    }
+}
+
+/// Carries a Swift value through a C `gpointer`. Sendable only for what it
+/// carries: GLib hands the box back on the thread that runs the source or
+/// signal, and the values put in it are `@Sendable` closures or main-actor-only.
+package final class ClosureBox<Value>: @unchecked Sendable {
     package let value: Value
     package init(_ value: Value) { self.value = value }
 }

@@ -22,7 +22,7 @@ public enum Toolkit {
     }
 
     /// Lets GTK find the app's own icon when it runs from the build tree.
-    public static func appendIconSearchPath(_ path: String) {
+    @MainActor public static func appendIconSearchPath(_ path: String) {
         gtk_icon_theme_append_search_path(gtk_icon_theme_get_default(), path)
     }
 }

@@ -99,7 +99,7 @@ public final class Label: Widget {
     public func setMarkup(_ markup: String) { gtk_label_set_markup(cast(widget), markup) }
 
     /// Text that may contain anything, made safe for Pango markup.
-    public static func escape(_ text: String) -> String {
+    public nonisolated static func escape(_ text: String) -> String {
         guard let escaped = g_markup_escape_text(text, -1) else { return "" }
         defer { g_free(escaped) }
         return String(cString: escaped)
@@ -116,7 +116,7 @@ public final class Button: Widget {
         set { gtk_button_set_label(cast(widget), newValue) }
     }
 
-    public func onClicked(_ handler: @escaping () -> Void) { on("clicked", handler) }
+    public func onClicked(_ handler: @escaping @MainActor () -> Void) { on("clicked", handler) }
 
     /// Lets a long label (a URL) shrink with an ellipsis instead of widening the window.
     public func ellipsizeLabel() {

@@ -39,7 +39,7 @@ open class Window: Widget {
     }
 
     /// The close button or Alt+F4. Return true to keep the window open.
-    public func onCloseRequest(_ handler: @escaping () -> Bool) { onBool("delete-event", handler) }
+    public func onCloseRequest(_ handler: @escaping @MainActor () -> Bool) { onBool("delete-event", handler) }
 
     /// Opens `uri` with the desktop's default handler (GIO: mimeapps.list and .desktop files).
     public func showURI(_ uri: String) throws {
@@ -69,17 +69,17 @@ public final class Application: Object {
     public var application: UnsafeMutablePointer<GtkApplication> { cast(pointer) }
 
     public init(id: String) {
-        super.init(adopting: gtk_application_new(id, G_APPLICATION_FLAGS_NONE))
+        super.init(adopting: gtk_application_new(id, G_APPLICATION_DEFAULT_FLAGS))
     }
 
     /// The first instance starts, or a second launch asks the running one to come forward.
-    public func onActivate(_ handler: @escaping () -> Void) { on("activate", handler) }
+    public func onActivate(_ handler: @escaping @MainActor () -> Void) { on("activate", handler) }
 
     private var actions: [Object] = []
 
     /// An action other processes can activate over D-Bus (`org.gtk.Actions`,
     /// see `RunningApplication`), with a string state they can read first.
-    public func addAction(_ name: String, state: String, _ handler: @escaping () -> Void) {
+    public func addAction(_ name: String, state: String, _ handler: @escaping @MainActor () -> Void) {
         let action = Object(adopting: UnsafeMutableRawPointer(g_simple_action_new_stateful(name, nil, g_variant_new_string(state))))
         action.onIgnoringArgument("activate", handler)
         g_action_map_add_action(OpaquePointer(pointer), OpaquePointer(action.pointer))

@@ -7,8 +7,10 @@ import OAuthCore
 
 /// Turns clicks into OAuthCore calls and their answers into AppEvents.
 ///
-/// Widgets are touched only on GTK's thread; network and keyring work runs in
-/// tasks and comes back through `MainLoop.perform`.
+/// Lives on GTK's thread (the main actor); network and keyring work runs in
+/// detached tasks and comes back through `MainLoop.perform`, since the main
+/// actor's own executor never runs while GTK's loop does.
+@MainActor
 final class AppController {
     let window: MainWindow
     private let configuration: ProviderConfiguration
@@ -50,7 +52,7 @@ final class AppController {
 
     /// Paths under the home folder as `~/…`. The home is `$HOME`, as the file
     /// store's own directory is, not the account's home from the password file.
-    static func shortened(_ text: String) -> String {
+    nonisolated static func shortened(_ text: String) -> String {
         let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return text.replacingOccurrences(of: home, with: "~")
     }
@@ -108,41 +110,30 @@ final class AppController {
         }
     }
 
+    /// OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep);
+    /// this only starts it and shows its steps.
     private func signIn() {
         guard state.accepts(.signInRequested) else { return }
         send(.signInRequested)
-        let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: configuration))
-        do {
-            try agent.present(flow)
-        } catch {
-            finishSignIn(.signInFailed(error as? OAuthError ?? .userAgent("\(error)")))
-            return
-        }
-        let (session, tokenClient, logger) = (self.session, self.tokenClient, self.logger)
+        let (session, agent, logger) = (self.session, self.agent, self.logger)
         Task.detached { [weak self] in
             do {
-                let response = try await flow.response()
-                MainLoop.perform { self?.closeSignInWindow(); self?.send(.redirectReceived) }
-                let token = try await tokenClient.exchange(response, for: flow.request)
-                MainLoop.perform { self?.send(.tokensReceived) }
-                let notice = try await session.signIn(with: token)
+                let outcome = try await session.signIn(using: agent) { step in
+                    MainLoop.perform {
+                        switch step {
+                        case .redirectReceived: self?.send(.redirectReceived)
+                        case .tokensReceived: self?.send(.tokensReceived)
+                        }
+                    }
+                }
                 logger.debug("signed in")
-                MainLoop.perform { self?.send(.signInSucceeded(notice: notice.map(Self.shortened))) }
+                MainLoop.perform { self?.send(.signInSucceeded(notice: outcome.storeNotice.map(Self.shortened))) }
             } catch {
                 let failure = error as? OAuthError ?? .userAgent("\(error)")
                 logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])
-                MainLoop.perform { self?.finishSignIn(.signInFailed(failure)) }
+                MainLoop.perform { self?.send(.signInFailed(failure)) }
             }
         }
-    }
-
-    private func finishSignIn(_ event: AppEvent) {
-        closeSignInWindow()
-        send(event)
-    }
-
-    private func closeSignInWindow() {
-        agent.dismiss()
     }
 
     private func getProfile() {
@@ -165,7 +156,7 @@ final class AppController {
     }
 
     /// The picture's bytes, or nil: a missing picture is not worth an error.
-    private static func picture(at url: URL?) async -> [UInt8]? {
+    private nonisolated static func picture(at url: URL?) async -> [UInt8]? {
         guard let url else { return nil }
         let response = try? await CurlTransport.shared.send(
             HTTPRequest(method: "GET", url: url, headers: ["User-Agent": OAuthCoreInfo.userAgent], timeout: 10))

@@ -6,8 +6,9 @@ import OAuthCore
 
 /// The GtkApplication: one instance per desktop session; a second launch
 /// brings the running window forward.
+@MainActor
 final class LatchkeyApp {
-    static let id = "io.github.latchkey.Latchkey"
+    nonisolated static let id = "io.github.latchkey.Latchkey"
 
     private let configuration: ProviderConfiguration
     private let store: any TokenStore
@@ -31,7 +32,7 @@ final class LatchkeyApp {
 
     /// The action `latchkey --sign-out` activates in a running instance; its
     /// state is the provider id, so a command for another provider is not sent here.
-    static let signOutAction = "sign-out"
+    nonisolated static let signOutAction = "sign-out"
 
     func run() -> Int32 {
         application.onActivate { [weak self] in self?.activate() }

@@ -106,9 +106,12 @@ struct LatchkeyCommand: ParsableCommand {
             return
         }
 
-        let status = LatchkeyApp(
-            configuration: configuration, store: store, networkTimeout: networkTimeout, providerReady: ready, logger: logger
-        ).run()
+        // ArgumentParser runs a synchronous command on the main thread, which becomes GTK's.
+        let status = MainActor.assumeIsolated {
+            LatchkeyApp(
+                configuration: configuration, store: store, networkTimeout: networkTimeout, providerReady: ready, logger: logger
+            ).run()
+        }
         if status != 0 { throw ExitCode(status) }
     }
 
@@ -143,6 +146,7 @@ struct LaunchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// Written by one task before it signals the semaphore `wait` blocks on, read after: never at once.
 final class ResultBox<T>: @unchecked Sendable {
     var value: T?
 }

@@ -4,6 +4,7 @@ import LatchkeyCore
 
 /// The main window: who you are, four buttons, and a status line. It holds no
 /// state of its own; `render` shows a ViewModel.
+@MainActor
 final class MainWindow {
     let window: Window
     let signIn = Button(label: "Sign in")

@@ -19,13 +19,11 @@ struct TimestampedLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
+    func log(event: LogEvent) {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
-        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
+        let (level, message) = (event.level, event.message)
+        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let details =
             all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\(LogLine.escaped("\($0.value)"))" }.joined(separator: " ")
         let stamp = String(format: "%ld.%03ld", time.tv_sec, time.tv_nsec / 1_000_000)

@@ -1,65 +1,77 @@
 import CGtk
 import CWebKit
+import CWebSignIn
 import Foundation
 import GtkKit
 
-// The C interface of libLatchkeyWebSignIn.so. The app loads this library with
-// dlopen only when a sign-in is near: linking WebKitGTK costs every launch
-// ~65 ms and ~25 MiB before any page is shown. Only C types cross: pointers,
-// strings and function pointers, so no Swift type is shared between the app
-// and this library.
+// libLatchkeyWebSignIn.so's side of latchkey_web_sign_in.h. The app loads this
+// library with dlopen only when a sign-in is near: linking WebKitGTK costs
+// every launch ~65 ms and ~25 MiB before any page is shown.
+//
+// Every function in the table runs on GTK's thread (the app calls it there);
+// `MainActor.assumeIsolated` checks that on each call.
 
-/// Answers whether a navigation (address, HTTP method) is the redirect URI (nonzero: ignore it).
-public typealias LatchkeyNavigationCallback = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
-
-/// Reports an event: 0 cancelled, 1 failed (with a message), 2 page loaded.
-public typealias LatchkeyEventCallback = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void
-
-/// Makes a sign-in window, not yet shown, with its web process started on a blank page.
-@_cdecl("latchkey_web_sign_in_prepare")
-public func latchkeyWebSignInPrepare() -> UnsafeMutableRawPointer {
-    Unmanaged.passRetained(SignInWindowHandle(SignInWindow())).toOpaque()
+/// The library's entry point: its table of functions, typed by the shared header.
+@_cdecl("latchkey_web_sign_in_interface")
+public func latchkeyWebSignInInterface() -> UnsafePointer<LatchkeyWebSignInInterface> {
+    UnsafePointer(interfaceTable)
 }
 
-/// Shows a prepared window over `parent` (a GtkWindow*) and loads `url`.
-@_cdecl("latchkey_web_sign_in_present")
-public func latchkeyWebSignInPresent(
-    _ handle: UnsafeMutableRawPointer, _ parent: UnsafeMutableRawPointer?, _ title: UnsafePointer<CChar>,
-    _ url: UnsafePointer<CChar>, _ context: UnsafeMutableRawPointer?, _ navigation: LatchkeyNavigationCallback,
-    _ event: LatchkeyEventCallback
-) {
-    let window = Unmanaged<SignInWindowHandle>.fromOpaque(handle).takeUnretainedValue().window
-    guard let target = URL(string: String(cString: url)) else {
-        "the sign-in address is not a valid URL.".withCString { event(context, 1, $0) }
-        return
-    }
-    window.present(
-        over: parent?.assumingMemoryBound(to: GtkWindow.self), title: String(cString: title), url: target,
-        navigation: { uri, method in uri.withCString { uri in method.withCString { navigation(context, uri, $0) } } != 0 },
-        event: { happened in
-            switch happened {
-            case .cancelled: event(context, 0, nil)
-            case .failed(let message): message.withCString { event(context, 1, $0) }
-            case .pageLoaded: event(context, 2, nil)
-            }
-        })
-}
-
-/// Closes the window and lets go of it and its web context.
-@_cdecl("latchkey_web_sign_in_close")
-public func latchkeyWebSignInClose(_ handle: UnsafeMutableRawPointer) {
-    let box = Unmanaged<SignInWindowHandle>.fromOpaque(handle)
-    box.takeUnretainedValue().window.close()
-    box.release()
-}
+/// Made once, never freed: the app may call through it for the life of the process.
+private nonisolated(unsafe) let interfaceTable: UnsafeMutablePointer<LatchkeyWebSignInInterface> = {
+    let table = UnsafeMutablePointer<LatchkeyWebSignInInterface>.allocate(capacity: 1)
+    table.initialize(
+        to: LatchkeyWebSignInInterface(
+            abi_version: LATCHKEY_WEB_SIGN_IN_ABI_VERSION,
+            prepare: { MainActor.assumeIsolated { Unmanaged.passRetained(SignInWindow()) }.toOpaque() },
+            present: { window, parent, cTitle, cURL, context, navigation, event in
+                guard let window, let cTitle, let cURL, let navigation, let event else { return }
+                let (title, address) = (String(cString: cTitle), String(cString: cURL))
+                // C pointers the app passed on GTK's thread, used on it (assumeIsolated checks).
+                nonisolated(unsafe) let (parent, context) = (parent, context)
+                let box = Unmanaged<SignInWindow>.fromOpaque(window)
+                MainActor.assumeIsolated {
+                    present(
+                        box.takeUnretainedValue(), over: parent, title: title,
+                        url: address, context: context, navigation: navigation, event: event)
+                }
+            },
+            close: { window in
+                guard let window else { return }
+                let box = Unmanaged<SignInWindow>.fromOpaque(window)
+                MainActor.assumeIsolated {
+                    box.takeUnretainedValue().close()
+                    box.release()
+                }
+            },
+            webkit_version: { webKitVersion() }))
+    return table
+}()
 
 /// WebKitGTK's run-time version as major·10000 + minor·100 + micro.
-@_cdecl("latchkey_web_sign_in_webkit_version")
-public func latchkeyWebSignInWebKitVersion() -> Int32 {
+public func webKitVersion() -> Int32 {
     Int32(webkit_get_major_version() * 10000 + webkit_get_minor_version() * 100 + webkit_get_micro_version())
 }
 
-final class SignInWindowHandle {
-    let window: SignInWindow
-    init(_ window: SignInWindow) { self.window = window }
+@MainActor
+private func present(
+    _ window: SignInWindow, over parent: UnsafeMutableRawPointer?, title: String, url: String,
+    context: UnsafeMutableRawPointer?, navigation: LatchkeyNavigationCallback, event: LatchkeyEventCallback
+) {
+    // The context is the app's own pointer, handed back untouched on this thread.
+    nonisolated(unsafe) let context = context
+    guard let target = URL(string: url) else {
+        "the sign-in address is not a valid URL.".withCString { event(context, LatchkeySignInEventFailed, $0) }
+        return
+    }
+    window.present(
+        over: parent?.assumingMemoryBound(to: GtkWindow.self), title: title, url: target,
+        navigation: { uri, method in uri.withCString { uri in method.withCString { navigation(context, uri, $0) } } != 0 },
+        event: { happened in
+            switch happened {
+            case .cancelled: event(context, LatchkeySignInEventCancelled, nil)
+            case .failed(let message): message.withCString { event(context, LatchkeySignInEventFailed, $0) }
+            case .pageLoaded: event(context, LatchkeySignInEventPageLoaded, nil)
+            }
+        })
 }

@@ -15,6 +15,7 @@ import GtkKit
 /// What the window itself refuses, whatever the page does: plain http off this
 /// computer, downloads, second windows (a popup loads here instead), and any
 /// navigation at all once it is closing.
+@MainActor
 final class SignInWindow {
     enum Event {
         case cancelled

@@ -6,7 +6,8 @@ import GtkKit
 /// A WebKitWebView in its own ephemeral context: no cookie, cache or storage
 /// outlives it unless the person asked the provider to remember them.
 final class WebView: Widget {
-    let context: UnsafeMutablePointer<WebKitWebContext>
+    /// Read from `deinit`, which runs on GTK's thread (Object's deinit checks it).
+    nonisolated(unsafe) let context: UnsafeMutablePointer<WebKitWebContext>
     var view: UnsafeMutablePointer<WebKitWebView> { cast(pointer) }
 
     init() {
@@ -27,6 +28,7 @@ final class WebView: Widget {
     }
 
     deinit {
+        // Object's deinit has checked the thread; the context outlives the view by this much only.
         g_object_unref(context)
     }
 
@@ -55,7 +57,7 @@ final class WebView: Widget {
 
     /// `decide-policy`: the handler gets every navigation and new-window action
     /// and returns true to ignore it.
-    func onNavigation(_ handler: @escaping (Navigation) -> Bool) {
+    func onNavigation(_ handler: @escaping @MainActor (Navigation) -> Bool) {
         let trampoline: @convention(c) (gpointer?, gpointer?, WebKitPolicyDecisionType, gpointer?) -> gboolean = {
             _, decision, type, data in
             guard let decision,
@@ -67,8 +69,9 @@ final class WebView: Widget {
                 let uri = webkit_uri_request_get_uri(request)
             else { return 0 }
             let method = webkit_uri_request_get_http_method(request).map { String(cString: $0) } ?? "GET"
-            let handler = Unmanaged<ClosureBox<(Navigation) -> Bool>>.fromOpaque(data!).takeUnretainedValue().value
-            guard handler(Navigation(uri: String(cString: uri), method: method)) else { return 0 }
+            let handler = signalHandler(data, (@MainActor (Navigation) -> Bool).self)
+            let next = Navigation(uri: String(cString: uri), method: method)
+            guard MainActor.assumeIsolated({ handler(next) }) else { return 0 }
             webkit_policy_decision_ignore(cast(decision))
             return 1
         }
@@ -78,7 +81,7 @@ final class WebView: Widget {
     /// A response WebKit cannot show (an attachment, a file type it does not display)
     /// is refused, never downloaded; the handler learns whether it was the page itself
     /// (the main frame) rather than something inside it.
-    func onDownloadRefused(_ handler: @escaping (_ mainFrame: Bool) -> Void) {
+    func onDownloadRefused(_ handler: @escaping @MainActor (_ mainFrame: Bool) -> Void) {
         let trampoline: @convention(c) (gpointer?, gpointer?, WebKitPolicyDecisionType, gpointer?) -> gboolean = {
             _, decision, type, data in
             guard let decision, type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE else { return 0 }
@@ -90,7 +93,8 @@ final class WebView: Widget {
             guard attachment || webkit_response_policy_decision_is_mime_type_supported(response) == 0 else { return 0 }
             webkit_policy_decision_ignore(cast(decision))
             let mainFrame = webkit_response_policy_decision_is_main_frame_main_resource(response) != 0
-            Unmanaged<ClosureBox<(Bool) -> Void>>.fromOpaque(data!).takeUnretainedValue().value(mainFrame)
+            let handler = signalHandler(data, (@MainActor (Bool) -> Void).self)
+            MainActor.assumeIsolated { handler(mainFrame) }
             return 1
         }
         connect("decide-policy", unsafeBitCast(trampoline, to: GCallback.self), handler)
@@ -120,9 +124,10 @@ final class WebView: Widget {
         connect("decide-policy", unsafeBitCast(trampoline, to: GCallback.self), ())
     }
 
-    func onLoadChanged(_ handler: @escaping (WebKitLoadEvent) -> Void) {
+    func onLoadChanged(_ handler: @escaping @MainActor (WebKitLoadEvent) -> Void) {
         let trampoline: @convention(c) (gpointer?, WebKitLoadEvent, gpointer?) -> Void = { _, event, data in
-            Unmanaged<ClosureBox<(WebKitLoadEvent) -> Void>>.fromOpaque(data!).takeUnretainedValue().value(event)
+            let handler = signalHandler(data, (@MainActor (WebKitLoadEvent) -> Void).self)
+            MainActor.assumeIsolated { handler(event) }
         }
         connect("load-changed", unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
@@ -135,38 +140,40 @@ final class WebView: Widget {
     }
 
     /// A main-frame load failed. Return true to suppress WebKit's own error page.
-    func onLoadFailed(_ handler: @escaping (LoadFailure) -> Bool) {
+    func onLoadFailed(_ handler: @escaping @MainActor (LoadFailure) -> Bool) {
         let trampoline: @convention(c) (gpointer?, WebKitLoadEvent, UnsafePointer<gchar>?, UnsafeMutablePointer<GError>?, gpointer?)
             -> gboolean = { _, _, uri, error, data in
                 let failure = LoadFailure(
                     uri: uri.map { String(cString: $0) } ?? "", domain: error?.pointee.domain ?? 0, code: error?.pointee.code ?? 0,
                     message: error.map { String(cString: $0.pointee.message) } ?? "unknown error")
-                return Unmanaged<ClosureBox<(LoadFailure) -> Bool>>.fromOpaque(data!).takeUnretainedValue().value(failure) ? 1 : 0
+                let handler = signalHandler(data, (@MainActor (LoadFailure) -> Bool).self)
+                return MainActor.assumeIsolated { handler(failure) } ? 1 : 0
             }
         connect("load-failed", unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
 
     /// The server's certificate is not valid. The handler gets the URI and the
     /// GTlsCertificateFlags; the load is stopped either way — never allowed.
-    func onTLSError(_ handler: @escaping (String, GTlsCertificateFlags) -> Void) {
+    func onTLSError(_ handler: @escaping @MainActor (String, GTlsCertificateFlags) -> Void) {
         let trampoline: @convention(c) (gpointer?, UnsafePointer<gchar>?, gpointer?, GTlsCertificateFlags, gpointer?) -> gboolean = {
             _, uri, _, flags, data in
-            Unmanaged<ClosureBox<(String, GTlsCertificateFlags) -> Void>>.fromOpaque(data!).takeUnretainedValue()
-                .value(uri.map { String(cString: $0) } ?? "", flags)
+            let handler = signalHandler(data, (@MainActor (String, GTlsCertificateFlags) -> Void).self)
+            let address = uri.map { String(cString: $0) } ?? ""
+            MainActor.assumeIsolated { handler(address, flags) }
             return 1
         }
         connect("load-failed-with-tls-errors", unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
 
-    func onWebProcessTerminated(_ handler: @escaping (WebKitWebProcessTerminationReason) -> Void) {
+    func onWebProcessTerminated(_ handler: @escaping @MainActor (WebKitWebProcessTerminationReason) -> Void) {
         let trampoline: @convention(c) (gpointer?, WebKitWebProcessTerminationReason, gpointer?) -> Void = { _, reason, data in
-            Unmanaged<ClosureBox<(WebKitWebProcessTerminationReason) -> Void>>.fromOpaque(data!).takeUnretainedValue()
-                .value(reason)
+            let handler = signalHandler(data, (@MainActor (WebKitWebProcessTerminationReason) -> Void).self)
+            MainActor.assumeIsolated { handler(reason) }
         }
         connect("web-process-terminated", unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
 
-    static func describe(_ flags: GTlsCertificateFlags) -> String {
+    nonisolated static func describe(_ flags: GTlsCertificateFlags) -> String {
         let raw = flags.rawValue
         var reasons: [String] = []
         if raw & G_TLS_CERTIFICATE_UNKNOWN_CA.rawValue != 0 { reasons.append("is not signed by an authority this computer trusts") }

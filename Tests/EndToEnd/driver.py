@@ -94,6 +94,9 @@ class Latchkey:
         self.log_path = os.path.join(home, log_name)
         self.log = open(self.log_path, "ab")
         environment = dict(os.environ)
+        # Any GLib warning or critical (a handler disconnected twice, a widget
+        # used after destroy) aborts the app, and so fails the scenario.
+        environment["G_DEBUG"] = "fatal-warnings"
         environment.update(env or {})
         self.process = subprocess.Popen(
             [binary, "--log-level", "debug", *args],

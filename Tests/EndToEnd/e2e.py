@@ -434,12 +434,28 @@ def web_process_crash(home):
         app.quit()
 
 
+def sign_in_at_once(home):
+    """Sign in pressed the moment it is enabled, several launches over: the
+    sign-in library then loads on a worker thread while GTK's thread is still
+    loading its icons. Opened with plain dlopen, libsoup's constructor and GTK's
+    icon loader each held a lock the other waited for, and the window never came
+    (about two launches in three hung within eight)."""
+    for launch in range(8):
+        app = home.launch()
+        try:
+            app.press(app.wait_sensitive("Sign in"))
+            app.find("entry", "Username", timeout=30)
+        finally:
+            app.quit()
+
+
 SCENARIOS = {
     "data_files": data_files,
     "happy_path": happy_path,
     "relaunch": relaunch,
     "deny": deny,
     "close_window": close_window,
+    "sign_in_at_once": sign_in_at_once,
     "token_faults": token_faults,
     "short_lived_tokens": short_lived_tokens,
     "damaged_token_file": damaged_token_file,

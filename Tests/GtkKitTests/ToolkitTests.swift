@@ -2,6 +2,7 @@ import Testing
 @testable import DesktopOAuth
 import GtkKit
 import WebSignIn
+import CWebSignIn
 
 @Suite struct ToolkitTests {
     @Test func gtkIsVersionThreeAtRunTime() {
@@ -9,8 +10,11 @@ import WebSignIn
         #expect(Toolkit.gtk >= Toolkit.Version(major: 3, minor: 24, micro: 0))
     }
 
-    @Test func webKitGtkIsTheFourPointOneAPIAtLeastTwoPointFourty() {
-        let version = latchkeyWebSignInWebKitVersion()
+    @Test func webKitGtkIsTheFourPointOneAPIAtLeastTwoPointFourty() throws {
+        let table = latchkeyWebSignInInterface().pointee
+        #expect(table.abi_version == LATCHKEY_WEB_SIGN_IN_ABI_VERSION)
+        let webKitVersion = try #require(table.webkit_version)
+        let version = webKitVersion()
         #expect(version / 10000 == 2)
         #expect(version / 100 % 100 >= 40)
     }

@@ -28,12 +28,9 @@ struct CapturingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
-        log.append("\(level) \(label): \(message) \(all)")
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        log.append("\(event.level) \(label): \(event.message) \(all)")
     }
 }
 
@@ -57,7 +54,7 @@ final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable {
     var redirect: URL? { lock.withLock { _redirect } }
     var dismissed: Bool { lock.withLock { _dismissed } }
 
-    func present(_ flow: AuthorizationFlow) throws {
+    func present(_ flow: AuthorizationFlow) async throws {
         let url = flow.authorizationURL.absoluteString
         Task {
             do {
@@ -74,7 +71,7 @@ final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable {
         }
     }
 
-    func dismiss() { lock.withLock { _dismissed = true } }
+    func dismiss(_ flow: AuthorizationFlow) async { lock.withLock { _dismissed = true } }
 }
 
 /// The real latchkey-sandbox with OAuthCore configured for it.
@@ -105,22 +102,21 @@ struct LiveSandbox {
 
     var profiles: ProfileClient { ProfileClient(configuration: configuration, logger: log.logger) }
 
-    /// Presents the request to a user agent and waits for the checked response.
+    /// Presents the request to a user agent and waits for the checked response:
+    /// the first half of a sign-in, for tests of the exchange itself.
     func authorize(
         _ agent: FormPostingUserAgent = FormPostingUserAgent(), redirectURI: URL? = nil
     ) async throws -> (AuthorizationRequest, AuthorizationResponse) {
         let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: configuration, redirectURI: redirectURI))
-        try agent.present(flow)
-        defer { agent.dismiss() }
-        return (flow.request, try await flow.response())
+        try await agent.present(flow)
+        let response = try await flow.response()
+        await agent.dismiss(flow)
+        return (flow.request, response)
     }
 
-    /// The whole sign-in: authorize, exchange, keep.
+    /// The whole sign-in as the app runs it: OAuthCore's own sequence.
     func signIn(_ session: AuthSession) async throws -> Token {
-        let (request, response) = try await authorize()
-        let token = try await tokenClient().exchange(response, for: request)
-        try await session.signIn(with: token)
-        return token
+        try await session.signIn(using: FormPostingUserAgent()).token
     }
 
     /// What the provider says of a refresh token, asked with curl.

@@ -16,7 +16,7 @@ import TestSupport
         var changed = live.configuration
         change(&changed)
         let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: changed))
-        try FormPostingUserAgent().present(flow)
+        try await FormPostingUserAgent().present(flow)
         let response = try await flow.response()
         do {
             _ = try await TokenClient(configuration: changed, logger: live.log.logger).exchange(response, for: flow.request)

@@ -69,23 +69,23 @@ struct PresetOnSandbox {
 
     var profiles: ProfileClient { ProfileClient(configuration: configuration, logger: log.logger) }
 
-    /// The sign-in page answered as a person would, then the checked redirect.
+    /// The sign-in page answered as a person would, then the checked redirect:
+    /// the first half of a sign-in, for tests of the exchange itself.
     func authorize(_ agent: FormPostingUserAgent = FormPostingUserAgent(), redirectURI: URL? = nil) async throws
         -> (AuthorizationRequest, AuthorizationResponse)
     {
         let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: configuration, redirectURI: redirectURI))
-        try agent.present(flow)
-        defer { agent.dismiss() }
-        return (flow.request, try await flow.response())
+        try await agent.present(flow)
+        let response = try await flow.response()
+        await agent.dismiss(flow)
+        return (flow.request, response)
     }
 
-    /// Authorize, exchange, keep: what the app does after Sign in.
+    /// The whole sign-in as the app runs it: OAuthCore's own sequence.
     func signIn(
         _ agent: FormPostingUserAgent = FormPostingUserAgent(), redirectURI: URL? = nil, into session: AuthSession
     ) async throws -> Token {
-        let (request, response) = try await authorize(agent, redirectURI: redirectURI)
-        let token = try await tokenClient().exchange(response, for: request)
-        try await session.signIn(with: token)
-        return token
+        let request = AuthorizationRequest(configuration: configuration, redirectURI: redirectURI)
+        return try await session.signIn(using: agent, request: request).token
     }
 }
