@@ -243,6 +243,18 @@ class Latchkey:
             descendants |= frontier
         return {pid: commands.get(pid, "") for pid in descendants}
 
+    def close_by_window_button(self, title="Latchkey", timeout=20.0):
+        """Quits as a person does: the main window's own close button. Returns
+        the exit status; the caller checks it and the log."""
+        window = self.find("frame", title)
+        self.press(self.button("Close", root=window))
+        try:
+            status = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"the app did not end within {timeout} s of its window closing")
+        self.log.close()
+        return status
+
     def quit(self):
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)

@@ -449,6 +449,29 @@ def sign_in_at_once(home):
             app.quit()
 
 
+def close_button_quits(home):
+    """Closing the main window ends the app cleanly, after a whole sign-in (so
+    a sign-in window was built, shown and torn down): exit status 0 and not one
+    GLib warning. The app runs with G_DEBUG=fatal-warnings, so a warning at
+    teardown (a handler disconnected after its widget was destroyed) would end
+    it with SIGTRAP instead."""
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        sign_in(app, home)
+        app.wait_status("Signed in with Sandbox provider")
+        app.press(app.button("Get my profile"))
+        app.wait_status("as Ada Lovelace")
+        status = app.close_by_window_button()
+    finally:
+        app.quit()
+    expect(status == 0, f"the app ends with status 0 when its window closes, not {status}")
+    with open(app.log_path, errors="replace") as log:
+        text = log.read()
+    for word in ("WARNING", "CRITICAL", "Fatal error"):
+        expect(word not in text, f"{word} in the log:\n{text[-2000:]}")
+
+
 SCENARIOS = {
     "data_files": data_files,
     "happy_path": happy_path,
@@ -456,6 +479,7 @@ SCENARIOS = {
     "deny": deny,
     "close_window": close_window,
     "sign_in_at_once": sign_in_at_once,
+    "close_button_quits": close_button_quits,
     "token_faults": token_faults,
     "short_lived_tokens": short_lived_tokens,
     "damaged_token_file": damaged_token_file,
