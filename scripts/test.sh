@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 mkdir -p test-output
 swift build --build-tests
 # A hang must fail the run, not eat CI's whole budget: the suite takes ~15 s.
-timeout --kill-after=10 900 swift test --skip-build
+# On a private Xvfb display: GtkKit's tests make real windows.
+timeout --kill-after=10 900 scripts/with-xvfb.sh swift test --skip-build
 # The seed corpora through the ordinary build, then each fuzz target for a few
 # seconds under libFuzzer and AddressSanitizer (its own build: ~3 min the first time).
 for target in redirect token-response provider-file token-file; do
