@@ -15,8 +15,11 @@ import OAuthCore
 /// up waiting with a sentence, and the call may still finish when the person
 /// answers the prompt (the next load then finds the sign-in in both places and
 /// keeps one). The call is not cancelled: cancelling an unlock prompt makes
-/// gnome-keyring 42 abort (gkd-secret-unlock.c asserts), and libsecret then
+/// gnome-keyring 42 abort (an assertion in its unlock prompt), and libsecret then
 /// never returns at all.
+///
+/// Sendable: `schema` is immutable once made, and `outstanding` is read and
+/// written only under `busy`.
 public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     private let schema: UnsafeMutablePointer<SecretSchema>
     /// Seconds a call may take, an unlock prompt included.
@@ -47,11 +50,14 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     /// Proves libsecret linked: its schema type registers with GObject.
     public static var schemaTypeName: String { String(cString: g_type_name(secret_schema_get_type())) }
 
-    /// Whether a Secret Service runs on the session bus now (asked without starting one).
-    public static func isServiceRunning() -> Bool { SessionBus.hasOwner("org.freedesktop.secrets") }
+    /// Whether a Secret Service runs on the session bus now (asked without
+    /// starting one), asked on a thread of its own: a D-Bus round trip blocks.
+    public static func isServiceRunning() async -> Bool {
+        await BlockingWork.run { SessionBus.hasOwner("org.freedesktop.secrets") }
+    }
 
-    public func load(for provider: String) throws -> Token? {
-        let json: String? = try call("read", provider) { schema, attributes, error in
+    public func load(for provider: String) async throws -> Token? {
+        let json: String? = try await call("read", provider) { schema, attributes, error in
             guard let secret = secret_password_lookupv_sync(schema, attributes, nil, &error) else { return nil }
             defer { secret_password_free(secret) }
             return String(cString: secret)
@@ -65,28 +71,28 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     }
 
     @discardableResult
-    public func save(_ token: Token, for provider: String) throws -> String? {
+    public func save(_ token: Token, for provider: String) async throws -> String? {
         let json = String(decoding: try JSONEncoder().encode(token), as: UTF8.self)
         let label = "Latchkey sign-in (\(provider))"
-        let stored: Bool = try call("write to", provider) { schema, attributes, error in
+        let stored: Bool = try await call("write to", provider) { schema, attributes, error in
             secret_password_storev_sync(schema, attributes, "default", label, json, nil, &error) != 0
         }
         guard stored else { throw OAuthError.storage("the keyring stayed locked, so it did not keep the sign-in.") }
         return nil
     }
 
-    public func remove(for provider: String) throws {
-        let _: Bool = try call("clear", provider) { schema, attributes, error in
+    public func remove(for provider: String) async throws {
+        let _: Bool = try await call("clear", provider) { schema, attributes, error in
             secret_password_clearv_sync(schema, attributes, nil, &error) != 0
         }
     }
 
-    /// Runs one libsecret call on a thread of its own and waits at most `timeout`
-    /// seconds for it; its GError becomes a sentence.
-    private func call<T>(
+    /// Runs one libsecret call on a thread of its own and waits (suspended, not
+    /// blocking a thread) at most `timeout` seconds for it; its GError becomes a sentence.
+    private func call<T: Sendable>(
         _ verb: String, _ provider: String,
         _ body: @escaping @Sendable (UnsafeMutablePointer<SecretSchema>, OpaquePointer?, inout UnsafeMutablePointer<GError>?) -> T
-    ) throws -> T {
+    ) async throws -> T {
         let claimed = busy.withLock { () -> Bool in
             if outstanding { return false }
             outstanding = true
@@ -95,21 +101,24 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
         guard claimed else {
             throw OAuthError.storage("the keyring is still waiting for an answer to its password prompt.")
         }
-        let outcome = Outcome<T>()
-        let done = DispatchSemaphore(value: 0)
-        // The thread holds the store (and so its schema) until the call returns, however late.
-        Thread.detachNewThread { [self] in
-            var error: UnsafeMutablePointer<GError>?
-            let value = withAttributes(provider) { body(schema, $0, &error) }
-            outcome.set(value, error.map { error in
-                defer { g_error_free(error) }
-                return String(cString: error.pointee.message)
-            })
-            // Free before waking the caller, whose next call may follow at once.
-            busy.withLock { outstanding = false }
-            done.signal()
+        let answer = Answer<(T, String?)>()
+        let outcome = await withCheckedContinuation { continuation in
+            answer.waiting(continuation)
+            // The thread holds the store (and so its schema) until the call returns, however late.
+            Thread.detachNewThread { [self] in
+                var error: UnsafeMutablePointer<GError>?
+                let value = withAttributes(provider) { body(schema, $0, &error) }
+                let message = error.map { error in
+                    defer { g_error_free(error) }
+                    return String(cString: error.pointee.message)
+                }
+                // Free before waking the caller, whose next call may follow at once.
+                busy.withLock { outstanding = false }
+                answer.give((value, message))
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { answer.give(nil) }
         }
-        guard done.wait(timeout: .now() + timeout) == .success, let (value, message) = outcome.get() else {
+        guard let (value, message) = outcome else {
             throw OAuthError.storage(
                 "the keyring did not answer within \(Int(timeout)) s (it may be locked, waiting for its password).")
         }
@@ -126,10 +135,20 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
     }
 }
 
-/// What a keyring call produced, handed from its thread to the waiting one.
-private final class Outcome<T>: @unchecked Sendable {
+/// The first of two answers — the call's, or nil when the time is up — handed
+/// to the waiting task; the later one is dropped. Sendable: its one field is
+/// read and written only under `lock`.
+private final class Answer<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
-    private var result: (T, String?)?
-    func set(_ value: T, _ message: String?) { lock.withLock { result = (value, message) } }
-    func get() -> (T, String?)? { lock.withLock { result } }
+    private var continuation: CheckedContinuation<Value?, Never>?
+
+    func waiting(_ continuation: CheckedContinuation<Value?, Never>) { lock.withLock { self.continuation = continuation } }
+
+    func give(_ value: Value?) {
+        let waiting = lock.withLock { () -> CheckedContinuation<Value?, Never>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(returning: value)
+    }
 }

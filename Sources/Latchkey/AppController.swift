@@ -90,7 +90,8 @@ final class AppController {
         Task.detached { [weak self] in
             // Sign in stays disabled until this answers: nothing reaches the provider before it listens.
             do {
-                try providerReady()
+                // Up to 10 s reading the sandbox's first line: on a thread of its own, not the pool's.
+                try await BlockingWork.run { Result { try providerReady() } }.get()
             } catch {
                 MainLoop.perform { self?.send(.launched(signedIn: false, notice: "\(error)")) }
                 return

@@ -92,7 +92,7 @@ struct LatchkeyCommand: ParsableCommand {
         let store = FallbackTokenStore(
             preferred: SecretServiceTokenStore(timeout: keyringTimeout),
             fallback: FileTokenStore(directory: FileTokenStore.defaultDirectory),
-            preferredIsAvailable: { SecretServiceTokenStore.isServiceRunning() })
+            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
         logger.info("Provider \(configuration.displayName)")
 
         // Ready is waited for only where the network is first needed: here, or in the app's first task.

@@ -18,9 +18,11 @@ public actor AuthSession {
 
     private var token: Token?
     private var loaded = false
+    /// The first read of the store, which every early caller waits for.
+    private var loading: Task<Void, Never>?
     private var refreshing: Task<Token, any Error>?
-    /// Bumped by every sign-out: a refresh that started before one must not
-    /// bring the sign-in back when it finishes.
+    /// Bumped by every sign-in and sign-out: a refresh that started before one
+    /// must not undo it when it finishes.
     private var generation = 0
     /// Set when the store held something unreadable: say it once, next to "signed out".
     public private(set) var storeWarning: String?
@@ -42,44 +44,65 @@ public actor AuthSession {
     }
 
     /// The stored token, as it is (possibly expired); nil when signed out.
-    public func currentToken() -> Token? {
+    ///
+    /// The store is read once, by the first caller; callers meanwhile wait for
+    /// that read. (The store's calls suspend, and this actor serves others
+    /// while they do: every `await` below is a point where its state may have
+    /// changed, and the code after each one checks what it relies on.)
+    public func currentToken() async -> Token? {
         if !loaded {
-            loaded = true
-            do {
-                token = try store.load(for: configuration.id)
-                if let stored = token, stored.issuedBy != configuration.tokenBinding {
-                    // Never send a token to an endpoint other than the one that issued it:
-                    // the provider's setup changed (or a file elsewhere now describes it).
-                    token = nil
-                    storeWarning =
-                        "The saved sign-in was not made with \(configuration.displayName) as it is set up now (its client id or token endpoint differ), so it is not sent there. Sign in again."
-                    logger.warning(
-                        "Stored token belongs to another provider setup; not using it",
-                        metadata: ["stored": "\(stored.issuedBy ?? "unknown")", "now": "\(configuration.tokenBinding)"])
-                }
-            } catch {
-                storeWarning = String(describing: error)
-                logger.warning("Stored token unreadable; treating as signed out")
-            }
+            let read = loading ?? Task { await self.readStore() }
+            loading = read
+            await read.value
         }
         return token
     }
 
+    private func readStore() async {
+        let stored: Token?
+        do {
+            stored = try await store.load(for: configuration.id)
+        } catch {
+            guard !loaded else { return }
+            loaded = true
+            storeWarning = String(describing: error)
+            logger.warning("Stored token unreadable; treating as signed out")
+            return
+        }
+        // A sign-in or sign-out while the store answered has the last word.
+        guard !loaded else { return }
+        loaded = true
+        token = stored
+        if let stored, stored.issuedBy != configuration.tokenBinding {
+            // Never send a token to an endpoint other than the one that issued it:
+            // the provider's setup changed (or a file elsewhere now describes it).
+            token = nil
+            storeWarning =
+                "The saved sign-in was not made with \(configuration.displayName) as it is set up now (its client id or token endpoint differ), so it is not sent there. Sign in again."
+            logger.warning(
+                "Stored token belongs to another provider setup; not using it",
+                metadata: ["stored": "\(stored.issuedBy ?? "unknown")", "now": "\(configuration.tokenBinding)"])
+        }
+    }
+
     /// Whether a token is stored that is valid or can be renewed.
     public var isSignedIn: Bool {
-        guard let token = currentToken() else { return false }
-        return token.canRefresh || !token.expires(within: 0, now: now())
+        get async {
+            guard let token = await currentToken() else { return false }
+            return token.canRefresh || !token.expires(within: 0, now: now())
+        }
     }
 
     /// Keeps a token that a sign-in just produced. Returns the store's sentence
     /// when it was kept somewhere other than usual (a keyring that did not answer).
     @discardableResult
-    public func signIn(with token: Token) throws -> String? {
+    public func signIn(with token: Token) async throws -> String? {
         var token = token
         if token.issuedBy == nil { token.issuedBy = configuration.tokenBinding }
-        let notice = try store.save(token, for: configuration.id)
+        let notice = try await store.save(token, for: configuration.id)
         self.token = token
         loaded = true
+        generation += 1
         storeWarning = nil
         storageProblem = nil
         return notice
@@ -87,7 +110,7 @@ public actor AuthSession {
 
     /// A token good for at least `refreshMargin` more seconds, refreshing if need be.
     public func freshToken() async throws -> Token {
-        guard let token = currentToken() else {
+        guard let token = await currentToken() else {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
         guard token.expires(within: refreshMargin, now: now()) else { return token }
@@ -97,7 +120,7 @@ public actor AuthSession {
     /// The provider refused `rejected` (HTTP 401). Refreshes it, unless another
     /// caller already replaced it, in which case that newer token is the answer.
     public func replacement(forRejected rejected: Token) async throws -> Token {
-        guard let current = currentToken() else {
+        guard let current = await currentToken() else {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
         if current.accessToken != rejected.accessToken { return current }
@@ -105,8 +128,8 @@ public actor AuthSession {
     }
 
     /// The provider refused even a fresh token: the sign-in is over.
-    public func endAfterRejection() -> OAuthError {
-        forget()
+    public func endAfterRejection() async -> OAuthError {
+        await forget()
         return .signedOut(reason: "\(configuration.displayName) no longer accepts your sign-in. Sign in again.")
     }
 
@@ -116,16 +139,16 @@ public actor AuthSession {
     /// stands either way).
     @discardableResult
     public func signOut() async -> String? {
-        let token = currentToken()
+        let token = await currentToken()
         let damage = storeWarning
         // Every copy the store holds (the keyring's, and a file's made while the
         // keyring did not answer), not only the one in use: each is a live grant.
         // Only those made with this setup are sent to its revocation endpoint.
-        var revocable = ((try? store.allTokens(for: configuration.id)) ?? []).filter {
+        var revocable = ((try? await store.allTokens(for: configuration.id)) ?? []).filter {
             $0.issuedBy == configuration.tokenBinding
         }
         if let token, !revocable.contains(token) { revocable.insert(token, at: 0) }
-        let removal = forget()
+        let removal = await forget()
         // A damaged store was set aside, not deleted: say so, or the person never learns it.
         if revocable.isEmpty, let damage { return "Signed out. \(damage)" }
         // Revoked whether or not the store could be cleared: a copy left behind
@@ -170,10 +193,10 @@ public actor AuthSession {
             }
         }
         defer { lock?.release() }
-        let token = try rereadBeforeRefreshing(held)
+        let token = try await rereadBeforeRefreshing(held)
         if token != held, !token.expires(within: refreshMargin, now: now()) { return token }
         guard token.canRefresh else {
-            forget()
+            await forget()
             throw OAuthError.signedOut(
                 reason: "Your sign-in at \(configuration.displayName) has expired and cannot be renewed. Sign in again.")
         }
@@ -181,7 +204,7 @@ public actor AuthSession {
         do {
             fresh = try await tokenClient.refresh(token, now: now())
         } catch OAuthError.invalidGrant {
-            forget()
+            await forget()
             throw OAuthError.signedOut(
                 reason: "\(configuration.displayName) no longer accepts your sign-in (it may have been revoked or expired). Sign in again.")
         } catch {
@@ -190,8 +213,10 @@ public actor AuthSession {
             throw error
         }
         guard generation == started else {
-            // Signed out while the provider answered: this token must not outlive that.
+            // Signed out, or signed in afresh, while the provider answered: this
+            // token must not outlive that, nor replace the new sign-in.
             try? await tokenClient.revoke(fresh)
+            if let current = self.token { return current }
             throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName).")
         }
         // The provider may have rotated the refresh token: from here the old one is
@@ -200,7 +225,7 @@ public actor AuthSession {
         self.token = fresh
         logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
         do {
-            if let notice = try store.save(fresh, for: configuration.id) {
+            if let notice = try await store.save(fresh, for: configuration.id) {
                 logger.notice("The renewed sign-in was kept elsewhere", metadata: ["notice": "\(notice)"])
             }
             storageProblem = nil
@@ -214,11 +239,11 @@ public actor AuthSession {
 
     /// What another process left in the store, when it differs from what this
     /// one holds: a token it renewed (take it), or nothing (it signed out).
-    private func rereadBeforeRefreshing(_ held: Token) throws -> Token {
+    private func rereadBeforeRefreshing(_ held: Token) async throws -> Token {
         // A token that only lives here (its save failed) has nothing newer in the store.
         guard storageProblem == nil else { return held }
         let stored: Token?
-        do { stored = try store.load(for: configuration.id) } catch { return held }
+        do { stored = try await store.load(for: configuration.id) } catch { return held }
         guard let stored else {
             // Signed out elsewhere — or a keyring that could not be asked just now.
             // Either way nothing is refreshed, and nothing is removed: a store
@@ -236,12 +261,12 @@ public actor AuthSession {
 
     /// Forgets the token here and in the store; a sentence when the store could not be cleared.
     @discardableResult
-    private func forget() -> String? {
+    private func forget() async -> String? {
         token = nil
         loaded = true
         generation += 1
         do {
-            try store.remove(for: configuration.id)
+            try await store.remove(for: configuration.id)
             return nil
         } catch {
             logger.warning("Could not remove the stored token", metadata: ["error": "\(error)"])

@@ -10,10 +10,11 @@ import Logging
 /// into the keyring once the keyring takes it, and a save the keyring does not
 /// take goes to the file, with a sentence saying so. Removing clears both, and
 /// both places hold at most one sign-in between them after any load or save.
+/// Sendable: `lastPlace` and `replaced` are read and written only under `lock`.
 public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
     public let preferred: any TokenStore
     public let fallback: FileTokenStore
-    private let preferredIsAvailable: @Sendable () -> Bool
+    private let preferredIsAvailable: @Sendable () async -> Bool
     private let logger: Logger
     private let lock = NSLock()
     private var lastPlace: String?
@@ -25,7 +26,7 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
     ///   (is a keyring running now?); without it, the file alone is used.
     public init(
         preferred: any TokenStore, fallback: FileTokenStore,
-        preferredIsAvailable: @escaping @Sendable () -> Bool = { true },
+        preferredIsAvailable: @escaping @Sendable () async -> Bool = { true },
         logger: Logger = Logger(label: "OAuthCore.FallbackTokenStore")
     ) {
         self.preferred = preferred
@@ -42,19 +43,19 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
         lock.withLock { lastPlace = name }
     }
 
-    public func load(for provider: String) throws -> Token? {
+    public func load(for provider: String) async throws -> Token? {
         var fileDamage: (any Error)?
         var inFile: Token?
         do { inFile = try fallback.load(for: provider) } catch { fileDamage = error }
 
-        guard preferredIsAvailable() else {
+        guard await preferredIsAvailable() else {
             if let fileDamage { throw fileDamage }
             kept(in: fallback)
             return inFile
         }
         let inPreferred: Token?
         do {
-            inPreferred = try preferred.load(for: provider)
+            inPreferred = try await preferred.load(for: provider)
         } catch {
             // Locked and unanswered, or damaged: what the file holds still serves this run.
             guard let inFile else { throw fileDamage ?? error }
@@ -76,14 +77,14 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
         if let inPreferred, inPreferred.receivedAt >= inFile.receivedAt {
             // The file is an older copy (a save the keyring took late): the keyring's is the one.
             remember(inFile, replacedBy: inPreferred, for: provider)
-            removeQuietly(fallback, provider)
+            await removeQuietly(fallback, provider)
             kept(in: preferred)
             return inPreferred
         }
         // The file's is the newest (made while no keyring answered): move it in.
         if let inPreferred { remember(inPreferred, replacedBy: inFile, for: provider) }
         do {
-            try preferred.save(inFile, for: provider)
+            try await preferred.save(inFile, for: provider)
             try fallback.remove(for: provider)
             logger.info("Moved the saved sign-in from the file into \(preferred.displayName)")
             kept(in: preferred)
@@ -95,12 +96,12 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
     }
 
     @discardableResult
-    public func save(_ token: Token, for provider: String) throws -> String? {
+    public func save(_ token: Token, for provider: String) async throws -> String? {
         var refusal: (any Error)?
-        if preferredIsAvailable() {
+        if await preferredIsAvailable() {
             do {
-                try preferred.save(token, for: provider)
-                removeQuietly(fallback, provider)  // no older copy left behind to outlive a sign-out
+                try await preferred.save(token, for: provider)
+                await removeQuietly(fallback, provider)  // no older copy left behind to outlive a sign-out
                 kept(in: preferred)
                 return nil
             } catch {
@@ -115,10 +116,10 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
     }
 
     /// Clears both places; throws the first failure after trying both.
-    public func remove(for provider: String) throws {
+    public func remove(for provider: String) async throws {
         var failure: (any Error)?
-        if preferredIsAvailable() {
-            do { try preferred.remove(for: provider) } catch { failure = error }
+        if await preferredIsAvailable() {
+            do { try await preferred.remove(for: provider) } catch { failure = error }
         }
         do { try fallback.remove(for: provider) } catch { failure = failure ?? error }
         if let failure { throw failure }
@@ -126,10 +127,10 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
     }
 
     /// What each place holds now, and what a load replaced in this process.
-    public func allTokens(for provider: String) throws -> [Token] {
+    public func allTokens(for provider: String) async throws -> [Token] {
         var tokens = lock.withLock { replaced[provider] ?? [] }
         if let inFile = try? fallback.load(for: provider) { tokens.append(inFile) }
-        if preferredIsAvailable(), let held = try? preferred.load(for: provider) { tokens.append(held) }
+        if await preferredIsAvailable(), let held = try? await preferred.load(for: provider) { tokens.append(held) }
         return tokens.reduce(into: []) { unique, token in if !unique.contains(token) { unique.append(token) } }
     }
 
@@ -141,8 +142,8 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
     /// The file store's lock: it is the same for every process whichever place holds the sign-in.
     public func refreshLock(for provider: String) -> ProcessLock? { fallback.refreshLock(for: provider) }
 
-    private func removeQuietly(_ store: any TokenStore, _ provider: String) {
-        do { try store.remove(for: provider) } catch {
+    private func removeQuietly(_ store: any TokenStore, _ provider: String) async {
+        do { try await store.remove(for: provider) } catch {
             logger.warning("Could not remove an older copy of the sign-in", metadata: ["error": "\(error)"])
         }
     }

@@ -155,7 +155,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
 
     // MARK: Validation
 
-    /// Checks the rules of ../shared/design.md: https endpoints except on
+    /// Checks the security rules: https endpoints except on
     /// loopback, a redirect URI an embedded agent can recognise, a secret when
     /// the authentication method needs one.
     public func validate() throws {

@@ -55,83 +55,83 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
 }
 
 @Suite struct FallbackTokenStoreTests {
-    @Test func aSignInMadeWithoutAKeyringMovesIntoTheKeyringOnceOneRuns() throws {
+    @Test func aSignInMadeWithoutAKeyringMovesIntoTheKeyringOnceOneRuns() async throws {
         let places = TwoStores()
         places.keyring.mood = .notRunning
-        #expect(try places.store.save(token("a"), for: "sandbox") == nil, "no keyring: the file is the usual place")
+        #expect(try await places.store.save(token("a"), for: "sandbox") == nil, "no keyring: the file is the usual place")
         #expect(places.store.displayName.contains("private file"))
 
         places.keyring.mood = .running
-        #expect(try places.store.load(for: "sandbox") == token("a"), "found, though the keyring has it not")
+        #expect(try await places.store.load(for: "sandbox") == token("a"), "found, though the keyring has it not")
         #expect(try places.keyring.files.load(for: "sandbox") == token("a"), "moved into the keyring")
         #expect(try places.file.load(for: "sandbox") == nil, "and out of the file")
         #expect(places.store.displayName == "the keyring")
     }
 
-    @Test func aSaveTheKeyringDoesNotTakeGoesToTheFileAndSaysSo() throws {
+    @Test func aSaveTheKeyringDoesNotTakeGoesToTheFileAndSaysSo() async throws {
         let places = TwoStores()
         places.keyring.mood = .notAnswering
-        let notice = try places.store.save(token("a"), for: "sandbox")
+        let notice = try await places.store.save(token("a"), for: "sandbox")
         #expect(notice == "The keyring did not answer within 5 s. Your sign-in is kept in \(places.file.displayName) instead.")
         #expect(try places.file.load(for: "sandbox") == token("a"))
 
         // Still not answering at the next launch: the file's copy serves.
-        #expect(try places.store.load(for: "sandbox") == token("a"))
+        #expect(try await places.store.load(for: "sandbox") == token("a"))
         // Answering again: it moves in.
         places.keyring.mood = .running
-        #expect(try places.store.load(for: "sandbox") == token("a"))
+        #expect(try await places.store.load(for: "sandbox") == token("a"))
         #expect(try places.keyring.files.load(for: "sandbox") == token("a"))
         #expect(try places.file.load(for: "sandbox") == nil)
     }
 
-    @Test func aKeyringThatDoesNotAnswerIsNotTakenForAnEmptyOne() throws {
+    @Test func aKeyringThatDoesNotAnswerIsNotTakenForAnEmptyOne() async throws {
         let places = TwoStores()
-        try places.store.save(token("a"), for: "sandbox")
+        try await places.store.save(token("a"), for: "sandbox")
         places.keyring.mood = .notAnswering
         // Nothing in the file: saying "not signed in" would hide the sign-in the keyring holds.
-        #expect(throws: OAuthError.storage("the keyring did not answer within 5 s.")) { try places.store.load(for: "sandbox") }
+        await #expect(throws: OAuthError.storage("the keyring did not answer within 5 s.")) { try await places.store.load(for: "sandbox") }
         places.keyring.mood = .running
-        #expect(try places.store.load(for: "sandbox") == token("a"), "still there")
+        #expect(try await places.store.load(for: "sandbox") == token("a"), "still there")
     }
 
-    @Test func whenBothHoldASignInTheNewerWins() throws {
+    @Test func whenBothHoldASignInTheNewerWins() async throws {
         let places = TwoStores()
         let older = token("older", receivedAt: received.addingTimeInterval(-600))
         let newer = token("newer")
         try places.keyring.files.save(older, for: "sandbox")
         try places.file.save(newer, for: "sandbox")
-        #expect(try places.store.load(for: "sandbox") == newer)
+        #expect(try await places.store.load(for: "sandbox") == newer)
         #expect(try places.keyring.files.load(for: "sandbox") == newer)
 
         try places.file.save(older, for: "sandbox")
-        #expect(try places.store.load(for: "sandbox") == newer, "an older file copy does not replace the keyring's")
+        #expect(try await places.store.load(for: "sandbox") == newer, "an older file copy does not replace the keyring's")
         #expect(try places.file.load(for: "sandbox") == nil, "and is not left behind")
     }
 
-    @Test func removingClearsBothPlacesAndAllTokensListsBoth() throws {
+    @Test func removingClearsBothPlacesAndAllTokensListsBoth() async throws {
         let places = TwoStores()
         try places.keyring.files.save(token("k"), for: "sandbox")
         try places.file.save(token("f"), for: "sandbox")
-        #expect(Set(try places.store.allTokens(for: "sandbox").map(\.accessToken)) == ["at-k", "at-f"])
-        try places.store.remove(for: "sandbox")
+        #expect(Set(try await places.store.allTokens(for: "sandbox").map(\.accessToken)) == ["at-k", "at-f"])
+        try await places.store.remove(for: "sandbox")
         #expect(try places.keyring.files.load(for: "sandbox") == nil)
         #expect(try places.file.load(for: "sandbox") == nil)
     }
 
-    @Test func removingStillClearsTheFileWhenTheKeyringDoesNotAnswer() throws {
+    @Test func removingStillClearsTheFileWhenTheKeyringDoesNotAnswer() async throws {
         let places = TwoStores()
         try places.file.save(token("f"), for: "sandbox")
         places.keyring.mood = .notAnswering
-        #expect(throws: OAuthError.self) { try places.store.remove(for: "sandbox") }
+        await #expect(throws: OAuthError.self) { try await places.store.remove(for: "sandbox") }
         #expect(try places.file.load(for: "sandbox") == nil)
     }
 
-    @Test func aDamagedFileDoesNotHideTheKeyringsSignIn() throws {
+    @Test func aDamagedFileDoesNotHideTheKeyringsSignIn() async throws {
         let places = TwoStores()
         try places.keyring.files.save(token("k"), for: "sandbox")
         try FileManager.default.createDirectory(at: places.file.directory, withIntermediateDirectories: true)
         try Data("{".utf8).write(to: places.file.directory.appendingPathComponent("sandbox.json"))
-        #expect(try places.store.load(for: "sandbox") == token("k"))
+        #expect(try await places.store.load(for: "sandbox") == token("k"))
     }
 }
 
