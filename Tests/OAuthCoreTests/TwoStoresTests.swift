@@ -208,6 +208,26 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         #expect(try await live.sandbox.statistics()["refresh_grants"] == 1, "the provider did renew it")
     }
 
+    @Test func aSignInWhileARefreshIsUnderWayIsNotReplacedByIt() async throws {
+        let live = try LiveSandbox()
+        let session = live.session(now: anHourLater)
+        _ = try await live.signIn(session)
+        let before = try #require(try await live.sandbox.statistics()["token_requests"])
+        try await live.sandbox.setFault("token", "delay", delaySeconds: 2)
+        let refreshing = Task { try await session.freshToken() }
+        try await within(30) {
+            while try await live.sandbox.statistics()["token_requests"] == before { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        // A new sign-in lands while the provider is still answering the refresh.
+        let newer = Token(
+            accessToken: "at-newer", refreshToken: "rt-newer", expiresAt: Date().addingTimeInterval(7200), receivedAt: Date())
+        try await session.signIn(with: newer)
+        let answer = try await refreshing.value
+        #expect(answer.accessToken == "at-newer", "the refresh answers with the sign-in that replaced its token")
+        #expect(await session.currentToken()?.accessToken == "at-newer")
+        #expect(try live.store.load(for: "sandbox")?.accessToken == "at-newer", "and did not overwrite it in the store")
+    }
+
     @Test func signOutRevokesTheKeyringsCopyAndTheFilesCopy() async throws {
         let live = try LiveSandbox()
         let places = TwoStores()
