@@ -39,6 +39,8 @@ let package = Package(
 
         // What "this computer" means, in one place: 127.0.0.0/8 and ::1 as IP literals.
         .target(name: "Loopback"),
+        // Where a program's own files are, from its executable: installed under a prefix, or in its source tree.
+        .target(name: "InstallLayout"),
 
         // The shared OAuth module: no GTK, usable by any Swift program on Linux.
         // libcurl's header and a dlopen shim: OAuthCore's HTTP, loaded on first use.
@@ -63,16 +65,18 @@ let package = Package(
         // OAuthCore on the desktop: the embedded user agent (opening WebSignIn) and the keyring store.
         .target(
             name: "DesktopOAuth",
-            dependencies: ["GtkKit", "CSecret", "CWebSignIn", "OAuthCore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "GtkKit", "CSecret", "CWebSignIn", "InstallLayout", "OAuthCore", .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
-        .target(name: "LatchkeyCore", dependencies: ["OAuthCore"]),
+        .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "InstallLayout"]),
 
         // The app. It does not link the server framework: the sandbox runs as a child process.
         .executableTarget(
             name: "Latchkey",
             dependencies: [
-                "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore",
+                "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "InstallLayout",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -97,7 +101,7 @@ let package = Package(
 
         // make bench: 1000 concurrent freshToken() calls against the sandbox.
         .executableTarget(
-            name: "RefreshStorm", dependencies: ["OAuthCore", .product(name: "Logging", package: "swift-log")],
+            name: "RefreshStorm", dependencies: ["OAuthCore", "InstallLayout", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/RefreshStorm"),
 
         // make fuzz: libFuzzer over what Latchkey reads from others (redirects, token
@@ -110,9 +114,9 @@ let package = Package(
         .executableTarget(name: "TokenWriter", dependencies: ["OAuthCore"], path: "Tests/TokenWriter"),
         .testTarget(
             name: "OAuthCoreTests",
-            dependencies: ["OAuthCore", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["OAuthCore", "InstallLayout", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn"]),
-        .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore"]),
+        .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore", "InstallLayout", "OAuthCore"]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(
             name: "SandboxProviderTests",

@@ -2,6 +2,7 @@
 // expired token, against the real latchkey-sandbox. Alternates, pair by pair,
 // one plain refresh round trip (the baseline) with one storm, and prints JSON.
 import Foundation
+import InstallLayout
 import Logging
 import OAuthCore
 
@@ -37,8 +38,8 @@ while !line.contains(UInt8(ascii: "\n")) {
 }
 let base = String(decoding: line, as: UTF8.self).split(separator: " ")[1].trimmingCharacters(in: .whitespacesAndNewlines)
 
-let presets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("data/providers")
+guard let tree = InstallLayout.current.sourceTree else { fail("run from the source tree: make bench") }
+let presets = tree.appendingPathComponent("data/providers")
 let configuration = try ProviderCatalog(
     presetDirectories: [presets], userConfigDirectory: URL(fileURLWithPath: "/nonexistent")
 ).configuration(named: "sandbox", overrides: ["issuer": base])

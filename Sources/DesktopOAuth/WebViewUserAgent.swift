@@ -2,6 +2,7 @@ import CGtk
 import CWebSignIn
 import Foundation
 import GtkKit
+import InstallLayout
 import Logging
 import OAuthCore
 import Synchronization
@@ -161,11 +162,8 @@ final class WebSignInLibrary: Sendable {
     }
 
     private static func open() throws -> WebSignInLibrary {
-        let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let candidates = [
-            directory.appendingPathComponent(fileName),
-            directory.deletingLastPathComponent().appendingPathComponent("lib/latchkey/\(fileName)"),
-        ]
+        let layout = InstallLayout.current
+        let candidates = [layout.beside(fileName), layout.lib("latchkey/\(fileName)")]
         var reasons: [String] = []
         for candidate in candidates where FileManager.default.fileExists(atPath: candidate.path) {
             // Through GModule, not dlopen: this runs off GTK's thread, and libsoup's

@@ -1,6 +1,7 @@
 import Foundation
 import DesktopOAuth
 import GtkKit
+import LatchkeyCore
 import Logging
 import OAuthCore
 
@@ -47,24 +48,11 @@ final class LatchkeyApp {
             controller.window.window.present()
             return
         }
-        if let icons = DataFiles.iconDirectory { Toolkit.appendIconSearchPath(icons.path) }
+        if let icons = LatchkeyFiles.iconDirectory() { Toolkit.appendIconSearchPath(icons.path) }
         let controller = AppController(
             application: application, configuration: configuration, store: store, networkTimeout: networkTimeout,
             providerReady: providerReady, logger: logger)
         self.controller = controller
         controller.start()
-    }
-}
-
-/// Files from `data/`: installed under `<prefix>/share`, or in the source tree for `make run`.
-enum DataFiles {
-    static var iconDirectory: URL? {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let candidates = [
-            executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/icons/hicolor/scalable/apps"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("data/icons/hicolor/scalable/apps"),
-        ]
-        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("\(LatchkeyApp.id).svg").path) }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import DesktopOAuth
 import GtkKit
+import LatchkeyCore
 import Logging
 import OAuthCore
 
@@ -12,7 +13,7 @@ struct LatchkeyCommand: ParsableCommand {
         discussion: """
             Without --provider or --provider-file, Latchkey starts its offline sandbox provider \
             (latchkey-sandbox) and signs in there: user ada, password engine. \
-            Presets: \(ProviderCatalog.standard.presetNames.joined(separator: ", ")). \
+            Presets: \(LatchkeyFiles.catalog().presetNames.joined(separator: ", ")). \
             Credentials come from ~/.config/latchkey/<provider>.json or LATCHKEY_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET.
             """,
         version: OAuthCoreInfo.version)
@@ -65,23 +66,24 @@ struct LatchkeyCommand: ParsableCommand {
             return
         }
 
+        let catalog = LatchkeyFiles.catalog()
         let sandbox: SandboxChild?
         let configuration: ProviderConfiguration
         do {
             if let providerFile {
                 sandbox = nil
-                configuration = try ProviderConfiguration.load(from: URL(fileURLWithPath: providerFile))
+                configuration = try catalog.configuration(file: URL(fileURLWithPath: providerFile))
             } else if let provider, provider != "sandbox" {
                 sandbox = nil
-                configuration = try ProviderConfiguration.preset(provider)
+                configuration = try catalog.configuration(named: provider)
             } else {
                 let child = try SandboxChild.start(logger: logger)
                 sandbox = child
-                configuration = try ProviderConfiguration.preset("sandbox", overrides: ["issuer": child.baseURL])
+                configuration = try catalog.configuration(named: "sandbox", overrides: ["issuer": child.baseURL])
             }
         } catch let error as OAuthError {
             if case .unknownProvider = error {
-                throw LaunchError("\(error) Presets: \(ProviderCatalog.standard.presetNames.joined(separator: ", ")).")
+                throw LaunchError("\(error) Presets: \(catalog.presetNames.joined(separator: ", ")).")
             }
             throw LaunchError(error.description)
         }
@@ -91,7 +93,7 @@ struct LatchkeyCommand: ParsableCommand {
         // since a keyring can start (or lock) while Latchkey runs.
         let store = FallbackTokenStore(
             preferred: SecretServiceTokenStore(timeout: keyringTimeout),
-            fallback: FileTokenStore(directory: FileTokenStore.defaultDirectory),
+            fallback: FileTokenStore(directory: LatchkeyFiles.stateDirectory),
             preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
         logger.info("Provider \(configuration.displayName)")
 

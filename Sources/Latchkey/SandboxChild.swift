@@ -1,4 +1,6 @@
 import Foundation
+import InstallLayout
+import LatchkeyCore
 import Logging
 import OAuthCore
 
@@ -37,7 +39,7 @@ final class SandboxChild: @unchecked Sendable {
                 "the offline sandbox provider (latchkey-sandbox) is neither next to latchkey nor on PATH. Use --provider to sign in to a real provider.")
         }
         // Grants and tokens the sandbox issued survive its restarts, as a real provider's would.
-        let directory = FileTokenStore.defaultDirectory
+        let directory = LatchkeyFiles.stateDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let child = try SandboxChild(
             executable: executable, port: try freePort(), stateFile: directory.appendingPathComponent("sandbox-provider.json"))
@@ -145,8 +147,7 @@ final class SandboxChild: @unchecked Sendable {
     }
 
     private static func locate() -> URL? {
-        let beside = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("latchkey-sandbox")
+        let beside = InstallLayout.current.beside("latchkey-sandbox")
         if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
             let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("latchkey-sandbox")

@@ -176,8 +176,8 @@ public actor AuthSession {
     }
 
     private func performRefresh(from held: Token) async throws -> Token {
-        // One refresh per provider across processes: a second Latchkey (or
-        // `latchkey --sign-out`) holding the same refresh token must not replay
+        // One refresh per provider across processes: a second instance of the
+        // program (or a command signing out) holding the same refresh token must not replay
         // it, which a provider with reuse detection answers by revoking the grant.
         let started = generation
         var lock: ProcessLock.Held?
@@ -189,7 +189,7 @@ public actor AuthSession {
             case .unavailable: logger.warning("No refresh lock file; refreshing without it")
             case .timedOut:
                 throw OAuthError.storage(
-                    "another Latchkey is renewing this sign-in and has not finished. Try again in a moment.")
+                    "another program is renewing this sign-in and has not finished. Try again in a moment.")
             }
         }
         defer { lock?.release() }
@@ -231,7 +231,7 @@ public actor AuthSession {
             storageProblem = nil
         } catch {
             storageProblem =
-                "The renewed sign-in could not be saved (\(error)); it is kept while Latchkey runs, and saved at the next chance."
+                "The renewed sign-in could not be saved (\(error)); it is kept while this program runs, and saved at the next chance."
             logger.warning("Could not save the refreshed token; keeping it in memory", metadata: ["error": "\(error)"])
         }
         return fresh

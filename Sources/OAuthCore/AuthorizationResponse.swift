@@ -32,7 +32,7 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
         guard constantTimeEquals(state, request.state) else { throw OAuthError.stateMismatch }
         // RFC 9207 §2.4: a wrong iss rejects errors too.
         if let sent = values["iss"], let expected = request.configuration.issuer,
-            Self.normalised(sent) != Self.normalised(expected.absoluteString)
+            Issuer.normalised(sent) != Issuer.normalised(expected.absoluteString)
         {
             throw OAuthError.issuerMismatch
         }
@@ -59,10 +59,6 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
 
     /// The parameters of an answer this code reads (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207).
     static let read: Set<String> = ["code", "state", "error", "error_description", "error_uri", "iss"]
-
-    private static func normalised(_ issuer: String) -> String {
-        issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
-    }
 
     public var description: String { "AuthorizationResponse(code: <redacted>)" }
 }

@@ -5,8 +5,8 @@ import Logging
 import Glibc
 #endif
 
-/// Tokens in files: one per provider under `$XDG_STATE_HOME/latchkey/`
-/// (`~/.local/state/latchkey`), mode 0600 in a 0700 directory, each write to a
+/// Tokens in files: one per provider in a directory of the program's (`defaultDirectory(for:)`:
+/// `$XDG_STATE_HOME/<app>`), mode 0600 in a 0700 directory, each write to a
 /// temporary file renamed over the old one, so a crash leaves the old token or
 /// the new one, never half of either.
 public struct FileTokenStore: TokenStore {
@@ -18,12 +18,12 @@ public struct FileTokenStore: TokenStore {
         self.logger = logger
     }
 
-    /// `$XDG_STATE_HOME/latchkey`, or `~/.local/state/latchkey`.
-    public static var defaultDirectory: URL {
+    /// `$XDG_STATE_HOME/<application>`, or `~/.local/state/<application>`.
+    public static func defaultDirectory(for application: String) -> URL {
         let environment = ProcessInfo.processInfo.environment
         let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".local/state")
-        return state.appendingPathComponent("latchkey")
+        return state.appendingPathComponent(application)
     }
 
     public var displayName: String { "a private file in \(directory.path)" }

@@ -28,7 +28,7 @@ enum IDTokenClaims {
             throw OAuthError.invalidIDToken("it is not a JSON Web Token")
         }
         if let expected = try expectedIssuer(configuration, claims: claims) {
-            guard let issuer = claims["iss"] as? String, trimSlash(issuer) == trimSlash(expected) else {
+            guard let issuer = claims["iss"] as? String, Issuer.normalised(issuer) == Issuer.normalised(expected) else {
                 throw OAuthError.invalidIDToken("it was issued by someone else")
             }
         }
@@ -53,6 +53,7 @@ enum IDTokenClaims {
             guard subject == earlier["sub"] as? String else {
                 throw OAuthError.invalidIDToken("it is about someone other than the person who signed in")
             }
+            // Both from the provider: exactly the same string (OIDC Core §12.2), no normalising.
             if let issuer = earlier["iss"] as? String, claims["iss"] as? String != issuer {
                 throw OAuthError.invalidIDToken("it was issued by someone else")
             }
@@ -81,9 +82,5 @@ enum IDTokenClaims {
             template = template.replacingOccurrences(of: placeholder, with: value)
         }
         return template
-    }
-
-    private static func trimSlash(_ text: String) -> String {
-        text.hasSuffix("/") ? String(text.dropLast()) : text
     }
 }

@@ -102,9 +102,10 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// True for failures that say nothing about the grant itself: the network,
-    /// a server having a bad moment. A refresh that fails this way keeps the
-    /// refresh token.
+    /// True for failures worth retrying as they are: the network, a server
+    /// having a bad moment. For a caller deciding whether to try again later.
+    /// (It does not decide what AuthSession keeps: a refresh keeps the refresh
+    /// token after every failure but `invalid_grant`, transient or not.)
     public var isTransient: Bool {
         switch self {
         case .timedOut, .cannotConnect, .connectionLost, .network, .htmlInsteadOfJSON, .emptyResponse, .malformedResponse:

@@ -3,53 +3,35 @@ import Foundation
 /// Finds provider presets and layers a person's own settings over them.
 ///
 /// Layers, later ones winning: the preset file (or a file given by path), the
-/// user's `<config>/<id>.json`, the environment's `LATCHKEY_<ID>_CLIENT_ID` and
-/// `LATCHKEY_<ID>_CLIENT_SECRET`, then the caller's overrides. Endpoints written
-/// as paths are appended to `issuer`.
+/// user's `<config>/<id>.json`, the environment's `<PREFIX>_<ID>_CLIENT_ID` and
+/// `<PREFIX>_<ID>_CLIENT_SECRET` (when the program names a prefix), then the
+/// caller's overrides. Endpoints written as paths are appended to `issuer`.
+///
+/// Which directories and which prefix are the program's choice: OAuthCore
+/// names none of its own.
 public struct ProviderCatalog: Sendable {
     public var presetDirectories: [URL]
     public var userConfigDirectory: URL
     public var environment: [String: String]
+    /// The prefix of the credential variables (`LATCHKEY` reads `LATCHKEY_GITHUB_CLIENT_ID`);
+    /// nil: credentials come from files only.
+    public var credentialPrefix: String?
 
-    public init(presetDirectories: [URL], userConfigDirectory: URL, environment: [String: String] = [:]) {
+    public init(
+        presetDirectories: [URL], userConfigDirectory: URL, environment: [String: String] = [:],
+        credentialPrefix: String? = nil
+    ) {
         self.presetDirectories = presetDirectories
         self.userConfigDirectory = userConfigDirectory
         self.environment = environment
+        self.credentialPrefix = credentialPrefix
     }
 
-    /// The catalog of this process: XDG directories, the installed share
-    /// directory beside the executable, and the source tree's `data/providers`.
-    public static var standard: ProviderCatalog {
-        let environment = ProcessInfo.processInfo.environment
-        let home = URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory())
-        func xdg(_ name: String, _ fallback: String) -> URL {
-            environment[name].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(fallback)
-        }
-        var directories: [URL] = []
-        if let explicit = environment["LATCHKEY_PROVIDERS_DIR"], !explicit.isEmpty {
-            directories.append(URL(fileURLWithPath: explicit))
-        }
-        directories.append(xdg("XDG_DATA_HOME", ".local/share").appendingPathComponent("latchkey/providers"))
-        // The installation is found from the running executable itself, never from argv[0]:
-        // started by bare name from a shell, argv[0] is "latchkey", which resolves against
-        // whatever directory the person is in, and a file planted beside it would be loaded.
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        directories.append(
-            executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/latchkey/providers"))
-        for dataDirectory in (environment["XDG_DATA_DIRS"] ?? "/usr/local/share:/usr/share").split(separator: ":") {
-            directories.append(URL(fileURLWithPath: String(dataDirectory)).appendingPathComponent("latchkey/providers"))
-        }
-        #if DEBUG
-        // A debug build run from its source tree (make run) finds the presets it was built
-        // with. A release build looks only where it is installed (or LATCHKEY_PROVIDERS_DIR).
-        let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        directories.append(sourceTree.appendingPathComponent("data/providers"))
-        #endif
-        return ProviderCatalog(
-            presetDirectories: directories,
-            userConfigDirectory: xdg("XDG_CONFIG_HOME", ".config").appendingPathComponent("latchkey"),
-            environment: environment)
+    /// The environment variable that holds `suffix` (CLIENT_ID, CLIENT_SECRET) for provider `id`.
+    public func credentialVariable(for id: String, _ suffix: String) -> String? {
+        guard let credentialPrefix else { return nil }
+        let name = id.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+        return "\(credentialPrefix)_\(name)_\(suffix)"
     }
 
     /// Names of the presets found, for `--help` and error messages.
@@ -101,10 +83,10 @@ public struct ProviderCatalog: Sendable {
         if FileManager.default.fileExists(atPath: user.path) {
             object = Self.merged(object, with: try Self.readObject(user))
         }
-        if let clientID = environment[ProviderConfiguration.environmentName(id, "CLIENT_ID")], !clientID.isEmpty {
+        if let variable = credentialVariable(for: id, "CLIENT_ID"), let clientID = environment[variable], !clientID.isEmpty {
             object["client_id"] = clientID
         }
-        if let secret = environment[ProviderConfiguration.environmentName(id, "CLIENT_SECRET")], !secret.isEmpty {
+        if let variable = credentialVariable(for: id, "CLIENT_SECRET"), let secret = environment[variable], !secret.isEmpty {
             object["client_secret"] = secret
         }
         object.merge(overrides) { _, new in new }
@@ -118,8 +100,28 @@ public struct ProviderCatalog: Sendable {
         } catch let error as DecodingError {
             throw OAuthError.invalidConfiguration(Self.explain(error))
         }
+        try checkCredentials(of: configuration)
         try configuration.validate()
         return configuration
+    }
+
+    /// A missing client id or secret, with where this catalog would read one.
+    func checkCredentials(of configuration: ProviderConfiguration) throws {
+        func whereToPut(_ suffix: String) -> String {
+            let file = userFile(for: configuration.id).path
+            guard let variable = credentialVariable(for: configuration.id, suffix) else { return "Put it in \(file)." }
+            return "Put it in \(file) or set \(variable)."
+        }
+        if configuration.clientID.isEmpty {
+            throw OAuthError.invalidConfiguration(
+                "there is no client id for \(configuration.displayName). \(whereToPut("CLIENT_ID")) "
+                    + "(as {\"client_id\": \"…\"})" + (configuration.registrationHint.map { " \($0)" } ?? ""))
+        }
+        if configuration.clientAuthentication != .none, (configuration.clientSecret ?? "").isEmpty {
+            throw OAuthError.invalidConfiguration(
+                "\(configuration.displayName) needs a client secret (\(configuration.clientAuthentication.rawValue)). "
+                    + whereToPut("CLIENT_SECRET"))
+        }
     }
 
     /// The user's file over the preset, key by key and into nested objects, so
@@ -142,7 +144,7 @@ public struct ProviderCatalog: Sendable {
     /// Appends endpoints written as paths to the issuer.
     static func resolveEndpoints(in object: inout [String: Any]) throws {
         let keys = ["authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint"]
-        let issuer = (object["issuer"] as? String).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        let issuer = (object["issuer"] as? String).map(Issuer.normalised)
         for key in keys {
             guard let value = object[key] as? String, value.hasPrefix("/") else { continue }
             guard let issuer, !issuer.isEmpty else {
@@ -185,17 +187,5 @@ public struct ProviderCatalog: Sendable {
 
     static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
-    }
-}
-
-extension ProviderConfiguration {
-    /// A preset from `data/providers/`, with the user's credentials layered on.
-    public static func preset(_ name: String, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
-        try ProviderCatalog.standard.configuration(named: name, overrides: overrides)
-    }
-
-    /// A provider file of the preset shape.
-    public static func load(from file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
-        try ProviderCatalog.standard.configuration(file: file, overrides: overrides)
     }
 }

@@ -3,11 +3,9 @@ import Loopback
 
 /// Everything OAuthCore needs to know about one provider, loaded from JSON.
 ///
-/// A provider that needs nothing special is just a file: presets ship in
-/// `data/providers/`, and a person adds their own of the same shape. Client id
-/// and secret never live in the repository; they come from
-/// `$XDG_CONFIG_HOME/latchkey/<id>.json` or from `LATCHKEY_<ID>_CLIENT_ID` /
-/// `LATCHKEY_<ID>_CLIENT_SECRET`.
+/// A provider that needs nothing special is just a file of this shape; a
+/// `ProviderCatalog` finds them and layers the person's client id and secret
+/// over them, which never ship with a preset.
 public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringConvertible {
     /// How the app proves who it is at the token endpoint (RFC 6749 §2.3, OIDC Core §9).
     public enum ClientAuthentication: String, Codable, Sendable {
@@ -174,15 +172,10 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             }
         }
         guard !clientID.isEmpty else {
-            throw fail(
-                "there is no client id for \(displayName). Put {\"client_id\": \"…\"} in "
-                    + "~/.config/latchkey/\(id).json or set \(Self.environmentName(id, "CLIENT_ID"))."
-                    + (registrationHint.map { " \($0)" } ?? ""))
+            throw fail("there is no client id for \(displayName)." + (registrationHint.map { " \($0)" } ?? ""))
         }
         if clientAuthentication != .none, (clientSecret ?? "").isEmpty {
-            throw fail(
-                "\(displayName) needs a client secret (\(clientAuthentication.rawValue)). Put it in "
-                    + "~/.config/latchkey/\(id).json or set \(Self.environmentName(id, "CLIENT_SECRET")).")
+            throw fail("\(displayName) needs a client secret (\(clientAuthentication.rawValue)).")
         }
         try Self.validateRedirectURI(redirectURI)
         if let idTokenIssuer {
@@ -212,7 +205,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         // form posted there (form_post) or a web message never reaches the flow.
         if let mode = authorizationParameters["response_mode"], !["query", "fragment"].contains(mode) {
             throw fail(
-                "response_mode=\(mode) cannot be used: Latchkey reads the provider's answer from the address it is sent to "
+                "response_mode=\(mode) cannot be used: OAuthCore reads the provider's answer from the address it is sent to "
                     + "(query or fragment), never from a posted form. Remove response_mode from the provider file.")
         }
     }
@@ -241,7 +234,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             // RFC 8252 §7.1: a private-use scheme is a reversed domain name the app controls.
             guard scheme.contains(".") else {
                 throw OAuthError.invalidConfiguration(
-                    "the redirect URI scheme “\(scheme)” is not a reverse domain name such as io.github.latchkey (RFC 8252 §7.1).")
+                    "the redirect URI scheme “\(scheme)” is not a reverse domain name such as com.example.app (RFC 8252 §7.1).")
             }
         }
     }
@@ -258,10 +251,5 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case "http": isLoopback(url)
         default: false
         }
-    }
-
-    static func environmentName(_ id: String, _ suffix: String) -> String {
-        let name = id.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
-        return "LATCHKEY_\(name)_\(suffix)"
     }
 }

@@ -147,5 +147,5 @@ public struct TokenClient: Sendable {
 
 public enum OAuthCoreInfo {
     public static let version = "0.1.0"
-    public static let userAgent = "Latchkey-OAuthCore/\(version)"
+    public static let userAgent = "OAuthCore/\(version)"
 }

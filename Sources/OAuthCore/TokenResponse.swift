@@ -78,7 +78,7 @@ enum TokenResponse {
 
     /// The granted scopes, space-separated as RFC 6749 §3.3 has them. Providers
     /// differ: GitHub and LinkedIn separate them with commas, and a JSON array
-    /// is seen too. Scope names in Latchkey's presets never hold a comma.
+    /// is seen too. Scope names in the shipped presets never hold a comma.
     static func scope(_ value: Any?) -> String? {
         let parts: [String]
         switch value {

@@ -1,4 +1,5 @@
 import Foundation
+import InstallLayout
 @testable import OAuthCore
 
 /// A throwaway directory per test, removed when the test lets go of it.
@@ -21,12 +22,14 @@ final class TemporaryDirectory: @unchecked Sendable {
 }
 
 enum Fixtures {
-    /// The repository's own presets, found from this file.
-    static let presetDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("data/providers")
+    /// The repository's own presets, in the source tree this test binary was built in.
+    static let presetDirectory = InstallLayout.current.sourceTree!.appendingPathComponent("data/providers")
 
+    /// A catalog of the shipped presets that reads credentials as the app does (`LATCHKEY_…`).
     static func catalog(userDirectory: URL, environment: [String: String] = [:]) -> ProviderCatalog {
-        ProviderCatalog(presetDirectories: [presetDirectory], userConfigDirectory: userDirectory, environment: environment)
+        ProviderCatalog(
+            presetDirectories: [presetDirectory], userConfigDirectory: userDirectory, environment: environment,
+            credentialPrefix: "LATCHKEY")
     }
 
     static func configuration(

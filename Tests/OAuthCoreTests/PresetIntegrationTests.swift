@@ -88,7 +88,8 @@ import TestSupport
         let live = try linkedIn()
         let shipped = try ProviderCatalog(
             presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: URL(fileURLWithPath: "/nonexistent"),
-            environment: ["LATCHKEY_LINKEDIN_CLIENT_ID": "latchkey-confidential", "LATCHKEY_LINKEDIN_CLIENT_SECRET": "sandbox-secret"]
+            environment: ["LATCHKEY_LINKEDIN_CLIENT_ID": "latchkey-confidential", "LATCHKEY_LINKEDIN_CLIENT_SECRET": "sandbox-secret"],
+            credentialPrefix: "LATCHKEY"
         ).configuration(named: "linkedin")
         var moved = live.configuration
         moved.issuer = shipped.issuer

@@ -6,9 +6,10 @@ import Testing
     @Test func everyShippedPresetLoadsOnceItHasCredentials() throws {
         let home = try TemporaryDirectory()
         var environment: [String: String] = [:]
+        let names = Fixtures.catalog(userDirectory: home.url)
         for id in ["linkedin", "github", "gitlab", "microsoft"] {
-            environment[ProviderConfiguration.environmentName(id, "CLIENT_ID")] = "id-\(id)"
-            environment[ProviderConfiguration.environmentName(id, "CLIENT_SECRET")] = "secret-\(id)"
+            environment[names.credentialVariable(for: id, "CLIENT_ID")!] = "id-\(id)"
+            environment[names.credentialVariable(for: id, "CLIENT_SECRET")!] = "secret-\(id)"
         }
         let catalog = Fixtures.catalog(userDirectory: home.url, environment: environment)
         #expect(Set(catalog.presetNames).isSuperset(of: ["linkedin", "github", "gitlab", "microsoft", "sandbox"]))
@@ -115,8 +116,19 @@ import Testing
         let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "github") }
         let text = String(describing: error!)
         #expect(text.contains("no client id for GitHub"))
-        #expect(text.contains("~/.config/latchkey/github.json"))
+        #expect(text.contains(home.url.appendingPathComponent("github.json").path), "the catalog's own user directory")
         #expect(text.contains("LATCHKEY_GITHUB_CLIENT_ID"))
+    }
+
+    @Test func aCatalogWithoutACredentialPrefixReadsNoEnvironment() throws {
+        let home = try TemporaryDirectory()
+        let catalog = ProviderCatalog(
+            presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: home.url,
+            environment: ["LATCHKEY_GITHUB_CLIENT_ID": "from-env", "GITHUB_CLIENT_ID": "from-env"])
+        #expect(catalog.credentialVariable(for: "github", "CLIENT_ID") == nil)
+        let error = #expect(throws: OAuthError.self) { try catalog.configuration(named: "github") }
+        let text = String(describing: error!)
+        #expect(text.contains("no client id") && !text.contains("set "), "no variable is offered: \(text)")
     }
 
     @Test func missingSecretForClientSecretPostIsAnError() throws {

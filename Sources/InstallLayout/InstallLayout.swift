@@ -1,0 +1,57 @@
+import Foundation
+
+/// Where a program's own files are, found from the running executable itself
+/// (`/proc/self/exe`), never from `argv[0]` or the working directory: started
+/// by bare name from a shell, `argv[0]` resolves against whatever directory the
+/// person is in, and a file planted there would be taken for the program's.
+///
+/// Installed under a prefix, the layout is the usual one:
+/// `<prefix>/bin/<program>`, `<prefix>/lib/<app>/…`, `<prefix>/share/<app>/…`.
+/// Built in a source tree, the executable sits in `<tree>/.build/<…>/` and the
+/// tree's own files (`data/`) are found from there — in any build, with no
+/// compile-time path baked in.
+public struct InstallLayout: Sendable, Equatable {
+    /// The directory holding the running executable, symlinks resolved.
+    public let executableDirectory: URL
+
+    public init(executableDirectory: URL) {
+        self.executableDirectory = executableDirectory.standardizedFileURL
+    }
+
+    /// The layout of this process.
+    public static var current: InstallLayout {
+        InstallLayout(
+            executableDirectory: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
+    }
+
+    /// `<prefix>`: the parent of the executable's directory.
+    public var prefix: URL { executableDirectory.deletingLastPathComponent() }
+
+    /// A file next to the executable (another program of the same build or install).
+    public func beside(_ name: String) -> URL { executableDirectory.appendingPathComponent(name) }
+
+    /// `<prefix>/share/<relative>`.
+    public func share(_ relative: String) -> URL { prefix.appendingPathComponent("share").appendingPathComponent(relative) }
+
+    /// `<prefix>/lib/<relative>`.
+    public func lib(_ relative: String) -> URL { prefix.appendingPathComponent("lib").appendingPathComponent(relative) }
+
+    /// The source tree the executable was built in: the directory above its
+    /// `.build`, when that directory holds a `Package.swift`; nil when installed.
+    public var sourceTree: URL? {
+        var directory = executableDirectory
+        while directory.path != "/" {
+            if directory.lastPathComponent == ".build" {
+                let tree = directory.deletingLastPathComponent()
+                return FileManager.default.fileExists(atPath: tree.appendingPathComponent("Package.swift").path) ? tree : nil
+            }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The first of `candidates` that exists.
+    public static func firstExisting(_ candidates: [URL]) -> URL? {
+        candidates.first { FileManager.default.fileExists(atPath: $0.path) }
+    }
+}

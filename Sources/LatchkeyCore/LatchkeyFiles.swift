@@ -1,0 +1,54 @@
+import Foundation
+import InstallLayout
+import OAuthCore
+
+/// Latchkey's own names for its files, directories and variables: what
+/// OAuthCore leaves to the program. Installed, everything is under the prefix
+/// of the running executable (see `InstallLayout`); run from its source tree
+/// (`make run`), the tree's `data/` serves.
+public enum LatchkeyFiles {
+    /// The directory name under XDG's data, config and state homes.
+    public static let application = "latchkey"
+    /// `LATCHKEY_<ID>_CLIENT_ID`, `LATCHKEY_<ID>_CLIENT_SECRET`.
+    public static let credentialPrefix = "LATCHKEY"
+
+    /// The providers Latchkey knows: `$LATCHKEY_PROVIDERS_DIR`, then the
+    /// person's `$XDG_DATA_HOME/latchkey/providers`, the installed
+    /// `<prefix>/share/latchkey/providers`, the system's XDG data directories,
+    /// and last the source tree's `data/providers`; credentials from
+    /// `$XDG_CONFIG_HOME/latchkey/<id>.json` or the environment.
+    public static func catalog(
+        environment: [String: String] = ProcessInfo.processInfo.environment, layout: InstallLayout = .current
+    ) -> ProviderCatalog {
+        var directories: [URL] = []
+        if let explicit = environment["LATCHKEY_PROVIDERS_DIR"], !explicit.isEmpty {
+            directories.append(URL(fileURLWithPath: explicit))
+        }
+        directories.append(xdg("XDG_DATA_HOME", ".local/share", environment).appendingPathComponent("\(application)/providers"))
+        directories.append(layout.share("\(application)/providers"))
+        for dataDirectory in (environment["XDG_DATA_DIRS"] ?? "/usr/local/share:/usr/share").split(separator: ":") {
+            directories.append(URL(fileURLWithPath: String(dataDirectory)).appendingPathComponent("\(application)/providers"))
+        }
+        if let tree = layout.sourceTree { directories.append(tree.appendingPathComponent("data/providers")) }
+        return ProviderCatalog(
+            presetDirectories: directories,
+            userConfigDirectory: xdg("XDG_CONFIG_HOME", ".config", environment).appendingPathComponent(application),
+            environment: environment, credentialPrefix: credentialPrefix)
+    }
+
+    /// Where the token file (and the sandbox's state) live: `$XDG_STATE_HOME/latchkey`.
+    public static var stateDirectory: URL { FileTokenStore.defaultDirectory(for: application) }
+
+    /// The app's icon directory: installed under `<prefix>/share/icons`, or the source tree's `data/icons`.
+    public static func iconDirectory(layout: InstallLayout = .current) -> URL? {
+        let icon = "hicolor/scalable/apps/io.github.latchkey.Latchkey.svg"
+        let candidates = [layout.share("icons")] + (layout.sourceTree.map { [$0.appendingPathComponent("data/icons")] } ?? [])
+        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent(icon).path) }?
+            .appendingPathComponent("hicolor/scalable/apps")
+    }
+
+    private static func xdg(_ name: String, _ fallback: String, _ environment: [String: String]) -> URL {
+        environment[name].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(fallback)
+    }
+}
