@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from e2e import BIN, ROOT, expect
+from harness import BIN, ROOT, expect
 from driver import Latchkey, wait_until
 
 
@@ -25,10 +25,13 @@ def bad_numbers(home):
 def silent_sandbox(home):
     """A sandbox child that is alive but never prints: the app says so within its limit
     and stays usable, instead of "Starting…" for ever."""
-    install = os.path.join(home.root, "install")
+    # Installed the usual way: programs in <prefix>/bin, presets in <prefix>/share.
+    prefix = os.path.join(home.root, "install")
+    install = os.path.join(prefix, "bin")
     os.makedirs(install, exist_ok=True)
     for name in ("latchkey", "libLatchkeyWebSignIn.so"):
         shutil.copy2(os.path.join(BIN, name), install)
+    shutil.copytree(os.path.join(ROOT, "data", "providers"), os.path.join(prefix, "share", "latchkey", "providers"))
     fake = os.path.join(install, "latchkey-sandbox")
     with open(fake, "w") as f:
         # Holds its output open and says nothing (its input never gets a byte to echo).
