@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -13,13 +14,16 @@ public struct ProcessLock: Sendable {
     public init(path: String) { self.path = path }
 
     /// A held lock; `release()` gives it back (so does the end of the process).
-    public final class Held: @unchecked Sendable {
-        private var descriptor: Int32
-        init(_ descriptor: Int32) { self.descriptor = descriptor }
+    /// Releasing twice, even at once from two tasks, closes the descriptor once.
+    public final class Held: Sendable {
+        private let descriptor: Mutex<Int32>
+        init(_ descriptor: Int32) { self.descriptor = Mutex(descriptor) }
         public func release() {
-            guard descriptor >= 0 else { return }
-            close(descriptor)  // closing the only descriptor releases the flock
-            descriptor = -1
+            let open = descriptor.withLock { descriptor in
+                defer { descriptor = -1 }
+                return descriptor
+            }
+            if open >= 0 { close(open) }  // closing the only descriptor releases the flock
         }
         deinit { release() }
     }
