@@ -52,22 +52,3 @@ public enum MainLoop {
         Unmanaged<ClosureBox<Work>>.fromOpaque(data!).release()
     }
 }
-
-/// GTK's thread is the process's main thread, where GTK was initialised and its
-/// loop runs; the main actor stands for it.
-public enum GtkThread {
-    /// Traps unless called on GTK's thread, as swift-nio's `preconditionInEventLoop` does:
-    /// a GObject made or connected elsewhere would race with the loop.
-    @inline(__always)
-    public static func precondition(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
-        MainActor.preconditionIsolated("\(what()) must happen on GTK's thread", file: file, line: line)
-    }
-}
-
-/// Carries a Swift value through a C `gpointer`. Sendable only for what it
-/// carries: GLib hands the box back on the thread that runs the source or
-/// signal, and the values put in it are `@Sendable` closures or main-actor-only.
-package final class ClosureBox<Value>: @unchecked Sendable {
-    package let value: Value
-    package init(_ value: Value) { self.value = value }
-}

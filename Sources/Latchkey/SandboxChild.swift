@@ -16,6 +16,7 @@ import Glibc
 /// provider's address is known at once, and `waitUntilReady()` (off GTK's
 /// thread, before anything touches the network) reads the child's
 /// "listening" line.
+/// Sendable: `readiness` is read and written only under `lock`; the rest is set once, in `init`.
 final class SandboxChild: @unchecked Sendable {
     let process = Process()
     let baseURL: String

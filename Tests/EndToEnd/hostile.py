@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from e2e import assert_no_secrets, expect
+from harness import assert_no_secrets, expect
 from driver import wait_until
 
 # /attachment answers with a file to save; /page embeds one in an iframe and has a

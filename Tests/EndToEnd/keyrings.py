@@ -7,7 +7,7 @@ import os
 import stat
 import subprocess
 
-from e2e import BIN, admin, assert_no_secrets, expect, sandbox_url, sign_in, stored_token
+from harness import BIN, admin, assert_no_secrets, expect, sandbox_url, sign_in, stored_token
 from driver import Desktop, wait_until
 
 KEYRING_PASSWORD = b"test-password"

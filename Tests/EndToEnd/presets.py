@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 
-from e2e import BIN, ROOT, admin, assert_no_secrets, expect, open_sign_in, sign_in
+from harness import BIN, ROOT, admin, assert_no_secrets, expect, open_sign_in, sign_in
 from driver import wait_until
 
 CONFIDENTIAL = {"client_id": "latchkey-confidential", "client_secret": "sandbox-secret"}

@@ -1,0 +1,37 @@
+import CGtk
+
+/// A GtkApplication: single instance per id, owns the main loop.
+public final class Application: Object {
+    public var application: UnsafeMutablePointer<GtkApplication> { cast(pointer) }
+
+    public init(id: String) {
+        super.init(adopting: gtk_application_new(id, G_APPLICATION_DEFAULT_FLAGS))
+    }
+
+    /// The first instance starts, or a second launch asks the running one to come forward.
+    public func onActivate(_ handler: @escaping @MainActor () -> Void) { on("activate", handler) }
+
+    private var actions: [Object] = []
+
+    /// An action other processes can activate over D-Bus (`org.gtk.Actions`,
+    /// see `RunningApplication`), with a string state they can read first.
+    public func addAction(_ name: String, state: String, _ handler: @escaping @MainActor () -> Void) {
+        let action = Object(adopting: UnsafeMutableRawPointer(g_simple_action_new_stateful(name, nil, g_variant_new_string(state))))
+        action.onIgnoringArgument("activate", handler)
+        g_action_map_add_action(OpaquePointer(pointer), OpaquePointer(action.pointer))
+        actions.append(action)
+    }
+
+    /// Runs the main loop until the last window closes; returns the exit status.
+    public func run(arguments: [String]) -> Int32 {
+        // GApplication reads only argv[0] here; our own options were parsed already.
+        var argv: [UnsafeMutablePointer<CChar>?] = [strdup(arguments.first ?? "latchkey"), nil]
+        defer { argv.forEach { free($0) } }
+        return g_application_run(cast(pointer), 1, &argv)
+    }
+
+    public static func setName(_ name: String, programName: String) {
+        g_set_application_name(name)
+        g_set_prgname(programName)
+    }
+}

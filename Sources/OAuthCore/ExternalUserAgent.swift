@@ -1,0 +1,19 @@
+/// What shows the provider's page to a person: an embedded web view, or the
+/// system browser with a loopback listener (RFC 8252). The boundary, as in
+/// AppAuth's `OIDExternalUserAgent`, is small: present, and dismiss. Both are
+/// async so that an agent can do its work on its own thread (a GUI toolkit's)
+/// and so that OAuthCore can run the sign-in from any task; see
+/// `AuthSession.signIn(using:)`.
+///
+/// The agent reports every navigation to `flow.resume(with:)`; when that
+/// answers true the navigation was the redirect, and the agent must not load
+/// it. The agent calls `flow.cancel()` when the person closes it, and
+/// `flow.fail(_:)` when it breaks.
+public protocol ExternalUserAgent: Sendable {
+    /// Shows the flow's authorization page; returns once it is shown (not when
+    /// the person has answered). Throws when it cannot be shown.
+    func present(_ flow: AuthorizationFlow) async throws
+    /// Closes what `present` opened. Called once for every `present` that
+    /// returned, once the flow has ended, whichever way.
+    func dismiss(_ flow: AuthorizationFlow) async
+}

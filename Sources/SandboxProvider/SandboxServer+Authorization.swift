@@ -1,0 +1,135 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+// The authorization endpoint and its sign-in page.
+extension SandboxServer {
+    // MARK: Authorization endpoint (RFC 6749 §4.1.1, RFC 7636 §4.3)
+
+    func authorize(_ request: Request) async -> Response {
+        let parameters = Parameters(FormEncoding.decode(request.uri.query ?? "") ?? [])
+        // Until client and redirect URI are known good, errors go to the page, never to a redirect.
+        if parameters.repeated.contains("client_id") || parameters.repeated.contains("redirect_uri") {
+            return Self.errorPage("Invalid request", "The request names its client or redirect URI more than once.")
+        }
+        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+            return Self.errorPage("Unknown application", "No application with this client_id is registered here.")
+        }
+        guard let redirectURI = parameters["redirect_uri"] else {
+            return Self.errorPage("Invalid request", "The request has no redirect_uri.")
+        }
+        guard client.isRegistered(redirectURI: redirectURI) else {
+            return Self.errorPage(
+                "Unregistered redirect URI", "\(client.name) did not register the address it asked to return to.")
+        }
+        if likeness.loopbackRedirectOnly, !SandboxClient.isLoopbackHTTP(redirectURI) {
+            return Self.errorPage(
+                "Invalid request", "This provider sends desktop applications back only to a loopback address (http://127.0.0.1).")
+        }
+        if client.isPublic, !likeness.acceptsPublicClients {
+            return Self.errorPage("Unauthorized client", "\(client.name) is not set up for sign-in without a client secret.")
+        }
+        let stateValue = parameters["state"]
+        func fail(_ error: String, _ description: String) -> Response {
+            redirect(to: redirectURI, error: error, description: description, state: stateValue)
+        }
+        if let name = parameters.repeated.first {
+            return fail("invalid_request", "The parameter \(name) was sent more than once.")
+        }
+        guard let responseType = parameters["response_type"] else {
+            return fail("invalid_request", "response_type is missing.")
+        }
+        guard responseType == "code" else {
+            return fail("unsupported_response_type", "Only the authorization code flow (response_type=code) is supported.")
+        }
+        guard let stateValue else {
+            return fail("invalid_request", "state is missing; the sandbox requires it.")
+        }
+        guard let scope = parameters["scope"] else {
+            return fail("invalid_scope", "scope is missing.")
+        }
+        let scopes = scope.split(separator: " ").map(String.init)
+        if let unknown = scopes.first(where: { !likeness.scopes.contains($0) }) {
+            return fail("invalid_scope", "The scope \(unknown) is not known here.")
+        }
+        let challenge = parameters["code_challenge"]
+        let method = parameters["code_challenge_method"]
+        if let method, method != "S256" {
+            return fail("invalid_request", "Only the S256 code challenge method is supported.")
+        }
+        if challenge == nil && method != nil {
+            return fail("invalid_request", "code_challenge_method was sent without code_challenge.")
+        }
+        // A standard LinkedIn app's challenge is not refused here but never bound to the
+        // code: the verifier then fails client authentication at the token endpoint.
+        let ignoresChallenge = !client.isPublic && likeness.pkce == .refusedForConfidentialClients
+        if let challenge, !ignoresChallenge {
+            guard method == "S256" else {
+                return fail("invalid_request", "code_challenge_method must be S256; plain is not accepted.")
+            }
+            guard challenge.count == 43, challenge.allSatisfy(Self.isBase64URLCharacter) else {
+                return fail("invalid_request", "code_challenge is not a base64url SHA-256 digest.")
+            }
+        } else if client.isPublic, likeness.pkce != .optional {
+            return fail("invalid_request", "This public client must use PKCE (code_challenge with S256).")
+        }
+        let pending = SandboxState.PendingAuthorization(
+            client: client, redirectURI: redirectURI, state: stateValue, scopes: scopes,
+            codeChallenge: ignoresChallenge ? nil : challenge, nonce: parameters["nonce"],
+            grantsRefreshToken: likeness.grantsRefreshToken(scopes: scopes, parameters: parameters.values),
+            expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
+        let requestID = await state.addPending(pending)
+        return Self.html(.ok, signInPage(pending, requestID: requestID))
+    }
+
+    /// The sign-in form's answer: Allow with the right password gives a code; Deny an error.
+    func answerSignIn(_ request: Request) async throws -> Response {
+        let body = try await Self.formBody(request)
+        guard let body, let requestID = body["request_id"], let pending = await state.pending(requestID) else {
+            return Self.errorPage(
+                "Sign-in expired", "This sign-in page is no longer valid. Go back to the application and start again.",
+                status: .badRequest)
+        }
+        switch body["action"] {
+        case "deny":
+            await state.removePending(requestID)
+            // Nothing typed: the person left at the sign-in step, not at the consent.
+            let signedIn = !(body["username"] ?? "").isEmpty
+            return redirect(
+                to: pending.redirectURI, error: signedIn ? likeness.denyError : likeness.denyBeforeSignInError ?? likeness.denyError,
+                description: "The user denied the request.", state: pending.state)
+        case "allow":
+            let username = body["username"] ?? ""
+            guard let user = configuration.user(username), constantTimeEquals(user.password, body["password"] ?? "")
+            else {
+                return Self.html(
+                    .unauthorized,
+                    signInPage(
+                        pending, requestID: requestID, username: username,
+                        error: "That username and password do not match. Try again."))
+            }
+            await state.removePending(requestID)
+            let code = await state.issueCode(
+                .init(
+                    clientID: pending.client.clientID, redirectURI: pending.redirectURI,
+                    codeChallenge: pending.codeChallenge, scopes: pending.scopes, nonce: pending.nonce,
+                    grantsRefreshToken: pending.grantsRefreshToken, username: user.username,
+                    expiresAt: Date().addingTimeInterval(TimeInterval(configuration.codeTTL))))
+            return redirect(to: pending.redirectURI, parameters: [("code", code), ("state", pending.state)])
+        default:
+            return Self.errorPage("Invalid request", "The form was sent without Allow or Deny.", status: .badRequest)
+        }
+    }
+
+    func signInPage(
+        _ pending: SandboxState.PendingAuthorization, requestID: String, username: String = "", error: String? = nil
+    ) -> String {
+        Pages.signIn(
+            clientName: pending.client.name, scopes: pending.scopes, requestID: requestID, action: likeness.authorizePath,
+            descriptions: likeness.scopeDescriptions, imitating: likeness.displayName, username: username, error: error)
+    }
+}

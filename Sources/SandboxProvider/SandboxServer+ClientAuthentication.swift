@@ -1,0 +1,79 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+// Who is asking at the token and revocation endpoints.
+extension SandboxServer {
+    // MARK: Client authentication (RFC 6749 §2.3)
+
+    struct ClientAuthenticationError: Error {
+        let error: String
+        let description: String
+        let basicChallenge: Bool
+
+        var response: Response { SandboxServer.tokenError(error, description, basicChallenge: basicChallenge) }
+    }
+
+    func authenticateClient(_ request: Request, _ parameters: Parameters) -> Result<SandboxClient, ClientAuthenticationError> {
+        func failure(_ error: String, _ description: String, basic: Bool = false) -> Result<SandboxClient, ClientAuthenticationError> {
+            .failure(.init(error: error, description: description, basicChallenge: basic))
+        }
+        let header = request.headers[.authorization]
+        let bodySecret = parameters["client_secret"]
+        if let header, header.lowercased().hasPrefix("basic ") {
+            guard likeness.acceptsBasicAuthentication else {
+                // As LinkedIn answers: the secret is looked for in the body only.
+                return failure("invalid_request", "A required parameter \"client_secret\" is missing.")
+            }
+            guard bodySecret == nil else {
+                return failure("invalid_request", "Use one client authentication method, not two.")
+            }
+            guard let credentials = Self.basicCredentials(header) else {
+                return failure("invalid_client", "The Authorization header is not valid Basic credentials.", basic: true)
+            }
+            if let bodyID = parameters["client_id"], bodyID != credentials.id {
+                return failure("invalid_request", "client_id in the body differs from the authenticated client.")
+            }
+            guard let client = configuration.client(credentials.id), let secret = client.clientSecret,
+                constantTimeEquals(secret, credentials.secret)
+            else {
+                return failure("invalid_client", "Client authentication failed.", basic: true)
+            }
+            return .success(client)
+        }
+        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+            return failure("invalid_client", "Client authentication failed: unknown or missing client_id.")
+        }
+        switch (client.clientSecret, bodySecret) {
+        case (nil, nil):
+            guard likeness.acceptsPublicClients else {
+                return failure("invalid_request", "A required parameter \"client_secret\" is missing.")
+            }
+            return .success(client)
+        case (nil, _?):
+            return failure("invalid_client", "This public client has no secret to send.")
+        case (_?, nil):
+            return failure("invalid_client", "This confidential client must authenticate.")
+        case (let secret?, let sent?):
+            guard constantTimeEquals(secret, sent) else {
+                return failure("invalid_client", "Client authentication failed.")
+            }
+            return .success(client)
+        }
+    }
+
+    /// RFC 6749 §2.3.1: id and secret are form-encoded, then joined by a colon, then base64.
+    static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
+        let encoded = header.dropFirst("basic ".count).trimmingCharacters(in: .whitespaces)
+        guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),
+            let colon = text.firstIndex(of: ":"),
+            let id = FormEncoding.decode("i=" + text[..<colon])?.first?.value,
+            let secret = FormEncoding.decode("s=" + text[text.index(after: colon)...])?.first?.value
+        else { return nil }
+        return (id, secret)
+    }
+}

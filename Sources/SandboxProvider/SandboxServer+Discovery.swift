@@ -1,0 +1,48 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+// The discovery document: what the sandbox offers, where.
+extension SandboxServer {
+    // MARK: Discovery (OpenID Connect Discovery 1.0, RFC 8414)
+
+    func discovery() -> Response {
+        let base = self.base
+        var authMethods = ["client_secret_post"]
+        if likeness.acceptsBasicAuthentication { authMethods.insert("client_secret_basic", at: 0) }
+        if likeness.acceptsPublicClients { authMethods.append("none") }
+        var claims = ["sub", "iss", "aud", "exp", "iat", "name", "given_name", "family_name"]
+        if likeness.idTokenCarriesNonce { claims.insert("nonce", at: 5) }
+        claims += likeness.profileShape == .openIDConnect ? ["preferred_username", "picture", "profile"] : ["picture"]
+        claims += ["email", "email_verified"]
+        if likeness.tenantID != nil { claims.append("tid") }
+        var document: [String: Any] = [
+            "issuer": issuer,
+            "authorization_endpoint": "\(base)\(likeness.authorizePath)",
+            "token_endpoint": "\(base)\(likeness.tokenPath)",
+            "userinfo_endpoint": "\(base)\(likeness.userinfoPath)",
+            "jwks_uri": "\(base)/jwks.json",
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": [signer.algorithm],
+            "scopes_supported": likeness.scopes,
+            "claims_supported": claims,
+            "token_endpoint_auth_methods_supported": authMethods,
+            "authorization_response_iss_parameter_supported": likeness.sendsIssuerInRedirect,
+        ]
+        if let revokePath = likeness.revokePath {
+            document["revocation_endpoint"] = "\(base)\(revokePath)"
+            document["revocation_endpoint_auth_methods_supported"] = authMethods
+        }
+        if likeness.pkce != .refusedForConfidentialClients || likeness.acceptsPublicClients {
+            document["code_challenge_methods_supported"] = ["S256"]
+        }
+        return Self.json(.ok, document)
+    }
+}

@@ -1,0 +1,59 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+// Faults on demand, set through /_admin/faults.
+extension SandboxServer {
+    // MARK: Faults on demand
+
+    func addFault(_ request: Request) async throws -> Response {
+        let buffer = try await request.body.collect(upTo: 16 * 1024)
+        guard let fault = try? JSONDecoder().decode(Fault.self, from: Data(buffer: buffer)), fault.count > 0 else {
+            return Self.json(
+                .badRequest,
+                ["error": "Expected {\"endpoint\": token|userinfo|revoke, \"kind\": 500|html|empty|truncated|delay|close, \"count\": N}"])
+        }
+        await state.setFault(fault)
+        return Response(status: .noContent)
+    }
+
+    /// The answer a pending fault gives instead of the real one, or nil to answer normally.
+    func applyFault(_ endpoint: FaultEndpoint, _ context: SandboxRequestContext) async throws -> Response? {
+        guard let fault = await state.takeFault(for: endpoint) else { return nil }
+        logger.info("injecting fault \(fault.kind.rawValue) into /\(endpoint.rawValue)")
+        switch fault.kind {
+        case .serverError:
+            return Response(
+                status: .internalServerError, headers: [.contentType: "text/plain"],
+                body: .init(byteBuffer: ByteBuffer(string: "Internal Server Error\n")))
+        case .html:
+            return Self.html(
+                .ok,
+                Pages.document(
+                    title: "Service unavailable",
+                    body: "<h1>We'll be right back</h1><p>The service is down for maintenance.</p>"))
+        case .empty:
+            return Response(status: .ok, headers: [.contentType: "application/json", .contentLength: "0"])
+        case .truncated:
+            let whole = ByteBuffer(string: #"{"access_token":"sbx_at_truncated","token_type":"Bearer","expires_in":3600}"#)
+            let half = whole.getSlice(at: 0, length: whole.readableBytes / 2)!
+            let channel = context.channel
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(contentLength: whole.readableBytes) { writer in
+                    try await writer.write(half)
+                    try await channel.close()
+                })
+        case .delay:
+            try await Task.sleep(for: .seconds(fault.delaySeconds))
+            return nil
+        case .close:
+            try? await context.channel.close()
+            return Response(status: .internalServerError)
+        }
+    }
+}

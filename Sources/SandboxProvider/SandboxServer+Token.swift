@@ -1,0 +1,173 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+// The token endpoint: code exchange and refresh.
+extension SandboxServer {
+    // MARK: Token endpoint (RFC 6749 §4.1.3, §6, RFC 7636 §4.5)
+
+    func token(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
+        await state.count(\.tokenRequests)
+        if let response = try await applyFault(.token, context) { return response }
+        let outcome = try await tokenOutcome(request)
+        return render(outcome, acceptsJSON: request.headers[.accept]?.lowercased().contains("application/json") == true)
+    }
+
+    /// What the token endpoint answers, before it is written the way the imitated provider writes it.
+    enum TokenOutcome {
+        case tokens([(String, Any)])
+        case error(String, String, basicChallenge: Bool = false)
+    }
+
+    private func tokenOutcome(_ request: Request) async throws -> TokenOutcome {
+        guard let parameters = try await Self.formBody(request) else {
+            return .error("invalid_request", "The body must be application/x-www-form-urlencoded.")
+        }
+        if let name = parameters.repeated.first {
+            return .error("invalid_request", "The parameter \(name) was sent more than once.")
+        }
+        let client: SandboxClient
+        switch authenticateClient(request, parameters) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let error): return .error(error.error, error.description, basicChallenge: error.basicChallenge)
+        }
+        switch parameters["grant_type"] ?? likeness.impliedGrantType {
+        case nil:
+            return .error("invalid_request", "grant_type is missing.")
+        case "authorization_code":
+            await state.count(\.authorizationCodeGrants)
+            return await exchangeCode(parameters, client: client)
+        case "refresh_token":
+            await state.count(\.refreshGrants)
+            return await refresh(parameters, client: client)
+        default:
+            return .error("unsupported_grant_type", "Only authorization_code and refresh_token are supported.")
+        }
+    }
+
+    private func exchangeCode(_ parameters: Parameters, client: SandboxClient) async -> TokenOutcome {
+        guard let codeValue = parameters["code"] else {
+            return .error("invalid_request", "code is missing.")
+        }
+        guard let redirectURI = parameters["redirect_uri"] else {
+            return .error("invalid_request", "redirect_uri is missing; it was sent with the authorization request.")
+        }
+        let code: SandboxState.AuthorizationCode
+        switch await state.redeemCode(codeValue) {
+        case .unknown: return .error("invalid_grant", "The authorization code is not known.")
+        case .expired: return .error("invalid_grant", "The authorization code has expired.")
+        case .replayed:
+            return .error(
+                "invalid_grant", "The authorization code was already used; the tokens issued for it are revoked.")
+        case .redeemed(let redeemed): code = redeemed
+        }
+        guard code.clientID == client.clientID else {
+            return .error("invalid_grant", "The authorization code was issued to another client.")
+        }
+        guard code.redirectURI == redirectURI else {
+            return .error("invalid_grant", "redirect_uri differs from the one in the authorization request.")
+        }
+        let verifier = parameters["code_verifier"]
+        if verifier != nil, !client.isPublic, likeness.pkce == .refusedForConfidentialClients {
+            // As reported of LinkedIn's standard apps: 401 invalid_client.
+            return .error("invalid_client", "Client authentication failed")
+        }
+        switch (code.codeChallenge, verifier) {
+        case (nil, nil): break
+        case (nil, _?):
+            return .error("invalid_grant", "code_verifier was sent, but the authorization request had no code_challenge.")
+        case (_?, nil):
+            return .error("invalid_request", "code_verifier is missing.")
+        case (let challenge?, let verifier?):
+            guard (43...128).contains(verifier.count), verifier.allSatisfy(Self.isVerifierCharacter),
+                constantTimeEquals(Base64URL.encode(SHA256.hash(data: Data(verifier.utf8))), challenge)
+            else {
+                return .error("invalid_grant", "code_verifier does not match the code_challenge.")
+            }
+        }
+        let grant = SandboxState.Grant(clientID: client.clientID, username: code.username, scopes: code.scopes)
+        let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
+        await state.attach(grantID: issued.grantID, toCode: codeValue)
+        return tokenResponse(issued, grant: grant, nonce: code.nonce, withRefreshToken: code.grantsRefreshToken)
+    }
+
+    private func refresh(_ parameters: Parameters, client: SandboxClient) async -> TokenOutcome {
+        guard let value = parameters["refresh_token"] else {
+            return .error("invalid_request", "refresh_token is missing.")
+        }
+        let grantID: String
+        var grant: SandboxState.Grant
+        switch await state.redeemRefreshToken(value) {
+        case .unknown: return .error("invalid_grant", "The refresh token is not known.")
+        case .revoked: return .error("invalid_grant", "The refresh token was revoked.")
+        case .replayed:
+            return .error("invalid_grant", "The refresh token was already used; the grant is revoked.")
+        case .redeemed(let id, let redeemed):
+            grantID = id
+            grant = redeemed
+        }
+        guard grant.clientID == client.clientID else {
+            return .error("invalid_grant", "The refresh token was issued to another client.")
+        }
+        if let scope = parameters["scope"] {
+            let requested = scope.split(separator: " ").map(String.init)
+            guard requested.allSatisfy(grant.scopes.contains) else {
+                return .error("invalid_scope", "A refresh cannot add scopes the user did not grant.")
+            }
+            grant = .init(clientID: grant.clientID, username: grant.username, scopes: requested)
+        }
+        let issued = await state.issueTokens(for: grant, reusing: grantID, ttl: configuration.accessTokenTTL)
+        return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: true)
+    }
+
+    private func tokenResponse(
+        _ issued: SandboxState.IssuedTokens, grant: SandboxState.Grant, nonce: String?, withRefreshToken: Bool
+    ) -> TokenOutcome {
+        var fields: [(String, Any)] = [("access_token", issued.accessToken)]
+        if likeness.sendsTokenType { fields.append(("token_type", likeness.answerFormat == .json ? "Bearer" : "bearer")) }
+        if likeness.accessTokenLifetime != nil { fields.append(("expires_in", configuration.accessTokenTTL)) }
+        if withRefreshToken { fields.append(("refresh_token", issued.refreshToken)) }
+        fields.append(("scope", grant.scopes.joined(separator: likeness.scopeSeparator)))
+        for (name, value) in likeness.extraTokenFields.sorted(by: { $0.key < $1.key }) {
+            // created_at is a moment, the others are lifetimes.
+            fields.append((name, name == "created_at" ? Int(Date().timeIntervalSince1970) : value))
+        }
+        if grant.scopes.contains("openid"), let user = configuration.user(grant.username) {
+            let now = Int(Date().timeIntervalSince1970)
+            var claims: [String: Any] = [
+                "iss": tokenIssuer, "sub": Self.subject(for: user), "aud": grant.clientID,
+                "iat": now, "exp": now + configuration.accessTokenTTL,
+            ]
+            if let nonce, likeness.idTokenCarriesNonce { claims["nonce"] = nonce }
+            if let tenant = likeness.tenantID { claims["tid"] = tenant }
+            if likeness.emailVerifiedAsString {
+                // As LinkedIn's have been seen: profile claims, and email_verified as a string.
+                claims["name"] = user.name
+                claims["email"] = user.email
+                claims["email_verified"] = user.emailVerified ? "true" : "false"
+            }
+            if let idToken = try? signer.sign(claims: claims) { fields.append(("id_token", idToken)) }
+        }
+        return .tokens(fields)
+    }
+
+    /// Writes an answer of the token endpoint as the imitated provider does: JSON, or
+    /// (GitHub without `Accept: application/json`) a form; errors with 400/401, or with 200
+    /// under the provider's own names.
+    func render(_ outcome: TokenOutcome, acceptsJSON: Bool) -> Response {
+        let asForm = likeness.answerFormat == .formUnlessJSONAccepted && !acceptsJSON
+        switch outcome {
+        case .tokens(let fields):
+            if asForm { return Self.form(.ok, fields) }
+            return Self.json(.ok, Dictionary(fields, uniquingKeysWith: { first, _ in first }), headers: Self.noStore)
+        case .error(let error, let description, let basicChallenge):
+            guard likeness.errorsWithStatus200 else { return Self.tokenError(error, description, basicChallenge: basicChallenge) }
+            let fields: [(String, Any)] = [("error", likeness.errorName(error)), ("error_description", description)]
+            return asForm ? Self.form(.ok, fields) : Self.json(.ok, Dictionary(fields, uniquingKeysWith: { a, _ in a }))
+        }
+    }
+}

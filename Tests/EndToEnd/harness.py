@@ -1,0 +1,198 @@
+"""What every end-to-end scenario stands on: a private home with a recording
+default browser, the sandbox's address, the sign-in steps, the checks for
+leaked secrets, and the runner that gives each scenario its own D-Bus session."""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+import urllib.request
+
+from driver import Failure, Latchkey, wait_until  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("LATCHKEY_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
+OUTPUT = os.path.join(ROOT, "test-output", "e2e")
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+class Home:
+    """A private home: XDG directories, and a recording default browser."""
+
+    def __init__(self, scenario, fresh=True):
+        self.root = os.path.join(OUTPUT, scenario)
+        if fresh:
+            shutil.rmtree(self.root, ignore_errors=True)
+        self.shots = self.root
+        self.home = os.path.join(self.root, "home")
+        self.config = os.path.join(self.home, ".config")
+        self.data = os.path.join(self.home, ".local", "share")
+        self.state = os.path.join(self.home, ".local", "state")
+        self.runtime = os.path.join(self.root, "runtime")
+        for directory in (self.config, self.data, self.state, self.runtime, os.path.join(self.home, "bin")):
+            os.makedirs(directory, exist_ok=True)
+        os.chmod(self.runtime, 0o700)
+        self.opened = os.path.join(self.root, "opened-urls.txt")
+        recorder = os.path.join(self.home, "bin", "record-url")
+        with open(recorder, "w") as script:
+            script.write(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{self.opened}"\n')
+        os.chmod(recorder, 0o755)
+        applications = os.path.join(self.data, "applications")
+        os.makedirs(applications, exist_ok=True)
+        with open(os.path.join(applications, "recording-browser.desktop"), "w") as entry:
+            entry.write(
+                "[Desktop Entry]\nType=Application\nName=Recording browser\n"
+                f"Exec={recorder} %u\nMimeType=x-scheme-handler/http;x-scheme-handler/https;\nNoDisplay=true\n")
+        with open(os.path.join(self.config, "mimeapps.list"), "w") as mime:
+            mime.write(
+                "[Default Applications]\n"
+                "x-scheme-handler/http=recording-browser.desktop\nx-scheme-handler/https=recording-browser.desktop\n")
+        self.env = {
+            "HOME": self.home,
+            "XDG_CONFIG_HOME": self.config,
+            "XDG_DATA_HOME": self.data,
+            "XDG_STATE_HOME": self.state,
+            "XDG_CACHE_HOME": os.path.join(self.home, ".cache"),
+            "XDG_RUNTIME_DIR": self.runtime,
+            "GTK_A11Y": "atspi",
+            "NO_AT_BRIDGE": "0",
+            "WEBKIT_DISABLE_COMPOSITING_MODE": "1",
+        }
+        os.environ.update(self.env)
+
+    @property
+    def token_file(self):
+        return os.path.join(self.state, "latchkey", "sandbox.json")
+
+    def opened_urls(self):
+        try:
+            with open(self.opened) as f:
+                return [line.strip() for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def launch(self, *args, log_name="latchkey.log"):
+        return Latchkey(os.path.join(BIN, "latchkey"), self.root, self.shots, args=args, log_name=log_name)
+
+
+def sandbox_url(app):
+    def probe():
+        with open(app.log_path, errors="replace") as log:
+            match = re.search(r"Sandbox provider \(offline demo\) at (http://127\.0\.0\.1:\d+)", log.read())
+        return match and match.group(1)
+
+    return wait_until("the sandbox's address in the log", probe, 10)
+
+
+def admin(base, path, body=None, method=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method or ("POST" if data else "GET"))
+    if data:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        text = response.read().decode()
+        return json.loads(text) if text else None
+
+
+def open_sign_in(app):
+    """Presses Sign in and waits for the page's Username field; returns it."""
+    app.press(app.wait_sensitive("Sign in"))
+    return app.find("entry", "Username", timeout=30)
+
+
+def sign_in(app, home, shot_prefix=None, action="Allow", password="engine"):
+    """Sign in → the sandbox's page in the embedded view → credentials → Allow or Deny."""
+    username = open_sign_in(app)
+    if shot_prefix:
+        app.screenshot(f"{shot_prefix}-sign-in-page")
+    app.type_into(username, "ada")
+    app.type_into(app.find("password text", "Password"), password)
+    if shot_prefix:
+        app.screenshot(f"{shot_prefix}-credentials-typed")
+    app.press(app.button(action))
+
+
+def assert_no_secrets(home, app_logs, extra=()):
+    """Nothing logged contains a token, code or client secret."""
+    text = ""
+    for path in app_logs:
+        with open(path, errors="replace") as log:
+            text += log.read()
+    for prefix in ("sbx_at_", "sbx_rt_", "sbx_code_", "sandbox-secret"):
+        expect(prefix not in text, f"the log holds something starting {prefix!r}")
+    for secret in extra:
+        expect(secret not in text, "the log holds a secret of this run")
+
+
+def stored_token(home):
+    with open(home.token_file) as f:
+        return json.load(f)
+
+
+# Scenarios ----------------------------------------------------------------
+
+
+def session_config(home):
+    """A D-Bus session that can start the accessibility bus and nothing else:
+    no portal, no keyring by activation. A scenario that wants a keyring starts
+    one itself."""
+    services = os.path.join(home.root, "dbus-services")
+    os.makedirs(services, exist_ok=True)
+    # The keyring's password prompt (gcr-prompter) too: it shows only when a
+    # scenario's keyring is locked, and it is what a desktop would show.
+    for service in glob.glob("/usr/share/dbus-1/services/org.a11y.*.service") + [
+            "/usr/share/dbus-1/services/org.gnome.keyring.SystemPrompter.service"]:
+        shutil.copy(service, services)
+    config = os.path.join(home.root, "session.conf")
+    with open(config, "w") as f:
+        f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <keep_umask/>
+  <listen>unix:dir={home.runtime}</listen>
+  <auth>EXTERNAL</auth>
+  <servicedir>{services}</servicedir>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+""")
+    return config
+
+
+def run_one(scenarios, name):
+    """Inside the scenario's D-Bus session: run it; the exit status says how it went."""
+    home = Home(name, fresh=False)
+    try:
+        scenarios[name](home)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def run_all(runner, names):
+    passed, failed = [], []
+    for name in names:
+        started = time.monotonic()
+        home = Home(name)
+        result = subprocess.run(
+            ["dbus-run-session", f"--config-file={session_config(home)}", "--", sys.executable, runner, "--inside", name],
+            env=os.environ)
+        elapsed = time.monotonic() - started
+        (passed if result.returncode == 0 else failed).append(name)
+        print(f"{'PASS' if result.returncode == 0 else 'FAIL'} {name} ({elapsed:.1f} s)", flush=True)
+    print(f"end-to-end: {len(passed)} passed, {len(failed)} failed")
+    return 0 if not failed else 1
