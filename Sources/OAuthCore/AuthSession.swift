@@ -21,6 +21,10 @@ public actor AuthSession {
     /// The first read of the store, which every early caller waits for.
     private var loading: Task<Void, Never>?
     private var refreshing: Task<Token, any Error>?
+    /// The last store call asked for: each waits for the one before, so the
+    /// store sees them in the order this session asked (as when its calls
+    /// were synchronous), and never two at once.
+    private var lastStoreCall: Task<Void, Never>?
     /// Bumped by every sign-in and sign-out: a refresh that started before one
     /// must not undo it when it finishes.
     private var generation = 0
@@ -61,7 +65,7 @@ public actor AuthSession {
     private func readStore() async {
         let stored: Token?
         do {
-            stored = try await store.load(for: configuration.id)
+            stored = try await inOrder { [store, configuration] in try await store.load(for: configuration.id) }
         } catch {
             guard !loaded else { return }
             loaded = true
@@ -99,10 +103,14 @@ public actor AuthSession {
     public func signIn(with token: Token) async throws -> String? {
         var token = token
         if token.issuedBy == nil { token.issuedBy = configuration.tokenBinding }
-        let notice = try await store.save(token, for: configuration.id)
+        // Before the first await: a refresh answering from now on must not replace this sign-in.
+        generation += 1
+        let mine = generation
+        let notice = try await inOrder { [store, configuration, token] in try await store.save(token, for: configuration.id) }
+        // A sign-out or another sign-in asked for after this one has the last word.
+        guard generation == mine else { return notice }
         self.token = token
         loaded = true
-        generation += 1
         storeWarning = nil
         storageProblem = nil
         return notice
@@ -127,9 +135,10 @@ public actor AuthSession {
         return try await refresh(from: current)
     }
 
-    /// The provider refused even a fresh token: the sign-in is over.
-    public func endAfterRejection() async -> OAuthError {
-        await forget()
+    /// The provider refused even a fresh token, `rejected`: the sign-in is over —
+    /// unless it has been replaced meanwhile (a new sign-in), which stays.
+    public func endAfterRejection(of rejected: Token) async -> OAuthError {
+        if token?.accessToken == rejected.accessToken { await forget() }
         return .signedOut(reason: "\(configuration.displayName) no longer accepts your sign-in. Sign in again.")
     }
 
@@ -139,16 +148,20 @@ public actor AuthSession {
     /// stands either way).
     @discardableResult
     public func signOut() async -> String? {
-        let token = await currentToken()
+        _ = await currentToken()
+        // Before any further await: a refresh answering from now on is revoked, not kept.
+        generation += 1
+        let mine = generation
         let damage = storeWarning
         // Every copy the store holds (the keyring's, and a file's made while the
         // keyring did not answer), not only the one in use: each is a live grant.
         // Only those made with this setup are sent to its revocation endpoint.
-        var revocable = ((try? await store.allTokens(for: configuration.id)) ?? []).filter {
-            $0.issuedBy == configuration.tokenBinding
-        }
+        var revocable = ((try? await inOrder { [store, configuration] in try await store.allTokens(for: configuration.id) }) ?? [])
+            .filter { $0.issuedBy == configuration.tokenBinding }
+        // The one in use now (a refresh may have renewed it while the store answered).
         if let token, !revocable.contains(token) { revocable.insert(token, at: 0) }
-        let removal = await forget()
+        // A sign-in asked for while the store answered is not undone.
+        let removal = generation == mine ? await forget() : nil
         // A damaged store was set aside, not deleted: say so, or the person never learns it.
         if revocable.isEmpty, let damage { return "Signed out. \(damage)" }
         // Revoked whether or not the store could be cleared: a copy left behind
@@ -193,7 +206,9 @@ public actor AuthSession {
             }
         }
         defer { lock?.release() }
-        let token = try await rereadBeforeRefreshing(held)
+        if let current = try superseded(since: started) { return current }
+        let token = try await rereadBeforeRefreshing(held, started: started)
+        if let current = try superseded(since: started) { return current }
         if token != held, !token.expires(within: refreshMargin, now: now()) { return token }
         guard token.canRefresh else {
             await forget()
@@ -204,6 +219,8 @@ public actor AuthSession {
         do {
             fresh = try await tokenClient.refresh(token, now: now())
         } catch OAuthError.invalidGrant {
+            // Refused after a sign-out or a new sign-in: that grant is not this one.
+            if let current = try superseded(since: started) { return current }
             await forget()
             throw OAuthError.signedOut(
                 reason: "\(configuration.displayName) no longer accepts your sign-in (it may have been revoked or expired). Sign in again.")
@@ -225,7 +242,7 @@ public actor AuthSession {
         self.token = fresh
         logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
         do {
-            if let notice = try await store.save(fresh, for: configuration.id) {
+            if let notice = try await inOrder({ [store, configuration] in try await store.save(fresh, for: configuration.id) }) {
                 logger.notice("The renewed sign-in was kept elsewhere", metadata: ["notice": "\(notice)"])
             }
             storageProblem = nil
@@ -239,11 +256,13 @@ public actor AuthSession {
 
     /// What another process left in the store, when it differs from what this
     /// one holds: a token it renewed (take it), or nothing (it signed out).
-    private func rereadBeforeRefreshing(_ held: Token) async throws -> Token {
+    private func rereadBeforeRefreshing(_ held: Token, started: Int) async throws -> Token {
         // A token that only lives here (its save failed) has nothing newer in the store.
         guard storageProblem == nil else { return held }
         let stored: Token?
-        do { stored = try await store.load(for: configuration.id) } catch { return held }
+        do { stored = try await inOrder { [store, configuration] in try await store.load(for: configuration.id) } } catch { return held }
+        // Signed in or out while the store answered: what it said is out of date (the caller checks).
+        guard generation == started else { return held }
         guard let stored else {
             // Signed out elsewhere — or a keyring that could not be asked just now.
             // Either way nothing is refreshed, and nothing is removed: a store
@@ -259,6 +278,26 @@ public actor AuthSession {
         return stored
     }
 
+    /// When a sign-in or sign-out came since `started`, what a refresh that
+    /// began before it answers instead of its own result: the sign-in now in
+    /// use, or "signed out". Nil when nothing came between.
+    private func superseded(since started: Int) throws -> Token? {
+        guard generation != started else { return nil }
+        if let token { return token }
+        throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName).")
+    }
+
+    /// Runs a store call after every one asked for before it.
+    private func inOrder<T: Sendable>(_ call: @escaping @Sendable () async throws -> T) async throws -> T {
+        let previous = lastStoreCall
+        let task = Task<T, any Error> {
+            await previous?.value
+            return try await call()
+        }
+        lastStoreCall = Task { _ = try? await task.value }
+        return try await task.value
+    }
+
     /// Forgets the token here and in the store; a sentence when the store could not be cleared.
     @discardableResult
     private func forget() async -> String? {
@@ -266,7 +305,7 @@ public actor AuthSession {
         loaded = true
         generation += 1
         do {
-            try await store.remove(for: configuration.id)
+            try await inOrder { [store, configuration] in try await store.remove(for: configuration.id) }
             return nil
         } catch {
             logger.warning("Could not remove the stored token", metadata: ["error": "\(error)"])

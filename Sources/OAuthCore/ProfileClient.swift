@@ -79,14 +79,14 @@ public struct ProfileClient: Sendable {
                 throw TokenClient.map(error, endpoint: .profile, secrets: [token.accessToken])
             }
             if response.status == 401 {
-                guard attempt == 1 else { throw await session.endAfterRejection() }
+                guard attempt == 1 else { throw await session.endAfterRejection(of: token) }
                 logger.info("The provider refused the access token; refreshing once")
                 token = try await session.replacement(forRejected: token)
                 continue
             }
             return try TokenResponse.fields(of: response, endpoint: .profile, secrets: [token.accessToken])
         }
-        throw await session.endAfterRejection()
+        throw await session.endAfterRejection(of: token)
     }
 
     /// Only web addresses go to a browser: https, or http on this computer.

@@ -47,7 +47,15 @@ extension AuthSession {
         }
         await agent.dismiss(flow)
         progress(.redirectReceived)
-        let token = try await tokenClient.exchange(response, for: flow.request)
+        // Cancelled after the redirect: stop before the exchange, and before keeping anything.
+        guard !Task.isCancelled else { throw OAuthError.cancelled }
+        let token: Token
+        do {
+            token = try await tokenClient.exchange(response, for: flow.request)
+        } catch is CancellationError {
+            throw OAuthError.cancelled
+        }
+        guard !Task.isCancelled else { throw OAuthError.cancelled }
         progress(.tokensReceived)
         let notice = try await signIn(with: token)
         return SignInOutcome(token: token, storeNotice: notice)

@@ -6,7 +6,7 @@ import GtkKit
 /// A WebKitWebView in its own ephemeral context: no cookie, cache or storage
 /// outlives it unless the person asked the provider to remember them.
 final class WebView: Widget {
-    /// Read from `deinit`, which runs on GTK's thread (Object's deinit checks it).
+    /// Read from `deinit`, which checks that it runs on GTK's thread.
     nonisolated(unsafe) let context: UnsafeMutablePointer<WebKitWebContext>
     var view: UnsafeMutablePointer<WebKitWebView> { cast(pointer) }
 
@@ -28,7 +28,8 @@ final class WebView: Widget {
     }
 
     deinit {
-        // Object's deinit has checked the thread; the context outlives the view by this much only.
+        // This runs before Object's deinit, so it checks the thread itself.
+        GtkThread.precondition("Releasing a web view")
         g_object_unref(context)
     }
 

@@ -39,6 +39,18 @@ import TestSupport
         for secret in secrets { #expect(!live.log.text.contains(secret), "a secret reached the log") }
     }
 
+    @Test func aCancelledSignInEndsAsCancelledAndKeepsNothing() async throws {
+        let live = try LiveSandbox()
+        let session = live.session()
+        let agent = FormPostingUserAgent()
+        // Cancelled at once: whichever step it reaches first, it is "cancelled", never half done.
+        let signingIn = Task { try await session.signIn(using: agent) }
+        signingIn.cancel()
+        await #expect(throws: OAuthError.cancelled) { try await signingIn.value }
+        #expect(try live.store.load(for: "sandbox") == nil, "nothing kept")
+        #expect(await session.currentToken() == nil)
+    }
+
     @Test(arguments: ["io.github.latchkey:/oauth2redirect", "http://127.0.0.1/callback"])
     func everyKindOfRedirectURIWorks(redirectURI: String) async throws {
         let live = try LiveSandbox(overrides: ["redirect_uri": redirectURI])

@@ -228,6 +228,26 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         #expect(try live.store.load(for: "sandbox")?.accessToken == "at-newer", "and did not overwrite it in the store")
     }
 
+    @Test func aRefreshRefusedAfterASignOutAndANewSignInDoesNotEraseTheNewOne() async throws {
+        let live = try LiveSandbox()
+        let session = live.session(now: anHourLater)
+        _ = try await live.signIn(session)
+        let before = try #require(try await live.sandbox.statistics()["token_requests"])
+        // The provider answers the refresh late, after the sign-out revoked its grant: invalid_grant.
+        try await live.sandbox.setFault("token", "delay", delaySeconds: 3)
+        let refreshing = Task { try await session.freshToken() }
+        try await within(30) {
+            while try await live.sandbox.statistics()["token_requests"] == before { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(await session.signOut() == nil)
+        let newer = Token(
+            accessToken: "at-newer", refreshToken: "rt-newer", expiresAt: Date().addingTimeInterval(7200), receivedAt: Date())
+        try await session.signIn(with: newer)
+        _ = try? await refreshing.value
+        #expect(await session.currentToken()?.accessToken == "at-newer", "the new sign-in survives the old grant's refusal")
+        #expect(try live.store.load(for: "sandbox")?.accessToken == "at-newer", "in the store too")
+    }
+
     @Test func signOutRevokesTheKeyringsCopyAndTheFilesCopy() async throws {
         let live = try LiveSandbox()
         let places = TwoStores()
