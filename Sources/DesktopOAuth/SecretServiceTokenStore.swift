@@ -101,22 +101,17 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
         guard claimed else {
             throw OAuthError.storage("the keyring is still waiting for an answer to its password prompt.")
         }
-        let answer = Answer<(T, String?)>()
-        let outcome = await withCheckedContinuation { continuation in
-            answer.waiting(continuation)
-            // The thread holds the store (and so its schema) until the call returns, however late.
-            Thread.detachNewThread { [self] in
-                var error: UnsafeMutablePointer<GError>?
-                let value = withAttributes(provider) { body(schema, $0, &error) }
-                let message = error.map { error in
-                    defer { g_error_free(error) }
-                    return String(cString: error.pointee.message)
-                }
-                // Free before waking the caller, whose next call may follow at once.
-                busy.withLock { outstanding = false }
-                answer.give((value, message))
+        // The thread holds the store (and so its schema) until the call returns, however late.
+        let outcome = await BlockingWork.run(waitingAtMost: timeout) { [self] () -> (T, String?) in
+            var error: UnsafeMutablePointer<GError>?
+            let value = withAttributes(provider) { body(schema, $0, &error) }
+            let message = error.map { error in
+                defer { g_error_free(error) }
+                return String(cString: error.pointee.message)
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { answer.give(nil) }
+            // Free before waking the caller, whose next call may follow at once.
+            busy.withLock { outstanding = false }
+            return (value, message)
         }
         guard let (value, message) = outcome else {
             throw OAuthError.storage(
@@ -132,23 +127,5 @@ public final class SecretServiceTokenStore: TokenStore, @unchecked Sendable {
         g_hash_table_insert(attributes, g_strdup("provider"), g_strdup(provider))
         defer { g_hash_table_unref(attributes) }
         return body(attributes)
-    }
-}
-
-/// The first of two answers — the call's, or nil when the time is up — handed
-/// to the waiting task; the later one is dropped. Sendable: its one field is
-/// read and written only under `lock`.
-private final class Answer<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Value?, Never>?
-
-    func waiting(_ continuation: CheckedContinuation<Value?, Never>) { lock.withLock { self.continuation = continuation } }
-
-    func give(_ value: Value?) {
-        let waiting = lock.withLock { () -> CheckedContinuation<Value?, Never>? in
-            defer { continuation = nil }
-            return continuation
-        }
-        waiting?.resume(returning: value)
     }
 }

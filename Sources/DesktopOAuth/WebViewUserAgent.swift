@@ -2,10 +2,8 @@ import CGtk
 import CWebSignIn
 import Foundation
 import GtkKit
-import InstallLayout
 import Logging
 import OAuthCore
-import Synchronization
 
 /// The embedded user agent: the provider's page in a WebKitGTK window over the
 /// app (libLatchkeyWebSignIn.so), joined to OAuthCore's flow.

@@ -16,7 +16,6 @@ final class AppController {
     private let configuration: ProviderConfiguration
     private let store: any TokenStore
     private let session: AuthSession
-    private let tokenClient: TokenClient
     private let profileClient: ProfileClient
     private let providerReady: @Sendable () throws -> Void
     private let logger: Logger
@@ -65,7 +64,7 @@ final class AppController {
         self.configuration = configuration
         self.store = store
         self.logger = logger
-        tokenClient = TokenClient(
+        let tokenClient = TokenClient(
             configuration: configuration, timeout: networkTimeout, logger: Logger(label: "OAuthCore.TokenClient"))
         profileClient = ProfileClient(
             configuration: configuration, timeout: networkTimeout, logger: Logger(label: "OAuthCore.ProfileClient"))

@@ -65,7 +65,7 @@ public actor AuthSession {
     private func readStore() async {
         let stored: Token?
         do {
-            stored = try await inOrder { [store, configuration] in try await store.load(for: configuration.id) }
+            stored = try await inOrder { store, id in try await store.load(for: id) }
         } catch {
             guard !loaded else { return }
             loaded = true
@@ -106,7 +106,7 @@ public actor AuthSession {
         // Before the first await: a refresh answering from now on must not replace this sign-in.
         generation += 1
         let mine = generation
-        let notice = try await inOrder { [store, configuration, token] in try await store.save(token, for: configuration.id) }
+        let notice = try await inOrder { [token] store, id in try await store.save(token, for: id) }
         // A sign-out or another sign-in asked for after this one has the last word.
         guard generation == mine else { return notice }
         self.token = token
@@ -156,7 +156,7 @@ public actor AuthSession {
         // Every copy the store holds (the keyring's, and a file's made while the
         // keyring did not answer), not only the one in use: each is a live grant.
         // Only those made with this setup are sent to its revocation endpoint.
-        var revocable = ((try? await inOrder { [store, configuration] in try await store.allTokens(for: configuration.id) }) ?? [])
+        var revocable = ((try? await inOrder { store, id in try await store.allTokens(for: id) }) ?? [])
             .filter { $0.issuedBy == configuration.tokenBinding }
         // The one in use now (a refresh may have renewed it while the store answered).
         if let token, !revocable.contains(token) { revocable.insert(token, at: 0) }
@@ -229,12 +229,11 @@ public actor AuthSession {
             logger.notice("Refresh failed; keeping the stored token", metadata: ["error": "\(error)"])
             throw error
         }
-        guard generation == started else {
+        if generation != started {
             // Signed out, or signed in afresh, while the provider answered: this
             // token must not outlive that, nor replace the new sign-in.
             try? await tokenClient.revoke(fresh)
-            if let current = self.token { return current }
-            throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName).")
+            if let current = try superseded(since: started) { return current }
         }
         // The provider may have rotated the refresh token: from here the old one is
         // dead (or, replayed, revokes the grant). Adopt the new one before anything
@@ -242,7 +241,7 @@ public actor AuthSession {
         self.token = fresh
         logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
         do {
-            if let notice = try await inOrder({ [store, configuration] in try await store.save(fresh, for: configuration.id) }) {
+            if let notice = try await inOrder({ store, id in try await store.save(fresh, for: id) }) {
                 logger.notice("The renewed sign-in was kept elsewhere", metadata: ["notice": "\(notice)"])
             }
             storageProblem = nil
@@ -260,7 +259,7 @@ public actor AuthSession {
         // A token that only lives here (its save failed) has nothing newer in the store.
         guard storageProblem == nil else { return held }
         let stored: Token?
-        do { stored = try await inOrder { [store, configuration] in try await store.load(for: configuration.id) } } catch { return held }
+        do { stored = try await inOrder { store, id in try await store.load(for: id) } } catch { return held }
         // Signed in or out while the store answered: what it said is out of date (the caller checks).
         guard generation == started else { return held }
         guard let stored else {
@@ -287,12 +286,14 @@ public actor AuthSession {
         throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName).")
     }
 
-    /// Runs a store call after every one asked for before it.
-    private func inOrder<T: Sendable>(_ call: @escaping @Sendable () async throws -> T) async throws -> T {
-        let previous = lastStoreCall
+    /// Runs a call on the store, for this provider, after every one asked for before it.
+    private func inOrder<T: Sendable>(
+        _ call: @escaping @Sendable (_ store: any TokenStore, _ provider: String) async throws -> T
+    ) async throws -> T {
+        let (previous, store, provider) = (lastStoreCall, store, configuration.id)
         let task = Task<T, any Error> {
             await previous?.value
-            return try await call()
+            return try await call(store, provider)
         }
         lastStoreCall = Task { _ = try? await task.value }
         return try await task.value
@@ -305,7 +306,7 @@ public actor AuthSession {
         loaded = true
         generation += 1
         do {
-            try await inOrder { [store, configuration] in try await store.remove(for: configuration.id) }
+            try await inOrder { store, id in try await store.remove(for: id) }
             return nil
         } catch {
             logger.warning("Could not remove the stored token", metadata: ["error": "\(error)"])

@@ -100,28 +100,14 @@ public struct ProviderCatalog: Sendable {
         } catch let error as DecodingError {
             throw OAuthError.invalidConfiguration(Self.explain(error))
         }
-        try checkCredentials(of: configuration)
-        try configuration.validate()
+        try configuration.validate(place: { credential in place(of: credential, for: configuration.id) })
         return configuration
     }
 
-    /// A missing client id or secret, with where this catalog would read one.
-    func checkCredentials(of configuration: ProviderConfiguration) throws {
-        func whereToPut(_ suffix: String) -> String {
-            let file = userFile(for: configuration.id).path
-            guard let variable = credentialVariable(for: configuration.id, suffix) else { return "Put it in \(file)." }
-            return "Put it in \(file) or set \(variable)."
-        }
-        if configuration.clientID.isEmpty {
-            throw OAuthError.invalidConfiguration(
-                "there is no client id for \(configuration.displayName). \(whereToPut("CLIENT_ID")) "
-                    + "(as {\"client_id\": \"…\"})" + (configuration.registrationHint.map { " \($0)" } ?? ""))
-        }
-        if configuration.clientAuthentication != .none, (configuration.clientSecret ?? "").isEmpty {
-            throw OAuthError.invalidConfiguration(
-                "\(configuration.displayName) needs a client secret (\(configuration.clientAuthentication.rawValue)). "
-                    + whereToPut("CLIENT_SECRET"))
-        }
+    /// Where this catalog reads `credential` for provider `id`, in words.
+    func place(of credential: String, for id: String) -> String {
+        let file = userFile(for: id).path
+        return credentialVariable(for: id, credential).map { "\(file) or set \($0)" } ?? file
     }
 
     /// The user's file over the preset, key by key and into nested objects, so

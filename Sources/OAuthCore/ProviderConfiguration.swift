@@ -156,7 +156,11 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// Checks the security rules: https endpoints except on
     /// loopback, a redirect URI an embedded agent can recognise, a secret when
     /// the authentication method needs one.
-    public func validate() throws {
+    ///
+    /// - Parameter place: where a missing credential ("CLIENT_ID", "CLIENT_SECRET")
+    ///   would be read from, in words ("~/.config/app/github.json or set …"); the
+    ///   catalog that loaded the configuration knows, so the sentence can say.
+    public func validate(place: (_ credential: String) -> String? = { _ in nil }) throws {
         func fail(_ reason: String) -> OAuthError { .invalidConfiguration(reason) }
         guard !id.isEmpty else { throw fail("the provider has no id.") }
         let endpoints: [(String, URL?)] = [
@@ -172,10 +176,15 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             }
         }
         guard !clientID.isEmpty else {
-            throw fail("there is no client id for \(displayName)." + (registrationHint.map { " \($0)" } ?? ""))
+            throw fail(
+                "there is no client id for \(displayName)."
+                    + (place("CLIENT_ID").map { " Put {\"client_id\": \"…\"} in \($0)." } ?? "")
+                    + (registrationHint.map { " \($0)" } ?? ""))
         }
         if clientAuthentication != .none, (clientSecret ?? "").isEmpty {
-            throw fail("\(displayName) needs a client secret (\(clientAuthentication.rawValue)).")
+            throw fail(
+                "\(displayName) needs a client secret (\(clientAuthentication.rawValue))."
+                    + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))
         }
         try Self.validateRedirectURI(redirectURI)
         if let idTokenIssuer {

@@ -4,8 +4,8 @@ import CWebSignIn
 import Foundation
 import GtkKit
 
-// libLatchkeyWebSignIn.so's side of latchkey_web_sign_in.h. The app loads this
-// library with dlopen only when a sign-in is near: linking WebKitGTK costs
+// libLatchkeyWebSignIn.so's side of latchkey_web_sign_in.h. The app opens this
+// library only when a sign-in is near: linking WebKitGTK costs
 // every launch ~65 ms and ~25 MiB before any page is shown.
 //
 // Every function in the table runs on GTK's thread (the app calls it there);
@@ -49,7 +49,7 @@ private nonisolated(unsafe) let interfaceTable: UnsafeMutablePointer<LatchkeyWeb
 }()
 
 /// WebKitGTK's run-time version as major·10000 + minor·100 + micro.
-public func webKitVersion() -> Int32 {
+private func webKitVersion() -> Int32 {
     Int32(webkit_get_major_version() * 10000 + webkit_get_minor_version() * 100 + webkit_get_micro_version())
 }
 

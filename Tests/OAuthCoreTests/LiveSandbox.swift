@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OAuthCore
 import TestSupport
+import Testing
 
 /// Every line OAuthCore logged during a test, to search for secrets.
 final class CapturedLog: @unchecked Sendable {
@@ -117,6 +118,19 @@ struct LiveSandbox {
     /// The whole sign-in as the app runs it: OAuthCore's own sequence.
     func signIn(_ session: AuthSession) async throws -> Token {
         try await session.signIn(using: FormPostingUserAgent()).token
+    }
+
+    /// A refresh of `session`'s token that the provider holds for `seconds`
+    /// before answering; returns once the provider has the request, so the
+    /// caller can sign in or out while it waits.
+    func refreshHeldAtTheProvider(_ session: AuthSession, seconds: Double = 3) async throws -> Task<Token, any Error> {
+        let before = try #require(try await sandbox.statistics()["token_requests"])
+        try await sandbox.setFault("token", "delay", delaySeconds: seconds)
+        let refreshing = Task { try await session.freshToken() }
+        try await within(30) {
+            while try await sandbox.statistics()["token_requests"] == before { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        return refreshing
     }
 
     /// What the provider says of a refresh token, asked with curl.

@@ -192,14 +192,9 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         let live = try LiveSandbox()
         let session = live.session(now: anHourLater)
         _ = try await live.signIn(session)
-        let before = try #require(try await live.sandbox.statistics()["token_requests"])
-        try await live.sandbox.setFault("token", "delay", delaySeconds: 2)
         // The sign-out's revocation fails, so the grant lives and the refresh succeeds.
         try await live.sandbox.setFault("revoke", "500")
-        let refreshing = Task { try await session.freshToken() }
-        try await within(30) {
-            while try await live.sandbox.statistics()["token_requests"] == before { try await Task.sleep(for: .milliseconds(20)) }
-        }
+        let refreshing = try await live.refreshHeldAtTheProvider(session)
         #expect(await session.signOut()?.contains("could not be told") == true)
         let error = await #expect(throws: OAuthError.self) { try await refreshing.value }
         guard case .signedOut? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
@@ -212,16 +207,9 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         let live = try LiveSandbox()
         let session = live.session(now: anHourLater)
         _ = try await live.signIn(session)
-        let before = try #require(try await live.sandbox.statistics()["token_requests"])
-        try await live.sandbox.setFault("token", "delay", delaySeconds: 2)
-        let refreshing = Task { try await session.freshToken() }
-        try await within(30) {
-            while try await live.sandbox.statistics()["token_requests"] == before { try await Task.sleep(for: .milliseconds(20)) }
-        }
+        let refreshing = try await live.refreshHeldAtTheProvider(session)
         // A new sign-in lands while the provider is still answering the refresh.
-        let newer = Token(
-            accessToken: "at-newer", refreshToken: "rt-newer", expiresAt: Date().addingTimeInterval(7200), receivedAt: Date())
-        try await session.signIn(with: newer)
+        try await session.signIn(with: newerSignIn())
         let answer = try await refreshing.value
         #expect(answer.accessToken == "at-newer", "the refresh answers with the sign-in that replaced its token")
         #expect(await session.currentToken()?.accessToken == "at-newer")
@@ -232,17 +220,10 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         let live = try LiveSandbox()
         let session = live.session(now: anHourLater)
         _ = try await live.signIn(session)
-        let before = try #require(try await live.sandbox.statistics()["token_requests"])
         // The provider answers the refresh late, after the sign-out revoked its grant: invalid_grant.
-        try await live.sandbox.setFault("token", "delay", delaySeconds: 3)
-        let refreshing = Task { try await session.freshToken() }
-        try await within(30) {
-            while try await live.sandbox.statistics()["token_requests"] == before { try await Task.sleep(for: .milliseconds(20)) }
-        }
+        let refreshing = try await live.refreshHeldAtTheProvider(session)
         #expect(await session.signOut() == nil)
-        let newer = Token(
-            accessToken: "at-newer", refreshToken: "rt-newer", expiresAt: Date().addingTimeInterval(7200), receivedAt: Date())
-        try await session.signIn(with: newer)
+        try await session.signIn(with: newerSignIn())
         _ = try? await refreshing.value
         #expect(await session.currentToken()?.accessToken == "at-newer", "the new sign-in survives the old grant's refusal")
         #expect(try live.store.load(for: "sandbox")?.accessToken == "at-newer", "in the store too")
@@ -268,4 +249,9 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         #expect(try await live.refreshStatus(inFile.refreshToken!) == "invalid_grant", "the file's grant is revoked")
         #expect(try await live.refreshStatus(inKeyring.refreshToken!) == "invalid_grant", "the keyring's too")
     }
+}
+
+/// A sign-in made after the one a test started with, valid for two hours.
+func newerSignIn() -> Token {
+    Token(accessToken: "at-newer", refreshToken: "rt-newer", expiresAt: Date().addingTimeInterval(7200), receivedAt: Date())
 }
