@@ -26,8 +26,9 @@ sandbox: deps build
 	.build/debug/latchkey-sandbox $(ARGS)
 
 # Release build against C baselines, alternating pairs; prints a table, writes bench-results.json.
+# One part only: make bench ARGS=launch (or sign-in, storm, growth).
 bench: bench-deps
-	Benchmarks/run.sh
+	Benchmarks/run.sh $(ARGS)
 
 # libFuzzer over redirects, token answers, provider and token files: 1,000,000 inputs each.
 # RUNS=… for another count; make test runs each for 5 s.

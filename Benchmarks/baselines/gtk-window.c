@@ -45,7 +45,7 @@ static void activate(GtkApplication *app, gpointer data) {
 
 int main(int argc, char **argv) {
     /* Unique, like Latchkey: registering the name on the session bus is part of both launches. */
-    GtkApplication *app = gtk_application_new("io.github.latchkey.BaselineWindow", G_APPLICATION_FLAGS_NONE);
+    GtkApplication *app = gtk_application_new("io.github.latchkey.BaselineWindow", G_APPLICATION_DEFAULT_FLAGS);
     g_signal_connect(app, "activate", G_CALLBACK(activate), NULL);
     int status = g_application_run(G_APPLICATION(app), argc, argv);
     g_object_unref(app);

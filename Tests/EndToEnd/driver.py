@@ -86,6 +86,26 @@ class Desktop:
         return wait_until(f"application {names}", probe, timeout)
 
 
+def descendants(root):
+    """pid → command of every process below root (not root itself)."""
+    parents, commands = {}, {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/comm") as comm:
+                commands[int(pid)] = comm.read().strip()
+            with open(f"/proc/{pid}/stat") as stat:
+                parents[int(pid)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return {pid: commands.get(pid, "") for pid in found}
+
+
 class Latchkey:
     """One run of the real app, with its own home, driven through AT-SPI."""
 
@@ -209,7 +229,7 @@ class Latchkey:
 
     def kill_web_processes(self, command):
         """SIGKILLs this app's descendant processes named command; returns how many."""
-        victims = [pid for pid, name in self._descendants().items() if name == command]
+        victims = [pid for pid, name in descendants(self.process.pid).items() if name == command]
         for pid in victims:
             os.kill(pid, signal.SIGKILL)
         return len(victims)
@@ -222,26 +242,7 @@ class Latchkey:
 
     def web_processes(self):
         """WebKit processes among this app's descendants."""
-        return [name for name in self._descendants().values() if name.startswith("WebKit")]
-
-    def _descendants(self):
-        """pid → command of every process below this app."""
-        parents, commands = {}, {}
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open(f"/proc/{pid}/comm") as comm:
-                    commands[int(pid)] = comm.read().strip()
-                with open(f"/proc/{pid}/stat") as stat:
-                    parents[int(pid)] = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-        descendants, frontier = set(), {self.process.pid}
-        while frontier:
-            frontier = {pid for pid, parent in parents.items() if parent in frontier} - descendants
-            descendants |= frontier
-        return {pid: commands.get(pid, "") for pid in descendants}
+        return [name for name in descendants(self.process.pid).values() if name.startswith("WebKit")]
 
     def close_by_window_button(self, title="Latchkey", timeout=20.0):
         """Quits as a person does: the main window's own close button. Returns

@@ -28,8 +28,8 @@ def expect(condition, message):
 class Home:
     """A private home: XDG directories, and a recording default browser."""
 
-    def __init__(self, scenario, fresh=True):
-        self.root = os.path.join(OUTPUT, scenario)
+    def __init__(self, scenario, fresh=True, under=OUTPUT):
+        self.root = os.path.join(under, scenario)
         if fresh:
             shutil.rmtree(self.root, ignore_errors=True)
         self.shots = self.root
