@@ -77,7 +77,7 @@ struct LatchkeyCommand: ParsableCommand {
                 sandbox = nil
                 configuration = try catalog.configuration(named: provider)
             } else {
-                let child = try SandboxChild.start(logger: logger)
+                let child = try SandboxChild.prepare(logger: logger)
                 sandbox = child
                 configuration = try catalog.configuration(named: "sandbox", overrides: ["issuer": child.baseURL])
             }
@@ -109,10 +109,11 @@ struct LatchkeyCommand: ParsableCommand {
         }
 
         // ArgumentParser runs a synchronous command on the main thread, which becomes GTK's.
+        // The app is held for the whole run: GTK's callbacks reach it through weak references.
         let status = MainActor.assumeIsolated {
-            LatchkeyApp(
-                configuration: configuration, store: store, networkTimeout: networkTimeout, providerReady: ready, logger: logger
-            ).run()
+            let app = LatchkeyApp(
+                configuration: configuration, store: store, networkTimeout: networkTimeout, providerReady: ready, logger: logger)
+            return withExtendedLifetime(app) { app.run() }
         }
         if status != 0 { throw ExitCode(status) }
     }

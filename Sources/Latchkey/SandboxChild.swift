@@ -12,29 +12,46 @@ import Glibc
 /// standard input is a pipe only this process holds: when Latchkey ends, by
 /// quitting or by crashing, the pipe closes and the sandbox exits too.
 ///
-/// The child starts while GTK does: Latchkey picks the port itself, so the
-/// provider's address is known at once, and `waitUntilReady()` (off GTK's
-/// thread, before anything touches the network) reads the child's
-/// "listening" line.
-/// Sendable: `readiness` is read and written only under `lock`; the rest is set once, in `init`.
+/// Latchkey picks the port itself, so the provider's address is known at once,
+/// but the child is started only by the first `waitUntilReady()`: off GTK's
+/// thread, after the window is up, before anything touches the network. A
+/// launch measured to the window does not pay for spawning a second Swift
+/// program, nor share its two cores with one starting up (`make bench`).
+/// Sendable: `phase` and `readiness` are read and written only under `lock`; the rest is set once, in `init`.
 final class SandboxChild: @unchecked Sendable {
     let process = Process()
     let baseURL: String
     private let input = Pipe()
     private let output = Pipe()
+    /// One `waitUntilReady` at a time: it starts the child and reads its first line.
     private let lock = NSLock()
+    /// Whether the child started; `stop()` marks the end under it, so no start follows a stop.
+    private let phaseLock = NSLock()
+    private var phase = Phase.notStarted
     private var readiness: Result<Void, OAuthError>?
 
-    private init(executable: URL, port: Int, stateFile: URL) throws {
+    private enum Phase { case notStarted, started, stopped }
+
+    private init(executable: URL, port: Int, stateFile: URL) {
         baseURL = "http://127.0.0.1:\(port)"
         process.executableURL = executable
         process.arguments = ["--port", String(port), "--exit-with-stdin", "--state-file", stateFile.path]
         process.standardInput = input
         process.standardOutput = output
-        try process.run()
     }
 
-    static func start(logger: Logger) throws -> SandboxChild {
+    /// Starts the child unless `stop()` came first; false when it did.
+    private func launch() throws -> Bool {
+        try phaseLock.withLock {
+            guard phase == .notStarted else { return phase == .started }
+            try process.run()
+            phase = .started
+            return true
+        }
+    }
+
+    /// The child's address, with the child itself not yet started (`waitUntilReady` starts it).
+    static func prepare(logger: Logger) throws -> SandboxChild {
         guard let executable = locate() else {
             throw OAuthError.invalidConfiguration(
                 "the offline sandbox provider (latchkey-sandbox) is neither next to latchkey nor on PATH. Use --provider to sign in to a real provider.")
@@ -42,7 +59,7 @@ final class SandboxChild: @unchecked Sendable {
         // Grants and tokens the sandbox issued survive its restarts, as a real provider's would.
         let directory = LatchkeyFiles.stateDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let child = try SandboxChild(
+        let child = SandboxChild(
             executable: executable, port: try freePort(), stateFile: directory.appendingPathComponent("sandbox-provider.json"))
         logger.info("Sandbox provider (offline demo) at \(child.baseURL)")
         return child
@@ -51,10 +68,21 @@ final class SandboxChild: @unchecked Sendable {
     /// How long the child may take to say it listens.
     static let readinessLimit: TimeInterval = 10
 
-    /// Blocks until the child listens (at most `readinessLimit`); the same answer on every call.
+    /// Starts the child if it has not started, then blocks until it listens (at
+    /// most `readinessLimit`); the same answer on every call.
     func waitUntilReady() throws {
         try lock.withLock {
             if let readiness { return try readiness.get() }
+            do {
+                guard try launch() else { throw OAuthError.invalidConfiguration("the offline sandbox provider was stopped.") }
+            } catch let error as OAuthError {
+                readiness = .failure(error)
+                throw error
+            } catch {
+                let failure = OAuthError.invalidConfiguration("the offline sandbox provider could not be started: \(error)")
+                readiness = .failure(failure)
+                throw failure
+            }
             let (text, timedOut) = Self.firstLine(of: output.fileHandleForReading.fileDescriptor, within: Self.readinessLimit)
             let result: Result<Void, OAuthError>
             if text == "listening \(baseURL)" {
@@ -107,7 +135,11 @@ final class SandboxChild: @unchecked Sendable {
     /// Foundation sometimes never notices a child's exit on Linux, and the quit
     /// (on GTK's thread) must not hang on that.
     func stop() {
-        guard process.isRunning else { return }
+        let started = phaseLock.withLock {
+            defer { phase = .stopped }
+            return phase == .started
+        }
+        guard started, process.isRunning else { return }
         try? input.fileHandleForWriting.close()
         let pid = process.processIdentifier
         kill(pid, SIGTERM)
