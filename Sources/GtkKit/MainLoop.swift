@@ -9,7 +9,7 @@ import CGtk
 /// closure is queued as an idle source and runs on a later turn of the loop —
 /// never inline, even when nobody owns the context (`g_main_context_invoke`
 /// would run it at once, on the calling thread). It runs under
-/// `MainActor.assumeIsolated`, which traps if GLib ever dispatched it elsewhere.
+/// `GtkThread.assumeIsolated`, which traps if GLib ever dispatched it elsewhere.
 /// GLib's destroy notify releases the closure, so it is freed exactly once,
 /// whether or not it ran.
 public enum MainLoop {
@@ -44,7 +44,7 @@ public enum MainLoop {
 
     private static let runOnce: GSourceFunc = { data in
         let work = Unmanaged<ClosureBox<Work>>.fromOpaque(data!).takeUnretainedValue().value
-        MainActor.assumeIsolated { work() }
+        GtkThread.assumeIsolated { work() }
         return gboolean(0)  // G_SOURCE_REMOVE: run once
     }
 

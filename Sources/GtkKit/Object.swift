@@ -70,7 +70,7 @@ open class Object {
     public func on(_ signal: String, _ handler: @escaping @MainActor () -> Void) -> gulong {
         let trampoline: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
             let handler = signalHandler(data, (@MainActor () -> Void).self)
-            MainActor.assumeIsolated { handler() }
+            GtkThread.assumeIsolated { handler() }
         }
         return connect(signal, unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
@@ -80,7 +80,7 @@ open class Object {
     public func onBool(_ signal: String, _ handler: @escaping @MainActor () -> Bool) -> gulong {
         let trampoline: @convention(c) (gpointer?, gpointer?, gpointer?) -> gboolean = { _, _, data in
             let handler = signalHandler(data, (@MainActor () -> Bool).self)
-            return MainActor.assumeIsolated { handler() } ? 1 : 0
+            return GtkThread.assumeIsolated { handler() } ? 1 : 0
         }
         return connect(signal, unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
@@ -97,7 +97,7 @@ open class Object {
     public func onIgnoringArgument(_ signal: String, _ handler: @escaping @MainActor () -> Void) -> gulong {
         let trampoline: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, data in
             let handler = signalHandler(data, (@MainActor () -> Void).self)
-            MainActor.assumeIsolated { handler() }
+            GtkThread.assumeIsolated { handler() }
         }
         return connect(signal, unsafeBitCast(trampoline, to: GCallback.self), handler)
     }

@@ -8,8 +8,8 @@ import GtkKit
 // library only when a sign-in is near: linking WebKitGTK costs
 // every launch ~65 ms and ~25 MiB before any page is shown.
 //
-// Every function in the table runs on GTK's thread (the app calls it there);
-// `MainActor.assumeIsolated` checks that on each call.
+// Every function in the table but the version runs on GTK's thread (the app
+// calls it there, inside its loop); `onGtkThread` checks that on each call.
 
 /// The library's entry point: its table of functions, typed by the shared header.
 @_cdecl("latchkey_web_sign_in_interface")
@@ -23,14 +23,14 @@ private nonisolated(unsafe) let interfaceTable: UnsafeMutablePointer<LatchkeyWeb
     table.initialize(
         to: LatchkeyWebSignInInterface(
             abi_version: LATCHKEY_WEB_SIGN_IN_ABI_VERSION,
-            prepare: { MainActor.assumeIsolated { Unmanaged.passRetained(SignInWindow()) }.toOpaque() },
+            prepare: { onGtkThread { Unmanaged.passRetained(SignInWindow()) }.toOpaque() },
             present: { window, parent, cTitle, cURL, context, navigation, event in
                 guard let window, let cTitle, let cURL, let navigation, let event else { return }
                 let (title, address) = (String(cString: cTitle), String(cString: cURL))
-                // C pointers the app passed on GTK's thread, used on it (assumeIsolated checks).
+                // C pointers the app passed on GTK's thread, used on it (onGtkThread checks).
                 nonisolated(unsafe) let (parent, context) = (parent, context)
                 let box = Unmanaged<SignInWindow>.fromOpaque(window)
-                MainActor.assumeIsolated {
+                onGtkThread {
                     present(
                         box.takeUnretainedValue(), over: parent, title: title,
                         url: address, context: context, navigation: navigation, event: event)
@@ -39,7 +39,7 @@ private nonisolated(unsafe) let interfaceTable: UnsafeMutablePointer<LatchkeyWeb
             close: { window in
                 guard let window else { return }
                 let box = Unmanaged<SignInWindow>.fromOpaque(window)
-                MainActor.assumeIsolated {
+                onGtkThread {
                     box.takeUnretainedValue().close()
                     box.release()
                 }
@@ -47,6 +47,16 @@ private nonisolated(unsafe) let interfaceTable: UnsafeMutablePointer<LatchkeyWeb
             webkit_version: { webKitVersion() }))
     return table
 }()
+
+/// Runs main-actor code in a function of the table. This library may run on a
+/// Swift runtime of its own (the app's is linked in statically), whose idea of
+/// the main thread is whichever thread loaded it; so it adopts GTK's thread the
+/// first time GTK's loop calls in (see `GtkThread`), and checks it every time.
+@inline(__always)
+private func onGtkThread<T: Sendable>(_ work: @MainActor () -> T) -> T {
+    GtkThread.adoptCurrent()
+    return GtkThread.assumeIsolated(work)
+}
 
 /// WebKitGTK's run-time version as major·10000 + minor·100 + micro.
 private func webKitVersion() -> Int32 {

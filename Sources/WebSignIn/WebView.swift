@@ -72,7 +72,7 @@ final class WebView: Widget {
             let method = webkit_uri_request_get_http_method(request).map { String(cString: $0) } ?? "GET"
             let handler = signalHandler(data, (@MainActor (Navigation) -> Bool).self)
             let next = Navigation(uri: String(cString: uri), method: method)
-            guard MainActor.assumeIsolated({ handler(next) }) else { return 0 }
+            guard GtkThread.assumeIsolated({ handler(next) }) else { return 0 }
             webkit_policy_decision_ignore(cast(decision))
             return 1
         }
@@ -95,7 +95,7 @@ final class WebView: Widget {
             webkit_policy_decision_ignore(cast(decision))
             let mainFrame = webkit_response_policy_decision_is_main_frame_main_resource(response) != 0
             let handler = signalHandler(data, (@MainActor (Bool) -> Void).self)
-            MainActor.assumeIsolated { handler(mainFrame) }
+            GtkThread.assumeIsolated { handler(mainFrame) }
             return 1
         }
         connect("decide-policy", unsafeBitCast(trampoline, to: GCallback.self), handler)
@@ -128,7 +128,7 @@ final class WebView: Widget {
     func onLoadChanged(_ handler: @escaping @MainActor (WebKitLoadEvent) -> Void) {
         let trampoline: @convention(c) (gpointer?, WebKitLoadEvent, gpointer?) -> Void = { _, event, data in
             let handler = signalHandler(data, (@MainActor (WebKitLoadEvent) -> Void).self)
-            MainActor.assumeIsolated { handler(event) }
+            GtkThread.assumeIsolated { handler(event) }
         }
         connect("load-changed", unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
@@ -148,7 +148,7 @@ final class WebView: Widget {
                     uri: uri.map { String(cString: $0) } ?? "", domain: error?.pointee.domain ?? 0, code: error?.pointee.code ?? 0,
                     message: error.map { String(cString: $0.pointee.message) } ?? "unknown error")
                 let handler = signalHandler(data, (@MainActor (LoadFailure) -> Bool).self)
-                return MainActor.assumeIsolated { handler(failure) } ? 1 : 0
+                return GtkThread.assumeIsolated { handler(failure) } ? 1 : 0
             }
         connect("load-failed", unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
@@ -160,7 +160,7 @@ final class WebView: Widget {
             _, uri, _, flags, data in
             let handler = signalHandler(data, (@MainActor (String, GTlsCertificateFlags) -> Void).self)
             let address = uri.map { String(cString: $0) } ?? ""
-            MainActor.assumeIsolated { handler(address, flags) }
+            GtkThread.assumeIsolated { handler(address, flags) }
             return 1
         }
         connect("load-failed-with-tls-errors", unsafeBitCast(trampoline, to: GCallback.self), handler)
@@ -169,7 +169,7 @@ final class WebView: Widget {
     func onWebProcessTerminated(_ handler: @escaping @MainActor (WebKitWebProcessTerminationReason) -> Void) {
         let trampoline: @convention(c) (gpointer?, WebKitWebProcessTerminationReason, gpointer?) -> Void = { _, reason, data in
             let handler = signalHandler(data, (@MainActor (WebKitWebProcessTerminationReason) -> Void).self)
-            MainActor.assumeIsolated { handler(reason) }
+            GtkThread.assumeIsolated { handler(reason) }
         }
         connect("web-process-terminated", unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
