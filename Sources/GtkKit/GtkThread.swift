@@ -18,12 +18,14 @@ public enum GtkThread {
     /// The adopted thread (`pthread_t`, an integer on Linux), or 0: ask the main actor.
     private static let adopted = Atomic<UInt>(0)
 
-    /// Takes the calling thread for GTK's, in this copy of GtkKit. Only from inside
-    /// GTK's running loop (the thread that owns GLib's default context), and always
-    /// the same thread.
+    /// Takes the calling thread for GTK's, in this copy of GtkKit: the first time
+    /// from inside GTK's running loop (the thread that owns GLib's default
+    /// context), then always from that same thread — also after the loop has
+    /// ended, when what GTK's objects held is released.
     public static func adoptCurrent() {
-        Swift.precondition(g_main_context_is_owner(nil) != 0, "GtkThread.adoptCurrent() outside GTK's running loop")
         let current = UInt(pthread_self())
+        if adopted.load(ordering: .relaxed) == current { return }
+        Swift.precondition(g_main_context_is_owner(nil) != 0, "GtkThread.adoptCurrent() outside GTK's running loop")
         let (adoptedNow, previous) = adopted.compareExchange(expected: 0, desired: current, ordering: .relaxed)
         Swift.precondition(adoptedNow || previous == current, "GtkThread.adoptCurrent() from a second thread")
     }

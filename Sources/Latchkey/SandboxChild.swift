@@ -17,7 +17,8 @@ import Glibc
 /// thread, after the window is up, before anything touches the network. A
 /// launch measured to the window does not pay for spawning a second Swift
 /// program, nor share its two cores with one starting up (`make bench`).
-/// Sendable: `phase` and `readiness` are read and written only under `lock`; the rest is set once, in `init`.
+/// Sendable: `readiness` is used only under `lock`, `phase` and `launched` under `phaseLock`,
+/// `ended` under `stopLock`; the rest is set once, in `init`.
 final class SandboxChild: @unchecked Sendable {
     let process = Process()
     let baseURL: String
@@ -28,6 +29,10 @@ final class SandboxChild: @unchecked Sendable {
     /// Whether the child started; `stop()` marks the end under it, so no start follows a stop.
     private let phaseLock = NSLock()
     private var phase = Phase.notStarted
+    private var launched = false
+    /// A second `stop()` waits for the first to finish its SIGTERM and SIGKILL.
+    private let stopLock = NSLock()
+    private var ended = false
     private var readiness: Result<Void, OAuthError>?
 
     private enum Phase { case notStarted, started, stopped }
@@ -46,6 +51,7 @@ final class SandboxChild: @unchecked Sendable {
             guard phase == .notStarted else { return phase == .started }
             try process.run()
             phase = .started
+            launched = true
             return true
         }
     }
@@ -93,6 +99,8 @@ final class SandboxChild: @unchecked Sendable {
                 result = .failure(
                     .invalidConfiguration(
                         "the offline sandbox provider did not answer within \(Int(Self.readinessLimit)) seconds. Quit and start Latchkey again, or use --provider."))
+            } else if phaseLock.withLock({ phase == .stopped }) {
+                result = .failure(.invalidConfiguration("the offline sandbox provider was stopped."))
             } else {
                 result = .failure(
                     .invalidConfiguration(
@@ -135,17 +143,22 @@ final class SandboxChild: @unchecked Sendable {
     /// Foundation sometimes never notices a child's exit on Linux, and the quit
     /// (on GTK's thread) must not hang on that.
     func stop() {
+        // Started now or by an earlier call (which may still be stopping it: wait for that below).
         let started = phaseLock.withLock {
             defer { phase = .stopped }
-            return phase == .started
+            return launched
         }
-        guard started, process.isRunning else { return }
-        try? input.fileHandleForWriting.close()
-        let pid = process.processIdentifier
-        kill(pid, SIGTERM)
-        if !Self.reaped(pid, within: 2) {
-            kill(pid, SIGKILL)
-            _ = Self.reaped(pid, within: 2)
+        guard started else { return }
+        stopLock.withLock {
+            guard !ended, process.isRunning else { return }
+            ended = true
+            try? input.fileHandleForWriting.close()
+            let pid = process.processIdentifier
+            kill(pid, SIGTERM)
+            if !Self.reaped(pid, within: 2) {
+                kill(pid, SIGKILL)
+                _ = Self.reaped(pid, within: 2)
+            }
         }
     }
 

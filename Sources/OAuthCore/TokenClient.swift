@@ -144,8 +144,3 @@ public struct TokenClient: Sendable {
 
     private func hostOf(_ url: URL) -> String { url.host ?? "?" }
 }
-
-public enum OAuthCoreInfo {
-    public static let version = "0.1.0"
-    public static let userAgent = "OAuthCore/\(version)"
-}

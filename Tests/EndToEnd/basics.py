@@ -337,6 +337,24 @@ def close_button_quits(home):
         expect(word not in text, f"{word} in the log:\n{text[-2000:]}")
 
 
+def close_button_quits_signed_out(home):
+    """Closing the main window while signed out, with the next sign-in window
+    prepared (its web process running) but never shown: the prepared window is
+    released after GTK's loop has ended, and that too ends cleanly."""
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        wait_until("the prepared sign-in's web process", app.web_processes, 30)
+        status = app.close_by_window_button()
+    finally:
+        app.quit()
+    expect(status == 0, f"the app ends with status 0 when its window closes, not {status}")
+    with open(app.log_path, errors="replace") as log:
+        text = log.read()
+    for word in ("WARNING", "CRITICAL", "Fatal error", "crashed"):
+        expect(word not in text, f"{word} in the log:\n{text[-2000:]}")
+
+
 SCENARIOS = {
     "data_files": data_files,
     "happy_path": happy_path,
@@ -345,6 +363,7 @@ SCENARIOS = {
     "close_window": close_window,
     "sign_in_at_once": sign_in_at_once,
     "close_button_quits": close_button_quits,
+    "close_button_quits_signed_out": close_button_quits_signed_out,
     "token_faults": token_faults,
     "short_lived_tokens": short_lived_tokens,
     "damaged_token_file": damaged_token_file,

@@ -1,0 +1,22 @@
+import OAuthCore
+
+/// What moves the app from one state to the next: a click, or OAuthCore's answer.
+public enum AppEvent: Equatable, Sendable {
+    case launched(signedIn: Bool, notice: String?)
+    case signInRequested
+    case redirectReceived
+    /// The code was exchanged; the tokens are being saved.
+    case tokensReceived
+    /// Signed in; the notice says where the tokens went when not where they usually go.
+    case signInSucceeded(notice: String?)
+    case signInFailed(OAuthError)
+    case profileRequested
+    case profileLoaded(Profile)
+    case profileFailed(OAuthError)
+    case profileOpened
+    case profileOpenFailed(String)
+    case signOutRequested
+    case signedOut(notice: String?)
+    /// The stored sign-in can no longer be used (a refresh was refused).
+    case sessionEnded(String)
+}

@@ -1,0 +1,69 @@
+import OAuthCore
+
+/// Everything the main window shows, derived from the state alone.
+public struct ViewModel: Equatable, Sendable {
+    public var signInEnabled: Bool
+    public var getProfileEnabled: Bool
+    public var signOutVisible: Bool
+    public var signOutEnabled: Bool
+    /// Open profile is visible exactly when this is set; its label is the URL.
+    public var openProfileURL: String?
+    public var status: String
+    public var busy: Bool
+    public var isError: Bool
+    public var profile: Profile?
+    /// The large line at the top: the person's name once known.
+    public var headline: String
+    /// The line under it: their e-mail, or what to do next.
+    public var subline: String
+
+    public init(state: AppState, providerName: String, storeName: String) {
+        signInEnabled = false
+        getProfileEnabled = state.isSignedIn && state != .fetchingProfile
+        signOutVisible = state.isSignedIn || state == .signingOut
+        signOutEnabled = state.isSignedIn && state != .fetchingProfile
+        openProfileURL = nil
+        busy = false
+        isError = false
+        profile = nil
+        headline = state.isSignedIn ? "Signed in" : "Not signed in"
+        subline = state.isSignedIn ? "Get your profile to see who you are." : "Sign in with \(providerName)."
+        switch state {
+        case .starting:
+            status = "Starting… (looking for your saved sign-in)"
+            busy = true
+        case .signedOut(let notice):
+            signInEnabled = true
+            status = notice ?? "Not signed in. Sign in with \(providerName) to begin."
+        case .signingIn:
+            status = "Sign in with \(providerName) in the window that opened."
+            busy = true
+        case .exchanging:
+            status = "Completing sign-in…"
+            busy = true
+        case .saving:
+            status = "Saving your sign-in in \(storeName)… If your keyring asks for its password, answer it there."
+            busy = true
+        case .signedIn(let notice):
+            status = notice ?? "Signed in with \(providerName). Your sign-in is kept in \(storeName)."
+        case .fetchingProfile:
+            status = "Fetching your profile…"
+            busy = true
+        case .profileLoaded(let loaded, let notice):
+            profile = loaded
+            headline = loaded.name ?? loaded.email ?? "Signed in"
+            let email = loaded.email.map { loaded.emailVerified == false ? "\($0) (not verified by \(providerName))" : $0 }
+            subline = loaded.name == nil ? (loaded.emailVerified == false ? "E-mail not verified by \(providerName)" : "")
+                : email ?? ""
+            openProfileURL = loaded.profileURL?.absoluteString
+            status = notice ?? "Signed in with \(providerName) as \(loaded.name ?? loaded.email ?? "you")."
+        case .signingOut:
+            status = "Signing out…"
+            busy = true
+        case .failed(let message, let signedIn):
+            signInEnabled = !signedIn
+            status = message
+            isError = message != OAuthError.cancelled.description
+        }
+    }
+}

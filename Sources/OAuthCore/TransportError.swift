@@ -1,0 +1,9 @@
+import Foundation
+
+/// Why a request got no whole HTTP response.
+public enum TransportError: Error, Equatable, Sendable {
+    case timedOut
+    case cannotConnect
+    case connectionLost
+    case other(String)
+}
