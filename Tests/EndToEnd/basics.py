@@ -314,6 +314,15 @@ def sign_in_at_once(home):
             app.quit()
 
 
+def expect_clean_exit(app, status):
+    """Exit status 0, and not one GLib warning or crash report in the log."""
+    expect(status == 0, f"the app ends with status 0 when its window closes, not {status}")
+    with open(app.log_path, errors="replace") as log:
+        text = log.read()
+    for word in ("WARNING", "CRITICAL", "Fatal error", "crashed"):
+        expect(word not in text, f"{word} in the log:\n{text[-2000:]}")
+
+
 def close_button_quits(home):
     """Closing the main window ends the app cleanly, after a whole sign-in (so
     a sign-in window was built, shown and torn down): exit status 0 and not one
@@ -330,11 +339,7 @@ def close_button_quits(home):
         status = app.close_by_window_button()
     finally:
         app.quit()
-    expect(status == 0, f"the app ends with status 0 when its window closes, not {status}")
-    with open(app.log_path, errors="replace") as log:
-        text = log.read()
-    for word in ("WARNING", "CRITICAL", "Fatal error"):
-        expect(word not in text, f"{word} in the log:\n{text[-2000:]}")
+    expect_clean_exit(app, status)
 
 
 def close_button_quits_signed_out(home):
@@ -348,11 +353,7 @@ def close_button_quits_signed_out(home):
         status = app.close_by_window_button()
     finally:
         app.quit()
-    expect(status == 0, f"the app ends with status 0 when its window closes, not {status}")
-    with open(app.log_path, errors="replace") as log:
-        text = log.read()
-    for word in ("WARNING", "CRITICAL", "Fatal error", "crashed"):
-        expect(word not in text, f"{word} in the log:\n{text[-2000:]}")
+    expect_clean_exit(app, status)
 
 
 SCENARIOS = {
