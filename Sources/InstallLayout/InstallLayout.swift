@@ -18,11 +18,10 @@ public struct InstallLayout: Sendable, Equatable {
         self.executableDirectory = executableDirectory.standardizedFileURL
     }
 
-    /// The layout of this process.
-    public static var current: InstallLayout {
-        InstallLayout(
-            executableDirectory: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
-    }
+    /// The layout of this process, found once: the catalog, the icon, the
+    /// sandbox and the sign-in library all ask, and the executable does not move.
+    public static let current = InstallLayout(
+        executableDirectory: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
 
     /// `<prefix>`: the parent of the executable's directory.
     public var prefix: URL { executableDirectory.deletingLastPathComponent() }

@@ -13,10 +13,14 @@ struct LatchkeyCommand: ParsableCommand {
         discussion: """
             Without --provider or --provider-file, Latchkey starts its offline sandbox provider \
             (latchkey-sandbox) and signs in there: user ada, password engine. \
-            Presets: \(LatchkeyFiles.catalog().presetNames.joined(separator: ", ")). \
+            Presets: \(catalog.presetNames.joined(separator: ", ")). \
             Credentials come from ~/.config/latchkey/<provider>.json or LATCHKEY_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET.
             """,
         version: OAuthCoreInfo.version)
+
+    /// Read once per run: for the help text (which ArgumentParser builds at every
+    /// parse) and for the provider chosen.
+    static let catalog = LatchkeyFiles.catalog()
 
     @Option(help: "A provider preset, e.g. linkedin or github.")
     var provider: String?
@@ -66,7 +70,7 @@ struct LatchkeyCommand: ParsableCommand {
             return
         }
 
-        let catalog = LatchkeyFiles.catalog()
+        let catalog = Self.catalog
         let sandbox: SandboxChild?
         let configuration: ProviderConfiguration
         do {

@@ -17,8 +17,8 @@ import Glibc
 /// thread, after the window is up, before anything touches the network. A
 /// launch measured to the window does not pay for spawning a second Swift
 /// program, nor share its two cores with one starting up (`make bench`).
-/// Sendable: `readiness` is used only under `lock`, `phase` and `launched` under `phaseLock`,
-/// `ended` under `stopLock`; the rest is set once, in `init`.
+/// Sendable: `readiness` is used only under `lock`, `phase` only under
+/// `phaseLock`; the rest is set once, in `init`.
 final class SandboxChild: @unchecked Sendable {
     let process = Process()
     let baseURL: String
@@ -26,13 +26,10 @@ final class SandboxChild: @unchecked Sendable {
     private let output = Pipe()
     /// One `waitUntilReady` at a time: it starts the child and reads its first line.
     private let lock = NSLock()
-    /// Whether the child started; `stop()` marks the end under it, so no start follows a stop.
+    /// Held by `stop()` until the child is gone: no start follows a stop, and
+    /// a second stop waits for the first to finish its SIGTERM and SIGKILL.
     private let phaseLock = NSLock()
     private var phase = Phase.notStarted
-    private var launched = false
-    /// A second `stop()` waits for the first to finish its SIGTERM and SIGKILL.
-    private let stopLock = NSLock()
-    private var ended = false
     private var readiness: Result<Void, OAuthError>?
 
     private enum Phase { case notStarted, started, stopped }
@@ -51,7 +48,6 @@ final class SandboxChild: @unchecked Sendable {
             guard phase == .notStarted else { return phase == .started }
             try process.run()
             phase = .started
-            launched = true
             return true
         }
     }
@@ -78,37 +74,33 @@ final class SandboxChild: @unchecked Sendable {
     /// most `readinessLimit`); the same answer on every call.
     func waitUntilReady() throws {
         try lock.withLock {
-            if let readiness { return try readiness.get() }
-            do {
-                guard try launch() else { throw OAuthError.invalidConfiguration("the offline sandbox provider was stopped.") }
-            } catch let error as OAuthError {
-                readiness = .failure(error)
-                throw error
-            } catch {
-                let failure = OAuthError.invalidConfiguration("the offline sandbox provider could not be started: \(error)")
-                readiness = .failure(failure)
-                throw failure
-            }
-            let (text, timedOut) = Self.firstLine(of: output.fileHandleForReading.fileDescriptor, within: Self.readinessLimit)
-            let result: Result<Void, OAuthError>
-            if text == "listening \(baseURL)" {
-                result = .success(())
-            } else if timedOut {
-                // Alive but silent: stop it, or it would hold its port and our pipe for nothing.
-                stop()
-                result = .failure(
-                    .invalidConfiguration(
-                        "the offline sandbox provider did not answer within \(Int(Self.readinessLimit)) seconds. Quit and start Latchkey again, or use --provider."))
-            } else if phaseLock.withLock({ phase == .stopped }) {
-                result = .failure(.invalidConfiguration("the offline sandbox provider was stopped."))
-            } else {
-                result = .failure(
-                    .invalidConfiguration(
-                        "the offline sandbox provider did not start (it said: \(text.isEmpty ? "nothing" : text)); see its messages above."))
-            }
+            let result = readiness ?? startAndReadFirstLine()
             readiness = result
-            return try result.get()
+            try result.get()
         }
+    }
+
+    private func startAndReadFirstLine() -> Result<Void, OAuthError> {
+        let stopped = OAuthError.invalidConfiguration("the offline sandbox provider was stopped.")
+        do {
+            guard try launch() else { return .failure(stopped) }
+        } catch {
+            return .failure(.invalidConfiguration("the offline sandbox provider could not be started: \(error)"))
+        }
+        let (text, timedOut) = Self.firstLine(of: output.fileHandleForReading.fileDescriptor, within: Self.readinessLimit)
+        if text == "listening \(baseURL)" { return .success(()) }
+        if timedOut {
+            // Alive but silent: stop it, or it would hold its port and our pipe for nothing.
+            stop()
+            return .failure(
+                .invalidConfiguration(
+                    "the offline sandbox provider did not answer within \(Int(Self.readinessLimit)) seconds. Quit and start Latchkey again, or use --provider."))
+        }
+        // Quitting stopped it while it started: its output closed, and that is no fault of its own.
+        if phaseLock.withLock({ phase == .stopped }) { return .failure(stopped) }
+        return .failure(
+            .invalidConfiguration(
+                "the offline sandbox provider did not start (it said: \(text.isEmpty ? "nothing" : text)); see its messages above."))
     }
 
     /// Reads up to the first newline, waiting with poll(2) so the limit holds even
@@ -143,15 +135,10 @@ final class SandboxChild: @unchecked Sendable {
     /// Foundation sometimes never notices a child's exit on Linux, and the quit
     /// (on GTK's thread) must not hang on that.
     func stop() {
-        // Started now or by an earlier call (which may still be stopping it: wait for that below).
-        let started = phaseLock.withLock {
-            defer { phase = .stopped }
-            return launched
-        }
-        guard started else { return }
-        stopLock.withLock {
-            guard !ended, process.isRunning else { return }
-            ended = true
+        phaseLock.withLock {
+            let running = phase == .started
+            phase = .stopped
+            guard running, process.isRunning else { return }
             try? input.fileHandleForWriting.close()
             let pid = process.processIdentifier
             kill(pid, SIGTERM)
