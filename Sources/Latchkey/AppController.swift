@@ -25,7 +25,7 @@ final class AppController {
         didSet {
             guard state != oldValue else { return }
             logger.debug("state \(Self.name(of: state))")
-            window.render(ViewModel(state: state, providerName: configuration.displayName, storeName: storeName))
+            render()
             // Whenever Sign in becomes possible, have the next sign-in window ready.
             if state.accepts(.signInRequested) { prepareSignIn() }
         }
@@ -49,12 +49,22 @@ final class AppController {
 
     private var storeName: String { Self.shortened(store.displayName) }
 
+    /// Shows the state. Every sentence in it names paths under the home folder
+    /// as `~/…`: the store's notices, and the sentences of its errors.
+    private func render() {
+        var model = ViewModel(state: state, providerName: configuration.displayName, storeName: storeName)
+        model.status = Self.shortened(model.status)
+        window.render(model)
+    }
+
     /// Paths under the home folder as `~/…`. The home is `$HOME`, as the file
     /// store's own directory is, not the account's home from the password file.
-    nonisolated static func shortened(_ text: String) -> String {
-        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return text.replacingOccurrences(of: home, with: "~")
+    private nonisolated static func shortened(_ text: String) -> String {
+        text.replacingOccurrences(of: home, with: "~")
     }
+
+    private nonisolated static let home =
+        ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
 
     init(
         application: Application, configuration: ProviderConfiguration, store: any TokenStore, networkTimeout: Double,
@@ -71,7 +81,7 @@ final class AppController {
         session = AuthSession(
             configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"))
         window = MainWindow(application: application, providerName: configuration.displayName)
-        window.render(ViewModel(state: state, providerName: configuration.displayName, storeName: storeName))
+        render()
         window.signIn.onClicked { [weak self] in self?.signIn() }
         window.getProfile.onClicked { [weak self] in self?.getProfile() }
         window.openProfile.onClicked { [weak self] in self?.openProfile() }
@@ -127,7 +137,7 @@ final class AppController {
                     }
                 }
                 logger.debug("signed in")
-                MainLoop.perform { self?.send(.signInSucceeded(notice: outcome.storeNotice.map(Self.shortened))) }
+                MainLoop.perform { self?.send(.signInSucceeded(notice: outcome.storeNotice)) }
             } catch {
                 let failure = error as? OAuthError ?? .userAgent("\(error)")
                 logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])

@@ -203,6 +203,8 @@ def damaged_token_file(home):
     app = home.launch()
     try:
         app.wait_status("was damaged and has been set aside as sandbox.json.corrupt")
+        expect("the file ~/.local/state/latchkey/sandbox.json was damaged" in app.status(),
+               f"the sentence names the file as the person knows it, under ~: {app.status()!r}")
         app.wait_sensitive("Sign in", True)
         expect(not app.sensitive(app.button("Get my profile")), "no profile without a sign-in")
         app.screenshot("01-damaged-file-reported")
