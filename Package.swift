@@ -56,6 +56,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // libsoup's HTTP server and a dlopen shim: the loopback listener for sign-ins through the
+        // system browser, loaded only when one starts.
+        .target(name: "CSoup"),
+
         // The thin Swift layer over GLib and GTK: ownership, signals, the main-loop hop, widgets.
         // No compiler-inserted main-actor checks (Swift 6 adds them where @MainActor closures meet
         // C): a copy of GtkKit runs in the sign-in library on a second Swift runtime, whose
@@ -73,11 +77,13 @@ let package = Package(
             swiftSettings: noDynamicActorIsolation,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]),
 
-        // OAuthCore on the desktop: the embedded user agent (opening WebSignIn) and the keyring store.
+        // OAuthCore on the desktop: the two user agents (the embedded view, opening WebSignIn; the
+        // system browser with a loopback listener) and the keyring store.
         .target(
             name: "DesktopOAuth",
             dependencies: [
-                "GtkKit", "CSecret", "CWebSignIn", "InstallLayout", "OAuthCore", .product(name: "Logging", package: "swift-log"),
+                "GtkKit", "CSecret", "CSoup", "CWebSignIn", "InstallLayout", "OAuthCore",
+                .product(name: "Logging", package: "swift-log"),
             ]),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
@@ -131,7 +137,8 @@ let package = Package(
         .testTarget(
             name: "OAuthCoreTests",
             dependencies: ["OAuthCore", "InstallLayout", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn"]),
+        .testTarget(
+            name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn", "OAuthCore", "TestSupport"]),
         .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore", "InstallLayout", "OAuthCore"]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(

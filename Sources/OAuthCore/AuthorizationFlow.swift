@@ -48,6 +48,32 @@ public final class AuthorizationFlow: Sendable {
         return true
     }
 
+    /// For a listener anyone on this computer can reach, such as a loopback port
+    /// (RFC 8252 §8.3): a request ends the flow only when it is a GET to the
+    /// redirect URI carrying this attempt's state, exactly once. Anything else —
+    /// another path, no state, a wrong or repeated one, another method — is
+    /// refused and the flow waits on, so a page that only knows the port can
+    /// neither end the sign-in nor put words in front of the person.
+    /// True: the flow took the request (successfully or not).
+    public func resumeFromListener(with url: URL, method: String) -> Bool {
+        guard method.uppercased() == "GET", !isFinished, RedirectMatcher(redirectURI: request.redirectURI).matches(url),
+            let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery,
+            let pairs = FormCoding.decode(query)
+        else { return false }
+        let states = pairs.filter { $0.0 == "state" }.map(\.1)
+        guard states.count == 1, constantTimeEquals(states[0], request.state) else { return false }
+        return resume(with: url, method: method)
+    }
+
+    /// Whether the flow ended with a response (true) or an error (false); nil while it waits.
+    public var succeeded: Bool? {
+        state.withLock { state in
+            guard case .finished(let result) = state else { return nil }
+            if case .success = result { return true }
+            return false
+        }
+    }
+
     /// The person closed the sign-in window.
     public func cancel() {
         finish(.failure(.cancelled))

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What shows the provider's page to a person: an embedded web view, or the
 /// system browser with a loopback listener (RFC 8252). The boundary, as in
 /// AppAuth's `OIDExternalUserAgent`, is small: present, and dismiss. Both are
@@ -10,10 +12,21 @@
 /// it. The agent calls `flow.cancel()` when the person closes it, and
 /// `flow.fail(_:)` when it breaks.
 public protocol ExternalUserAgent: Sendable {
+    /// The redirect URI this agent receives for `configuration`: the configured
+    /// one for an embedded view; for the browser, the configured loopback URI
+    /// with the port of a listener the agent has just opened (RFC 8252 §7.3).
+    /// Asked before `present`; once asked, `dismiss` is called whatever follows.
+    func redirectURI(for configuration: ProviderConfiguration) async throws -> URL
     /// Shows the flow's authorization page; returns once it is shown (not when
     /// the person has answered). Throws when it cannot be shown.
     func present(_ flow: AuthorizationFlow) async throws
-    /// Closes what `present` opened. Called once for every `present` that
-    /// returned, once the flow has ended, whichever way.
+    /// Closes what `redirectURI(for:)` and `present` opened, once the flow has
+    /// ended, whichever way — also when `present` threw.
     func dismiss(_ flow: AuthorizationFlow) async
+}
+
+extension ExternalUserAgent {
+    public func redirectURI(for configuration: ProviderConfiguration) async throws -> URL {
+        configuration.redirectURI
+    }
 }

@@ -23,6 +23,8 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
 
     // The user agent
     case userAgent(String)
+    /// The system browser could not be opened, or its answer never came.
+    case browser(String)
 
     // Token and profile endpoints
     case invalidGrant(description: String?)
@@ -73,6 +75,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .issuerMismatch: "The answer came from a different provider than the one asked. Try signing in again."
         case .requestAlreadyCompleted: "This sign-in has already finished. Start a new one."
         case .userAgent(let reason): "The sign-in window failed: \(reason)"
+        case .browser(let reason): "Signing in through your browser failed: \(reason)"
         case .invalidGrant(let description):
             "The provider no longer accepts this sign-in\(description.map { ": \($0)" } ?? ""). Sign in again."
         case .invalidClient(let description):

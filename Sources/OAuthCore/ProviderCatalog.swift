@@ -159,7 +159,10 @@ public struct ProviderCatalog: Sendable {
 
     static func explain(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map(\.stringValue).joined(separator: ".")
+            context.codingPath.reduce("") { path, key in
+                if let index = key.intValue { return "\(path)[\(index)]" }
+                return path.isEmpty ? key.stringValue : "\(path).\(key.stringValue)"
+            }
         }
         switch error {
         case .keyNotFound(let key, _): return "the field \"\(key.stringValue)\" is missing."

@@ -14,6 +14,13 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case none
     }
 
+    /// What shows the provider's page (RFC 8252 §4): a web view in the app's own
+    /// window, or the person's default browser, which returns through a loopback listener.
+    public enum UserAgentKind: String, Codable, Sendable, CaseIterable {
+        case embedded
+        case browser
+    }
+
     public var id: String
     public var displayName: String
     /// The provider's issuer identifier. Endpoints given as paths (`/oauth/token`)
@@ -47,6 +54,11 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public var profile: ProfileMapping
     /// Where a developer registers an app with this provider, shown when credentials are missing.
     public var registrationHint: String?
+    /// The user agents the provider allows, its preferred one first. Google refuses
+    /// embedded views; a provider whose redirect URI is an https address allows only them.
+    public var userAgents: [UserAgentKind]
+    /// The person's choice among `userAgents` (their own file's `user_agent`); nil: the provider's first.
+    public var preferredUserAgent: UserAgentKind?
 
     enum CodingKeys: String, CodingKey {
         case id, issuer, scopes, profile
@@ -65,6 +77,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case errorAliases = "error_aliases"
         case authorizationParameters = "authorization_parameters"
         case registrationHint = "registration_hint"
+        case userAgents = "user_agents"
+        case preferredUserAgent = "user_agent"
     }
 
     public init(
@@ -72,7 +86,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         revocationEndpoint: URL? = nil, userinfoEndpoint: URL? = nil, clientID: String, clientSecret: String? = nil,
         clientAuthentication: ClientAuthentication = .none, redirectURI: URL, scopes: [String], usePKCE: Bool = true,
         useNonce: Bool = true, idTokenIssuer: String? = nil, errorAliases: [String: String] = [:], authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
-        registrationHint: String? = nil
+        registrationHint: String? = nil, userAgents: [UserAgentKind] = [.embedded], preferredUserAgent: UserAgentKind? = nil
     ) throws {
         self.id = id
         self.displayName = displayName
@@ -93,6 +107,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         self.authorizationParameters = authorizationParameters
         self.profile = profile
         self.registrationHint = registrationHint
+        self.userAgents = userAgents
+        self.preferredUserAgent = preferredUserAgent
         try validate()
     }
 
@@ -119,7 +135,12 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         authorizationParameters = try c.decodeIfPresent([String: String].self, forKey: .authorizationParameters) ?? [:]
         profile = try c.decodeIfPresent(ProfileMapping.self, forKey: .profile) ?? ProfileMapping()
         registrationHint = try c.decodeIfPresent(String.self, forKey: .registrationHint)
+        userAgents = try c.decodeIfPresent([UserAgentKind].self, forKey: .userAgents) ?? [.embedded]
+        preferredUserAgent = try c.decodeIfPresent(UserAgentKind.self, forKey: .preferredUserAgent)
     }
+
+    /// The user agent a sign-in uses: the person's choice, else the provider's first.
+    public var userAgent: UserAgentKind { preferredUserAgent ?? userAgents.first ?? .embedded }
 
     /// A summary without the client secret.
     public var description: String {
@@ -187,6 +208,20 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
                     + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))
         }
         try Self.validateRedirectURI(redirectURI)
+        guard !userAgents.isEmpty, Set(userAgents).count == userAgents.count else {
+            throw fail("user_agents must list \"embedded\", \"browser\" or both, each once.")
+        }
+        if let preferredUserAgent, !userAgents.contains(preferredUserAgent) {
+            throw fail(
+                "user_agent is \"\(preferredUserAgent.rawValue)\", but \(displayName) allows only "
+                    + userAgents.map { "\"\($0.rawValue)\"" }.joined(separator: " and ") + ".")
+        }
+        // RFC 8252 §7.3: the browser comes back to a listener on this computer, over plain http.
+        if userAgents.contains(.browser), redirectURI.scheme?.lowercased() != "http" || !Self.isLoopback(redirectURI) {
+            throw fail(
+                "signing in through the browser needs a loopback redirect URI such as http://127.0.0.1/callback "
+                    + "(RFC 8252 §7.3), not \(redirectURI.absoluteString).")
+        }
         if let idTokenIssuer {
             var sample = idTokenIssuer
             for placeholder in Self.issuerPlaceholders.keys {

@@ -26,14 +26,22 @@ extension AuthSession {
     /// only by a sign-in that succeeded.
     ///
     /// - Parameters:
-    ///   - request: the authorization request; by default a new one for this session's provider.
+    ///   - request: the authorization request; by default a new one for this session's provider,
+    ///     with the redirect URI the agent names. One of your own must carry that same URI.
     ///   - progress: told of each step, from the task doing the work.
     public nonisolated func signIn(
         using agent: some ExternalUserAgent, request: AuthorizationRequest? = nil,
         progress: @escaping @Sendable (SignInStep) -> Void = { _ in }
     ) async throws -> SignInOutcome {
-        let flow = AuthorizationFlow(request: request ?? AuthorizationRequest(configuration: configuration))
-        try await agent.present(flow)
+        let redirectURI = try await agent.redirectURI(for: configuration)
+        let flow = AuthorizationFlow(
+            request: request ?? AuthorizationRequest(configuration: configuration, redirectURI: redirectURI))
+        do {
+            try await agent.present(flow)
+        } catch {
+            await agent.dismiss(flow)
+            throw error
+        }
         let response: AuthorizationResponse
         do {
             response = try await withTaskCancellationHandler {

@@ -244,3 +244,46 @@ struct PresetOnSandboxSecondUser {
             tokenClient: live.tokenClient(), logger: live.log.logger)
     }
 }
+
+/// Google, for a "Desktop app" client: the system browser with a loopback redirect
+/// (embedded views are refused), PKCE with the client secret in the body,
+/// `access_type=offline` for a refresh token.
+@Suite struct GooglePresetTests {
+    func google() throws -> PresetOnSandbox {
+        try PresetOnSandbox("google", credentials: PresetOnSandbox.confidential)
+    }
+
+    @Test func signsInThroughTheBrowserOnlyWithPKCEAndTheSecretInTheBody() async throws {
+        let live = try google()
+        #expect(live.configuration.userAgents == [.browser] && live.configuration.userAgent == .browser)
+        let request = AuthorizationRequest(
+            configuration: live.configuration, redirectURI: URL(string: "http://127.0.0.1:50124/callback")!)
+        let query = Fixtures.query(request.url)
+        #expect(query["access_type"] == "offline" && query["code_challenge_method"] == "S256" && query["nonce"] != nil)
+        let token = try await live.session().signIn(using: FormPostingUserAgent(), request: request).token
+        #expect(token.canRefresh, "access_type=offline gives a refresh token")
+        #expect(token.idToken != nil)
+        let refreshed = try await live.session(now: { Date().addingTimeInterval(3600) }).freshToken()
+        #expect(refreshed.accessToken != token.accessToken)
+        #expect(live.configuration.clientAuthentication == .clientSecretPost)
+    }
+
+    @Test func theProfileHasNoLinkAndSaysWhy() async throws {
+        let live = try google()
+        _ = try await live.signIn(redirectURI: URL(string: "http://127.0.0.1:50125/callback")!, into: live.session())
+        let profile = try await live.profiles.fetch(using: live.session())
+        #expect(profile.name == "Ada Lovelace" && profile.email != nil)
+        #expect(profile.profileURL == nil)
+        #expect(profile.note == "Google accounts have no public profile page.")
+    }
+
+    @Test func choosingTheEmbeddedViewIsRefusedWithASentence() throws {
+        let live = try google()
+        var user = live.userFile
+        user["user_agent"] = "embedded"
+        let data = try JSONSerialization.data(withJSONObject: user)
+        try data.write(to: live.directory.url.appendingPathComponent("google.json"))
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: live.directory.url).configuration(named: "google") }
+        #expect(error?.description.contains("allows only \"browser\"") == true)
+    }
+}

@@ -7,18 +7,52 @@ import Testing
         let home = try TemporaryDirectory()
         var environment: [String: String] = [:]
         let names = Fixtures.catalog(userDirectory: home.url)
-        for id in ["linkedin", "github", "gitlab", "microsoft"] {
+        for id in ["linkedin", "github", "gitlab", "microsoft", "google"] {
             environment[names.credentialVariable(for: id, "CLIENT_ID")!] = "id-\(id)"
             environment[names.credentialVariable(for: id, "CLIENT_SECRET")!] = "secret-\(id)"
         }
         let catalog = Fixtures.catalog(userDirectory: home.url, environment: environment)
-        #expect(Set(catalog.presetNames).isSuperset(of: ["linkedin", "github", "gitlab", "microsoft", "sandbox"]))
-        for id in ["linkedin", "github", "gitlab", "microsoft"] {
+        #expect(Set(catalog.presetNames).isSuperset(of: ["linkedin", "github", "gitlab", "microsoft", "google", "sandbox"]))
+        for id in ["linkedin", "github", "gitlab", "microsoft", "google"] {
             let configuration = try catalog.configuration(named: id)
             #expect(configuration.clientID == "id-\(id)")
         }
         let sandbox = try catalog.configuration(named: "sandbox", overrides: ["issuer": "http://127.0.0.1:4000"])
         #expect(sandbox.tokenEndpoint.absoluteString == "http://127.0.0.1:4000/token")
+    }
+
+    @Test func eachPresetNamesTheUserAgentsItsProviderAllows() throws {
+        let home = try TemporaryDirectory()
+        var environment: [String: String] = [:]
+        let names = Fixtures.catalog(userDirectory: home.url)
+        for id in ["linkedin", "github", "gitlab", "microsoft", "google"] {
+            environment[names.credentialVariable(for: id, "CLIENT_ID")!] = "id"
+            environment[names.credentialVariable(for: id, "CLIENT_SECRET")!] = "secret"
+        }
+        let catalog = Fixtures.catalog(userDirectory: home.url, environment: environment)
+        let agents = try ["linkedin", "github", "gitlab", "microsoft", "google"].map { try catalog.configuration(named: $0).userAgents }
+        #expect(agents == [[.embedded], [.embedded, .browser], [.embedded], [.embedded, .browser], [.browser]])
+        // The person's choice, in their own file, layered over the preset.
+        _ = try home.write(#"{"user_agent": "browser"}"#, to: "github.json")
+        #expect(try catalog.configuration(named: "github").userAgent == .browser)
+    }
+
+    @Test(arguments: [
+        (#"{"user_agents": []}"#, "user_agents must list"),
+        (#"{"user_agents": ["embedded", "embedded"]}"#, "user_agents must list"),
+        (#"{"user_agents": ["webview"]}"#, "the field \"user_agents[0]\" is not valid"),
+        (#"{"user_agent": "browser"}"#, "allows only \"embedded\""),
+        (#"{"user_agents": ["browser"], "redirect_uri": "https://app.example/callback"}"#, "needs a loopback redirect URI"),
+    ])
+    func aUserAgentChoiceThatCannotWorkIsNamed(file: String, expected: String) throws {
+        let home = try TemporaryDirectory()
+        _ = try home.write(#"{"client_id": "id", "client_secret": "secret"}"#, to: "linkedin.json")
+        let object = try JSONSerialization.jsonObject(with: Data(file.utf8)) as! [String: Any]
+        var user = try JSONSerialization.jsonObject(with: Data(contentsOf: home.url.appendingPathComponent("linkedin.json"))) as! [String: Any]
+        user.merge(object) { _, new in new }
+        try JSONSerialization.data(withJSONObject: user).write(to: home.url.appendingPathComponent("linkedin.json"))
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "linkedin") }
+        #expect(error?.description.contains(expected) == true, "\(error?.description ?? "no error")")
     }
 
     @Test func linkedInPresetIsOpenIDConnectWithoutPKCEAndTheSecretInTheBody() throws {
