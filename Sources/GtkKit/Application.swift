@@ -22,6 +22,12 @@ public final class Application: Object {
         actions.append(action)
     }
 
+    /// Changes the state other processes read before they activate `name`.
+    public func setActionState(_ name: String, _ state: String) {
+        guard let action = g_action_map_lookup_action(OpaquePointer(pointer), name) else { return }
+        g_simple_action_set_state(action, g_variant_new_string(state))
+    }
+
     /// Runs the main loop until the last window closes; returns the exit status.
     public func run(arguments: [String]) -> Int32 {
         // GApplication reads only argv[0] here; our own options were parsed already.

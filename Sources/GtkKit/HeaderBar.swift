@@ -13,6 +13,11 @@ public final class HeaderBar: Widget {
         set { gtk_header_bar_set_title(cast(widget), newValue) }
     }
 
+    public var subtitle: String {
+        get { gtk_header_bar_get_subtitle(cast(widget)).map { String(cString: $0) } ?? "" }
+        set { gtk_header_bar_set_subtitle(cast(widget), newValue) }
+    }
+
     public func packStart(_ child: Widget) { gtk_header_bar_pack_start(cast(widget), child.widget) }
     public func packEnd(_ child: Widget) { gtk_header_bar_pack_end(cast(widget), child.widget) }
 }

@@ -9,37 +9,66 @@ import OAuthCore
 ///
 /// Lives on GTK's thread (the main actor); network and keyring work runs in
 /// detached tasks and comes back through `MainLoop.perform`, since the main
-/// actor's own executor never runs while GTK's loop does.
+/// actor's own executor never runs while GTK's loop does. Answers carry the
+/// generation of the provider they were asked for: one that arrives after the
+/// person chose another provider is dropped.
 @MainActor
 final class AppController {
     let window: MainWindow
-    private let configuration: ProviderConfiguration
+    private let application: Application
+    private let providers: Providers
     private let store: any TokenStore
-    private let session: AuthSession
-    private let profileClient: ProfileClient
-    private let providerReady: @Sendable () throws -> Void
+    private let networkTimeout: Double
     private let logger: Logger
-    private lazy var agent = WebViewUserAgent(parent: window.window, providerName: configuration.displayName)
+    /// The chosen provider's id; `current` is nil while it cannot be used.
+    private(set) var providerID: String
+    private var current: ActiveProvider?
+    private var generation = 0
+    private var signInTask: Task<Void, Never>?
+    private lazy var browser = BrowserUserAgent(parent: window.window)
+
+    /// The provider in use, and the OAuthCore objects that serve it.
+    private final class ActiveProvider {
+        let configuration: ProviderConfiguration
+        let session: AuthSession
+        let profileClient: ProfileClient
+        let ready: @Sendable () throws -> Void
+        var userAgent: ProviderConfiguration.UserAgentKind
+        /// The embedded view's agent, made when first needed (its title names the provider).
+        var web: WebViewUserAgent?
+
+        init(configuration: ProviderConfiguration, ready: @escaping @Sendable () throws -> Void, store: any TokenStore, timeout: Double) {
+            self.configuration = configuration
+            self.ready = ready
+            userAgent = configuration.userAgent
+            let tokenClient = TokenClient(configuration: configuration, timeout: timeout, logger: Logger(label: "OAuthCore.TokenClient"))
+            profileClient = ProfileClient(configuration: configuration, timeout: timeout, logger: Logger(label: "OAuthCore.ProfileClient"))
+            session = AuthSession(
+                configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"))
+        }
+    }
 
     private(set) var state = AppState.starting {
         didSet {
             guard state != oldValue else { return }
             logger.debug("state \(Self.name(of: state))")
             render()
-            // Whenever Sign in becomes possible, have the next sign-in window ready.
+            // Whenever Sign in becomes possible, have the next sign-in ready.
             if state.accepts(.signInRequested) { prepareSignIn() }
         }
     }
 
-    /// Signed out, a sign-in is the likely next step: load WebKit and start its
-    /// web process now, after the window has drawn, so the page appears sooner;
-    /// and open libcurl, so the code exchange after the redirect need not wait
-    /// for it. Signed in, both wait until they are needed.
+    /// Signed out, a sign-in is the likely next step: for the embedded view,
+    /// load WebKit and start its web process now, after the window has drawn,
+    /// so the page appears sooner; and open libcurl, so the code exchange after
+    /// the redirect need not wait for it. Signed in, both wait until needed.
     private func prepareSignIn() {
+        let generation = self.generation
         MainLoop.after(milliseconds: 50) { [weak self] in
-            // Still signed out by then (the person may already have clicked): prepare.
-            guard let self, self.state.accepts(.signInRequested) else { return }
-            self.agent.prepare()
+            // Still signed out with the same provider by then (the person may already have clicked): prepare.
+            guard let self, self.generation == generation, self.state.accepts(.signInRequested), let current = self.current
+            else { return }
+            if current.userAgent == .embedded { self.webAgent(of: current).prepare() }
             let logger = self.logger
             Task.detached {
                 do { try CurlTransport.load() } catch { logger.warning("\(error)") }
@@ -47,12 +76,24 @@ final class AppController {
         }
     }
 
+    private func webAgent(of provider: ActiveProvider) -> WebViewUserAgent {
+        if let web = provider.web { return web }
+        let web = WebViewUserAgent(parent: window.window, providerName: provider.configuration.displayName)
+        provider.web = web
+        return web
+    }
+
     private var storeName: String { Self.shortened(store.displayName) }
+
+    private var providerName: String {
+        current?.configuration.displayName ?? providers.entries.first { $0.id == providerID }?.displayName ?? providerID
+    }
 
     /// Shows the state. Every sentence in it names paths under the home folder
     /// as `~/…`: the store's notices, and the sentences of its errors.
     private func render() {
-        var model = ViewModel(state: state, providerName: configuration.displayName, storeName: storeName)
+        var model = ViewModel(
+            state: state, providerName: providerName, storeName: storeName, userAgent: current?.userAgent ?? .embedded)
         model.status = Self.shortened(model.status)
         window.render(model)
     }
@@ -67,52 +108,97 @@ final class AppController {
         ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
 
     init(
-        application: Application, configuration: ProviderConfiguration, store: any TokenStore, networkTimeout: Double,
-        providerReady: @escaping @Sendable () throws -> Void, logger: Logger
+        application: Application, providers: Providers, providerID: String, store: any TokenStore, networkTimeout: Double,
+        logger: Logger
     ) {
-        self.providerReady = providerReady
-        self.configuration = configuration
+        self.application = application
+        self.providers = providers
+        self.providerID = providerID
         self.store = store
+        self.networkTimeout = networkTimeout
         self.logger = logger
-        let tokenClient = TokenClient(
-            configuration: configuration, timeout: networkTimeout, logger: Logger(label: "OAuthCore.TokenClient"))
-        profileClient = ProfileClient(
-            configuration: configuration, timeout: networkTimeout, logger: Logger(label: "OAuthCore.ProfileClient"))
-        session = AuthSession(
-            configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"))
-        window = MainWindow(application: application, providerName: configuration.displayName)
-        render()
+        window = MainWindow(application: application, providers: providers.entries)
         window.signIn.onClicked { [weak self] in self?.signIn() }
+        window.cancel.onClicked { [weak self] in self?.cancelSignIn() }
         window.getProfile.onClicked { [weak self] in self?.getProfile() }
         window.openProfile.onClicked { [weak self] in self?.openProfile() }
         window.signOut.onClicked { [weak self] in self?.signOut() }
+        window.provider.onChanged { [weak self] in
+            guard let self, let id = self.window.provider.activeID, id != self.providerID else { return }
+            self.choose(id, remember: true)
+        }
+        window.inWindow.onToggled { [weak self] in self?.userAgentToggled() }
+        window.inBrowser.onToggled { [weak self] in self?.userAgentToggled() }
     }
 
     private func send(_ event: AppEvent) {
         state = AppState.next(state, event)
     }
 
-    /// Reads the stored sign-in off GTK's thread; renews it quietly if it is about to expire.
+    /// `event` for the provider of `generation`, if it is still the one shown.
+    private func deliver(_ generation: Int, _ event: AppEvent) {
+        guard generation == self.generation else { return }
+        send(event)
+    }
+
+    /// Shows the provider chosen at launch and reads its stored sign-in.
     func start() {
         logger.debug("main window shown")
-        let (session, providerReady) = (self.session, self.providerReady)
+        choose(providerID, remember: false)
+    }
+
+    /// Makes `id` the provider shown: its own sign-in, read from the store.
+    /// `remember`: the person chose it in the window, so the next launch starts with it.
+    private func choose(_ id: String, remember: Bool) {
+        guard state.allowsChoosingProvider else {
+            window.showProvider(id: providerID, name: providerName)
+            return
+        }
+        generation += 1
+        signInTask = nil
+        current = nil
+        providerID = id
+        application.setActionState(LatchkeyApp.signOutAction, id)
+        if remember { LatchkeyFiles.rememberChosenProvider(id) }
+        do {
+            let (configuration, ready) = try providers.configuration(for: id)
+            let provider = ActiveProvider(configuration: configuration, ready: ready, store: store, timeout: networkTimeout)
+            current = provider
+            logger.info("Provider \(configuration.displayName)")
+            window.showProvider(id: id, name: configuration.displayName)
+            window.showUserAgents(configuration.userAgents, chosen: provider.userAgent)
+            send(.providerChosen)
+            render()
+            readStoredSignIn(of: provider)
+        } catch {
+            logger.notice("Provider \(id) cannot be used", metadata: ["error": "\(error)"])
+            window.showProvider(id: id, name: providerName)
+            window.showUserAgents([], chosen: nil)
+            send(.providerUnavailable("\(error)"))
+            render()
+        }
+    }
+
+    /// Reads the stored sign-in off GTK's thread; renews it quietly if it is about to expire.
+    private func readStoredSignIn(of provider: ActiveProvider) {
+        let (session, ready, generation) = (provider.session, provider.ready, self.generation)
         Task.detached { [weak self] in
             // Sign in stays disabled until this answers: nothing reaches the provider before it listens.
             do {
                 // Up to 10 s reading the sandbox's first line: on a thread of its own, not the pool's.
-                try await BlockingWork.run { Result { try providerReady() } }.get()
+                try await BlockingWork.run { Result { try ready() } }.get()
             } catch {
-                MainLoop.perform { self?.send(.launched(signedIn: false, notice: "\(error)")) }
+                MainLoop.perform { self?.deliver(generation, .launched(signedIn: false, notice: "\(error)")) }
                 return
             }
             let signedIn = await session.isSignedIn
             let warning = await session.storeWarning
-            MainLoop.perform { self?.send(.launched(signedIn: signedIn, notice: warning)) }
+            MainLoop.perform { self?.deliver(generation, .launched(signedIn: signedIn, notice: warning)) }
             guard signedIn else { return }
             do {
                 _ = try await session.freshToken()
             } catch OAuthError.signedOut(let reason) {
-                MainLoop.perform { self?.send(.sessionEnded(reason)) }
+                MainLoop.perform { self?.deliver(generation, .sessionEnded(reason)) }
             } catch {
                 // A passing failure: the sign-in is kept, and Get my profile will try again.
                 self?.logger.notice("Could not renew the sign-in at launch", metadata: ["error": "\(error)"])
@@ -120,47 +206,72 @@ final class AppController {
         }
     }
 
+    /// The person picked where to sign in: kept in their own file for this provider.
+    private func userAgentToggled() {
+        guard let current, current.configuration.userAgents.count > 1 else { return }
+        let chosen: ProviderConfiguration.UserAgentKind = window.inBrowser.isActive ? .browser : .embedded
+        guard chosen != current.userAgent, state.allowsChoosingProvider else { return }
+        current.userAgent = chosen
+        logger.info("Signing in \(chosen == .browser ? "in the browser" : "in this window") from now on")
+        do {
+            try providers.catalog.saveUserSettings(["user_agent": chosen.rawValue], for: current.configuration.id)
+        } catch {
+            logger.warning("The choice is kept for this run only", metadata: ["error": "\(error)"])
+        }
+        render()
+        if state.accepts(.signInRequested) { prepareSignIn() }
+    }
+
     /// OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep);
     /// this only starts it and shows its steps.
     private func signIn() {
-        guard state.accepts(.signInRequested) else { return }
+        guard let current, state.accepts(.signInRequested) else { return }
         send(.signInRequested)
-        let (session, agent, logger) = (self.session, self.agent, self.logger)
-        Task.detached { [weak self] in
+        let (session, logger, generation) = (current.session, self.logger, self.generation)
+        let agent: any ExternalUserAgent = current.userAgent == .browser ? browser : webAgent(of: current)
+        signInTask = Task.detached { [weak self] in
             do {
                 let outcome = try await session.signIn(using: agent) { step in
                     MainLoop.perform {
                         switch step {
-                        case .redirectReceived: self?.send(.redirectReceived)
-                        case .tokensReceived: self?.send(.tokensReceived)
+                        case .redirectReceived: self?.deliver(generation, .redirectReceived)
+                        case .tokensReceived: self?.deliver(generation, .tokensReceived)
                         }
                     }
                 }
                 logger.debug("signed in")
-                MainLoop.perform { self?.send(.signInSucceeded(notice: outcome.storeNotice)) }
+                MainLoop.perform { self?.deliver(generation, .signInSucceeded(notice: outcome.storeNotice)) }
             } catch {
                 let failure = error as? OAuthError ?? .userAgent("\(error)")
                 logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])
-                MainLoop.perform { self?.send(.signInFailed(failure)) }
+                MainLoop.perform { self?.deliver(generation, .signInFailed(failure)) }
             }
         }
     }
 
+    /// Cancel while the browser has the sign-in: the flow ends as cancelled and the listener closes.
+    private func cancelSignIn() {
+        guard state == .signingIn else { return }
+        logger.info("Sign-in cancelled in the window")
+        signInTask?.cancel()
+    }
+
     private func getProfile() {
-        guard state.accepts(.profileRequested) else { return }
+        guard let current, state.accepts(.profileRequested) else { return }
         send(.profileRequested)
-        let (session, profileClient) = (self.session, self.profileClient)
+        let (session, profileClient, generation) = (current.session, current.profileClient, self.generation)
         Task.detached { [weak self] in
             do {
                 let profile = try await profileClient.fetch(using: session)
                 let picture = await Self.picture(at: profile.pictureURL)
                 MainLoop.perform {
-                    self?.window.showPicture(picture)
-                    self?.send(.profileLoaded(profile))
+                    guard let self, generation == self.generation else { return }
+                    self.window.showPicture(picture)
+                    self.send(.profileLoaded(profile))
                 }
             } catch {
                 let failure = error as? OAuthError ?? .network(endpoint: .profile, reason: "\(error)")
-                MainLoop.perform { self?.send(.profileFailed(failure)) }
+                MainLoop.perform { self?.deliver(generation, .profileFailed(failure)) }
             }
         }
     }
@@ -185,23 +296,22 @@ final class AppController {
         }
     }
 
-    /// `latchkey --sign-out` run while this window is open: signed in, it is
-    /// the Sign out button; otherwise whatever the store still holds is cleared.
+    /// `latchkey --sign-out` run while this window shows the same provider:
+    /// signed in, it is the Sign out button; otherwise whatever the store still holds is cleared.
     func signOutRequestedElsewhere() {
         logger.info("Sign-out requested by another process")
         if state.accepts(.signOutRequested) { return signOut() }
-        let session = self.session
+        guard let session = current?.session else { return }
         Task.detached { await session.signOut() }
     }
 
     private func signOut() {
-        guard state.accepts(.signOutRequested) else { return }
+        guard let current, state.accepts(.signOutRequested) else { return }
         send(.signOutRequested)
-        let session = self.session
-        let name = configuration.displayName
+        let (session, name, generation) = (current.session, current.configuration.displayName, self.generation)
         Task.detached { [weak self] in
             let warning = await session.signOut()
-            MainLoop.perform { self?.send(.signedOut(notice: warning ?? "Signed out of \(name).")) }
+            MainLoop.perform { self?.deliver(generation, .signedOut(notice: warning ?? "Signed out of \(name).")) }
         }
     }
 

@@ -11,33 +11,30 @@ import OAuthCore
 final class LatchkeyApp {
     nonisolated static let id = "io.github.latchkey.Latchkey"
 
-    private let configuration: ProviderConfiguration
+    private let providers: Providers
+    private let providerID: String
     private let store: any TokenStore
     private let networkTimeout: Double
-    private let providerReady: @Sendable () throws -> Void
     private let logger: Logger
     private let application = Application(id: LatchkeyApp.id)
     private var controller: AppController?
 
-    init(
-        configuration: ProviderConfiguration, store: any TokenStore, networkTimeout: Double,
-        providerReady: @escaping @Sendable () throws -> Void, logger: Logger
-    ) {
-        self.configuration = configuration
+    init(providers: Providers, providerID: String, store: any TokenStore, networkTimeout: Double, logger: Logger) {
+        self.providers = providers
+        self.providerID = providerID
         self.store = store
         self.networkTimeout = networkTimeout
-        self.providerReady = providerReady
         self.logger = logger
         Application.setName("Latchkey", programName: "latchkey")
     }
 
     /// The action `latchkey --sign-out` activates in a running instance; its
-    /// state is the provider id, so a command for another provider is not sent here.
+    /// state is the id of the provider shown, so a command for another provider is not sent here.
     nonisolated static let signOutAction = "sign-out"
 
     func run() -> Int32 {
         application.onActivate { [weak self] in self?.activate() }
-        application.addAction(Self.signOutAction, state: configuration.id) { [weak self] in
+        application.addAction(Self.signOutAction, state: providerID) { [weak self] in
             self?.controller?.signOutRequestedElsewhere()
         }
         return application.run(arguments: CommandLine.arguments)
@@ -50,8 +47,8 @@ final class LatchkeyApp {
         }
         if let icons = LatchkeyFiles.iconDirectory() { Toolkit.appendIconSearchPath(icons.path) }
         let controller = AppController(
-            application: application, configuration: configuration, store: store, networkTimeout: networkTimeout,
-            providerReady: providerReady, logger: logger)
+            application: application, providers: providers, providerID: providerID, store: store,
+            networkTimeout: networkTimeout, logger: logger)
         self.controller = controller
         controller.start()
     }

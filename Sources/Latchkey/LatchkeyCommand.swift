@@ -65,25 +65,21 @@ struct LatchkeyCommand: ParsableCommand {
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey")
 
-        if signOut, let sentence = Self.signOutInRunningInstance(provider: providerFile == nil ? provider ?? "sandbox" : nil) {
-            print(sentence)
-            return
-        }
-
         let catalog = Self.catalog
-        let sandbox: SandboxChild?
-        let configuration: ProviderConfiguration
+        let providers: Providers
+        let providerID: String
         do {
-            if let providerFile {
-                sandbox = nil
-                configuration = try catalog.configuration(file: URL(fileURLWithPath: providerFile))
-            } else if let provider, provider != "sandbox" {
-                sandbox = nil
-                configuration = try catalog.configuration(named: provider)
-            } else {
-                let child = try SandboxChild.prepare(logger: logger)
-                sandbox = child
-                configuration = try catalog.configuration(named: "sandbox", overrides: ["issuer": child.baseURL])
+            providers = try Providers(catalog: catalog, file: providerFile.map { URL(fileURLWithPath: $0) }, logger: logger)
+            // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
+            let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.entries.contains { $0.id == id } ? id : nil }
+            providerID = providers.file?.id ?? provider ?? remembered ?? Providers.sandboxID
+            if signOut, providerFile == nil, let sentence = Self.signOutInRunningInstance(provider: providerID) {
+                print(sentence)
+                return
+            }
+            if provider != nil || signOut {
+                // Named on the command line, it must be usable: say so now rather than in the window.
+                _ = try providers.configuration(for: providerID)
             }
         } catch let error as OAuthError {
             if case .unknownProvider = error {
@@ -91,7 +87,7 @@ struct LatchkeyCommand: ParsableCommand {
             }
             throw LaunchError(error.description)
         }
-        defer { sandbox?.stop() }
+        defer { providers.stop() }
 
         // The keyring when one runs and answers, else the 0600 file; asked at each use,
         // since a keyring can start (or lock) while Latchkey runs.
@@ -99,12 +95,9 @@ struct LatchkeyCommand: ParsableCommand {
             preferred: SecretServiceTokenStore(timeout: keyringTimeout),
             fallback: FileTokenStore(directory: LatchkeyFiles.stateDirectory),
             preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
-        logger.info("Provider \(configuration.displayName)")
-
-        // Ready is waited for only where the network is first needed: here, or in the app's first task.
-        let ready: @Sendable () throws -> Void = { try sandbox?.waitUntilReady() }
 
         if signOut {
+            let (configuration, ready) = try providers.configuration(for: providerID)
             try ready()
             let session = AuthSession(configuration: configuration, store: store)
             let warning = Self.wait { await session.signOut() }
@@ -116,7 +109,7 @@ struct LatchkeyCommand: ParsableCommand {
         // The app is held for the whole run: GTK's callbacks reach it through weak references.
         let status = MainActor.assumeIsolated {
             let app = LatchkeyApp(
-                configuration: configuration, store: store, networkTimeout: networkTimeout, providerReady: ready, logger: logger)
+                providers: providers, providerID: providerID, store: store, networkTimeout: networkTimeout, logger: logger)
             return withExtendedLifetime(app) { app.run() }
         }
         if status != 0 { throw ExitCode(status) }

@@ -1,9 +1,11 @@
 import DesktopOAuth
 import GtkKit
 import LatchkeyCore
+import OAuthCore
 
-/// The main window: who you are, four buttons, and a status line. It holds no
-/// state of its own; `render` shows a ViewModel.
+/// The main window: which provider, who you are, the buttons, and a status
+/// line. It holds no state of its own: `render` shows a ViewModel, and
+/// `showProvider` / `showUserAgents` what is chosen.
 @MainActor
 final class MainWindow {
     let window: Window
@@ -11,6 +13,12 @@ final class MainWindow {
     let getProfile = Button(label: "Get my profile")
     let openProfile = Button(label: "Open profile")
     let signOut = Button(label: "Sign out")
+    let cancel = Button(label: "Cancel")
+    let provider = ComboBoxText()
+    let inWindow = RadioButton(label: "In this window")
+    lazy var inBrowser = RadioButton(label: "In your browser", joining: inWindow)
+    private let onlyAgent = Label("")
+    private let header: HeaderBar
     private let status = Label("", wrap: true, selectable: true)
     private let spinner = Spinner()
     private let avatar = Image(iconName: "avatar-default-symbolic", pixelSize: 64)
@@ -19,11 +27,31 @@ final class MainWindow {
     private let note = Label("", wrap: true)
     private let profileBox = Box(vertical: false, spacing: 16)
 
-    init(application: Application, providerName: String) {
+    init(application: Application, providers: [(id: String, displayName: String)]) {
         window = Window(application: application, title: "Latchkey")
-        window.setDefaultSize(width: 460, height: 440)
+        window.setDefaultSize(width: 460, height: 500)
         window.setIcon(name: LatchkeyApp.id)
-        window.setTitlebar(HeaderBar(title: "Latchkey", subtitle: providerName))
+        header = HeaderBar(title: "Latchkey")
+        window.setTitlebar(header)
+
+        for entry in providers { provider.append(id: entry.id, text: entry.displayName) }
+        provider.setAccessible(name: "Provider")
+        let providerLabel = Label("Provider")
+        providerLabel.addStyleClass("dim-label")
+        let providerRow = Box(vertical: false, spacing: 12)
+        providerRow.append(providerLabel)
+        providerRow.append(provider, expand: true)
+
+        let agentLabel = Label("Sign in")
+        agentLabel.addStyleClass("dim-label")
+        inWindow.setAccessible(name: "In this window", description: "Sign in in a window of Latchkey's own")
+        inBrowser.setAccessible(name: "In your browser", description: "Sign in in your default web browser")
+        onlyAgent.addStyleClass("dim-label")
+        let agentRow = Box(vertical: false, spacing: 12)
+        agentRow.append(agentLabel)
+        agentRow.append(inWindow)
+        agentRow.append(inBrowser)
+        agentRow.append(onlyAgent)
 
         avatar.setAccessible(name: "Profile picture")
         name.addStyleClass("title-2")
@@ -36,15 +64,16 @@ final class MainWindow {
         note.addStyleClass("dim-label")
 
         signIn.addStyleClass("suggested-action")
-        signIn.setAccessible(name: "Sign in", description: "Sign in with \(providerName) in a sign-in window")
+        signIn.setAccessible(name: "Sign in")
         getProfile.setAccessible(name: "Get my profile")
         openProfile.setAccessible(name: "Open profile")
         openProfile.ellipsizeLabel()
         signOut.setAccessible(name: "Sign out")
+        cancel.setAccessible(name: "Cancel", description: "Stop waiting for the browser")
         status.setAccessible(name: "", description: "Status")
 
         let buttons = Box(vertical: true, spacing: 12)
-        for button in [signIn, getProfile, openProfile, signOut] { buttons.append(button) }
+        for button in [signIn, cancel, getProfile, openProfile, signOut] { buttons.append(button) }
 
         let statusRow = Box(vertical: false, spacing: 8)
         statusRow.append(spinner)
@@ -52,12 +81,38 @@ final class MainWindow {
 
         let content = Box(vertical: true, spacing: 20)
         content.setMargins(24)
+        let choices = Box(vertical: true, spacing: 8)
+        choices.append(providerRow)
+        choices.append(agentRow)
+        content.append(choices)
         content.append(profileBox)
         content.append(note)
         content.append(buttons)
         content.appendAtEnd(statusRow)
         window.setChild(content)
         window.showAll()
+        cancel.isVisible = false
+    }
+
+    /// The chosen provider, in the list and under the title.
+    func showProvider(id: String, name: String) {
+        if provider.activeID != id { provider.activeID = id }
+        header.subtitle = name
+        signIn.setAccessible(name: "Sign in", description: "Sign in with \(name)")
+    }
+
+    /// Where this provider's sign-in happens: a choice when it allows both,
+    /// otherwise a sentence; nothing when the provider cannot be used.
+    func showUserAgents(_ allowed: [ProviderConfiguration.UserAgentKind], chosen: ProviderConfiguration.UserAgentKind?) {
+        let both = allowed.count > 1
+        inWindow.isVisible = both
+        inBrowser.isVisible = both
+        if both, let chosen {
+            (chosen == .browser ? inBrowser : inWindow).isActive = true
+        }
+        onlyAgent.isVisible = !both && !allowed.isEmpty
+        onlyAgent.text = allowed == [.browser] ? "In your browser (the only way this provider allows)" : "In this window"
+        onlyAgent.setAccessible(name: onlyAgent.text)
     }
 
     func render(_ model: ViewModel) {
@@ -65,6 +120,10 @@ final class MainWindow {
         getProfile.isSensitive = model.getProfileEnabled
         signOut.isVisible = model.signOutVisible
         signOut.isSensitive = model.signOutEnabled
+        cancel.isVisible = model.cancelVisible
+        provider.isSensitive = model.providerChoiceEnabled
+        inWindow.isSensitive = model.providerChoiceEnabled
+        inBrowser.isSensitive = model.providerChoiceEnabled
         if let url = model.openProfileURL {
             openProfile.label = url
             openProfile.setAccessible(name: "Open profile", description: url)

@@ -3,6 +3,10 @@ import OAuthCore
 /// What moves the app from one state to the next: a click, or OAuthCore's answer.
 public enum AppEvent: Equatable, Sendable {
     case launched(signedIn: Bool, notice: String?)
+    /// Another provider was chosen: its stored sign-in is being read.
+    case providerChosen
+    /// The chosen provider cannot be used as it is (not set up, a broken file): the sentence says why.
+    case providerUnavailable(String)
     case signInRequested
     case redirectReceived
     /// The code was exchanged; the tokens are being saved.

@@ -16,14 +16,25 @@ public enum AppState: Equatable, Sendable {
     case fetchingProfile
     case profileLoaded(Profile, notice: String?)
     case signingOut
+    /// The chosen provider cannot be used as it is; the sentence says why and what to do.
+    case unavailable(String)
     /// Something went wrong; `signedIn` says whether a usable sign-in remains.
     case failed(message: String, signedIn: Bool)
+
+    /// Whether another provider may be chosen now: not while a sign-in, a
+    /// sign-out or a profile request of this one is under way.
+    public var allowsChoosingProvider: Bool {
+        switch self {
+        case .signingIn, .exchanging, .saving, .signingOut, .fetchingProfile: false
+        default: true
+        }
+    }
 
     public var isSignedIn: Bool {
         switch self {
         case .signedIn, .fetchingProfile, .profileLoaded: true
         case .failed(_, let signedIn): signedIn
-        case .starting, .signedOut, .signingIn, .exchanging, .saving, .signingOut: false
+        case .starting, .signedOut, .signingIn, .exchanging, .saving, .signingOut, .unavailable: false
         }
     }
 
@@ -37,6 +48,10 @@ public enum AppState: Equatable, Sendable {
         switch (state, event) {
         case (_, .launched(let signedIn, let notice)):
             return signedIn ? .signedIn(notice: notice) : .signedOut(notice: notice)
+        case (let current, .providerChosen) where current.allowsChoosingProvider:
+            return .starting
+        case (let current, .providerUnavailable(let reason)) where current.allowsChoosingProvider:
+            return .unavailable(reason)
         case (_, .sessionEnded(let reason)):
             return state == .signingIn || state == .exchanging || state == .saving ? state : .signedOut(notice: reason)
 

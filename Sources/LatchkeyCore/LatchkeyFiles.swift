@@ -39,6 +39,20 @@ public enum LatchkeyFiles {
     /// Where the token file (and the sandbox's state) live: `$XDG_STATE_HOME/latchkey`.
     public static var stateDirectory: URL { FileTokenStore.defaultDirectory(for: application) }
 
+    /// The provider last chosen in the window, remembered across launches.
+    public static func chosenProvider(in directory: URL = stateDirectory) -> String? {
+        let text = try? String(contentsOf: directory.appendingPathComponent(chosenProviderFile), encoding: .utf8)
+        return text.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Remembers `id` as the provider chosen; a failure only means the next launch starts elsewhere.
+    public static func rememberChosenProvider(_ id: String, in directory: URL = stateDirectory) {
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? Data("\(id)\n".utf8).write(to: directory.appendingPathComponent(chosenProviderFile), options: .atomic)
+    }
+
+    private static let chosenProviderFile = "chosen-provider"
+
     /// The app's icon directory: installed under `<prefix>/share/icons`, or the source tree's `data/icons`.
     public static func iconDirectory(layout: InstallLayout = .current) -> URL? {
         let icon = "hicolor/scalable/apps/io.github.latchkey.Latchkey.svg"

@@ -9,6 +9,10 @@ public struct ViewModel: Equatable, Sendable {
     /// Open profile is visible exactly when this is set; its label is the URL.
     public var openProfileURL: String?
     public var status: String
+    /// Cancel is shown while a sign-in waits in the browser (the embedded window has its own close).
+    public var cancelVisible: Bool
+    /// Whether the provider list and the user agent choice can be changed now.
+    public var providerChoiceEnabled: Bool
     public var busy: Bool
     public var isError: Bool
     public var profile: Profile?
@@ -17,8 +21,13 @@ public struct ViewModel: Equatable, Sendable {
     /// The line under it: their e-mail, or what to do next.
     public var subline: String
 
-    public init(state: AppState, providerName: String, storeName: String) {
+    public init(
+        state: AppState, providerName: String, storeName: String,
+        userAgent: ProviderConfiguration.UserAgentKind = .embedded
+    ) {
         signInEnabled = false
+        cancelVisible = false
+        providerChoiceEnabled = state.allowsChoosingProvider
         getProfileEnabled = state.isSignedIn && state != .fetchingProfile
         signOutVisible = state.isSignedIn || state == .signingOut
         signOutEnabled = state.isSignedIn && state != .fetchingProfile
@@ -35,6 +44,10 @@ public struct ViewModel: Equatable, Sendable {
         case .signedOut(let notice):
             signInEnabled = true
             status = notice ?? "Not signed in. Sign in with \(providerName) to begin."
+        case .signingIn where userAgent == .browser:
+            status = "Continue in your browser… Latchkey opened the \(providerName) sign-in page there."
+            cancelVisible = true
+            busy = true
         case .signingIn:
             status = "Sign in with \(providerName) in the window that opened."
             busy = true
@@ -60,6 +73,11 @@ public struct ViewModel: Equatable, Sendable {
         case .signingOut:
             status = "Signing out…"
             busy = true
+        case .unavailable(let reason):
+            headline = "\(providerName) is not ready"
+            subline = "It needs setting up before you can sign in."
+            status = reason
+            isError = true
         case .failed(let message, let signedIn):
             signInEnabled = !signedIn
             status = message

@@ -44,6 +44,44 @@ public struct ProviderCatalog: Sendable {
         return names.sorted()
     }
 
+    /// Every provider a person can choose: the presets and the providers of their
+    /// own config directory, each with the name it shows, sorted by that name.
+    /// Read without validation, so a provider that still lacks its client id is listed too.
+    public var availableProviders: [(id: String, displayName: String)] {
+        let own = ((try? FileManager.default.contentsOfDirectory(atPath: userConfigDirectory.path)) ?? [])
+            .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter(Self.isPlainName)
+        return Set(presetNames + own).map { id in
+            let layers = [presetFile(named: id), userFile(for: id)].compactMap { $0 }
+            let name = layers.lazy.compactMap { (try? Self.readObject($0))?["display_name"] as? String }.last
+            return (id, name ?? id)
+        }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
+    }
+
+    /// Sets keys of the person's own file for provider `id` (nil removes one),
+    /// keeping everything else in it; written whole, readable by the person only.
+    public func saveUserSettings(_ settings: [String: String?], for id: String) throws {
+        guard Self.isPlainName(id) else { throw OAuthError.unknownProvider(id) }
+        let file = userFile(for: id)
+        var object = FileManager.default.fileExists(atPath: file.path) ? try Self.readObject(file) : [:]
+        for (key, value) in settings { object[key] = value }
+        do {
+            try FileManager.default.createDirectory(
+                at: userConfigDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            let temporary = userConfigDirectory.appendingPathComponent(".\(id).json.\(UUID().uuidString)")
+            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+            else { throw CocoaError(.fileWriteUnknown) }
+            guard rename(temporary.path, file.path) == 0 else {
+                try? FileManager.default.removeItem(at: temporary)
+                throw CocoaError(.fileWriteUnknown)
+            }
+        } catch let error as OAuthError {
+            throw error
+        } catch {
+            throw OAuthError.invalidConfiguration("Latchkey could not write \(file.path).")
+        }
+    }
+
     public func presetFile(named name: String) -> URL? {
         guard Self.isPlainName(name) else { return nil }
         return presetDirectories.map { $0.appendingPathComponent("\(name).json") }
