@@ -14,6 +14,7 @@ run_packages=(
   adwaita-icon-theme       # the padlock, avatar and spinner icons
   librsvg2-common          # SVG pictures (the sandbox's avatars) in GdkPixbuf
   dbus-x11 at-spi2-core    # a session bus and the accessibility bus
+  libsoup-3.0-0            # the loopback listener of sign-ins through the browser (opened at run time)
 )
 test_packages=(
   xvfb xauth               # a display for the end-to-end tests
@@ -23,6 +24,7 @@ test_packages=(
   imagemagick              # `import`: screenshots of each state
   desktop-file-utils appstream  # desktop-file-validate, appstreamcli
   curl procps openssl     # openssl: the self-signed certificate of the bad-certificate scenario
+  epiphany-browser         # GNOME Web: a real default browser for the sign-ins through the browser
 )
 
 bench_packages=(

@@ -18,6 +18,7 @@ final class MainWindow {
     let inWindow = RadioButton(label: "In this window")
     lazy var inBrowser = RadioButton(label: "In your browser", joining: inWindow)
     private let onlyAgent = Label("")
+    private let agentLabel = Label("Sign in")
     private let header: HeaderBar
     private let status = Label("", wrap: true, selectable: true)
     private let spinner = Spinner()
@@ -42,7 +43,6 @@ final class MainWindow {
         providerRow.append(providerLabel)
         providerRow.append(provider, expand: true)
 
-        let agentLabel = Label("Sign in")
         agentLabel.addStyleClass("dim-label")
         inWindow.setAccessible(name: "In this window", description: "Sign in in a window of Latchkey's own")
         inBrowser.setAccessible(name: "In your browser", description: "Sign in in your default web browser")
@@ -111,6 +111,7 @@ final class MainWindow {
             (chosen == .browser ? inBrowser : inWindow).isActive = true
         }
         onlyAgent.isVisible = !both && !allowed.isEmpty
+        agentLabel.isVisible = !allowed.isEmpty
         onlyAgent.text = allowed == [.browser] ? "In your browser (the only way this provider allows)" : "In this window"
         onlyAgent.setAccessible(name: onlyAgent.text)
     }

@@ -10,7 +10,7 @@ the way the desktop registers any browser. Screenshots of every state land in
 test-output/e2e/<scenario>/.
 
 The scenarios live by theme in basics.py, presets.py, command_line.py,
-hostile.py and keyrings.py; harness.py holds what they share, driver.py
+hostile.py, keyrings.py and desktop.py; harness.py holds what they share, driver.py
 drives the app through the accessibility bus.
 """
 
@@ -20,13 +20,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import basics  # noqa: E402
 import command_line  # noqa: E402
+import desktop  # noqa: E402
 import harness  # noqa: E402
 import hostile  # noqa: E402
 import keyrings  # noqa: E402
 import presets  # noqa: E402
 
 SCENARIOS = {}
-for module in (basics, presets, command_line, hostile, keyrings):
+for module in (basics, presets, command_line, hostile, keyrings, desktop):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

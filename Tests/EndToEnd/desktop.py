@@ -1,0 +1,305 @@
+"""The desktop user's scenarios: providers chosen in the window, and sign-in
+through the system browser — GNOME Web as the session's default browser,
+driven through AT-SPI like the embedded view — with its loopback listener."""
+
+import http.client
+import os
+import re
+import subprocess
+import urllib.parse
+import urllib.request
+
+from gi.repository import Atspi
+
+from driver import Desktop, is_, name, role, wait_until, walk
+from harness import assert_no_secrets, expect, sandbox_url, sign_in, stored_token
+import presets
+
+
+def choose_provider(app, display_name):
+    """Picks a provider from the window's list, as a screen reader would."""
+    combo = app.find("combo box", "Provider")
+    item = app.find("menu item", display_name, root=combo, showing=False)
+    # The combo box's own selection (GTK sets the active entry), as Orca does it.
+    expect(Atspi.Selection.select_child(combo, item.get_index_in_parent()), f"{display_name!r} could not be chosen")
+
+
+def choose_user_agent(app, label):
+    radio = app.find("radio button", label)
+    app.press(radio)
+    wait_until(f"{label!r} chosen", lambda: is_(radio, Atspi.StateType.CHECKED), 5)
+
+
+def own_provider_file(home, provider_id, display_name, base):
+    """A whole provider of the person's own, in their config directory, on a sandbox at base."""
+    directory = os.path.join(home.config, "latchkey")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, f"{provider_id}.json"), "w") as f:
+        f.write(f"""{{"id": "{provider_id}", "display_name": "{display_name}", "issuer": "{base}",
+  "authorization_endpoint": "/authorize", "token_endpoint": "/token", "userinfo_endpoint": "/userinfo",
+  "client_id": "latchkey-desktop", "redirect_uri": "http://127.0.0.1/callback", "scopes": ["openid", "profile"],
+  "profile": {{"name": "name", "email": "email", "url": "profile"}}}}""")
+
+
+def switch_providers(home):
+    """Two providers with their own sign-ins, a preset not set up, and the choice remembered."""
+    sandbox, base, log = presets.start_sandbox(home, "standard")
+    own_provider_file(home, "second", "Second sandbox", base)
+    try:
+        app = home.launch()
+        try:
+            app.wait_status("Not signed in")
+            sign_in(app, home, shot_prefix="01")
+            app.wait_status("Signed in with Sandbox provider")
+
+            choose_provider(app, "Second sandbox")
+            app.wait_status("Not signed in. Sign in with Second sandbox")
+            app.find("label", "Not signed in")
+            app.screenshot("02-second-provider-signed-out")
+
+            choose_provider(app, "GitHub")
+            app.wait_status("there is no client id for GitHub")
+            expect("~/.config/latchkey/github.json" in app.status(), f"the status says where: {app.status()!r}")
+            app.wait_sensitive("Sign in", False)
+            app.find("label", "GitHub is not ready")
+            app.screenshot("03-github-not-set-up")
+
+            choose_provider(app, "Sandbox provider (offline demo)")
+            app.wait_status("Signed in with Sandbox provider")
+            app.wait_sensitive("Get my profile", True)
+            app.screenshot("04-back-to-the-sandbox-still-signed-in")
+
+            choose_provider(app, "Second sandbox")
+            app.wait_status("Not signed in. Sign in with Second sandbox")
+        finally:
+            app.quit()
+
+        # The next launch shows the provider last chosen.
+        app = home.launch(log_name="latchkey-2.log")
+        try:
+            app.wait_status("Not signed in. Sign in with Second sandbox")
+            app.screenshot("05-relaunch-remembers")
+            sign_in(app, home)
+            app.wait_status("Signed in with Second sandbox")
+        finally:
+            app.quit()
+        token = stored_token(home)
+    finally:
+        sandbox.stdin.close()
+        sandbox.wait(timeout=10)
+        log.close()
+    assert_no_secrets(home, [os.path.join(home.root, "latchkey.log"), os.path.join(home.root, "latchkey-2.log")],
+                      [token["access_token"]])
+
+
+# The system browser ---------------------------------------------------------
+
+EPIPHANY_SETTINGS = """[org/gnome/epiphany]
+warn-on-close-unsubmitted-data=false
+restore-session-policy='never'
+content-filters=@as []
+[org/gnome/epiphany/web]
+remember-passwords=false
+enable-adblock=false
+"""
+
+
+class Epiphany:
+    """GNOME Web as the session's default browser, registered as any browser is
+    (a .desktop file and mimeapps.list). Its first-run questions are answered in
+    its settings; its temporary files stay in the scenario's home."""
+
+    def __init__(self, home):
+        self.home = home
+        applications = os.path.join(home.data, "applications")
+        with open(os.path.join(applications, "test-epiphany.desktop"), "w") as entry:
+            # The app runs with G_DEBUG=fatal-warnings, which the browser it starts would inherit.
+            entry.write("[Desktop Entry]\nType=Application\nName=Web\n"
+                        "Exec=env -u G_DEBUG epiphany %U\n"
+                        "MimeType=x-scheme-handler/http;x-scheme-handler/https;\nNoDisplay=true\n")
+        with open(os.path.join(home.config, "mimeapps.list"), "w") as mime:
+            mime.write("[Default Applications]\n"
+                       "x-scheme-handler/http=test-epiphany.desktop\nx-scheme-handler/https=test-epiphany.desktop\n")
+        settings = os.path.join(home.config, "glib-2.0", "settings")
+        os.makedirs(settings, exist_ok=True)
+        with open(os.path.join(settings, "keyfile"), "w") as f:
+            f.write(EPIPHANY_SETTINGS)
+        tmp = os.path.join(home.root, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        os.environ.update({"GSETTINGS_BACKEND": "keyfile", "TMPDIR": tmp})
+        self.pid = None
+
+    def app(self):
+        app = Desktop().application({"epiphany"}, timeout=40)
+        self.pid = app.get_process_id()
+        return app
+
+    def page(self, title, timeout=40):
+        """The document web of the tab showing `title`, loaded."""
+        app = self.app()
+
+        def probe():
+            for node in walk(app):
+                if role(node) == "document web" and name(node) == title:
+                    if is_(node, Atspi.StateType.SHOWING) and not is_(node, Atspi.StateType.BUSY):
+                        return node
+            return None
+
+        return wait_until(f"the browser showing {title!r}", probe, timeout)
+
+    def quit(self):
+        if self.pid is None:
+            return
+        subprocess.run(["gdbus", "call", "--session", "--dest", "org.gnome.Epiphany", "--object-path", "/org/gnome/Epiphany",
+                        "--method", "org.gtk.Actions.Activate", "quit", "[]", "{}"], capture_output=True, timeout=20)
+        pid = self.pid
+        wait_until("the browser to quit", lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), 30)
+
+
+def _zombie(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def listener_port(home):
+    """The loopback port of the listener, from the redirect URI of the address the browser was given."""
+    url = wait_until("the browser to be asked", lambda: home.opened_urls() and home.opened_urls()[-1], 15)
+    redirect = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)["redirect_uri"][0]
+    parts = urllib.parse.urlparse(redirect)
+    expect(parts.hostname == "127.0.0.1" and parts.path == "/callback" and parts.port, f"a loopback redirect: {redirect}")
+    return url, parts.port
+
+
+def get(port, path, host=None):
+    """One request to the listener; (status, body), or None when nothing listens."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", path, headers={"Host": host} if host else {})
+        response = connection.getresponse()
+        return response.status, response.read().decode(errors="replace")
+    except ConnectionRefusedError:
+        return None
+    finally:
+        connection.close()
+
+
+def answer_page(url, action="allow"):
+    """What a browser does with the sandbox's page: fill it in and press a button. The redirect's address."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        html = response.read().decode()
+        page = response.geturl()
+    form = re.search(r'<form method="post" action="([^"]+)"', html).group(1)
+    request_id = re.search(r'name="request_id" value="([^"]+)"', html).group(1)
+    target = urllib.parse.urljoin(page, form.replace("&amp;", "&"))
+    body = urllib.parse.urlencode({"request_id": request_id, "username": "ada", "password": "engine", "action": action})
+    parts = urllib.parse.urlparse(target)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    connection.request("POST", parts.path + ("?" + parts.query if parts.query else ""), body=body,
+                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    response = connection.getresponse()
+    expect(response.status in (302, 303), f"the page answered {response.status}")
+    location = response.getheader("Location")
+    connection.close()
+    return location
+
+
+def browser_sign_in(home, action="Allow"):
+    """Sign in in GNOME Web: the sandbox's page in the browser, typed into and allowed
+    (or denied); the listener's page in the tab; the app signed in (or cancelled)."""
+    browser = Epiphany(home)
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        choose_user_agent(app, "In your browser")
+        app.screenshot("01-browser-chosen")
+        app.press(app.wait_sensitive("Sign in"))
+        app.wait_status("Continue in your browser")
+        app.button("Cancel")
+        page = browser.page("Sign in – Latchkey Sandbox")
+        app.screenshot("02-page-in-the-browser")
+        app.type_into(app.find("entry", "Username", root=page), "ada")
+        app.type_into(app.find("password text", "Password", root=page), "engine")
+        app.press(app.find("push button", action, root=page))
+        if action == "Allow":
+            browser.page("Signed in · Latchkey")
+            app.wait_status("Signed in with Sandbox provider")
+            app.screenshot("03-signed-in-through-the-browser")
+            app.press(app.button("Get my profile"))
+            app.wait_status("as Ada Lovelace")
+        else:
+            browser.page("Sign-in did not complete · Latchkey")
+            app.wait_status("Sign-in cancelled.")
+            app.wait_sensitive("Sign in", True)
+            app.screenshot("03-denied-in-the-browser")
+            expect(not os.path.exists(home.token_file), "nothing was stored")
+        app.absent("push button", "Cancel")
+    finally:
+        browser.quit()
+        app.quit()
+    assert_no_secrets(home, [app.log_path])
+
+
+def browser_deny(home):
+    browser_sign_in(home, action="Deny")
+
+
+def browser_cancel(home):
+    """Cancel while the browser has the page: cancelled, and the listener's port closed."""
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        choose_user_agent(app, "In your browser")
+        app.press(app.wait_sensitive("Sign in"))
+        app.wait_status("Continue in your browser")
+        _, port = listener_port(home)
+        expect(get(port, "/") is not None, "the listener answers while the sign-in waits")
+        app.screenshot("01-waiting-for-the-browser")
+        app.press(app.button("Cancel"))
+        app.wait_status("Sign-in cancelled.")
+        app.absent("push button", "Cancel")
+        wait_until("the listener's port to close", lambda: get(port, "/") is None, 10)
+        app.wait_sensitive("Sign in", True)
+        app.screenshot("02-cancelled")
+    finally:
+        app.quit()
+
+
+def browser_listener_strangers(home):
+    """What reaches the listener from anything but the provider's redirect: refused, and the sign-in goes on."""
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        choose_user_agent(app, "In your browser")
+        app.press(app.wait_sensitive("Sign in"))
+        url, port = listener_port(home)
+        state = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)["state"][0]
+        # A page that knows only the port, a guessed state, another path, another host name.
+        for path, host in (("/", None), ("/callback?code=forged", None), ("/callback?code=forged&state=guess", None),
+                           ("/callback/x?code=forged&state=" + state, None), ("/callback?code=forged&state=" + state, "evil.example")):
+            answer = get(port, path, host)
+            expect(answer is not None and answer[0] == 404, f"{path} (host {host}) answered {answer and answer[0]}")
+        app.wait_status("Continue in your browser")
+
+        location = answer_page(url)
+        status, body = get(port, location[len(f"http://127.0.0.1:{port}"):])
+        expect(status == 200 and "You are signed in" in body, f"the tab's page: {status}")
+        app.wait_status("Signed in with Sandbox provider")
+        app.screenshot("01-signed-in-despite-strangers")
+        # A second redirect finds the listener gone (or, while its page is written, refusing).
+        wait_until("the listener's port to close", lambda: get(port, "/") is None, 10)
+        token = stored_token(home)
+    finally:
+        app.quit()
+    assert_no_secrets(home, [app.log_path], [token["access_token"]])
+
+
+SCENARIOS = {
+    "switch_providers": switch_providers,
+    "browser_sign_in": browser_sign_in,
+    "browser_deny": browser_deny,
+    "browser_cancel": browser_cancel,
+    "browser_listener_strangers": browser_listener_strangers,
+}
