@@ -1,10 +1,12 @@
 # Latchkey: two commands on a fresh Debian 12 machine.
 #   make run    install what is missing, build, start the app (sandbox provider by default)
 #   make test   install what is missing, build, run every test
-.PHONY: run test deps test-deps bench-deps build bench fuzz sandbox clean
+.PHONY: run test deps test-deps bench-deps build bench fuzz sandbox install uninstall clean
 
 SWIFT ?= swift
 ARGS ?=
+PREFIX ?= $(HOME)/.local
+DESTDIR ?=
 
 run: deps build
 	.build/debug/latchkey $(ARGS)
@@ -34,6 +36,18 @@ bench: bench-deps
 # RUNS=… for another count; make test runs each for 5 s.
 fuzz: test-deps
 	scripts/fuzz.sh run $(RUNS)
+
+# The release build into PREFIX (default ~/.local; DESTDIR honoured): the app in
+# bin, its sign-in library and sandbox in lib/latchkey, presets, menu entry, icon,
+# AppStream metadata. make uninstall removes exactly those files.
+install: deps
+	$(SWIFT) build -c release --product latchkey
+	$(SWIFT) build -c release --product latchkey-sandbox
+	$(SWIFT) build -c release --product LatchkeyWebSignIn
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh install
+
+uninstall:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh uninstall
 
 bench-deps:
 	@scripts/install-deps.sh bench

@@ -179,9 +179,13 @@ final class SandboxChild: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Beside the app in a build, in `<prefix>/lib/latchkey` installed, else on PATH.
     private static func locate() -> URL? {
-        let beside = InstallLayout.current.beside("latchkey-sandbox")
-        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        let layout = InstallLayout.current
+        for candidate in [layout.beside("latchkey-sandbox"), layout.lib("latchkey/latchkey-sandbox")]
+        where FileManager.default.isExecutableFile(atPath: candidate.path) {
+            return candidate
+        }
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
             let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("latchkey-sandbox")
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }

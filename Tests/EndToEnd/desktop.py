@@ -11,8 +11,8 @@ import urllib.request
 
 from gi.repository import Atspi
 
-from driver import Desktop, is_, name, role, wait_until, walk
-from harness import assert_no_secrets, expect, sandbox_url, sign_in, stored_token
+from driver import Desktop, Latchkey, descendants, is_, name, role, wait_until, walk
+from harness import BIN, ROOT, assert_no_secrets, expect, sign_in, stored_token
 import presets
 
 
@@ -296,7 +296,59 @@ def browser_listener_strangers(home):
     assert_no_secrets(home, [app.log_path], [token["access_token"]])
 
 
+# Installed ---------------------------------------------------------------------
+
+
+def installed_files(prefix):
+    return sorted(os.path.relpath(os.path.join(directory, f), prefix)
+                  for directory, _, files in os.walk(prefix) for f in files)
+
+
+def installed_app(home):
+    """make install's script into a temporary prefix: the installed binary, started from an
+    unrelated directory, finds its presets, sandbox and sign-in library under that prefix
+    and signs in; uninstall leaves nothing behind."""
+    prefix = os.path.join(home.root, "prefix")
+    environment = dict(os.environ, PREFIX=prefix, BUILD_DIR=BIN)
+    subprocess.run([os.path.join(ROOT, "scripts", "install.sh"), "install"], env=environment, check=True,
+                   stdout=subprocess.DEVNULL)
+    files = installed_files(prefix)
+    for expected in ("bin/latchkey", "lib/latchkey/latchkey-sandbox", "lib/latchkey/libLatchkeyWebSignIn.so",
+                     "share/latchkey/providers/google.json", "share/applications/io.github.latchkey.Latchkey.desktop",
+                     "share/icons/hicolor/scalable/apps/io.github.latchkey.Latchkey.svg",
+                     "share/metainfo/io.github.latchkey.Latchkey.metainfo.xml"):
+        expect(expected in files, f"{expected} installed: {files}")
+    desktop_file = os.path.join(prefix, "share/applications/io.github.latchkey.Latchkey.desktop")
+    with open(desktop_file) as f:
+        expect(f"Exec={prefix}/bin/latchkey\n" in f.read(), "the menu entry starts the installed binary by its path")
+    subprocess.run(["desktop-file-validate", desktop_file], check=True)
+
+    # From / with a PATH that holds nothing of Latchkey's: only the prefix can serve.
+    unrelated = dict(PATH="/usr/bin:/bin")
+    app = Latchkey(os.path.join(prefix, "bin", "latchkey"), home.root, home.shots, cwd="/", env=unrelated)
+    try:
+        app.wait_status("Not signed in")
+        sandboxes = [pid for pid, command in descendants(app.process.pid).items() if command == "latchkey-sandbo"]  # comm is cut at 15 characters
+        expect(sandboxes, "the sandbox child runs")
+        expect(os.readlink(f"/proc/{sandboxes[0]}/exe") == os.path.join(prefix, "lib/latchkey/latchkey-sandbox"),
+               "the sandbox is the installed one")
+        sign_in(app, home, shot_prefix="01")
+        app.wait_status("Signed in with Sandbox provider")
+        with open(f"/proc/{app.process.pid}/maps") as f:
+            expect(os.path.join(prefix, "lib/latchkey/libLatchkeyWebSignIn.so") in f.read(),
+                   "the sign-in library is the installed one")
+        app.screenshot("02-installed-app-signed-in")
+    finally:
+        app.quit()
+
+    subprocess.run([os.path.join(ROOT, "scripts", "install.sh"), "uninstall"], env=environment, check=True,
+                   stdout=subprocess.DEVNULL)
+    expect(installed_files(prefix) == [], f"uninstall left {installed_files(prefix)}")
+    expect(not os.path.exists(os.path.join(prefix, "lib/latchkey")), "lib/latchkey removed")
+
+
 SCENARIOS = {
+    "installed_app": installed_app,
     "switch_providers": switch_providers,
     "browser_sign_in": browser_sign_in,
     "browser_deny": browser_deny,

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs Latchkey under a prefix, or removes exactly what it installed.
+#   scripts/install.sh install|uninstall
+# PREFIX (default ~/.local), DESTDIR (staging root, for packagers), BUILD_DIR (the
+# build to install from, default .build/release). make install / make uninstall call this.
+#
+# The installed app finds everything from its own location (InstallLayout):
+#   <prefix>/bin/latchkey                       the app
+#   <prefix>/lib/latchkey/libLatchkeyWebSignIn.so, latchkey-sandbox
+#   <prefix>/share/latchkey/providers/*.json    the presets
+#   <prefix>/share/applications, icons, metainfo   what the desktop reads
+set -euo pipefail
+cd "$(dirname "$0")/.."
+action=${1:?usage: scripts/install.sh install|uninstall}
+prefix=${PREFIX:-$HOME/.local}
+prefix=${prefix%/}
+case "$prefix" in /*) ;; *) echo "PREFIX must be an absolute path, not $prefix" >&2; exit 2 ;; esac
+root=${DESTDIR:-}${prefix}
+build=${BUILD_DIR:-.build/release}
+id=io.github.latchkey.Latchkey
+
+# source → destination (relative to the prefix), one per line; the single list both actions read.
+manifest() {
+    echo "$build/latchkey bin/latchkey"
+    echo "$build/libLatchkeyWebSignIn.so lib/latchkey/libLatchkeyWebSignIn.so"
+    echo "$build/latchkey-sandbox lib/latchkey/latchkey-sandbox"
+    for preset in data/providers/*.json; do
+        echo "$preset share/latchkey/providers/$(basename "$preset")"
+    done
+    echo "data/$id.desktop share/applications/$id.desktop"
+    echo "data/icons/hicolor/scalable/apps/$id.svg share/icons/hicolor/scalable/apps/$id.svg"
+    echo "data/$id.metainfo.xml share/metainfo/$id.metainfo.xml"
+}
+
+refresh_icon_cache() {
+    # Desktops watch the applications directory themselves, and GTK reads icon
+    # directories directly unless a cache is there; so only a cache that exists
+    # is brought up to date (a stale one would hide the icon), and none is made.
+    local cache="$root/share/icons/hicolor/icon-theme.cache"
+    [ -f "$cache" ] && command -v gtk-update-icon-cache >/dev/null && gtk-update-icon-cache -q -f -t "$root/share/icons/hicolor" || true
+}
+
+case "$action" in
+install)
+    while read -r source target; do
+        [ -e "$source" ] || { echo "Missing $source: build first (make install builds it)." >&2; exit 1; }
+        mode=644
+        case "$target" in bin/* | lib/latchkey/latchkey-sandbox | *.so) mode=755 ;; esac
+        install -D -m "$mode" "$source" "$root/$target"
+    done < <(manifest)
+    # The menu starts the app by its full path: a launcher's PATH need not hold the prefix.
+    sed -i "s|^Exec=latchkey|Exec=$prefix/bin/latchkey|" "$root/share/applications/$id.desktop"
+    refresh_icon_cache
+    echo "Installed Latchkey under $root; it is in the applications menu as Latchkey."
+    ;;
+uninstall)
+    while read -r _ target; do
+        rm -f "$root/$target"
+    done < <(manifest)
+    # The directories only Latchkey uses, when nothing else is left in them.
+    for directory in share/latchkey/providers share/latchkey lib/latchkey; do
+        rmdir "$root/$directory" 2>/dev/null || true
+    done
+    refresh_icon_cache
+    echo "Removed Latchkey from $root."
+    ;;
+*)
+    echo "usage: scripts/install.sh install|uninstall" >&2
+    exit 2
+    ;;
+esac
