@@ -11,8 +11,8 @@ struct LatchkeyCommand: ParsableCommand {
         commandName: "latchkey",
         abstract: "Sign in to an OAuth provider from the Linux desktop, fetch your profile, open it in your browser.",
         discussion: """
-            Without --provider or --provider-file, Latchkey starts its offline sandbox provider \
-            (latchkey-sandbox) and signs in there: user ada, password engine. \
+            Without --provider or --provider-file, Latchkey shows the provider last chosen in its window; \
+            at first its offline sandbox provider (latchkey-sandbox): user ada, password engine. \
             Presets: \(catalog.presetNames.joined(separator: ", ")). \
             Credentials come from ~/.config/latchkey/<provider>.json or LATCHKEY_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET.
             """,

@@ -6,6 +6,7 @@ import http.client
 import os
 import re
 import subprocess
+import time
 import urllib.parse
 import urllib.request
 
@@ -247,15 +248,23 @@ def browser_deny(home):
 
 
 def browser_cancel(home):
-    """Cancel while the browser has the page: cancelled, and the listener's port closed."""
+    """The browser chosen in an earlier run: signed out, neither WebKit nor libsoup is
+    loaded until Sign in, and then only libsoup. Cancel while the browser has the
+    page: cancelled, and the listener's port closed."""
+    os.makedirs(os.path.join(home.config, "latchkey"), exist_ok=True)
+    with open(os.path.join(home.config, "latchkey", "sandbox.json"), "w") as f:
+        f.write('{"user_agent": "browser"}')
     app = home.launch()
     try:
         app.wait_status("Not signed in")
-        choose_user_agent(app, "In your browser")
+        expect(is_(app.find("radio button", "In your browser"), Atspi.StateType.CHECKED), "the earlier choice is shown")
+        time.sleep(1)  # when an embedded sign-in would have been prepared
+        expect(app.loaded_libraries("libwebkit2gtk", "libsoup") == [], "nothing is prepared for a browser sign-in")
         app.press(app.wait_sensitive("Sign in"))
         app.wait_status("Continue in your browser")
         _, port = listener_port(home)
         expect(get(port, "/") is not None, "the listener answers while the sign-in waits")
+        expect(app.loaded_libraries("libwebkit2gtk", "libsoup") == ["libsoup"], "the listener loaded libsoup, and only it")
         app.screenshot("01-waiting-for-the-browser")
         app.press(app.button("Cancel"))
         app.wait_status("Sign-in cancelled.")
