@@ -166,7 +166,7 @@ final class AppController {
             current = provider
             logger.info("Provider \(configuration.displayName)")
             window.showProvider(id: id, name: configuration.displayName)
-            window.showUserAgents(configuration.userAgents, chosen: provider.userAgent)
+            window.showUserAgents(configuration.usableUserAgents, chosen: provider.userAgent)
             send(.providerChosen)
             render()
             readStoredSignIn(of: provider)
@@ -208,7 +208,7 @@ final class AppController {
 
     /// The person picked where to sign in: kept in their own file for this provider.
     private func userAgentToggled() {
-        guard let current, current.configuration.userAgents.count > 1 else { return }
+        guard let current, current.configuration.usableUserAgents.count > 1 else { return }
         let chosen: ProviderConfiguration.UserAgentKind = window.inBrowser.isActive ? .browser : .embedded
         guard chosen != current.userAgent, state.allowsChoosingProvider else { return }
         current.userAgent = chosen

@@ -139,8 +139,16 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         preferredUserAgent = try c.decodeIfPresent(UserAgentKind.self, forKey: .preferredUserAgent)
     }
 
-    /// The user agent a sign-in uses: the person's choice, else the provider's first.
-    public var userAgent: UserAgentKind { preferredUserAgent ?? userAgents.first ?? .embedded }
+    /// The user agents this configuration can use: the provider's, less the
+    /// browser when the redirect URI is not a loopback address it can come back to.
+    public var usableUserAgents: [UserAgentKind] {
+        userAgents.filter { $0 != .browser || Self.isLoopbackHTTP(redirectURI) }
+    }
+
+    /// The user agent a sign-in uses: the person's choice, else the provider's first usable one.
+    public var userAgent: UserAgentKind { preferredUserAgent ?? usableUserAgents.first ?? .embedded }
+
+    static func isLoopbackHTTP(_ url: URL) -> Bool { url.scheme?.lowercased() == "http" && isLoopback(url) }
 
     /// A summary without the client secret.
     public var description: String {
@@ -217,7 +225,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
                     + userAgents.map { "\"\($0.rawValue)\"" }.joined(separator: " and ") + ".")
         }
         // RFC 8252 §7.3: the browser comes back to a listener on this computer, over plain http.
-        if userAgents.contains(.browser), redirectURI.scheme?.lowercased() != "http" || !Self.isLoopback(redirectURI) {
+        // Where the window is allowed too, another redirect URI only takes the browser off the list.
+        if usableUserAgents.isEmpty || preferredUserAgent.map({ !usableUserAgents.contains($0) }) == true {
             throw fail(
                 "signing in through the browser needs a loopback redirect URI such as http://127.0.0.1/callback "
                     + "(RFC 8252 §7.3), not \(redirectURI.absoluteString).")

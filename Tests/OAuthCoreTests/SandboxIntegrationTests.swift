@@ -51,9 +51,11 @@ import TestSupport
         #expect(await session.currentToken() == nil)
     }
 
-    @Test(arguments: ["io.github.latchkey:/oauth2redirect", "http://127.0.0.1/callback"])
+    @Test(arguments: ["https://latchkey.invalid/oauth2/callback", "io.github.latchkey:/oauth2redirect", "http://127.0.0.1/callback"])
     func everyKindOfRedirectURIWorks(redirectURI: String) async throws {
         let live = try LiveSandbox(overrides: ["redirect_uri": redirectURI])
+        // The sandbox allows both user agents; a redirect the browser cannot come back to leaves the window alone.
+        #expect(live.configuration.usableUserAgents == (redirectURI.hasPrefix("http:") ? [.embedded, .browser] : [.embedded]))
         let (request, response) = try await live.authorize()
         #expect(try await live.tokenClient().exchange(response, for: request).accessToken.isEmpty == false)
     }
@@ -332,5 +334,53 @@ import TestSupport
         let error = await #expect(throws: OAuthError.self) { try await live.profiles.fetch(using: session) }
         #expect(error == .htmlInsteadOfJSON(endpoint: .profile))
         #expect(try await live.profiles.fetch(using: session).name == "Ada Lovelace")
+    }
+}
+
+/// The sequence's promises to a user agent that names its own redirect URI (the
+/// browser's listener port): the request carries it, and a `present` that fails
+/// is still followed by `dismiss`, so the agent can close what it opened.
+@Suite struct UserAgentContractTests {
+    final class BrowserLikeAgent: ExternalUserAgent, @unchecked Sendable {
+        private let lock = NSLock()
+        private var _presented: URL?
+        private var _dismissals = 0
+        let presentFails: Bool
+        init(presentFails: Bool) { self.presentFails = presentFails }
+        var presented: URL? { lock.withLock { _presented } }
+        var dismissals: Int { lock.withLock { _dismissals } }
+
+        func redirectURI(for configuration: ProviderConfiguration) async throws -> URL {
+            var components = URLComponents(url: configuration.redirectURI, resolvingAgainstBaseURL: false)!
+            components.port = 50555
+            return components.url!
+        }
+
+        func present(_ flow: AuthorizationFlow) async throws {
+            lock.withLock { _presented = flow.authorizationURL }
+            if presentFails { throw OAuthError.browser("your web browser could not be opened.") }
+            flow.cancel()
+        }
+
+        func dismiss(_ flow: AuthorizationFlow) async { lock.withLock { _dismissals += 1 } }
+    }
+
+    @Test func theRequestCarriesTheRedirectURIThatTheAgentNamed() async throws {
+        let live = try LiveSandbox()
+        let agent = BrowserLikeAgent(presentFails: false)
+        await #expect(throws: OAuthError.cancelled) { try await live.session().signIn(using: agent) }
+        let url = try #require(agent.presented)
+        #expect(Fixtures.query(url)["redirect_uri"] == "http://127.0.0.1:50555/callback")
+        #expect(agent.dismissals == 1)
+    }
+
+    @Test func aPresentThatFailsIsDismissedAndKeepsNothing() async throws {
+        let live = try LiveSandbox()
+        let agent = BrowserLikeAgent(presentFails: true)
+        await #expect(throws: OAuthError.browser("your web browser could not be opened.")) {
+            try await live.session().signIn(using: agent)
+        }
+        #expect(agent.dismissals == 1, "the agent closes what redirectURI(for:) opened")
+        #expect(await !live.session().isSignedIn)
     }
 }
