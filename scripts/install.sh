@@ -13,24 +13,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 action=${1:?usage: scripts/install.sh install|uninstall}
 prefix=${PREFIX:-$HOME/.local}
-prefix=${prefix%/}
+[ "$prefix" = / ] || prefix=${prefix%/}
 case "$prefix" in /*) ;; *) echo "PREFIX must be an absolute path, not $prefix" >&2; exit 2 ;; esac
-root=${DESTDIR:-}${prefix}
+# The menu entry names the binary by this path: nothing a desktop file would read as a field code or quote.
+case "$prefix" in *[%\"\`\$\\]* | *$'\n'*) echo "PREFIX may not hold % \" \` \$ \\ or a line break: $prefix" >&2; exit 2 ;; esac
+root=${DESTDIR:-}${prefix%/}
 build=${BUILD_DIR:-.build/release}
 id=io.github.latchkey.Latchkey
 
-# source → destination (relative to the prefix), one per line; the single list both actions read.
+# source <tab> destination (relative to the prefix), one per line: what install copies.
 manifest() {
-    echo "$build/latchkey bin/latchkey"
-    echo "$build/libLatchkeyWebSignIn.so lib/latchkey/libLatchkeyWebSignIn.so"
-    echo "$build/latchkey-sandbox lib/latchkey/latchkey-sandbox"
+    printf '%s\t%s\n' "$build/latchkey" bin/latchkey
+    printf '%s\t%s\n' "$build/libLatchkeyWebSignIn.so" lib/latchkey/libLatchkeyWebSignIn.so
+    printf '%s\t%s\n' "$build/latchkey-sandbox" lib/latchkey/latchkey-sandbox
     for preset in data/providers/*.json; do
-        echo "$preset share/latchkey/providers/$(basename "$preset")"
+        printf '%s\t%s\n' "$preset" "share/latchkey/providers/$(basename "$preset")"
     done
-    echo "data/$id.desktop share/applications/$id.desktop"
-    echo "data/icons/hicolor/scalable/apps/$id.svg share/icons/hicolor/scalable/apps/$id.svg"
-    echo "data/$id.metainfo.xml share/metainfo/$id.metainfo.xml"
+    printf '%s\t%s\n' "data/$id.desktop" "share/applications/$id.desktop"
+    printf '%s\t%s\n' "data/icons/hicolor/scalable/apps/$id.svg" "share/icons/hicolor/scalable/apps/$id.svg"
+    printf '%s\t%s\n' "data/$id.metainfo.xml" "share/metainfo/$id.metainfo.xml"
 }
+# What install wrote, kept with it: uninstall removes exactly this list, whatever the tree holds by then.
+record=share/latchkey/installed-files
 
 refresh_icon_cache() {
     # Desktops watch the applications directory themselves, and GTK reads icon
@@ -42,21 +46,33 @@ refresh_icon_cache() {
 
 case "$action" in
 install)
-    while read -r source target; do
+    while IFS=$'\t' read -r source _; do
         [ -e "$source" ] || { echo "Missing $source: build first (make install builds it)." >&2; exit 1; }
+    done < <(manifest)
+    while IFS=$'\t' read -r source target; do
         mode=644
         case "$target" in bin/* | lib/latchkey/latchkey-sandbox | *.so) mode=755 ;; esac
         install -D -m "$mode" "$source" "$root/$target"
     done < <(manifest)
     # The menu starts the app by its full path: a launcher's PATH need not hold the prefix.
-    sed -i "s|^Exec=latchkey|Exec=$prefix/bin/latchkey|" "$root/share/applications/$id.desktop"
+    # Quoted when it holds a space (Desktop Entry Specification, "The Exec key").
+    exec_path="${prefix%/}/bin/latchkey"
+    case "$exec_path" in *' '*) exec_path="\"$exec_path\"" ;; esac
+    entry="$root/share/applications/$id.desktop"
+    while IFS= read -r line; do
+        [ "$line" = "Exec=latchkey" ] && line="Exec=$exec_path"
+        printf '%s\n' "$line"
+    done < "$entry" > "$entry.new" && mv "$entry.new" "$entry"
+    { cut -f2 < <(manifest); echo "$record"; } > "$root/$record"
     refresh_icon_cache
     echo "Installed Latchkey under $root; it is in the applications menu as Latchkey."
     ;;
 uninstall)
-    while read -r _ target; do
+    [ -f "$root/$record" ] || { echo "Nothing to remove: $root/$record is not there." >&2; exit 1; }
+    while IFS= read -r target; do
+        case "$target" in '' | /* | *..*) continue ;; esac  # only paths under the prefix
         rm -f "$root/$target"
-    done < <(manifest)
+    done < "$root/$record"
     # The directories only Latchkey uses, when nothing else is left in them.
     for directory in share/latchkey/providers share/latchkey lib/latchkey; do
         rmdir "$root/$directory" 2>/dev/null || true

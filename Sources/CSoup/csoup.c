@@ -1,3 +1,4 @@
+#define _GNU_SOURCE  // RTLD_DEFAULT
 #include "csoup.h"
 
 #include <dlfcn.h>
@@ -44,25 +45,44 @@ static struct {
     unsigned (*idle_add)(int (*function)(void *), void *data);
     unsigned (*timeout_add)(unsigned interval, int (*function)(void *), void *data);
     int (*source_remove)(unsigned id);
+    void *(*get_request_body)(void *message);
+    void (*body_set_accumulate)(void *body, int accumulate);
+    unsigned (*handlers_disconnect_matched)(void *instance, int mask, unsigned id, unsigned detail, void *closure,
+                                            void *function, void *data);
 } soup;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char load_error[256];
 static int loaded;
 
+// Through GModule, not dlopen: libsoup's constructor opens modules of its own
+// (g_module_open) while the loader's lock is held, and a sign-in library being
+// opened with g_module_open on another thread holds GModule's lock and waits
+// for the loader's: the two would wait on each other (README → Notes for developers).
+static void *(*module_open)(const char *name, int flags);
+static int (*module_symbol)(void *module, const char *name, void **symbol);
+static const char *(*module_error)(void);
+static void *library;
+
 #define LOOK_UP(field, symbol)                                                                   \
     do {                                                                                         \
-        *(void **)(&soup.field) = dlsym(library, symbol);                                        \
-        if (!soup.field) {                                                                       \
+        if (!module_symbol(library, symbol, (void **)&soup.field) || !soup.field) {              \
             snprintf(load_error, sizeof load_error, "libsoup-3.0.so.0 has no %s.", symbol);      \
             return;                                                                              \
         }                                                                                        \
     } while (0)
 
 static void load_once(void) {
-    void *library = dlopen("libsoup-3.0.so.0", RTLD_NOW | RTLD_LOCAL);
+    *(void **)(&module_open) = dlsym(RTLD_DEFAULT, "g_module_open");
+    *(void **)(&module_symbol) = dlsym(RTLD_DEFAULT, "g_module_symbol");
+    *(void **)(&module_error) = dlsym(RTLD_DEFAULT, "g_module_error");
+    if (!module_open || !module_symbol || !module_error) {
+        snprintf(load_error, sizeof load_error, "GModule is not loaded in this process.");
+        return;
+    }
+    library = module_open("libsoup-3.0.so.0", 1 << 1 /* G_MODULE_BIND_LOCAL */);
     if (!library) {
-        snprintf(load_error, sizeof load_error, "Could not load libsoup-3.0.so.0 (%s).", dlerror());
+        snprintf(load_error, sizeof load_error, "Could not load libsoup-3.0.so.0 (%s).", module_error());
         return;
     }
     LOOK_UP(server_new, "soup_server_new");
@@ -88,6 +108,9 @@ static void load_once(void) {
     LOOK_UP(idle_add, "g_idle_add");
     LOOK_UP(timeout_add, "g_timeout_add");
     LOOK_UP(source_remove, "g_source_remove");
+    LOOK_UP(get_request_body, "soup_server_message_get_request_body");
+    LOOK_UP(body_set_accumulate, "soup_message_body_set_accumulate");
+    LOOK_UP(handlers_disconnect_matched, "g_signal_handlers_disconnect_matched");
     loaded = 1;
 }
 
@@ -112,14 +135,21 @@ struct csoup_listener {
 static void handle(void *server, void *message, const char *path, void *query, void *user_data) {
     (void)server, (void)path, (void)query;
     csoup_listener *listener = user_data;
+    if (listener->close_requested) {
+        // Closing: the owner may be gone already, so nothing is handed on.
+        csoup_respond(message, 404, "<!doctype html><title>Not found</title><p>There is nothing here.</p>");
+        return;
+    }
     char *uri = soup.uri_to_string(soup.message_get_uri(message));
     listener->callback(listener->context, message, soup.message_get_method(message), uri ? uri : "");
     soup.free(uri);
 }
 
 static void finish(csoup_listener *listener) {
-    listener->finishing = 1;  // disconnecting aborts what is in flight: request_ended must not react
+    listener->finishing = 1;
     if (listener->close_source) soup.source_remove(listener->close_source);
+    // Disconnecting aborts what is in flight: no handler of ours may run on a freed listener.
+    soup.handlers_disconnect_matched(listener->server, 1 << 4 /* G_SIGNAL_MATCH_DATA */, 0, 0, NULL, NULL, listener);
     soup.disconnect(listener->server);
     soup.object_unref(listener->server);
     free(listener);
@@ -133,8 +163,11 @@ static int close_now(void *data) {
 }
 
 static void request_started(void *server, void *message, void *data) {
-    (void)server, (void)message;
+    (void)server;
     ((csoup_listener *)data)->in_flight++;
+    // A body is never needed (the redirect is a GET): drop its chunks as they come
+    // rather than hold a stranger's gigabytes in memory.
+    soup.body_set_accumulate(soup.get_request_body(message), 0);
 }
 
 // A response written to the end, or a request that failed: once none is left
@@ -200,6 +233,8 @@ void csoup_respond(void *message, unsigned status, const char *html) {
     soup.headers_replace(headers, "Referrer-Policy", "no-referrer");
     soup.headers_replace(headers, "X-Content-Type-Options", "nosniff");
     soup.headers_replace(headers, "Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
+    // One request per connection: nothing lingers once the answer is written.
+    soup.headers_replace(headers, "Connection", "close");
     soup.message_set_status(message, status, NULL);
     soup.message_set_response(message, "text/html; charset=utf-8", MEMORY_COPY, html, strlen(html));
 }
@@ -207,6 +242,8 @@ void csoup_respond(void *message, unsigned status, const char *html) {
 void csoup_close(csoup_listener *listener) {
     if (!listener || listener->close_requested) return;
     listener->close_requested = 1;
+    listener->callback = NULL;
+    listener->context = NULL;
     if (listener->in_flight == 0) {
         finish(listener);
         return;

@@ -93,8 +93,8 @@ public final class BrowserUserAgent: ExternalUserAgent {
             throw OAuthError.browser("the sign-in request does not name this listener's address.")
         }
         self.flow = flow
-        let seconds = timeout.components.seconds
-        MainLoop.after(milliseconds: UInt32(clamping: seconds * 1000)) { [weak flow] in
+        let seconds = min(max(timeout.components.seconds, 1), 86_400)
+        MainLoop.after(milliseconds: UInt32(seconds * 1000)) { [weak flow] in
             flow?.fail(.browser("no answer came back from your browser within \(Self.duration(seconds)). Try again."))
         }
     }
@@ -118,12 +118,15 @@ public final class BrowserUserAgent: ExternalUserAgent {
             csoup_respond(message, 404, Self.page(title: "Not found", text: "There is nothing here."))
             return
         }
+        // Said before the code exchange, which can still fail: the window says how it ends.
         let succeeded = flow.succeeded == true
         logger.debug("redirect received from the browser")
         csoup_respond(
             message, 200,
             succeeded
-                ? Self.page(title: "Signed in", text: "You are signed in. You can close this tab and go back to Latchkey.")
+                ? Self.page(
+                    title: "Answer received",
+                    text: "Latchkey has the answer and finishes the sign-in in its window. You can close this tab.")
                 : Self.page(
                     title: "Sign-in did not complete",
                     text: "The sign-in did not complete; Latchkey says why. You can close this tab."))

@@ -214,7 +214,10 @@ final class AppController {
         current.userAgent = chosen
         logger.info("Signing in \(chosen == .browser ? "in the browser" : "in this window") from now on")
         do {
-            try providers.catalog.saveUserSettings(["user_agent": chosen.rawValue], for: current.configuration.id)
+            // A provider given with --provider-file is not in the list of a later plain launch: no file for it.
+            if providers.file?.id != current.configuration.id {
+                try providers.catalog.saveUserSettings(["user_agent": chosen.rawValue], for: current.configuration.id)
+            }
         } catch {
             logger.warning("The choice is kept for this run only", metadata: ["error": "\(error)"])
         }

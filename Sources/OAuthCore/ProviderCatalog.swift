@@ -68,11 +68,17 @@ public struct ProviderCatalog: Sendable {
             try FileManager.default.createDirectory(
                 at: userConfigDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-            let temporary = userConfigDirectory.appendingPathComponent(".\(id).json.\(UUID().uuidString)")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
-            else { throw CocoaError(.fileWriteUnknown) }
-            guard rename(temporary.path, file.path) == 0 else {
-                try? FileManager.default.removeItem(at: temporary)
+            // A symlinked file (dotfiles kept elsewhere) is written through, not replaced by a plain file.
+            let target = file.resolvingSymlinksInPath()
+            let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(id).json.\(UUID().uuidString)")
+            // Created 0600 from the start, never through a link, synced before it takes the name.
+            let fd = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+            let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let synced = fsync(fd) == 0
+            close(fd)
+            guard written == data.count, synced, rename(temporary.path, target.path) == 0 else {
+                unlink(temporary.path)
                 throw CocoaError(.fileWriteUnknown)
             }
         } catch let error as OAuthError {

@@ -140,7 +140,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     }
 
     /// The user agents this configuration can use: the provider's, less the
-    /// browser when the redirect URI is not a loopback address it can come back to.
+    /// browser when the redirect URI is not `http://127.0.0.1/…`, where its listener waits.
     public var usableUserAgents: [UserAgentKind] {
         userAgents.filter { $0 != .browser || Self.isLoopbackHTTP(redirectURI) }
     }
@@ -148,7 +148,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// The user agent a sign-in uses: the person's choice, else the provider's first usable one.
     public var userAgent: UserAgentKind { preferredUserAgent ?? usableUserAgents.first ?? .embedded }
 
-    static func isLoopbackHTTP(_ url: URL) -> Bool { url.scheme?.lowercased() == "http" && isLoopback(url) }
+    static func isLoopbackHTTP(_ url: URL) -> Bool { url.scheme?.lowercased() == "http" && url.host == "127.0.0.1" }
 
     /// A summary without the client secret.
     public var description: String {
@@ -228,7 +228,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         // Where the window is allowed too, another redirect URI only takes the browser off the list.
         if usableUserAgents.isEmpty || preferredUserAgent.map({ !usableUserAgents.contains($0) }) == true {
             throw fail(
-                "signing in through the browser needs a loopback redirect URI such as http://127.0.0.1/callback "
+                "signing in through the browser needs a redirect URI on http://127.0.0.1, such as http://127.0.0.1/callback "
                     + "(RFC 8252 §7.3), not \(redirectURI.absoluteString).")
         }
         if let idTokenIssuer {

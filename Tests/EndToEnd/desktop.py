@@ -225,7 +225,7 @@ def browser_sign_in(home, action="Allow"):
         app.type_into(app.find("password text", "Password", root=page), "engine")
         app.press(app.find("push button", action, root=page))
         if action == "Allow":
-            browser.page("Signed in · Latchkey")
+            browser.page("Answer received · Latchkey")
             app.wait_status("Signed in with Sandbox provider")
             app.screenshot("03-signed-in-through-the-browser")
             app.press(app.button("Get my profile"))
@@ -294,7 +294,7 @@ def browser_listener_strangers(home):
 
         location = answer_page(url)
         status, body = get(port, location[len(f"http://127.0.0.1:{port}"):])
-        expect(status == 200 and "You are signed in" in body, f"the tab's page: {status}")
+        expect(status == 200 and "finishes the sign-in" in body, f"the tab's page: {status}")
         app.wait_status("Signed in with Sandbox provider")
         app.screenshot("01-signed-in-despite-strangers")
         # A second redirect finds the listener gone (or, while its page is written, refusing).

@@ -77,9 +77,10 @@ import TestSupport
             return (answer, try await client.get("\(base)/callback?code=other&state=\(state)"))
         }
         #expect(answer.status == 200)
-        #expect(answer.text.contains("You are signed in") && !answer.text.contains("the-code") && !answer.text.contains(state))
+        #expect(answer.text.contains("finishes the sign-in") && !answer.text.contains("the-code") && !answer.text.contains(state))
         #expect(answer.header("Cache-Control") == "no-store" && answer.header("Referrer-Policy") == "no-referrer")
         #expect(answer.header("Content-Security-Policy")?.hasPrefix("default-src 'none'") == true)
+        #expect(answer.header("Connection") == "close")
         #expect(second.status == 404, "a second redirect finds the sign-in over")
         let response = try whileLoopTurns { try await flow.response() }
         #expect(response.code == "the-code")

@@ -42,7 +42,11 @@ import Testing
         (#"{"user_agents": ["embedded", "embedded"]}"#, "user_agents must list"),
         (#"{"user_agents": ["webview"]}"#, "the field \"user_agents[0]\" is not valid"),
         (#"{"user_agent": "browser"}"#, "allows only \"embedded\""),
-        (#"{"user_agents": ["browser"], "redirect_uri": "https://app.example/callback"}"#, "needs a loopback redirect URI"),
+        (#"{"user_agents": ["browser"], "redirect_uri": "https://app.example/callback"}"#, "needs a redirect URI on http://127.0.0.1"),
+        // The listener is on 127.0.0.1 alone: another loopback address would never be answered.
+        (#"{"user_agents": ["browser"], "redirect_uri": "http://[::1]/callback"}"#, "needs a redirect URI on http://127.0.0.1"),
+        (#"{"user_agents": ["embedded", "browser"], "user_agent": "browser", "redirect_uri": "http://127.0.0.2/callback"}"#,
+         "needs a redirect URI on http://127.0.0.1"),
     ])
     func aUserAgentChoiceThatCannotWorkIsNamed(file: String, expected: String) throws {
         let home = try TemporaryDirectory()
@@ -53,6 +57,32 @@ import Testing
         try JSONSerialization.data(withJSONObject: user).write(to: home.url.appendingPathComponent("linkedin.json"))
         let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "linkedin") }
         #expect(error?.description.contains(expected) == true, "\(error?.description ?? "no error")")
+    }
+
+    @Test func savingASettingKeepsTheRestOfThePersonsFileAndOnlyTheyCanReadIt() throws {
+        let home = try TemporaryDirectory()
+        let config = home.url.appendingPathComponent("config")
+        let catalog = Fixtures.catalog(userDirectory: config)
+        try catalog.saveUserSettings(["user_agent": "browser"], for: "github")
+        let file = config.appendingPathComponent("github.json")
+        #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: config.path)[.posixPermissions] as? Int == 0o700)
+
+        // Kept elsewhere and linked in (dotfiles): written through the link, other keys kept.
+        let elsewhere = home.url.appendingPathComponent("dotfiles-github.json")
+        try Data(#"{"client_id": "mine", "user_agent": "browser"}"#.utf8).write(to: elsewhere)
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.createSymbolicLink(at: file, withDestinationURL: elsewhere)
+        try catalog.saveUserSettings(["user_agent": "embedded"], for: "github")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: file.path) == elsewhere.path, "still a link")
+        let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: elsewhere)) as? [String: String]
+        #expect(saved == ["client_id": "mine", "user_agent": "embedded"])
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: home.url.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "no temporary file left: \(leftovers)")
+
+        try Data("[1, 2]".utf8).write(to: elsewhere)
+        #expect(throws: OAuthError.self) { try catalog.saveUserSettings(["user_agent": "browser"], for: "github") }
+        #expect(try Data(contentsOf: elsewhere) == Data("[1, 2]".utf8), "a file that is not an object is left as it is")
     }
 
     @Test func linkedInPresetIsOpenIDConnectWithoutPKCEAndTheSecretInTheBody() throws {

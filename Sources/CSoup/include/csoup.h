@@ -27,7 +27,8 @@ csoup_listener *csoup_listen(csoup_request_callback callback, void *context, uns
 /// out of caches, referrers and scripts.
 void csoup_respond(void *message, unsigned status, const char *html);
 
-/// Stops listening and frees the listener. With no request in flight the port is
+/// Stops handing requests to the callback (from now on each gets a 404) and frees
+/// the listener. With no request in flight the port is
 /// closed on return; otherwise once the last response is written (at most 1 s later).
 /// Never call it from the request callback.
 void csoup_close(csoup_listener *listener);
