@@ -3,17 +3,24 @@ import Testing
 @testable import OAuthCore
 
 @Suite struct ProviderConfigurationTests {
-    @Test func everyShippedPresetLoadsOnceItHasCredentials() throws {
-        let home = try TemporaryDirectory()
+    static let shippedPresets = ["linkedin", "github", "gitlab", "microsoft", "google"]
+
+    /// The shipped presets with a client id and secret each (`id-<preset>`), from the environment.
+    func catalogWithCredentials(_ home: TemporaryDirectory) -> ProviderCatalog {
         var environment: [String: String] = [:]
         let names = Fixtures.catalog(userDirectory: home.url)
-        for id in ["linkedin", "github", "gitlab", "microsoft", "google"] {
+        for id in Self.shippedPresets {
             environment[names.credentialVariable(for: id, "CLIENT_ID")!] = "id-\(id)"
             environment[names.credentialVariable(for: id, "CLIENT_SECRET")!] = "secret-\(id)"
         }
-        let catalog = Fixtures.catalog(userDirectory: home.url, environment: environment)
-        #expect(Set(catalog.presetNames).isSuperset(of: ["linkedin", "github", "gitlab", "microsoft", "google", "sandbox"]))
-        for id in ["linkedin", "github", "gitlab", "microsoft", "google"] {
+        return Fixtures.catalog(userDirectory: home.url, environment: environment)
+    }
+
+    @Test func everyShippedPresetLoadsOnceItHasCredentials() throws {
+        let home = try TemporaryDirectory()
+        let catalog = catalogWithCredentials(home)
+        #expect(Set(catalog.presetNames).isSuperset(of: Self.shippedPresets + ["sandbox"]))
+        for id in Self.shippedPresets {
             let configuration = try catalog.configuration(named: id)
             #expect(configuration.clientID == "id-\(id)")
         }
@@ -23,14 +30,8 @@ import Testing
 
     @Test func eachPresetNamesTheUserAgentsItsProviderAllows() throws {
         let home = try TemporaryDirectory()
-        var environment: [String: String] = [:]
-        let names = Fixtures.catalog(userDirectory: home.url)
-        for id in ["linkedin", "github", "gitlab", "microsoft", "google"] {
-            environment[names.credentialVariable(for: id, "CLIENT_ID")!] = "id"
-            environment[names.credentialVariable(for: id, "CLIENT_SECRET")!] = "secret"
-        }
-        let catalog = Fixtures.catalog(userDirectory: home.url, environment: environment)
-        let agents = try ["linkedin", "github", "gitlab", "microsoft", "google"].map { try catalog.configuration(named: $0).userAgents }
+        let catalog = catalogWithCredentials(home)
+        let agents = try Self.shippedPresets.map { try catalog.configuration(named: $0).userAgents }
         #expect(agents == [[.embedded], [.embedded, .browser], [.embedded], [.embedded, .browser], [.browser]])
         // The person's choice, in their own file, layered over the preset.
         _ = try home.write(#"{"user_agent": "browser"}"#, to: "github.json")
