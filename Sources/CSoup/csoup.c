@@ -128,7 +128,6 @@ struct csoup_listener {
     /// Requests read but not yet answered to the end (or aborted).
     int in_flight;
     int close_requested;
-    int finishing;
     unsigned close_source;
 };
 
@@ -146,7 +145,6 @@ static void handle(void *server, void *message, const char *path, void *query, v
 }
 
 static void finish(csoup_listener *listener) {
-    listener->finishing = 1;
     if (listener->close_source) soup.source_remove(listener->close_source);
     // Disconnecting aborts what is in flight: no handler of ours may run on a freed listener.
     soup.handlers_disconnect_matched(listener->server, 1 << 4 /* G_SIGNAL_MATCH_DATA */, 0, 0, NULL, NULL, listener);
@@ -175,7 +173,6 @@ static void request_started(void *server, void *message, void *data) {
 static void request_ended(void *server, void *message, void *data) {
     (void)server, (void)message;
     csoup_listener *listener = data;
-    if (listener->finishing) return;
     if (listener->in_flight > 0) listener->in_flight--;
     if (listener->close_requested && listener->in_flight == 0) {
         if (listener->close_source) soup.source_remove(listener->close_source);

@@ -48,7 +48,7 @@ public final class BrowserUserAgent: ExternalUserAgent {
     /// Opens the listener; the configured loopback redirect URI with its port.
     func listen(for configured: URL) throws -> URL {
         guard listener == nil else { throw OAuthError.browser("a sign-in is already waiting for your browser.") }
-        guard configured.scheme?.lowercased() == "http", configured.host == "127.0.0.1",
+        guard ProviderConfiguration.browserCanReturn(to: configured),
             var components = URLComponents(url: configured, resolvingAgainstBaseURL: false)
         else {
             throw OAuthError.browser(

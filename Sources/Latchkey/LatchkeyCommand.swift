@@ -68,6 +68,8 @@ struct LatchkeyCommand: ParsableCommand {
         let catalog = Self.catalog
         let providers: Providers
         let providerID: String
+        /// Named on the command line (or to sign out of), it must be usable: said now rather than in the window.
+        var named: (ProviderConfiguration, ready: @Sendable () throws -> Void)?
         do {
             providers = try Providers(catalog: catalog, file: providerFile.map { URL(fileURLWithPath: $0) }, logger: logger)
             // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
@@ -77,10 +79,7 @@ struct LatchkeyCommand: ParsableCommand {
                 print(sentence)
                 return
             }
-            if provider != nil || signOut {
-                // Named on the command line, it must be usable: say so now rather than in the window.
-                _ = try providers.configuration(for: providerID)
-            }
+            if provider != nil || signOut { named = try providers.configuration(for: providerID) }
         } catch let error as OAuthError {
             if case .unknownProvider = error {
                 throw LaunchError("\(error) Presets: \(catalog.presetNames.joined(separator: ", ")).")
@@ -96,8 +95,7 @@ struct LatchkeyCommand: ParsableCommand {
             fallback: FileTokenStore(directory: LatchkeyFiles.stateDirectory),
             preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
 
-        if signOut {
-            let (configuration, ready) = try providers.configuration(for: providerID)
+        if signOut, let (configuration, ready) = named {
             try ready()
             let session = AuthSession(configuration: configuration, store: store)
             let warning = Self.wait { await session.signOut() }

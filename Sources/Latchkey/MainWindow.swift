@@ -16,7 +16,7 @@ final class MainWindow {
     let cancel = Button(label: "Cancel")
     let provider = ComboBoxText()
     let inWindow = RadioButton(label: "In this window")
-    lazy var inBrowser = RadioButton(label: "In your browser", joining: inWindow)
+    let inBrowser: RadioButton
     private let onlyAgent = Label("")
     private let agentLabel = Label("Sign in")
     private let header: HeaderBar
@@ -33,6 +33,7 @@ final class MainWindow {
         window.setDefaultSize(width: 460, height: 500)
         window.setIcon(name: LatchkeyApp.id)
         header = HeaderBar(title: "Latchkey")
+        inBrowser = RadioButton(label: "In your browser", joining: inWindow)
         window.setTitlebar(header)
 
         for entry in providers { provider.append(id: entry.id, text: entry.displayName) }

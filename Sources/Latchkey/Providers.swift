@@ -11,6 +11,9 @@ final class Providers: @unchecked Sendable {
     let catalog: ProviderCatalog
     /// `--provider-file`: its id, and where it is.
     let file: (id: String, url: URL)?
+    /// What the window lists: the sandbox first, then every other provider by name.
+    /// Read once, at start: the catalog's files are not read again at each render.
+    let entries: [(id: String, displayName: String)]
     private let logger: Logger
     // Guarded by `lock`: the sandbox child, once started.
     private let lock = NSLock()
@@ -21,23 +24,15 @@ final class Providers: @unchecked Sendable {
     init(catalog: ProviderCatalog, file: URL?, logger: Logger) throws {
         self.catalog = catalog
         self.logger = logger
+        var list = catalog.availableProviders
         if let file {
             let configuration = try catalog.configuration(file: file)
             self.file = (configuration.id, file)
+            if !list.contains(where: { $0.id == configuration.id }) { list.append((configuration.id, configuration.displayName)) }
         } else {
             self.file = nil
         }
-    }
-
-    /// What the window lists: the sandbox first, then every other provider by name.
-    var entries: [(id: String, displayName: String)] {
-        var list = catalog.availableProviders
-        if let file, !list.contains(where: { $0.id == file.id }) {
-            let name = (try? catalog.configuration(file: file.url).displayName) ?? file.id
-            list.append((file.id, name))
-        }
-        let sandbox = list.filter { $0.id == Self.sandboxID }
-        return sandbox + list.filter { $0.id != Self.sandboxID }
+        entries = list.filter { $0.id == Self.sandboxID } + list.filter { $0.id != Self.sandboxID }
     }
 
     /// The provider `id`, and what must happen before it is first spoken to

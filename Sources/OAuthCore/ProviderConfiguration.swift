@@ -142,13 +142,14 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// The user agents this configuration can use: the provider's, less the
     /// browser when the redirect URI is not `http://127.0.0.1/…`, where its listener waits.
     public var usableUserAgents: [UserAgentKind] {
-        userAgents.filter { $0 != .browser || Self.isLoopbackHTTP(redirectURI) }
+        userAgents.filter { $0 != .browser || Self.browserCanReturn(to: redirectURI) }
     }
 
     /// The user agent a sign-in uses: the person's choice, else the provider's first usable one.
     public var userAgent: UserAgentKind { preferredUserAgent ?? usableUserAgents.first ?? .embedded }
 
-    static func isLoopbackHTTP(_ url: URL) -> Bool { url.scheme?.lowercased() == "http" && url.host == "127.0.0.1" }
+    /// Whether a browser sent to `url` reaches a loopback listener (which listens on 127.0.0.1 only).
+    public static func browserCanReturn(to url: URL) -> Bool { url.scheme?.lowercased() == "http" && url.host == "127.0.0.1" }
 
     /// A summary without the client secret.
     public var description: String {
