@@ -105,7 +105,7 @@ enum FuzzTarget: String, CaseIterable {
                 if layered {
                     object = ProviderCatalog.merged(sandboxPreset, with: object)
                 }
-                let configuration = try catalog.configuration(base: object, overrides: [:])
+                let configuration = try catalog.validated(catalog.draft(base: object, overrides: [:]))
                 // What validation promises: nothing secret travels in clear text.
                 if configuration.clientSecret != nil || configuration.usePKCE {
                     for endpoint in [configuration.tokenEndpoint, configuration.authorizationEndpoint] {

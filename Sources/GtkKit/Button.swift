@@ -5,6 +5,11 @@ public final class Button: Widget {
         super.init(gtk_button_new_with_label(label))
     }
 
+    /// A button showing only an icon; give it an accessible name and a tooltip.
+    public init(iconName: String) {
+        super.init(gtk_button_new_from_icon_name(iconName, GTK_ICON_SIZE_BUTTON))
+    }
+
     public var label: String {
         get { gtk_button_get_label(cast(widget)).map { String(cString: $0) } ?? "" }
         set { gtk_button_set_label(cast(widget), newValue) }

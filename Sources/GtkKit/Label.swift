@@ -13,6 +13,9 @@ public final class Label: Widget {
         set { gtk_label_set_text(cast(widget), newValue) }
     }
 
+    /// Wraps at about `count` characters instead of widening the window.
+    public func setMaximumWidth(characters count: Int32) { gtk_label_set_max_width_chars(cast(widget), count) }
+
     public func setMarkup(_ markup: String) { gtk_label_set_markup(cast(widget), markup) }
 
     /// Text that may contain anything, made safe for Pango markup.

@@ -67,4 +67,7 @@ open class Widget: Object {
     }
 
     public func destroy() { gtk_widget_destroy(widget) }
+
+    /// Moves the keyboard focus here.
+    public func grabFocus() { gtk_widget_grab_focus(widget) }
 }

@@ -15,6 +15,12 @@ open class Window: Widget {
         self.title = title
     }
 
+    /// For `Dialog`.
+    init(dialogTitled title: String) {
+        super.init(gtk_dialog_new())
+        self.title = title
+    }
+
     public var title: String {
         get { gtk_window_get_title(window).map { String(cString: $0) } ?? "" }
         set { gtk_window_set_title(window, newValue) }
@@ -38,6 +44,15 @@ open class Window: Widget {
         gtk_window_set_position(window, GTK_WIN_POS_CENTER_ON_PARENT)
     }
 
+    /// A dialog to the window manager (no minimise or maximise).
+    public func markAsDialog() { gtk_window_set_type_hint(window, GDK_WINDOW_TYPE_HINT_DIALOG) }
+
+    /// The button Enter presses (in a field that `activatesDefault`).
+    public func setDefault(_ button: Button) {
+        gtk_widget_set_can_default(button.widget, 1)
+        gtk_window_set_default(window, button.widget)
+    }
+
     /// The close button or Alt+F4. Return true to keep the window open.
     public func onCloseRequest(_ handler: @escaping @MainActor () -> Bool) { onBool("delete-event", handler) }
 
@@ -46,6 +61,36 @@ open class Window: Widget {
         var error: UnsafeMutablePointer<GError>?
         if gtk_show_uri_on_window(window, uri, guint32(GDK_CURRENT_TIME), &error) == 0 {
             throw GLibError(error)
+        }
+    }
+}
+
+/// A GtkDialog: modal over its parent, its buttons in the action area, and
+/// Escape (the "close" keybinding) as well as the title bar's close run `onDismiss`.
+public final class Dialog: Window {
+    public init(title: String, over parent: Window) {
+        super.init(dialogTitled: title)
+        makeModal(over: parent)
+    }
+
+    private var dialog: UnsafeMutablePointer<GtkDialog> { cast(pointer) }
+
+    /// The box above the buttons, where the form goes.
+    public func setContent(_ child: Widget) {
+        gtk_container_add(cast(gtk_dialog_get_content_area(dialog)), child.widget)
+    }
+
+    /// A button in the action area, in the order added.
+    public func addButton(_ button: Button) {
+        gtk_dialog_add_action_widget(dialog, button.widget, GTK_RESPONSE_NONE.rawValue)
+    }
+
+    /// Escape or the window's close: the person walked away from the dialog.
+    public func onDismiss(_ handler: @escaping @MainActor () -> Void) {
+        on("close", handler)
+        onCloseRequest {
+            handler()
+            return true
         }
     }
 }

@@ -25,6 +25,12 @@ final class AppController {
     private var current: ActiveProvider?
     private var generation = 0
     private var signInTask: Task<Void, Never>?
+    /// The set-up or add-provider dialog, while one is open.
+    private var dialog: FormDialog?
+    /// A provider just added: its set-up dialog opens if it lacks credentials.
+    private var setUpWhenUnavailable: String?
+    /// Said once the provider just set up is ready: where its credentials went.
+    private var setUpNotice: (id: String, sentence: String)?
     private lazy var browser = BrowserUserAgent(parent: window.window)
 
     /// The provider in use, and the OAuthCore objects that serve it.
@@ -128,6 +134,8 @@ final class AppController {
             self.choose(id, remember: true)
         }
         window.inWindow.onToggled { [weak self] in self?.userAgentToggled() }
+        window.setUp.onClicked { [weak self] in self?.openSetUp() }
+        window.addProvider.onClicked { [weak self] in self?.openAddProvider() }
         window.inBrowser.onToggled { [weak self] in self?.userAgentToggled() }
     }
 
@@ -160,27 +168,47 @@ final class AppController {
         providerID = id
         application.setActionState(LatchkeyApp.signOutAction, id)
         if remember { LatchkeyFiles.rememberChosenProvider(id) }
-        do {
-            let (configuration, ready) = try providers.configuration(for: id)
+        window.showProvider(id: id, name: providerName)
+        window.showUserAgents([], chosen: nil)
+        send(.providerChosen)
+        render()
+        // Off GTK's thread: the provider's client secret may be asked of the keyring.
+        let (providers, generation) = (self.providers, self.generation)
+        Task.detached { [weak self] in
+            let outcome: Result<(ProviderConfiguration, ready: @Sendable () throws -> Void), any Error>
+            do { outcome = .success(try await providers.configuration(for: id)) } catch { outcome = .failure(error) }
+            MainLoop.perform { self?.adopt(outcome, id: id, generation: generation) }
+        }
+    }
+
+    /// The chosen provider's configuration arrived: it becomes the one in use, or says what it lacks.
+    private func adopt(
+        _ outcome: Result<(ProviderConfiguration, ready: @Sendable () throws -> Void), any Error>, id: String, generation: Int
+    ) {
+        guard generation == self.generation else { return }
+        switch outcome {
+        case .success(let (configuration, ready)):
             let provider = ActiveProvider(configuration: configuration, ready: ready, store: store, timeout: networkTimeout)
             current = provider
             logger.info("Provider \(configuration.displayName)")
             window.showProvider(id: id, name: configuration.displayName)
             window.showUserAgents(configuration.usableUserAgents, chosen: provider.userAgent)
-            send(.providerChosen)
             render()
-            readStoredSignIn(of: provider)
-        } catch {
+            let notice = setUpNotice.flatMap { $0.id == id ? $0.sentence : nil }
+            setUpNotice = nil
+            readStoredSignIn(of: provider, notice: notice)
+        case .failure(let error):
             logger.notice("Provider \(id) cannot be used", metadata: ["error": "\(error)"])
-            window.showProvider(id: id, name: providerName)
-            window.showUserAgents([], chosen: nil)
             send(.providerUnavailable("\(error)"))
             render()
+            if setUpWhenUnavailable == id { openSetUp() }
         }
+        setUpWhenUnavailable = nil
     }
 
     /// Reads the stored sign-in off GTK's thread; renews it quietly if it is about to expire.
-    private func readStoredSignIn(of provider: ActiveProvider) {
+    /// `notice`: what to say once it is read, in place of the usual sentence.
+    private func readStoredSignIn(of provider: ActiveProvider, notice: String? = nil) {
         let (session, ready, generation) = (provider.session, provider.ready, self.generation)
         Task.detached { [weak self] in
             // Sign in stays disabled until this answers: nothing reaches the provider before it listens.
@@ -192,7 +220,7 @@ final class AppController {
                 return
             }
             let signedIn = await session.isSignedIn
-            let warning = await session.storeWarning
+            let warning = await session.storeWarning ?? notice
             MainLoop.perform { self?.deliver(generation, .launched(signedIn: signedIn, notice: warning)) }
             guard signedIn else { return }
             do {
@@ -223,6 +251,147 @@ final class AppController {
         }
         render()
         if state.accepts(.signInRequested) { prepareSignIn() }
+    }
+
+    // MARK: Setting up and adding providers
+
+    /// The set-up dialog for the provider shown, which lacks what it needs.
+    private func openSetUp() {
+        guard dialog == nil, case .unavailable = state else { return }
+        let id = providerID
+        let draft: ProviderConfiguration
+        do {
+            draft = try providers.draft(for: id)
+        } catch {
+            // A file that cannot be read at all: the status already says so; there is nothing to fill in.
+            return send(.providerUnavailable("\(error)"))
+        }
+        let need: SetUpForm.SecretNeed =
+            providers.isOwn(id)
+            ? .optional : draft.clientAuthentication == .none ? .none : .required(stored: !(draft.clientSecret ?? "").isEmpty)
+        let dialog = SetUpDialog(parent: window.window, draft: draft, need: need)
+        dialog.onDismiss = { [weak self] in self?.dialog = nil }
+        dialog.action.onClicked { [weak self, weak dialog] in
+            guard let self, let dialog else { return }
+            self.saveSetUp(from: dialog, id: id, draft: draft, need: need)
+        }
+        self.dialog = dialog
+        dialog.present(focus: draft.clientID.isEmpty ? dialog.clientID : dialog.secret)
+    }
+
+    /// Keeps what the dialog was given: the secret in the keyring (or the
+    /// private file when none runs) first, then the client id in the person's
+    /// file, from which a secret kept there in clear is removed.
+    private func saveSetUp(from dialog: SetUpDialog, id: String, draft: ProviderConfiguration, need: SetUpForm.SecretNeed) {
+        guard !dialog.isBusy, let answer = dialog.answer() else { return }
+        dialog.setBusy(true)
+        var settings: [String: String?] = ["client_id": answer.clientID]
+        if answer.secret != nil {
+            settings["client_secret"] = .some(nil)
+            // The person's own provider, registered with a secret after all: it is sent as RFC 6749 §2.3.1 requires every server to accept.
+            if need == .optional, draft.clientAuthentication == .none { settings["client_authentication"] = "client_secret_basic" }
+        }
+        let (providers, logger, name) = (self.providers, self.logger, draft.displayName)
+        let file = Self.shortened(providers.catalog.userFile(for: id).path)
+        Task.detached { [weak self, weak dialog] in
+            do {
+                var place: String?
+                if let secret = answer.secret { place = try await providers.secrets.save(secret, for: id) }
+                try providers.catalog.saveUserSettings(settings, for: id)
+                logger.info("Provider \(id) set up", metadata: ["secret": "\(place.map { "in \($0)" } ?? "not given")"])
+                let sentence = "\(name) is set up: its client id is in \(file)"
+                    + (place.map { ", its secret in \(Self.shortened($0))." } ?? ".") + " Sign in to begin."
+                MainLoop.perform { self?.setUpDone(id: id, notice: sentence) }
+            } catch {
+                logger.notice("Setting up \(id) failed", metadata: ["error": "\(error)"])
+                MainLoop.perform {
+                    dialog?.setBusy(false)
+                    dialog?.show(problem: Self.sentence(for: error))
+                }
+            }
+        }
+    }
+
+    private func setUpDone(id: String, notice: String) {
+        dialog?.close()
+        dialog = nil
+        setUpNotice = (id, notice)
+        choose(id, remember: true)
+    }
+
+    private func openAddProvider() {
+        guard dialog == nil, state.allowsChoosingProvider else { return }
+        let dialog = AddProviderDialog(parent: window.window)
+        dialog.onDismiss = { [weak self] in self?.dialog = nil }
+        dialog.action.onClicked { [weak self, weak dialog] in
+            guard let self, let dialog else { return }
+            self.addProvider(from: dialog)
+        }
+        self.dialog = dialog
+        dialog.present(focus: dialog.issuer)
+    }
+
+    /// Writes the new provider's file (its secret, if it had one, to the
+    /// keyring), then lists and chooses it; lacking credentials, its set-up dialog follows.
+    private func addProvider(from dialog: AddProviderDialog) {
+        guard !dialog.isBusy, let source = dialog.source() else { return }
+        dialog.setBusy(true)
+        let (providers, logger, timeout) = (self.providers, self.logger, networkTimeout)
+        Task.detached { [weak self, weak dialog] in
+            do {
+                let added: (id: String, clientSecret: String?)
+                switch source {
+                case .issuer(let issuer):
+                    let file = try await ProviderDiscovery.providerFile(issuer: issuer, timeout: timeout)
+                    added = try providers.catalog.addProvider(from: JSONSerialization.data(withJSONObject: file), name: issuer)
+                case .file(let path):
+                    added = try providers.catalog.addProvider(from: Self.providerFile(at: path), name: path)
+                }
+                logger.info("Provider \(added.id) added")
+                var notice: String?
+                if let secret = added.clientSecret {
+                    do {
+                        try await providers.secrets.save(secret, for: added.id)
+                    } catch {
+                        notice = "\(error) Choose Set up… to give the secret again."
+                    }
+                }
+                MainLoop.perform { self?.providerAdded(added.id, notice: notice) }
+            } catch {
+                logger.notice("Adding a provider failed", metadata: ["error": "\(error)"])
+                MainLoop.perform {
+                    dialog?.setBusy(false)
+                    dialog?.show(problem: Self.sentence(for: error))
+                }
+            }
+        }
+    }
+
+    /// An error for the dialog's problem line, which needs no "the provider configuration is not usable" before it.
+    private nonisolated static func sentence(for error: any Error) -> String {
+        guard case OAuthError.invalidConfiguration(let reason) = error else { return shortened("\(error)") }
+        return shortened(reason.prefix(1).uppercased() + reason.dropFirst())
+    }
+
+    /// A provider file's bytes: a small file, read whole.
+    private nonisolated static func providerFile(at path: String) throws -> Data {
+        let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int,
+            let data = size <= 1_000_000 ? FileManager.default.contents(atPath: url.path) : nil
+        else {
+            throw OAuthError.invalidConfiguration("Latchkey could not read \(url.path) as a provider file.")
+        }
+        return data
+    }
+
+    private func providerAdded(_ id: String, notice: String?) {
+        dialog?.close()
+        dialog = nil
+        providers.reload()
+        window.list(providers.entries)
+        setUpWhenUnavailable = id
+        if let notice { setUpNotice = (id, notice) }
+        choose(id, remember: true)
     }
 
     /// OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep);

@@ -70,8 +70,14 @@ struct LatchkeyCommand: ParsableCommand {
         let providerID: String
         /// Named on the command line (or to sign out of), it must be usable: said now rather than in the window.
         var named: (ProviderConfiguration, ready: @Sendable () throws -> Void)?
+        // Client secrets typed into the set-up dialog: the keyring when one runs, else a 0600 file.
+        let secrets = FallbackClientSecretStore(
+            preferred: SecretServiceClientSecretStore(timeout: keyringTimeout),
+            fallback: FileClientSecretStore(directory: LatchkeyFiles.clientSecretDirectory),
+            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
         do {
-            providers = try Providers(catalog: catalog, file: providerFile.map { URL(fileURLWithPath: $0) }, logger: logger)
+            providers = try Providers(
+                catalog: catalog, secrets: secrets, file: providerFile.map { URL(fileURLWithPath: $0) }, logger: logger)
             // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
             let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.entries.contains { $0.id == id } ? id : nil }
             providerID = providers.file?.id ?? provider ?? remembered ?? Providers.sandboxID
@@ -79,7 +85,14 @@ struct LatchkeyCommand: ParsableCommand {
                 print(sentence)
                 return
             }
-            if provider != nil || signOut { named = try providers.configuration(for: providerID) }
+            if signOut {
+                named = try Self.wait { () async -> Result<(ProviderConfiguration, ready: @Sendable () throws -> Void), any Error> in
+                    do { return .success(try await providers.configuration(for: providerID)) } catch { return .failure(error) }
+                }.get()
+            } else if provider != nil {
+                // A provider that only lacks its credentials opens in the window, which offers to set it up.
+                _ = try providers.draft(for: providerID)
+            }
         } catch let error as OAuthError {
             if case .unknownProvider = error {
                 throw LaunchError("\(error) Presets: \(catalog.presetNames.joined(separator: ", ")).")

@@ -14,6 +14,8 @@ final class MainWindow {
     let openProfile = Button(label: "Open profile")
     let signOut = Button(label: "Sign out")
     let cancel = Button(label: "Cancel")
+    let setUp = Button(label: "Set up…")
+    let addProvider = Button(iconName: "list-add-symbolic")
     let provider = ComboBoxText()
     let inWindow = RadioButton(label: "In this window")
     let inBrowser: RadioButton
@@ -36,13 +38,16 @@ final class MainWindow {
         inBrowser = RadioButton(label: "In your browser", joining: inWindow)
         window.setTitlebar(header)
 
-        for entry in providers { provider.append(id: entry.id, text: entry.displayName) }
+        list(providers)
         provider.setAccessible(name: "Provider")
+        addProvider.setAccessible(name: "Add a provider")
+        addProvider.setTooltip("Add a provider from its issuer URL or a provider file")
         let providerLabel = Label("Provider")
         providerLabel.addStyleClass("dim-label")
         let providerRow = Box(vertical: false, spacing: 12)
         providerRow.append(providerLabel)
         providerRow.append(provider, expand: true)
+        providerRow.append(addProvider)
 
         agentLabel.addStyleClass("dim-label")
         inWindow.setAccessible(name: "In this window", description: "Sign in in a window of Latchkey's own")
@@ -71,10 +76,12 @@ final class MainWindow {
         openProfile.ellipsizeLabel()
         signOut.setAccessible(name: "Sign out")
         cancel.setAccessible(name: "Cancel", description: "Stop waiting for the browser")
+        setUp.setAccessible(name: "Set up…", description: "Give this provider the client id it needs")
+        setUp.addStyleClass("suggested-action")
         status.setAccessible(name: "", description: "Status")
 
         let buttons = Box(vertical: true, spacing: 12)
-        for button in [signIn, cancel, getProfile, openProfile, signOut] { buttons.append(button) }
+        for button in [setUp, signIn, cancel, getProfile, openProfile, signOut] { buttons.append(button) }
 
         let statusRow = Box(vertical: false, spacing: 8)
         statusRow.append(spinner)
@@ -93,6 +100,13 @@ final class MainWindow {
         window.setChild(content)
         window.showAll()
         cancel.isVisible = false
+        setUp.isVisible = false
+    }
+
+    /// The providers in the list, in order (after one was added, the whole list again).
+    func list(_ entries: [(id: String, displayName: String)]) {
+        provider.removeAll()
+        for entry in entries { provider.append(id: entry.id, text: entry.displayName) }
     }
 
     /// The chosen provider, in the list and under the title.
@@ -123,7 +137,10 @@ final class MainWindow {
         signOut.isVisible = model.signOutVisible
         signOut.isSensitive = model.signOutEnabled
         cancel.isVisible = model.cancelVisible
+        setUp.isVisible = model.setUpVisible
+        signIn.isVisible = !model.setUpVisible
         provider.isSensitive = model.providerChoiceEnabled
+        addProvider.isSensitive = model.providerChoiceEnabled
         inWindow.isSensitive = model.providerChoiceEnabled
         inBrowser.isSensitive = model.providerChoiceEnabled
         if let url = model.openProfileURL {

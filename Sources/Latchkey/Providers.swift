@@ -6,14 +6,16 @@ import OAuthCore
 /// The providers this run can show, and how each becomes a configuration: the
 /// presets and the person's own files (from the catalog), the file given with
 /// `--provider-file`, and the offline sandbox, started the first time it is
-/// chosen and stopped when Latchkey ends.
+/// chosen and stopped when Latchkey ends. Client secrets typed into the set-up
+/// dialog come from `secrets` (the keyring, or a private file).
 final class Providers: @unchecked Sendable {
     let catalog: ProviderCatalog
+    let secrets: any ClientSecretStore
     /// `--provider-file`: its id, and where it is.
     let file: (id: String, url: URL)?
     /// What the window lists: the sandbox first, then every other provider by name.
-    /// Read once, at start: the catalog's files are not read again at each render.
-    let entries: [(id: String, displayName: String)]
+    /// Read at start and after a provider is added, not at each render; used on GTK's thread only.
+    private(set) var entries: [(id: String, displayName: String)]
     private let logger: Logger
     // Guarded by `lock`: the sandbox child, once started.
     private let lock = NSLock()
@@ -21,27 +23,53 @@ final class Providers: @unchecked Sendable {
 
     static let sandboxID = "sandbox"
 
-    init(catalog: ProviderCatalog, file: URL?, logger: Logger) throws {
+    init(catalog: ProviderCatalog, secrets: any ClientSecretStore, file: URL?, logger: Logger) throws {
         self.catalog = catalog
+        self.secrets = secrets
         self.logger = logger
+        // The file is read for its id and name; its credentials may still be missing (the set-up dialog gives them).
+        self.file = try file.map { (try catalog.draft(file: $0).id, $0) }
+        entries = []
+        reload()
+    }
+
+    /// Reads the list again: after a provider was added.
+    func reload() {
         var list = catalog.availableProviders
-        if let file {
-            let configuration = try catalog.configuration(file: file)
-            self.file = (configuration.id, file)
-            if !list.contains(where: { $0.id == configuration.id }) { list.append((configuration.id, configuration.displayName)) }
-        } else {
-            self.file = nil
+        if let file, !list.contains(where: { $0.id == file.id }), let draft = try? catalog.draft(file: file.url) {
+            list.append((draft.id, draft.displayName))
         }
         entries = list.filter { $0.id == Self.sandboxID } + list.filter { $0.id != Self.sandboxID }
     }
 
-    /// The provider `id`, and what must happen before it is first spoken to
-    /// (the sandbox child starting); throws a sentence when it cannot be used.
-    func configuration(for id: String) throws -> (ProviderConfiguration, ready: @Sendable () throws -> Void) {
-        if let file, file.id == id {
-            return (try catalog.configuration(file: file.url), {})
+    /// The provider `id` as its files describe it, unchecked: what the set-up dialog shows.
+    func draft(for id: String) throws -> ProviderConfiguration {
+        if let file, file.id == id { return try catalog.draft(file: file.url) }
+        return try catalog.draft(named: id)
+    }
+
+    /// Whether `id` is one of the person's own providers (no preset of that name):
+    /// its client secret is theirs to give or leave out.
+    func isOwn(_ id: String) -> Bool {
+        catalog.presetFile(named: id) == nil
+    }
+
+    /// The provider `id`, with the client secret the set-up dialog stored when
+    /// no file or variable gives one, and what must happen before it is first
+    /// spoken to (the sandbox child starting); throws a sentence when it cannot be used.
+    /// Asks the keyring, so it runs off GTK's thread.
+    func configuration(for id: String) async throws -> (ProviderConfiguration, ready: @Sendable () throws -> Void) {
+        guard id == Self.sandboxID, file?.id != id else {
+            var configuration = try draft(for: id)
+            if configuration.lacksClientSecret {
+                do {
+                    configuration.clientSecret = try await secrets.load(for: id)
+                } catch OAuthError.storage(let reason) {
+                    throw OAuthError.invalidConfiguration("the client secret of \(configuration.displayName) could not be read: \(reason)")
+                }
+            }
+            return (try catalog.validated(configuration), {})
         }
-        guard id == Self.sandboxID else { return (try catalog.configuration(named: id), {}) }
         let child = try lock.withLock {
             if let sandbox { return sandbox }
             let child = try SandboxChild.prepare(logger: logger)

@@ -39,6 +39,9 @@ public enum LatchkeyFiles {
     /// Where the token file (and the sandbox's state) live: `$XDG_STATE_HOME/latchkey`.
     public static var stateDirectory: URL { FileTokenStore.defaultDirectory(for: application) }
 
+    /// Client secrets typed into the set-up dialog while no keyring ran: one 0600 file per provider.
+    public static var clientSecretDirectory: URL { stateDirectory.appendingPathComponent("client-secrets") }
+
     /// The provider last chosen in the window, remembered across launches.
     public static func chosenProvider(in directory: URL = stateDirectory) -> String? {
         let text = try? String(contentsOf: directory.appendingPathComponent(chosenProviderFile), encoding: .utf8)

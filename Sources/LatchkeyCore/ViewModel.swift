@@ -11,6 +11,8 @@ public struct ViewModel: Equatable, Sendable {
     public var status: String
     /// Cancel is shown while a sign-in waits in the browser (the embedded window has its own close).
     public var cancelVisible: Bool
+    /// Set up… (in place of Sign in) while the provider lacks what it needs.
+    public var setUpVisible: Bool
     /// Whether the provider list and the user agent choice can be changed now.
     public var providerChoiceEnabled: Bool
     public var busy: Bool
@@ -27,6 +29,7 @@ public struct ViewModel: Equatable, Sendable {
     ) {
         signInEnabled = false
         cancelVisible = false
+        setUpVisible = false
         providerChoiceEnabled = state.allowsChoosingProvider
         getProfileEnabled = state.isSignedIn && state != .fetchingProfile
         signOutVisible = state.isSignedIn || state == .signingOut
@@ -75,8 +78,9 @@ public struct ViewModel: Equatable, Sendable {
             busy = true
         case .unavailable(let reason):
             headline = "\(providerName) is not ready"
-            subline = "It needs setting up before you can sign in."
+            subline = "Choose Set up… to give it what it needs."
             status = reason
+            setUpVisible = true
             isError = true
         case .failed(let message, let signedIn):
             signInEnabled = !signedIn

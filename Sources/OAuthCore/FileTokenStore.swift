@@ -67,31 +67,12 @@ public struct FileTokenStore: TokenStore {
     @discardableResult
     public func save(_ token: Token, for provider: String) throws -> String? {
         let url = try file(for: provider)
-        try prepareDirectory()
         let data = try Self.encode(token)
-
-        let temporary = directory.appendingPathComponent(".\(provider).\(UUID().uuidString).tmp")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Self.failure("cannot create a file in \(directory.path)") }
-        var written = 0
-        let ok = data.withUnsafeBytes { buffer -> Bool in
-            while written < buffer.count {
-                let n = write(fd, buffer.baseAddress! + written, buffer.count - written)
-                if n <= 0 { return false }
-                written += n
-            }
-            return fsync(fd) == 0
-        }
-        close(fd)
-        guard ok, rename(temporary.path, url.path) == 0 else {
-            unlink(temporary.path)
-            throw Self.failure("cannot write \(url.path)")
-        }
-        // Make the rename itself durable.
-        let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            fsync(directoryFD)
-            close(directoryFD)
+        do {
+            try PrivateFile.prepareDirectory(directory)
+            try PrivateFile.replace(url, with: data)
+        } catch {
+            throw OAuthError.storage(error.sentence())
         }
         return nil
     }
@@ -111,16 +92,8 @@ public struct FileTokenStore: TokenStore {
         }
     }
 
-    /// Creates the directory 0700, and takes back a directory others can read.
     private func prepareDirectory() throws {
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } else if !isDirectory.boolValue {
-            throw Self.failure("\(directory.path) is not a directory")
-        }
-        chmod(directory.path, 0o700)
+        do { try PrivateFile.prepareDirectory(directory) } catch { throw OAuthError.storage(error.sentence("cannot use")) }
     }
 
     private static func failure(_ what: String) -> OAuthError {

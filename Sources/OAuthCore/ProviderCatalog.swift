@@ -68,21 +68,7 @@ public struct ProviderCatalog: Sendable {
             try FileManager.default.createDirectory(
                 at: userConfigDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-            // A symlinked file (dotfiles kept elsewhere) is written through, not replaced by a plain file.
-            let target = file.resolvingSymlinksInPath()
-            let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(id).json.\(UUID().uuidString)")
-            // Created 0600 from the start, never through a link, synced before it takes the name.
-            let fd = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
-            let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd) == 0
-            close(fd)
-            guard written == data.count, synced, rename(temporary.path, target.path) == 0 else {
-                unlink(temporary.path)
-                throw CocoaError(.fileWriteUnknown)
-            }
-        } catch let error as OAuthError {
-            throw error
+            try PrivateFile.replace(file, with: data)
         } catch {
             throw OAuthError.invalidConfiguration("Latchkey could not write \(file.path).")
         }
@@ -101,6 +87,18 @@ public struct ProviderCatalog: Sendable {
 
     /// A preset by name (or a provider defined wholly in the user's config directory).
     public func configuration(named name: String, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
+        try validated(draft(named: name, overrides: overrides))
+    }
+
+    /// A provider described by a file of the preset shape.
+    public func configuration(file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
+        try validated(draft(file: file, overrides: overrides))
+    }
+
+    /// A provider as its layers describe it, not yet checked: what a set-up
+    /// dialog shows for one that still lacks its client id or secret. Throws
+    /// only when the files cannot be read or do not have the provider's shape.
+    public func draft(named name: String, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
         guard Self.isPlainName(name) else { throw OAuthError.unknownProvider(name) }
         let base: [String: Any]
         if let file = presetFile(named: name) {
@@ -110,15 +108,53 @@ public struct ProviderCatalog: Sendable {
         } else {
             throw OAuthError.unknownProvider(name)
         }
-        return try configuration(base: base, overrides: overrides)
+        return try draft(base: base, overrides: overrides)
     }
 
-    /// A provider described by a file of the preset shape.
-    public func configuration(file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
-        try configuration(base: Self.readObject(file), overrides: overrides)
+    public func draft(file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
+        try draft(base: Self.readObject(file), overrides: overrides)
     }
 
-    func configuration(base: [String: Any], overrides: [String: String]) throws -> ProviderConfiguration {
+    /// `configuration` checked against the security rules, its errors naming
+    /// where this catalog reads a missing credential.
+    public func validated(_ configuration: ProviderConfiguration) throws -> ProviderConfiguration {
+        try configuration.validate(place: { credential in place(of: credential, for: configuration.id) })
+        return configuration
+    }
+
+    /// Adds a provider of the person's own from the bytes of a provider file:
+    /// written as `<config>/<id>.json`, 0600, without its `client_secret`,
+    /// which is returned for the caller to keep in a `ClientSecretStore`.
+    /// Refuses a file that is not of the provider shape, and an id already taken.
+    public func addProvider(from data: Data, name: String) throws -> (id: String, clientSecret: String?) {
+        var object = try Self.object(from: data, file: URL(fileURLWithPath: name))
+        guard let id = object["id"] as? String, Self.isPlainName(id) else {
+            throw OAuthError.invalidConfiguration("\(name) has no usable \"id\" (letters, digits, - and _).")
+        }
+        if presetFile(named: id) != nil || FileManager.default.fileExists(atPath: userFile(for: id).path) {
+            throw OAuthError.invalidConfiguration("there is a provider called “\(id)” already.")
+        }
+        let secret = (object.removeValue(forKey: "client_secret") as? String).flatMap { $0.isEmpty ? nil : $0 }
+        if secret != nil, object["client_authentication"] as? String == "none" {
+            throw OAuthError.invalidConfiguration(
+                "\(name) gives a client_secret, but its client_authentication is \"none\": a public client has no secret. Remove one of the two.")
+        }
+        // The shape is checked as it will be read back: endpoints, fields, kinds of values.
+        var check = object
+        try Self.resolveEndpoints(in: &check)
+        check["client_id"] = check["client_id"] ?? ""
+        _ = try Self.decode(check)
+        do {
+            try PrivateFile.prepareDirectory(userConfigDirectory)
+            try PrivateFile.replace(
+                userFile(for: id), with: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]))
+        } catch let error as PrivateFileError {
+            throw OAuthError.invalidConfiguration(error.sentence())
+        }
+        return (id, secret)
+    }
+
+    func draft(base: [String: Any], overrides: [String: String]) throws -> ProviderConfiguration {
         var object = base
         guard let id = (overrides["id"] ?? object["id"] as? String), Self.isPlainName(id) else {
             throw OAuthError.invalidConfiguration("the provider file has no usable \"id\" (letters, digits, - and _).")
@@ -136,16 +172,16 @@ public struct ProviderCatalog: Sendable {
         object.merge(overrides) { _, new in new }
         object["client_id"] = object["client_id"] ?? ""
         try Self.resolveEndpoints(in: &object)
+        return try Self.decode(object)
+    }
 
-        let configuration: ProviderConfiguration
+    static func decode(_ object: [String: Any]) throws -> ProviderConfiguration {
         do {
             let data = try JSONSerialization.data(withJSONObject: object)
-            configuration = try JSONDecoder().decode(ProviderConfiguration.self, from: data)
+            return try JSONDecoder().decode(ProviderConfiguration.self, from: data)
         } catch let error as DecodingError {
             throw OAuthError.invalidConfiguration(Self.explain(error))
         }
-        try configuration.validate(place: { credential in place(of: credential, for: configuration.id) })
-        return configuration
     }
 
     /// Where this catalog reads `credential` for provider `id`, in words.

@@ -151,6 +151,10 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// Whether a browser sent to `url` reaches a loopback listener (which listens on 127.0.0.1 only).
     public static func browserCanReturn(to url: URL) -> Bool { url.scheme?.lowercased() == "http" && url.host == "127.0.0.1" }
 
+    /// Whether the authentication method needs a secret that no layer gave:
+    /// one a `ClientSecretStore` keeps may fill it in.
+    public var lacksClientSecret: Bool { clientAuthentication != .none && (clientSecret ?? "").isEmpty }
+
     /// A summary without the client secret.
     public var description: String {
         "\(displayName) (\(id)): authorize at \(authorizationEndpoint.host ?? "?"), client \(clientID), "

@@ -3,6 +3,7 @@ through the system browser — GNOME Web as the session's default browser,
 driven through AT-SPI like the embedded view — with its loopback listener."""
 
 import http.client
+import json
 import os
 import re
 import subprocess
@@ -61,7 +62,8 @@ def switch_providers(home):
             choose_provider(app, "GitHub")
             app.wait_status("there is no client id for GitHub")
             expect("~/.config/latchkey/github.json" in app.status(), f"the status says where: {app.status()!r}")
-            app.wait_sensitive("Sign in", False)
+            app.absent("push button", "Sign in")
+            app.wait_sensitive("Set up…", True)
             app.find("label", "GitHub is not ready")
             app.screenshot("03-github-not-set-up")
 
@@ -91,6 +93,168 @@ def switch_providers(home):
         log.close()
     assert_no_secrets(home, [os.path.join(home.root, "latchkey.log"), os.path.join(home.root, "latchkey-2.log")],
                       [token["access_token"]])
+
+
+# Setting up and adding providers ------------------------------------------
+
+def clipboard_text():
+    """The desktop clipboard's text, read as another program pasting it would."""
+    read = subprocess.run(
+        ["/usr/bin/python3", "-c", "import gi; gi.require_version('Gtk', '3.0'); from gi.repository import Gtk, Gdk; "
+         "print(Gtk.Clipboard.get(Gdk.SELECTION_CLIPBOARD).wait_for_text() or '', end='')"],
+        capture_output=True, timeout=20)
+    return read.stdout.decode()
+
+
+def problem(app, dialog):
+    """The dialog's problem line (the label described as 'Problem'), or ''."""
+    for node in walk(dialog):
+        if role(node) == "label" and node.get_description() == "Problem" and is_(node, Atspi.StateType.SHOWING):
+            return name(node)
+    return ""
+
+
+def wait_problem(app, dialog, text):
+    return wait_until(f"the dialog to say {text!r}", lambda: text in problem(app, dialog) and problem(app, dialog), 15)
+
+
+def client_secret_in_keyring(provider):
+    lookup = subprocess.run(["secret-tool", "lookup", "application", "latchkey", "client", provider],
+                            capture_output=True, timeout=20)
+    return lookup.stdout.decode() if lookup.returncode == 0 else None
+
+
+def set_up_preset(home):
+    """GitHub set up with nothing but the dialog: the registration hint, the redirect
+    URI copied, mistakes named inline, the client id to the person's file and the
+    secret to the keyring (read back from both), then a sign-in with them."""
+    from keyrings import start_keyring
+    start_keyring()
+    sandbox, base, log = presets.start_sandbox(home, "github")
+    # GitHub's preset as it ships, its hosts moved to the sandbox; the person's config directory starts empty.
+    with open(os.path.join(ROOT, "data", "providers", "github.json")) as f:
+        preset = json.load(f)
+    preset.update(presets.rehosted(preset, base))
+    moved = os.path.join(home.root, "presets")
+    os.makedirs(moved)
+    with open(os.path.join(moved, "github.json"), "w") as f:
+        json.dump(preset, f)
+    os.environ["LATCHKEY_PROVIDERS_DIR"] = moved
+    client = presets.CONFIDENTIAL
+    user_file = os.path.join(home.config, "latchkey", "github.json")
+    try:
+        app = home.launch()
+        try:
+            app.wait_status("Not signed in")
+            choose_provider(app, "GitHub")
+            app.wait_status("there is no client id for GitHub")
+            app.absent("push button", "Sign in")
+            app.press(app.button("Set up…"))
+            dialog = app.find("dialog", "Set up GitHub")
+            app.find("label", "Register an OAuth app at https://github.com/settings/developers", root=dialog, exact=False)
+            uri = app.find("text", "Redirect URI", root=dialog)
+            expect(uri.get_text_iface().get_text(0, -1) == "http://127.0.0.1/callback", "the exact redirect URI is shown")
+            app.press(app.find("push button", "Copy", root=dialog))
+            wait_until("the redirect URI on the clipboard", lambda: clipboard_text() == "http://127.0.0.1/callback", 15)
+            app.screenshot("01-set-up-dialog")
+
+            save = app.find("push button", "Save", root=dialog)
+            app.press(save)
+            wait_problem(app, dialog, "Enter the client id GitHub gave you")
+            app.type_into(app.find("text", "Client ID", root=dialog), client["client_id"])
+            app.press(save)
+            wait_problem(app, dialog, "GitHub needs the client secret too")
+            app.screenshot("02-secret-missing")
+            app.type_into(app.find("password text", "Client secret", root=dialog), client["client_secret"])
+            app.press(save)
+            app.wait_status("GitHub is set up: its client id is in ~/.config/latchkey/github.json, its secret in the keyring.")
+            app.absent("dialog", "Set up GitHub")
+            app.screenshot("03-set-up")
+
+            expect(client_secret_in_keyring("github") == client["client_secret"], "the keyring holds the client secret")
+            with open(user_file) as f:
+                written = json.load(f)
+            expect(written.get("client_id") == client["client_id"], f"the client id is in the file: {written}")
+            expect("client_secret" not in written, f"no secret in the config file: {written}")
+            expect(os.stat(user_file).st_mode & 0o077 == 0, "the config file is the person's alone")
+            for directory, _, files in [entry for top in (home.config, home.state) for entry in os.walk(top)]:
+                for file_name in files:
+                    path = os.path.join(directory, file_name)
+                    with open(path, "rb") as f:
+                        expect(client["client_secret"].encode() not in f.read(), f"the secret is in {path}")
+
+            sign_in(app, home)
+            app.wait_status("Signed in with GitHub")
+            app.press(app.button("Get my profile"))
+            app.wait_status("as Ada Lovelace")
+        finally:
+            app.quit()
+        # The next launch reads the secret back from the keyring.
+        app = home.launch(log_name="latchkey-2.log")
+        try:
+            app.wait_status("Signed in with GitHub")
+            app.press(app.button("Get my profile"))
+            app.wait_status("as Ada Lovelace")
+        finally:
+            app.quit()
+    finally:
+        sandbox.stdin.close()
+        sandbox.wait(timeout=10)
+        log.close()
+    assert_no_secrets(home, [app.log_path, os.path.join(home.root, "latchkey.log")], [client["client_secret"]])
+
+
+def add_provider(home):
+    """A provider added in the window: a provider file that gives a secret to a public
+    client is refused inline; an issuer URL is discovered, its set-up dialog follows,
+    and it signs in."""
+    sandbox, base, log = presets.start_sandbox(home, "standard")
+    contradiction = os.path.join(home.root, "contradiction.json")
+    with open(contradiction, "w") as f:
+        json.dump({"id": "odd", "issuer": base, "authorization_endpoint": "/authorize", "token_endpoint": "/token",
+                   "client_id": "x", "client_secret": "y", "client_authentication": "none"}, f)
+    try:
+        app = home.launch()
+        try:
+            app.wait_status("Not signed in")
+            app.press(app.button("Add a provider"))
+            dialog = app.find("dialog", "Add a provider")
+            add = app.find("push button", "Add", root=dialog)
+            app.press(add)
+            wait_problem(app, dialog, "Give the provider's issuer URL, or choose a provider file.")
+            file_field = app.find("text", "Provider file", root=dialog)
+            app.type_into(file_field, contradiction)
+            app.press(add)
+            wait_problem(app, dialog, "a public client has no secret")
+            app.screenshot("01-add-refused")
+            file_field.get_editable_text_iface().delete_text(0, -1)
+            wait_until("the file field emptied", lambda: file_field.get_text_iface().get_character_count() == 0, 5)
+            expect(not os.path.exists(os.path.join(home.config, "latchkey", "odd.json")), "nothing was written")
+
+            app.type_into(app.find("text", "Issuer URL", root=dialog), base)
+            app.screenshot("02-add-issuer")
+            app.press(add)
+            host = base.split("://", 1)[1]
+            setup = app.find("dialog", f"Set up {host}", timeout=30)
+            app.screenshot("03-set-up-discovered")
+            app.type_into(app.find("text", "Client ID", root=setup), "latchkey-desktop")
+            app.press(app.find("push button", "Save", root=setup))
+            app.wait_status(f"{host} is set up")
+            sign_in(app, home)
+            app.wait_status(f"Signed in with {host}")
+            app.screenshot("04-signed-in-to-the-added-provider")
+        finally:
+            app.quit()
+    finally:
+        sandbox.stdin.close()
+        sandbox.wait(timeout=10)
+        log.close()
+    provider_id = host.replace(".", "-").replace(":", "-")
+    with open(os.path.join(home.config, "latchkey", f"{provider_id}.json")) as f:
+        added = json.load(f)
+    expect(added["token_endpoint"] == base + "/token" and added["client_id"] == "latchkey-desktop",
+           f"the provider file holds the discovered endpoints and the client id: {added}")
+    assert_no_secrets(home, [app.log_path])
 
 
 # The system browser ---------------------------------------------------------
@@ -357,6 +521,8 @@ def installed_app(home):
 
 
 SCENARIOS = {
+    "set_up_preset": set_up_preset,
+    "add_provider": add_provider,
     "installed_app": installed_app,
     "switch_providers": switch_providers,
     "browser_sign_in": browser_sign_in,

@@ -1,0 +1,184 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import OAuthCore
+
+/// What the set-up dialog rests on: client secrets kept apart from the
+/// configuration, providers added from a file or an issuer's discovery document.
+@Suite struct ClientSetUpTests {
+    private func mode(_ url: URL) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    @Test func fileSecretsArePrivateAndRoundTrip() throws {
+        let home = try TemporaryDirectory()
+        let store = FileClientSecretStore(directory: home.url.appendingPathComponent("state/client-secrets"))
+        #expect(try store.load(for: "github") == nil)
+        try store.save("s3cret value", for: "github")
+        #expect(try store.load(for: "github") == "s3cret value")
+        #expect(try mode(store.directory.appendingPathComponent("github")) == 0o600)
+        #expect(try mode(store.directory) == 0o700)
+        try store.save("replaced", for: "github")
+        #expect(try store.load(for: "github") == "replaced")
+        try store.remove(for: "github")
+        try store.remove(for: "github")
+        #expect(try store.load(for: "github") == nil)
+        #expect(throws: OAuthError.self) { try store.save("x", for: "../escape") }
+    }
+
+    @Test func theKeyringIsPreferredAndHoldsTheOnlyCopy() async throws {
+        let home = try TemporaryDirectory()
+        // The preferred store here is a second directory: any store behind the protocol will do.
+        let preferred = FileClientSecretStore(directory: home.url.appendingPathComponent("keyring"))
+        let file = FileClientSecretStore(directory: home.url.appendingPathComponent("file"))
+        let running = Flag()
+        let store = FallbackClientSecretStore(preferred: preferred, fallback: file, preferredIsAvailable: { running.value })
+
+        // No keyring: the private file.
+        #expect(try await store.save("one", for: "gitlab") == file.displayName)
+        #expect(try file.load(for: "gitlab") == "one")
+        #expect(try await store.load(for: "gitlab") == "one")
+
+        // A keyring appears: the file's copy still serves until a save moves it.
+        running.value = true
+        #expect(try await store.load(for: "gitlab") == "one")
+        #expect(try await store.save("two", for: "gitlab") == preferred.displayName)
+        #expect(try preferred.load(for: "gitlab") == "two")
+        #expect(try file.load(for: "gitlab") == nil, "one place holds the secret")
+        #expect(try await store.load(for: "gitlab") == "two")
+
+        try await store.remove(for: "gitlab")
+        #expect(try await store.load(for: "gitlab") == nil)
+    }
+
+    @Test func anAddedProviderIsWrittenWithoutItsSecret() throws {
+        let home = try TemporaryDirectory()
+        let catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
+        let file = """
+            {"id": "acme", "display_name": "Acme", "issuer": "https://id.acme.example",
+             "authorization_endpoint": "/authorize", "token_endpoint": "/token",
+             "client_id": "acme-desktop", "client_secret": "acme-secret", "client_authentication": "client_secret_basic",
+             "redirect_uri": "http://127.0.0.1/callback", "scopes": ["openid"]}
+            """
+        let added = try catalog.addProvider(from: Data(file.utf8), name: "acme.json")
+        #expect(added.id == "acme" && added.clientSecret == "acme-secret")
+        let written = catalog.userFile(for: "acme")
+        let text = try String(contentsOf: written, encoding: .utf8)
+        #expect(!text.contains("acme-secret"))
+        #expect(try mode(written) == 0o600)
+        #expect(catalog.availableProviders.contains { $0.id == "acme" && $0.displayName == "Acme" })
+
+        // Without its secret it is a draft that lacks one, until the store's is filled in.
+        var draft = try catalog.draft(named: "acme")
+        #expect(draft.lacksClientSecret)
+        #expect(throws: OAuthError.self) { try catalog.validated(draft) }
+        draft.clientSecret = "acme-secret"
+        #expect(try catalog.validated(draft).tokenEndpoint.absoluteString == "https://id.acme.example/token")
+
+        // The same id again, a preset's id, a secret for a public client, a file of the wrong shape: refused, nothing written.
+        let refusals: [(String, String)] = [
+            (file, "already"),
+            (#"{"id": "github", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t"}"#, "already"),
+            (#"{"id": "pub", "issuer": "https://p.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_secret": "s", "client_authentication": "none"}"#, "public client"),
+            (#"{"id": "shape", "issuer": "https://p.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "redirect_uri": "http://127.0.0.1/callback", "scopes": "openid"}"#, "scopes"),
+            (#"{"id": "../x"}"#, "id"),
+            ("[1]", "JSON object"),
+        ]
+        for (text, said) in refusals {
+            let error = #expect(throws: OAuthError.self) { try catalog.addProvider(from: Data(text.utf8), name: "p.json") }
+            #expect(String(describing: error!).contains(said), "\(text): \(error!)")
+        }
+        for id in ["pub", "shape", "x"] {
+            #expect(!FileManager.default.fileExists(atPath: catalog.userFile(for: id).path))
+        }
+    }
+
+    @Test func anIssuerIsDiscoveredIntoAProviderThatSignsIn() async throws {
+        let sandbox = try RunningSandbox()
+        let home = try TemporaryDirectory()
+        let catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
+        let object = try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL + "/")
+        #expect(object["token_endpoint"] as? String == sandbox.baseURL + "/token")
+        #expect(object["pkce"] as? Bool == true)
+        let added = try catalog.addProvider(from: JSONSerialization.data(withJSONObject: object), name: sandbox.baseURL)
+        #expect(added.clientSecret == nil)
+        try catalog.saveUserSettings(["client_id": "latchkey-desktop"], for: added.id)
+        let configuration = try catalog.configuration(named: added.id)
+        #expect(configuration.clientAuthentication == .none && configuration.usableUserAgents == [.embedded, .browser])
+        #expect(configuration.issuer?.absoluteString == sandbox.baseURL)
+
+        // Signed in with it, through the sandbox's page, as a browser would.
+        let log = CapturedLog()
+        let session = AuthSession(configuration: configuration, store: MemoryTokenStore(), logger: log.logger)
+        _ = try await session.signIn(using: FormPostingUserAgent())
+        #expect(await session.isSignedIn)
+    }
+
+    @Test func aDiscoveryDocumentIsCheckedBeforeItIsBelieved() throws {
+        let issuer = "https://id.example"
+        let good: [String: Any] = [
+            "issuer": issuer, "authorization_endpoint": "https://id.example/auth", "token_endpoint": "https://id.example/token",
+        ]
+        let file = try ProviderDiscovery.providerFile(issuer: issuer, host: "id.example", port: nil, document: good)
+        #expect(file["id"] as? String == "id-example" && file["pkce"] as? Bool == false)
+        #expect(file["scopes"] as? [String] == ["openid", "profile", "email", "offline_access"].filter { $0 != "offline_access" })
+
+        var other = good
+        other["issuer"] = "https://evil.example"
+        var clear = good
+        clear["token_endpoint"] = "http://id.example/token"
+        var missing = good
+        missing["token_endpoint"] = nil
+        for (document, said) in [(other, "another issuer"), (clear, "https"), (missing, "no token_endpoint")] {
+            let error = #expect(throws: OAuthError.self) {
+                try ProviderDiscovery.providerFile(issuer: issuer, host: "id.example", port: nil, document: document)
+            }
+            #expect(String(describing: error!).contains(said), "\(error!)")
+        }
+    }
+
+    @Test func anIssuerThatIsNotAnIssuerIsRefusedBeforeAnyRequest() async throws {
+        for text in ["http://id.example", "id.example", "https://id.example/?x=1", "ftp://id.example"] {
+            let error = await #expect(throws: OAuthError.self) { try await ProviderDiscovery.providerFile(issuer: text) }
+            #expect(String(describing: error!).contains("is not an issuer URL"), "\(text): \(error!)")
+        }
+    }
+
+    @Test func aDiscoveryAnswerThatIsAWebPageIsNamedSo() async throws {
+        let server = try PythonServer(script: Self.htmlServer, what: "the HTML server")
+        defer { server.stop() }
+        let error = await #expect(throws: OAuthError.self) {
+            try await ProviderDiscovery.providerFile(issuer: "http://127.0.0.1:\(server.port)")
+        }
+        #expect(error == .htmlInsteadOfJSON(endpoint: .discovery))
+    }
+
+    /// Answers every GET with a login page, as a captive portal does.
+    static let htmlServer = """
+        import http.server, sys
+        class Portal(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"<html><body>Log in to the Wi-Fi</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *args):
+                pass
+        server = http.server.HTTPServer(("127.0.0.1", 0), Portal)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """
+}
+
+/// A value a test flips while a store reads it from another task.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored = false
+    var value: Bool {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
