@@ -14,10 +14,20 @@ public final class Application: Object {
     private var actions: [Object] = []
 
     /// An action other processes can activate over D-Bus (`org.gtk.Actions`,
-    /// see `RunningApplication`), with a string state they can read first.
-    public func addAction(_ name: String, state: String, _ handler: @escaping @MainActor () -> Void) {
-        let action = Object(adopting: UnsafeMutableRawPointer(g_simple_action_new_stateful(name, nil, g_variant_new_string(state))))
-        action.onIgnoringArgument("activate", handler)
+    /// see `RunningApplication`) with a string parameter, and a string state
+    /// they can read first. The parameter travels with the activation itself,
+    /// so it still says what the caller meant if the state changed in between.
+    public func addAction(_ name: String, state: String, _ handler: @escaping @MainActor (String) -> Void) {
+        let action = Object(
+            adopting: UnsafeMutableRawPointer(
+                g_simple_action_new_stateful(name, latchkey_variant_type_string(), g_variant_new_string(state))))
+        let trampoline: @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> Void = { _, parameter, data in
+            let handler = signalHandler(data, (@MainActor (String) -> Void).self)
+            // GAction checked the parameter's type ("s") before emitting.
+            let value = parameter.map { String(cString: g_variant_get_string($0, nil)) } ?? ""
+            GtkThread.assumeIsolated { handler(value) }
+        }
+        action.connect("activate", unsafeBitCast(trampoline, to: GCallback.self), handler)
         g_action_map_add_action(OpaquePointer(pointer), OpaquePointer(action.pointer))
         actions.append(action)
     }

@@ -35,12 +35,13 @@ public struct RunningApplication {
         return String(cString: g_variant_get_string(state, nil))
     }
 
-    /// Activates `action` (no parameter) in the running instance; false when it did not answer.
-    public func activate(_ action: String) -> Bool {
-        let noParameter = g_variant_new_array(latchkey_variant_type_variant(), nil, 0)
+    /// Activates `action` with a string parameter in the running instance; false when it did not answer.
+    public func activate(_ action: String, parameter: String) -> Bool {
+        var boxed: OpaquePointer? = g_variant_new_variant(g_variant_new_string(parameter))
+        let parameters = g_variant_new_array(latchkey_variant_type_variant(), &boxed, 1)
         let noPlatformData = g_variant_new_array(latchkey_variant_type_string_to_variant(), nil, 0)
         guard let reply = SessionBus.call(
-            id, objectPath, "org.gtk.Actions", "Activate", g_variant_new_string(action), noParameter, noPlatformData)
+            id, objectPath, "org.gtk.Actions", "Activate", g_variant_new_string(action), parameters, noPlatformData)
         else { return false }
         g_variant_unref(reply)
         return true

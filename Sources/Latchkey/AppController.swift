@@ -468,13 +468,32 @@ final class AppController {
         }
     }
 
-    /// `latchkey --sign-out` run while this window shows the same provider:
-    /// signed in, it is the Sign out button; otherwise whatever the store still holds is cleared.
-    func signOutRequestedElsewhere() {
-        logger.info("Sign-out requested by another process")
-        if state.accepts(.signOutRequested) { return signOut() }
-        guard let session = current?.session else { return }
-        Task.detached { await session.signOut() }
+    /// `latchkey --sign-out` for `id`, sent here because this window showed it.
+    /// Still shown: signed in, it is the Sign out button; otherwise whatever the
+    /// store holds is cleared. The window moved on to another provider since
+    /// the command looked: that provider's sign-in is cleared (and revoked) in
+    /// the background, and the one shown is left alone.
+    func signOutRequestedElsewhere(provider id: String) {
+        logger.info("Sign-out requested by another process", metadata: ["provider": "\(id)"])
+        if id == providerID, let session = current?.session {
+            if state.accepts(.signOutRequested) { return signOut() }
+            Task.detached { await session.signOut() }
+            return
+        }
+        guard providers.entries.contains(where: { $0.id == id }) else { return }
+        let (providers, store, logger, timeout) = (self.providers, self.store, self.logger, networkTimeout)
+        Task.detached {
+            do {
+                let (configuration, ready) = try await providers.configuration(for: id)
+                try await BlockingWork.run { Result { try ready() } }.get()
+                let tokenClient = TokenClient(configuration: configuration, timeout: timeout, logger: Logger(label: "OAuthCore.TokenClient"))
+                let session = AuthSession(
+                    configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"))
+                if let warning = await session.signOut() { logger.notice("\(warning)") }
+            } catch {
+                logger.notice("Could not sign out of \(id)", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     private func signOut() {

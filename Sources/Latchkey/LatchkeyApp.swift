@@ -28,14 +28,15 @@ final class LatchkeyApp {
         Application.setName("Latchkey", programName: "latchkey")
     }
 
-    /// The action `latchkey --sign-out` activates in a running instance; its
-    /// state is the id of the provider shown, so a command for another provider is not sent here.
+    /// The action `latchkey --sign-out` activates in a running instance, with
+    /// the provider's id as its parameter; its state is the id of the provider
+    /// shown, so a command for another provider is not sent here.
     nonisolated static let signOutAction = "sign-out"
 
     func run() -> Int32 {
         application.onActivate { [weak self] in self?.activate() }
-        application.addAction(Self.signOutAction, state: providerID) { [weak self] in
-            self?.controller?.signOutRequestedElsewhere()
+        application.addAction(Self.signOutAction, state: providerID) { [weak self] id in
+            self?.controller?.signOutRequestedElsewhere(provider: id)
         }
         return application.run(arguments: CommandLine.arguments)
     }

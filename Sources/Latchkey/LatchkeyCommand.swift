@@ -133,7 +133,9 @@ struct LatchkeyCommand: ParsableCommand {
         guard let provider, let running = RunningApplication.find(id: LatchkeyApp.id),
             running.state(of: LatchkeyApp.signOutAction) == provider
         else { return nil }
-        guard running.activate(LatchkeyApp.signOutAction) else { return nil }
+        // The id goes with the activation: if the window moved to another provider since the state was read,
+        // the running instance still signs out this one.
+        guard running.activate(LatchkeyApp.signOutAction, parameter: provider) else { return nil }
         return "Latchkey is running with this provider: it signs out there now (its window says when it is done)."
     }
 

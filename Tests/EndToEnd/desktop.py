@@ -95,6 +95,47 @@ def switch_providers(home):
                       [token["access_token"]])
 
 
+def sign_out_names_its_provider(home):
+    """`latchkey --sign-out` looked while the window showed one provider, and the person
+    switched before the command arrived: the activation carries the provider it meant,
+    which is signed out, and the provider now shown keeps its sign-in."""
+    sandbox, base, log = presets.start_sandbox(home, "standard")
+    own_provider_file(home, "second", "Second sandbox", base)
+    second_token = os.path.join(home.state, "latchkey", "second.json")
+    try:
+        app = home.launch()
+        try:
+            app.wait_status("Not signed in")
+            choose_provider(app, "Second sandbox")
+            app.wait_status("Not signed in. Sign in with Second sandbox")
+            sign_in(app, home)
+            app.wait_status("Signed in with Second sandbox")
+            choose_provider(app, "Sandbox provider (offline demo)")
+            app.wait_status("Not signed in. Sign in with Sandbox provider")
+            sign_in(app, home)
+            app.wait_status("Signed in with Sandbox provider")
+            expect(os.path.exists(second_token) and os.path.exists(home.token_file), "both sign-ins are stored")
+            # What the command sends, as it arrives after the switch.
+            activate = subprocess.run(
+                ["gdbus", "call", "--session", "--dest", "io.github.latchkey.Latchkey", "--object-path",
+                 "/io/github/latchkey/Latchkey", "--method", "org.gtk.Actions.Activate", "sign-out", "[<'second'>]", "{}"],
+                capture_output=True, text=True, timeout=20)
+            expect(activate.returncode == 0, f"the action was activated: {activate.stderr!r}")
+            wait_until("the second provider's sign-in to go", lambda: not os.path.exists(second_token), 20)
+            expect(os.path.exists(home.token_file), "the sandbox's sign-in is kept")
+            app.wait_status("Signed in with Sandbox provider")
+            app.wait_sensitive("Get my profile", True)
+            choose_provider(app, "Second sandbox")
+            app.wait_status("Not signed in. Sign in with Second sandbox")
+        finally:
+            app.quit()
+    finally:
+        sandbox.stdin.close()
+        sandbox.wait(timeout=10)
+        log.close()
+    assert_no_secrets(home, [app.log_path])
+
+
 # Setting up and adding providers ------------------------------------------
 
 def clipboard_text():
@@ -521,6 +562,7 @@ def installed_app(home):
 
 
 SCENARIOS = {
+    "sign_out_names_its_provider": sign_out_names_its_provider,
     "set_up_preset": set_up_preset,
     "add_provider": add_provider,
     "installed_app": installed_app,
