@@ -9,6 +9,8 @@ public final class FileChooser: Object {
         gtk_file_filter_set_name(filter, patternName)
         gtk_file_filter_add_pattern(filter, pattern)
         gtk_file_chooser_add_filter(OpaquePointer(pointer), filter)
+        // Modal over the dialog that opened it: no second chooser, no Cancel beneath it.
+        gtk_native_dialog_set_modal(cast(pointer), 1)
     }
 
     /// Shows the chooser; `done` gets the chosen path, or nil when the person cancelled.

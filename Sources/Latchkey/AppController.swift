@@ -92,8 +92,12 @@ final class AppController {
     private var storeName: String { Self.shortened(store.displayName) }
 
     private var providerName: String {
-        current?.configuration.displayName ?? providers.entries.first { $0.id == providerID }?.displayName ?? providerID
+        current?.configuration.displayName ?? providers.entries.first { $0.id == providerID }?.displayName
+            ?? providers.displayName(of: providerID)
     }
+
+    /// A provider given with --provider-file is that file's business: no set-up writes beside it.
+    private var canSetUp: Bool { providers.file?.id != providerID }
 
     /// Shows the state. Every sentence in it names paths under the home folder
     /// as `~/…`: the store's notices, and the sentences of its errors.
@@ -101,6 +105,7 @@ final class AppController {
         var model = ViewModel(
             state: state, providerName: providerName, storeName: storeName, userAgent: current?.userAgent ?? .embedded)
         model.status = Self.shortened(model.status)
+        model.setUpVisible = model.setUpVisible && canSetUp
         window.render(model)
     }
 
@@ -123,7 +128,8 @@ final class AppController {
         self.store = store
         self.networkTimeout = networkTimeout
         self.logger = logger
-        window = MainWindow(application: application, providers: providers.entries)
+        // The list holds the chosen provider alone until the window is up (see `start`).
+        window = MainWindow(application: application, providers: [(providerID, providers.displayName(of: providerID))])
         window.signIn.onClicked { [weak self] in self?.signIn() }
         window.cancel.onClicked { [weak self] in self?.cancelSignIn() }
         window.getProfile.onClicked { [weak self] in self?.getProfile() }
@@ -153,6 +159,13 @@ final class AppController {
     func start() {
         logger.debug("main window shown")
         choose(providerID, remember: false)
+        // The whole list once the window is up: reading every provider's file for its name costs the launch otherwise.
+        MainLoop.perform { [weak self] in
+            guard let self else { return }
+            self.providers.reload()
+            self.window.list(self.providers.entries)
+            self.window.showProvider(id: self.providerID, name: self.providerName)
+        }
     }
 
     /// Makes `id` the provider shown: its own sign-in, read from the store.
@@ -257,7 +270,7 @@ final class AppController {
 
     /// The set-up dialog for the provider shown, which lacks what it needs.
     private func openSetUp() {
-        guard dialog == nil, case .unavailable = state else { return }
+        guard dialog == nil, case .unavailable = state, canSetUp else { return }
         let id = providerID
         let draft: ProviderConfiguration
         do {
@@ -266,9 +279,11 @@ final class AppController {
             // A file that cannot be read at all: the status already says so; there is nothing to fill in.
             return send(.providerUnavailable("\(error)"))
         }
+        // A provider that authenticates needs its secret; a public one takes none, unless it is the
+        // person's own, whose registration may have one after all.
         let need: SetUpForm.SecretNeed =
-            providers.isOwn(id)
-            ? .optional : draft.clientAuthentication == .none ? .none : .required(stored: !(draft.clientSecret ?? "").isEmpty)
+            draft.clientAuthentication != .none
+            ? .required(stored: !(draft.clientSecret ?? "").isEmpty) : providers.isOwn(id) ? .optional : .none
         let dialog = SetUpDialog(parent: window.window, draft: draft, need: need)
         dialog.onDismiss = { [weak self] in self?.dialog = nil }
         dialog.action.onClicked { [weak self, weak dialog] in
@@ -336,7 +351,7 @@ final class AppController {
     private func addProvider(from dialog: AddProviderDialog) {
         guard !dialog.isBusy, let source = dialog.source() else { return }
         dialog.setBusy(true)
-        let (providers, logger, timeout) = (self.providers, self.logger, networkTimeout)
+        let (providers, store, logger, timeout) = (self.providers, self.store, self.logger, networkTimeout)
         Task.detached { [weak self, weak dialog] in
             do {
                 let added: (id: String, clientSecret: String?)
@@ -348,6 +363,10 @@ final class AppController {
                     added = try providers.catalog.addProvider(from: Self.providerFile(at: path), name: path)
                 }
                 logger.info("Provider \(added.id) added")
+                // No provider had this id, so whatever is stored under it was left by one removed by hand:
+                // its sign-in and secret must not reach this provider's endpoints.
+                try? await store.remove(for: added.id)
+                try? await providers.secrets.remove(for: added.id)
                 var notice: String?
                 if let secret = added.clientSecret {
                     do {
@@ -373,15 +392,21 @@ final class AppController {
         return shortened(reason.prefix(1).uppercased() + reason.dropFirst())
     }
 
-    /// A provider file's bytes: a small file, read whole.
+    /// A provider file's bytes: a regular file of at most 1 MB, read whole
+    /// (a pipe or a device named by mistake must not hold the dialog).
     private nonisolated static func providerFile(at path: String) throws -> Data {
-        let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int,
-            let data = size <= 1_000_000 ? FileManager.default.contents(atPath: url.path) : nil
-        else {
-            throw OAuthError.invalidConfiguration("Latchkey could not read \(url.path) as a provider file.")
-        }
-        return data
+        let expanded = (path as NSString).expandingTildeInPath
+        let failure = OAuthError.invalidConfiguration("Latchkey could not read \(expanded) as a provider file.")
+        let fd = open(expanded, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw failure }
+        defer { close(fd) }
+        var info = stat()
+        let limit = 1_000_000
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= limit else { throw failure }
+        var data = Data(count: limit + 1)
+        let count = data.withUnsafeMutableBytes { read(fd, $0.baseAddress, limit + 1) }
+        guard count >= 0, count <= limit else { throw failure }
+        return data.prefix(count)
     }
 
     private func providerAdded(_ id: String, notice: String?) {
@@ -480,7 +505,7 @@ final class AppController {
             Task.detached { await session.signOut() }
             return
         }
-        guard providers.entries.contains(where: { $0.id == id }) else { return }
+        guard providers.exists(id) else { return }
         let (providers, store, logger, timeout) = (self.providers, self.store, self.logger, networkTimeout)
         Task.detached {
             do {

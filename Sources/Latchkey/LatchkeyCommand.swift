@@ -79,7 +79,7 @@ struct LatchkeyCommand: ParsableCommand {
             providers = try Providers(
                 catalog: catalog, secrets: secrets, file: providerFile.map { URL(fileURLWithPath: $0) }, logger: logger)
             // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
-            let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.entries.contains { $0.id == id } ? id : nil }
+            let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.exists(id) ? id : nil }
             providerID = providers.file?.id ?? provider ?? remembered ?? Providers.sandboxID
             if signOut, providerFile == nil, let sentence = Self.signOutInRunningInstance(provider: providerID) {
                 print(sentence)

@@ -14,8 +14,10 @@ final class Providers: @unchecked Sendable {
     /// `--provider-file`: its id, and where it is.
     let file: (id: String, url: URL)?
     /// What the window lists: the sandbox first, then every other provider by name.
-    /// Read at start and after a provider is added, not at each render; used on GTK's thread only.
-    private(set) var entries: [(id: String, displayName: String)]
+    /// Read once the window is up (every preset and file of the person's is
+    /// opened for its name: not something the launch should wait for) and again
+    /// after a provider is added; used on GTK's thread only.
+    private(set) var entries: [(id: String, displayName: String)] = []
     private let logger: Logger
     // Guarded by `lock`: the sandbox child, once started.
     private let lock = NSLock()
@@ -29,11 +31,20 @@ final class Providers: @unchecked Sendable {
         self.logger = logger
         // The file is read for its id and name; its credentials may still be missing (the set-up dialog gives them).
         self.file = try file.map { (try catalog.draft(file: $0).id, $0) }
-        entries = []
-        reload()
     }
 
-    /// Reads the list again: after a provider was added.
+    /// Whether there is a provider `id` to show, found without listing them all.
+    func exists(_ id: String) -> Bool {
+        id == file?.id || catalog.presetFile(named: id) != nil
+            || (ProviderCatalog.isPlainName(id) && FileManager.default.fileExists(atPath: catalog.userFile(for: id).path))
+    }
+
+    /// The name `id` shows, read from its own files alone.
+    func displayName(of id: String) -> String {
+        (try? draft(for: id).displayName) ?? id
+    }
+
+    /// Reads the list: once the window is up, and after a provider was added.
     func reload() {
         var list = catalog.availableProviders
         if let file, !list.contains(where: { $0.id == file.id }), let draft = try? catalog.draft(file: file.url) {

@@ -45,11 +45,10 @@ enum PrivateFile {
     static func prepareDirectory(_ directory: URL) throws(PrivateFileError) {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            do {
-                try FileManager.default.createDirectory(
-                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw PrivateFileError(path: directory.path, code: errno == 0 ? EACCES : errno)
+            // The parents as any program's (~/.local/state); the directory itself 0700 from its first moment.
+            try? FileManager.default.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true)
+            guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else {
+                throw PrivateFileError(path: directory.path, code: errno)
             }
         } else if !isDirectory.boolValue {
             throw PrivateFileError(path: directory.path, code: ENOTDIR)

@@ -30,8 +30,7 @@ public struct ProviderCatalog: Sendable {
     /// The environment variable that holds `suffix` (CLIENT_ID, CLIENT_SECRET) for provider `id`.
     public func credentialVariable(for id: String, _ suffix: String) -> String? {
         guard let credentialPrefix else { return nil }
-        let name = id.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
-        return "\(credentialPrefix)_\(name)_\(suffix)"
+        return "\(credentialPrefix)_\(Self.credentialKey(id))_\(suffix)"
     }
 
     /// Names of the presets found, for `--help` and error messages.
@@ -64,13 +63,12 @@ public struct ProviderCatalog: Sendable {
         let file = userFile(for: id)
         var object = FileManager.default.fileExists(atPath: file.path) ? try Self.readObject(file) : [:]
         for (key, value) in settings { object[key] = value }
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
         do {
-            try FileManager.default.createDirectory(
-                at: userConfigDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            try PrivateFile.prepareDirectory(userConfigDirectory)
             try PrivateFile.replace(file, with: data)
         } catch {
-            throw OAuthError.invalidConfiguration("Latchkey could not write \(file.path).")
+            throw OAuthError.invalidConfiguration("Latchkey \(error.sentence("could not write"))")
         }
     }
 
@@ -131,19 +129,34 @@ public struct ProviderCatalog: Sendable {
         guard let id = object["id"] as? String, Self.isPlainName(id) else {
             throw OAuthError.invalidConfiguration("\(name) has no usable \"id\" (letters, digits, - and _).")
         }
-        if presetFile(named: id) != nil || FileManager.default.fileExists(atPath: userFile(for: id).path) {
-            throw OAuthError.invalidConfiguration("there is a provider called “\(id)” already.")
+        // Ids that differ only in case or in - and _ share their credential variables
+        // (LATCHKEY_GITHUB_…): a file called "GitHub" would be handed GitHub's secret.
+        let key = Self.credentialKey(id)
+        let taken = availableProviders
+        if let clash = taken.first(where: { Self.credentialKey($0.id) == key })
+            ?? (FileManager.default.fileExists(atPath: userFile(for: id).path) ? (id, id) : nil)
+        {
+            throw OAuthError.invalidConfiguration("there is a provider called “\(clash.id)” already.")
+        }
+        if let name = object["display_name"] as? String,
+            let clash = taken.first(where: { $0.displayName.lowercased() == name.lowercased() })
+        {
+            throw OAuthError.invalidConfiguration("there is a provider shown as “\(clash.displayName)” already; give this one another display_name.")
         }
         let secret = (object.removeValue(forKey: "client_secret") as? String).flatMap { $0.isEmpty ? nil : $0 }
         if secret != nil, object["client_authentication"] as? String == "none" {
             throw OAuthError.invalidConfiguration(
                 "\(name) gives a client_secret, but its client_authentication is \"none\": a public client has no secret. Remove one of the two.")
         }
-        // The shape is checked as it will be read back: endpoints, fields, kinds of values.
+        // Checked as it will be read back, against the same rules, with stand-ins for the
+        // credentials the set-up dialog gives later: a provider that could never be used is not written.
         var check = object
         try Self.resolveEndpoints(in: &check)
-        check["client_id"] = check["client_id"] ?? ""
-        _ = try Self.decode(check)
+        if (check["client_id"] as? String ?? "").isEmpty { check["client_id"] = "to-be-set-up" }
+        if secret != nil || (check["client_authentication"] as? String).map({ $0 != "none" }) == true {
+            check["client_secret"] = "to-be-set-up"
+        }
+        try Self.decode(check).validate()
         do {
             try PrivateFile.prepareDirectory(userConfigDirectory)
             try PrivateFile.replace(
@@ -254,7 +267,13 @@ public struct ProviderCatalog: Sendable {
         }
     }
 
-    static func isPlainName(_ name: String) -> Bool {
+    /// What an id becomes in a credential variable's name: ids equal here share credentials.
+    static func credentialKey(_ id: String) -> String {
+        id.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+    }
+
+    /// A provider id: letters, digits, `-` and `_`, so it names a file and nothing else.
+    public static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 }

@@ -37,11 +37,14 @@ public enum ProviderDiscovery {
                 ? OAuthError.htmlInsteadOfJSON(endpoint: .discovery)
                 : OAuthError.malformedResponse(endpoint: .discovery, reason: "not a JSON object")
         }
-        return try providerFile(issuer: issuer, host: host, port: url.port, document: document)
+        return try providerFile(issuer: issuer, host: host, port: url.port, path: url.path, document: document)
     }
 
     /// The provider file for a discovery document already read; `issuer` normalised.
-    static func providerFile(issuer: String, host: String, port: Int?, document: [String: Any]) throws -> [String: Any] {
+    static func providerFile(issuer: String, host: String, port: Int?, path: String = "", document: [String: Any]) throws
+        -> [String: Any]
+    {
+        let issuerIsLoopback = URL(string: issuer).map(ProviderConfiguration.isLoopback) ?? false
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .discovery, reason: reason) }
         guard let named = document["issuer"] as? String else { throw fail("it names no issuer") }
         guard Issuer.normalised(named) == issuer else {
@@ -49,7 +52,8 @@ public enum ProviderDiscovery {
                 "the discovery document of \(issuer) names another issuer (\(named)), so it cannot be trusted (OpenID Connect Discovery §4.3).")
         }
         var file: [String: Any] = [
-            "id": id(host: host, port: port), "display_name": host + (port.map { ":\($0)" } ?? ""), "issuer": issuer,
+            "id": id(host: host, port: port, path: path), "display_name": host + (port.map { ":\($0)" } ?? "") + path,
+            "issuer": issuer,
             "client_authentication": "none", "redirect_uri": "http://127.0.0.1/callback",
             "user_agents": ["embedded", "browser"],
             "profile": ["name": "name", "email": "email", "picture": "picture", "url": "profile"],
@@ -63,21 +67,28 @@ public enum ProviderDiscovery {
                 if required { throw fail("it has no \(key)") }
                 continue
             }
-            guard let url = URL(string: value), url.host?.isEmpty == false, ProviderConfiguration.isSecureOrLoopback(url) else {
+            // Plain http on this computer only for an issuer on this computer: a remote provider's
+            // document naming a local port would send codes to whoever listens there.
+            guard let url = URL(string: value), url.host?.isEmpty == false,
+                url.scheme?.lowercased() == "https" || (issuerIsLoopback && ProviderConfiguration.isSecureOrLoopback(url))
+            else {
                 throw OAuthError.invalidConfiguration(
-                    "the discovery document's \(key) must be an https URL (http only on this computer): \(value)")
+                    "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(value)")
             }
             file[key] = value
         }
         let supported = Set(document["scopes_supported"] as? [String] ?? ["openid", "profile", "email"])
         file["scopes"] = ["openid"] + ["profile", "email", "offline_access"].filter(supported.contains)
-        file["pkce"] = (document["code_challenge_methods_supported"] as? [String])?.contains("S256") ?? false
+        // A public client always sends PKCE (RFC 8252 §8.1); many servers accept it without listing it.
+        // Off only where the document lists methods and S256 is not among them.
+        file["pkce"] = (document["code_challenge_methods_supported"] as? [String])?.contains("S256") ?? true
         return file
     }
 
-    /// `id.example.com` → `id-example-com`; a port is kept (`127-0-0-1-8080`).
-    static func id(host: String, port: Int?) -> String {
-        let name = (host + (port.map { ":\($0)" } ?? "")).lowercased()
+    /// `id.example.com` → `id-example-com`; a port and a path are kept
+    /// (`127-0-0-1-8080`, `sso-example-com-realms-staff`), so two issuers on one host differ.
+    static func id(host: String, port: Int?, path: String = "") -> String {
+        let name = (host + (port.map { ":\($0)" } ?? "") + path).lowercased()
             .map { $0.isASCII && ($0.isLetter || $0.isNumber) ? String($0) : "-" }.joined()
         return name.split(separator: "-").joined(separator: "-")
     }

@@ -254,6 +254,16 @@ def add_provider(home):
     with open(contradiction, "w") as f:
         json.dump({"id": "odd", "issuer": base, "authorization_endpoint": "/authorize", "token_endpoint": "/token",
                    "client_id": "x", "client_secret": "y", "client_authentication": "none"}, f)
+    # A sign-in left under the same id by a provider whose file was deleted by hand: it must not reach the new one.
+    host = base.split("://", 1)[1]
+    provider_id = host.replace(".", "-").replace(":", "-")
+    left_behind = os.path.join(home.state, "latchkey", f"{provider_id}.json")
+    os.makedirs(os.path.dirname(left_behind), mode=0o700, exist_ok=True)
+    with open(left_behind, "w") as f:
+        json.dump({"access_token": "orphan-access", "refresh_token": "orphan-refresh", "token_type": "Bearer",
+                   "expires_at": time.time() - 10, "received_at": time.time() - 4000,
+                   "issued_by": f"latchkey-desktop at {base}/token"}, f)
+    os.chmod(left_behind, 0o600)
     try:
         app = home.launch()
         try:
@@ -275,8 +285,8 @@ def add_provider(home):
             app.type_into(app.find("text", "Issuer URL", root=dialog), base)
             app.screenshot("02-add-issuer")
             app.press(add)
-            host = base.split("://", 1)[1]
             setup = app.find("dialog", f"Set up {host}", timeout=30)
+            expect(not os.path.exists(left_behind), "what an earlier provider of that id left behind is cleared")
             app.screenshot("03-set-up-discovered")
             app.type_into(app.find("text", "Client ID", root=setup), "latchkey-desktop")
             app.press(app.find("push button", "Save", root=setup))
@@ -290,12 +300,11 @@ def add_provider(home):
         sandbox.stdin.close()
         sandbox.wait(timeout=10)
         log.close()
-    provider_id = host.replace(".", "-").replace(":", "-")
     with open(os.path.join(home.config, "latchkey", f"{provider_id}.json")) as f:
         added = json.load(f)
     expect(added["token_endpoint"] == base + "/token" and added["client_id"] == "latchkey-desktop",
            f"the provider file holds the discovered endpoints and the client id: {added}")
-    assert_no_secrets(home, [app.log_path])
+    assert_no_secrets(home, [app.log_path], ["orphan-access", "orphan-refresh"])
 
 
 # The system browser ---------------------------------------------------------

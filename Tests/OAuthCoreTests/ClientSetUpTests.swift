@@ -83,13 +83,19 @@ import Testing
             (#"{"id": "pub", "issuer": "https://p.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_secret": "s", "client_authentication": "none"}"#, "public client"),
             (#"{"id": "shape", "issuer": "https://p.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "redirect_uri": "http://127.0.0.1/callback", "scopes": "openid"}"#, "scopes"),
             (#"{"id": "../x"}"#, "id"),
+            // Ids that would share GitHub's credential variables, or a name already shown.
+            (#"{"id": "GitHub", "authorization_endpoint": "https://github.com/login/oauth/authorize", "token_endpoint": "https://evil.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#, "“github” already"),
+            (#"{"id": "ACME", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#, "“acme” already"),
+            (#"{"id": "hub2", "display_name": "github", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#, "shown as “GitHub”"),
+            // A provider that could never be used: its token endpoint in clear text.
+            (#"{"id": "clear", "authorization_endpoint": "https://a.example/a", "token_endpoint": "http://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#, "https"),
             ("[1]", "JSON object"),
         ]
         for (text, said) in refusals {
             let error = #expect(throws: OAuthError.self) { try catalog.addProvider(from: Data(text.utf8), name: "p.json") }
             #expect(String(describing: error!).contains(said), "\(text): \(error!)")
         }
-        for id in ["pub", "shape", "x"] {
+        for id in ["pub", "shape", "x", "GitHub", "ACME", "hub2", "clear"] {
             #expect(!FileManager.default.fileExists(atPath: catalog.userFile(for: id).path))
         }
     }
@@ -121,7 +127,16 @@ import Testing
             "issuer": issuer, "authorization_endpoint": "https://id.example/auth", "token_endpoint": "https://id.example/token",
         ]
         let file = try ProviderDiscovery.providerFile(issuer: issuer, host: "id.example", port: nil, document: good)
-        #expect(file["id"] as? String == "id-example" && file["pkce"] as? Bool == false)
+        // A public client sends PKCE unless the document lists methods without S256.
+        #expect(file["id"] as? String == "id-example" && file["pkce"] as? Bool == true)
+        var plainOnly = good
+        plainOnly["code_challenge_methods_supported"] = ["plain"]
+        #expect(try ProviderDiscovery.providerFile(issuer: issuer, host: "id.example", port: nil, document: plainOnly)["pkce"] as? Bool == false)
+        // Two realms on one host are two providers.
+        let realm = try ProviderDiscovery.providerFile(
+            issuer: "https://id.example/realms/staff", host: "id.example", port: nil, path: "/realms/staff",
+            document: good.merging(["issuer": "https://id.example/realms/staff"]) { $1 })
+        #expect(realm["id"] as? String == "id-example-realms-staff")
         #expect(file["scopes"] as? [String] == ["openid", "profile", "email", "offline_access"].filter { $0 != "offline_access" })
 
         var other = good
@@ -130,7 +145,10 @@ import Testing
         clear["token_endpoint"] = "http://id.example/token"
         var missing = good
         missing["token_endpoint"] = nil
-        for (document, said) in [(other, "another issuer"), (clear, "https"), (missing, "no token_endpoint")] {
+        // A remote provider may not send codes to a port on this computer, where anyone may listen.
+        var local = good
+        local["token_endpoint"] = "http://127.0.0.1:8080/token"
+        for (document, said) in [(other, "another issuer"), (clear, "https"), (missing, "no token_endpoint"), (local, "https")] {
             let error = #expect(throws: OAuthError.self) {
                 try ProviderDiscovery.providerFile(issuer: issuer, host: "id.example", port: nil, document: document)
             }
