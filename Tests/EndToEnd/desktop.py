@@ -45,9 +45,8 @@ def own_provider_file(home, provider_id, display_name, base):
 
 def switch_providers(home):
     """Two providers with their own sign-ins, a preset not set up, and the choice remembered."""
-    sandbox, base, log = presets.start_sandbox(home, "standard")
-    own_provider_file(home, "second", "Second sandbox", base)
-    try:
+    with presets.sandbox_running(home, "standard") as base:
+        own_provider_file(home, "second", "Second sandbox", base)
         app = home.launch()
         try:
             app.wait_status("Not signed in")
@@ -87,10 +86,6 @@ def switch_providers(home):
         finally:
             app.quit()
         token = stored_token(home)
-    finally:
-        sandbox.stdin.close()
-        sandbox.wait(timeout=10)
-        log.close()
     assert_no_secrets(home, [os.path.join(home.root, "latchkey.log"), os.path.join(home.root, "latchkey-2.log")],
                       [token["access_token"]])
 
@@ -99,10 +94,9 @@ def sign_out_names_its_provider(home):
     """`latchkey --sign-out` looked while the window showed one provider, and the person
     switched before the command arrived: the activation carries the provider it meant,
     which is signed out, and the provider now shown keeps its sign-in."""
-    sandbox, base, log = presets.start_sandbox(home, "standard")
-    own_provider_file(home, "second", "Second sandbox", base)
-    second_token = os.path.join(home.state, "latchkey", "second.json")
-    try:
+    with presets.sandbox_running(home, "standard") as base:
+        own_provider_file(home, "second", "Second sandbox", base)
+        second_token = os.path.join(home.state, "latchkey", "second.json")
         app = home.launch()
         try:
             app.wait_status("Not signed in")
@@ -129,10 +123,6 @@ def sign_out_names_its_provider(home):
             app.wait_status("Not signed in. Sign in with Second sandbox")
         finally:
             app.quit()
-    finally:
-        sandbox.stdin.close()
-        sandbox.wait(timeout=10)
-        log.close()
     assert_no_secrets(home, [app.log_path])
 
 
@@ -171,19 +161,18 @@ def set_up_preset(home):
     secret to the keyring (read back from both), then a sign-in with them."""
     from keyrings import start_keyring
     start_keyring()
-    sandbox, base, log = presets.start_sandbox(home, "github")
-    # GitHub's preset as it ships, its hosts moved to the sandbox; the person's config directory starts empty.
-    with open(os.path.join(ROOT, "data", "providers", "github.json")) as f:
-        preset = json.load(f)
-    preset.update(presets.rehosted(preset, base))
-    moved = os.path.join(home.root, "presets")
-    os.makedirs(moved)
-    with open(os.path.join(moved, "github.json"), "w") as f:
-        json.dump(preset, f)
-    os.environ["LATCHKEY_PROVIDERS_DIR"] = moved
-    client = presets.CONFIDENTIAL
-    user_file = os.path.join(home.config, "latchkey", "github.json")
-    try:
+    with presets.sandbox_running(home, "github") as base:
+        # GitHub's preset as it ships, its hosts moved to the sandbox; the person's config directory starts empty.
+        with open(os.path.join(ROOT, "data", "providers", "github.json")) as f:
+            preset = json.load(f)
+        preset.update(presets.rehosted(preset, base))
+        moved = os.path.join(home.root, "presets")
+        os.makedirs(moved)
+        with open(os.path.join(moved, "github.json"), "w") as f:
+            json.dump(preset, f)
+        os.environ["LATCHKEY_PROVIDERS_DIR"] = moved
+        client = presets.CONFIDENTIAL
+        user_file = os.path.join(home.config, "latchkey", "github.json")
         app = home.launch()
         try:
             app.wait_status("Not signed in")
@@ -238,10 +227,6 @@ def set_up_preset(home):
             app.wait_status("as Ada Lovelace")
         finally:
             app.quit()
-    finally:
-        sandbox.stdin.close()
-        sandbox.wait(timeout=10)
-        log.close()
     assert_no_secrets(home, [app.log_path, os.path.join(home.root, "latchkey.log")], [client["client_secret"]])
 
 
@@ -249,22 +234,21 @@ def add_provider(home):
     """A provider added in the window: a provider file that gives a secret to a public
     client is refused inline; an issuer URL is discovered, its set-up dialog follows,
     and it signs in."""
-    sandbox, base, log = presets.start_sandbox(home, "standard")
-    contradiction = os.path.join(home.root, "contradiction.json")
-    with open(contradiction, "w") as f:
-        json.dump({"id": "odd", "issuer": base, "authorization_endpoint": "/authorize", "token_endpoint": "/token",
-                   "client_id": "x", "client_secret": "y", "client_authentication": "none"}, f)
-    # A sign-in left under the same id by a provider whose file was deleted by hand: it must not reach the new one.
-    host = base.split("://", 1)[1]
-    provider_id = host.replace(".", "-").replace(":", "-")
-    left_behind = os.path.join(home.state, "latchkey", f"{provider_id}.json")
-    os.makedirs(os.path.dirname(left_behind), mode=0o700, exist_ok=True)
-    with open(left_behind, "w") as f:
-        json.dump({"access_token": "orphan-access", "refresh_token": "orphan-refresh", "token_type": "Bearer",
-                   "expires_at": time.time() - 10, "received_at": time.time() - 4000,
-                   "issued_by": f"latchkey-desktop at {base}/token"}, f)
-    os.chmod(left_behind, 0o600)
-    try:
+    with presets.sandbox_running(home, "standard") as base:
+        contradiction = os.path.join(home.root, "contradiction.json")
+        with open(contradiction, "w") as f:
+            json.dump({"id": "odd", "issuer": base, "authorization_endpoint": "/authorize", "token_endpoint": "/token",
+                       "client_id": "x", "client_secret": "y", "client_authentication": "none"}, f)
+        # A sign-in left under the same id by a provider whose file was deleted by hand: it must not reach the new one.
+        host = base.split("://", 1)[1]
+        provider_id = host.replace(".", "-").replace(":", "-")
+        left_behind = os.path.join(home.state, "latchkey", f"{provider_id}.json")
+        os.makedirs(os.path.dirname(left_behind), mode=0o700, exist_ok=True)
+        with open(left_behind, "w") as f:
+            json.dump({"access_token": "orphan-access", "refresh_token": "orphan-refresh", "token_type": "Bearer",
+                       "expires_at": time.time() - 10, "received_at": time.time() - 4000,
+                       "issued_by": f"latchkey-desktop at {base}/token"}, f)
+        os.chmod(left_behind, 0o600)
         app = home.launch()
         try:
             app.wait_status("Not signed in")
@@ -296,10 +280,6 @@ def add_provider(home):
             app.screenshot("04-signed-in-to-the-added-provider")
         finally:
             app.quit()
-    finally:
-        sandbox.stdin.close()
-        sandbox.wait(timeout=10)
-        log.close()
     with open(os.path.join(home.config, "latchkey", f"{provider_id}.json")) as f:
         added = json.load(f)
     expect(added["token_endpoint"] == base + "/token" and added["client_id"] == "latchkey-desktop",

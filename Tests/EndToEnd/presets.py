@@ -6,6 +6,7 @@ a person writes (~/.config/latchkey/<id>.json): every endpoint keeps its path on
 the sandbox's origin, and the client id and secret are the sandbox's.
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -53,6 +54,18 @@ def start_sandbox(home, provider):
     line = sandbox.stdout.readline().decode()
     expect(line.startswith("listening http://127.0.0.1:"), f"the sandbox did not start: {line!r}")
     return sandbox, line.split()[1], log
+
+
+@contextlib.contextmanager
+def sandbox_running(home, provider):
+    """A sandbox behaving like `provider` for the block; yields its base URL, and stops it after."""
+    sandbox, base, log = start_sandbox(home, provider)
+    try:
+        yield base
+    finally:
+        sandbox.stdin.close()
+        sandbox.wait(timeout=10)
+        log.close()
 
 
 def preset_scenario(preset_id):
