@@ -43,7 +43,7 @@ mkdir -p "$out"
 export SWIFT_BACKTRACE=enable=no
 status=0
 printf '%-15s %12s %10s %8s %8s\n' target runs runs/s cov features
-for target in redirect token-response provider-file token-file; do
+for target in redirect token-response provider-file token-file www-authenticate; do
     corpus=.build-fuzz/corpus/$target
     mkdir -p "$corpus"
     log=$out/$target.log

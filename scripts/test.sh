@@ -10,7 +10,7 @@ swift build --build-tests
 timeout --kill-after=10 900 scripts/with-xvfb.sh swift test --skip-build
 # The seed corpora through the ordinary build, then each fuzz target for a few
 # seconds under libFuzzer and AddressSanitizer (its own build: ~3 min the first time).
-for target in redirect token-response provider-file token-file; do
+for target in redirect token-response provider-file token-file www-authenticate; do
     .build/debug/latchkey-fuzz --target=$target Fuzz/corpus/$target
 done
 scripts/fuzz.sh smoke 5

@@ -12,9 +12,11 @@ enum FuzzTarget: String, CaseIterable {
     case tokenResponse = "token-response"
     case providerFile = "provider-file"
     case tokenFile = "token-file"
+    case wwwAuthenticate = "www-authenticate"
 
     func run(_ data: Data) {
         switch self {
+        case .wwwAuthenticate: Self.wwwAuthenticate(data)
         case .redirect: Self.redirect(data)
         case .tokenResponse: Self.tokenResponse(data)
         case .providerFile: Self.providerFile(data)
@@ -154,6 +156,30 @@ enum FuzzTarget: String, CaseIterable {
     static func checkSentence(_ sentence: String, keeps secrets: [String?]) {
         for secret in secrets.compactMap({ $0 }) where sentence.contains(secret) {
             fail("a sentence shows a secret: \(sentence.count) characters")
+        }
+    }
+
+    /// A `WWW-Authenticate` header, as a protected resource's 401 carries it.
+    /// What is read, written back in RFC 9110's form, reads as the same challenges.
+    static func wwwAuthenticate(_ data: Data) {
+        let header = String(decoding: data, as: UTF8.self)
+        guard let challenges = try? AuthenticateChallenge.parse(header) else { return }
+        let written = challenges.map { challenge in
+            if let token68 = challenge.token68 { return "\(challenge.scheme) \(token68)" }
+            let parameters = challenge.parameters.map { name, value in
+                let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                return "\(name)=\"\(escaped)\""
+            }
+            return ([challenge.scheme] + [parameters.joined(separator: ", ")].filter { !$0.isEmpty }).joined(separator: " ")
+        }.joined(separator: ", ")
+        do {
+            let again = try AuthenticateChallenge.parse(written, limit: Int.max)
+            require(again == challenges, "a header written back reads differently")
+        } catch {
+            fail("a header written back is refused: \(error.reason)")
+        }
+        for challenge in challenges {
+            require(!challenge.scheme.isEmpty, "an empty scheme was accepted")
         }
     }
 
