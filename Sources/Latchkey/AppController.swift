@@ -20,8 +20,9 @@ final class AppController {
     private let store: any TokenStore
     private let networkTimeout: Double
     private let logger: Logger
-    /// The chosen provider's id; `current` is nil while it cannot be used.
+    /// The chosen provider's id and name; `current` is nil while it cannot be used.
     private(set) var providerID: String
+    private var providerName: String
     private var current: ActiveProvider?
     private var generation = 0
     private var signInTask: Task<Void, Never>?
@@ -47,9 +48,14 @@ final class AppController {
             self.configuration = configuration
             self.ready = ready
             userAgent = configuration.userAgent
-            let tokenClient = TokenClient(configuration: configuration, timeout: timeout, logger: Logger(label: "OAuthCore.TokenClient"))
             profileClient = ProfileClient(configuration: configuration, timeout: timeout, logger: Logger(label: "OAuthCore.ProfileClient"))
-            session = AuthSession(
+            session = Self.session(for: configuration, store: store, timeout: timeout)
+        }
+
+        /// The session of a provider: its token client with the app's network timeout, and the app's store.
+        nonisolated static func session(for configuration: ProviderConfiguration, store: any TokenStore, timeout: Double) -> AuthSession {
+            let tokenClient = TokenClient(configuration: configuration, timeout: timeout, logger: Logger(label: "OAuthCore.TokenClient"))
+            return AuthSession(
                 configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"))
         }
     }
@@ -91,13 +97,8 @@ final class AppController {
 
     private var storeName: String { Self.shortened(store.displayName) }
 
-    private var providerName: String {
-        current?.configuration.displayName ?? providers.entries.first { $0.id == providerID }?.displayName
-            ?? providers.displayName(of: providerID)
-    }
-
     /// A provider given with --provider-file is that file's business: no set-up writes beside it.
-    private var canSetUp: Bool { providers.file?.id != providerID }
+    private var canSetUp: Bool { !providers.isGivenFile(providerID) }
 
     /// Shows the state. Every sentence in it names paths under the home folder
     /// as `~/…`: the store's notices, and the sentences of its errors.
@@ -125,11 +126,12 @@ final class AppController {
         self.application = application
         self.providers = providers
         self.providerID = providerID
+        providerName = providers.displayName(of: providerID)
         self.store = store
         self.networkTimeout = networkTimeout
         self.logger = logger
         // The list holds the chosen provider alone until the window is up (see `start`).
-        window = MainWindow(application: application, providers: [(providerID, providers.displayName(of: providerID))])
+        window = MainWindow(application: application, providers: [(providerID, providerName)])
         window.signIn.onClicked { [weak self] in self?.signIn() }
         window.cancel.onClicked { [weak self] in self?.cancelSignIn() }
         window.getProfile.onClicked { [weak self] in self?.getProfile() }
@@ -159,12 +161,22 @@ final class AppController {
     func start() {
         logger.debug("main window shown")
         choose(providerID, remember: false)
-        // The whole list once the window is up: reading every provider's file for its name costs the launch otherwise.
-        MainLoop.perform { [weak self] in
-            guard let self else { return }
-            self.providers.reload()
-            self.window.list(self.providers.entries)
-            self.window.showProvider(id: self.providerID, name: self.providerName)
+        // The whole list once the window is up, read off GTK's thread: every provider's file is opened for its name.
+        listProviders()
+    }
+
+    /// Reads the provider list in the background and shows it, the chosen provider still chosen.
+    private func listProviders(then next: (@MainActor () -> Void)? = nil) {
+        let providers = self.providers
+        Task.detached { [weak self] in
+            let entries = providers.readEntries()
+            MainLoop.perform {
+                guard let self else { return }
+                self.providers.entries = entries
+                self.window.list(entries)
+                self.window.showProvider(id: self.providerID, name: self.providerName)
+                next?()
+            }
         }
     }
 
@@ -179,6 +191,7 @@ final class AppController {
         signInTask = nil
         current = nil
         providerID = id
+        providerName = providers.entries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
         application.setActionState(LatchkeyApp.signOutAction, id)
         if remember { LatchkeyFiles.rememberChosenProvider(id) }
         window.showProvider(id: id, name: providerName)
@@ -203,6 +216,7 @@ final class AppController {
         case .success(let (configuration, ready)):
             let provider = ActiveProvider(configuration: configuration, ready: ready, store: store, timeout: networkTimeout)
             current = provider
+            providerName = configuration.displayName
             logger.info("Provider \(configuration.displayName)")
             window.showProvider(id: id, name: configuration.displayName)
             window.showUserAgents(configuration.usableUserAgents, chosen: provider.userAgent)
@@ -213,7 +227,6 @@ final class AppController {
         case .failure(let error):
             logger.notice("Provider \(id) cannot be used", metadata: ["error": "\(error)"])
             send(.providerUnavailable("\(error)"))
-            render()
             if setUpWhenUnavailable == id { openSetUp() }
         }
         setUpWhenUnavailable = nil
@@ -256,7 +269,7 @@ final class AppController {
         logger.info("Signing in \(chosen == .browser ? "in the browser" : "in this window") from now on")
         do {
             // A provider given with --provider-file is not in the list of a later plain launch: no file for it.
-            if providers.file?.id != current.configuration.id {
+            if !providers.isGivenFile(current.configuration.id) {
                 try providers.catalog.saveUserSettings(["user_agent": chosen.rawValue], for: current.configuration.id)
             }
         } catch {
@@ -360,7 +373,7 @@ final class AppController {
                     let file = try await ProviderDiscovery.providerFile(issuer: issuer, timeout: timeout)
                     added = try providers.catalog.addProvider(from: JSONSerialization.data(withJSONObject: file), name: issuer)
                 case .file(let path):
-                    added = try providers.catalog.addProvider(from: Self.providerFile(at: path), name: path)
+                    added = try providers.catalog.addProvider(file: URL(fileURLWithPath: (path as NSString).expandingTildeInPath))
                 }
                 logger.info("Provider \(added.id) added")
                 // No provider had this id, so whatever is stored under it was left by one removed by hand:
@@ -392,31 +405,12 @@ final class AppController {
         return shortened(reason.prefix(1).uppercased() + reason.dropFirst())
     }
 
-    /// A provider file's bytes: a regular file of at most 1 MB, read whole
-    /// (a pipe or a device named by mistake must not hold the dialog).
-    private nonisolated static func providerFile(at path: String) throws -> Data {
-        let expanded = (path as NSString).expandingTildeInPath
-        let failure = OAuthError.invalidConfiguration("Latchkey could not read \(expanded) as a provider file.")
-        let fd = open(expanded, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw failure }
-        defer { close(fd) }
-        var info = stat()
-        let limit = 1_000_000
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= limit else { throw failure }
-        var data = Data(count: limit + 1)
-        let count = data.withUnsafeMutableBytes { read(fd, $0.baseAddress, limit + 1) }
-        guard count >= 0, count <= limit else { throw failure }
-        return data.prefix(count)
-    }
-
     private func providerAdded(_ id: String, notice: String?) {
         dialog?.close()
         dialog = nil
-        providers.reload()
-        window.list(providers.entries)
         setUpWhenUnavailable = id
         if let notice { setUpNotice = (id, notice) }
-        choose(id, remember: true)
+        listProviders { [weak self] in self?.choose(id, remember: true) }
     }
 
     /// OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep);
@@ -511,9 +505,7 @@ final class AppController {
             do {
                 let (configuration, ready) = try await providers.configuration(for: id)
                 try await BlockingWork.run { Result { try ready() } }.get()
-                let tokenClient = TokenClient(configuration: configuration, timeout: timeout, logger: Logger(label: "OAuthCore.TokenClient"))
-                let session = AuthSession(
-                    configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"))
+                let session = ActiveProvider.session(for: configuration, store: store, timeout: timeout)
                 if let warning = await session.signOut() { logger.notice("\(warning)") }
             } catch {
                 logger.notice("Could not sign out of \(id)", metadata: ["error": "\(error)"])

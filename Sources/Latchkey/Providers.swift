@@ -16,8 +16,8 @@ final class Providers: @unchecked Sendable {
     /// What the window lists: the sandbox first, then every other provider by name.
     /// Read once the window is up (every preset and file of the person's is
     /// opened for its name: not something the launch should wait for) and again
-    /// after a provider is added; used on GTK's thread only.
-    private(set) var entries: [(id: String, displayName: String)] = []
+    /// after a provider is added; read (`readEntries`) off GTK's thread, kept and used on it only.
+    var entries: [(id: String, displayName: String)] = []
     private let logger: Logger
     // Guarded by `lock`: the sandbox child, once started.
     private let lock = NSLock()
@@ -44,13 +44,16 @@ final class Providers: @unchecked Sendable {
         (try? draft(for: id).displayName) ?? id
     }
 
+    /// Whether `id` is the provider given with `--provider-file`: no settings are written beside it.
+    func isGivenFile(_ id: String) -> Bool { file?.id == id }
+
     /// Reads the list: once the window is up, and after a provider was added.
-    func reload() {
+    func readEntries() -> [(id: String, displayName: String)] {
         var list = catalog.availableProviders
         if let file, !list.contains(where: { $0.id == file.id }), let draft = try? catalog.draft(file: file.url) {
             list.append((draft.id, draft.displayName))
         }
-        entries = list.filter { $0.id == Self.sandboxID } + list.filter { $0.id != Self.sandboxID }
+        return list.filter { $0.id == Self.sandboxID } + list.filter { $0.id != Self.sandboxID }
     }
 
     /// The provider `id` as its files describe it, unchecked: what the set-up dialog shows.

@@ -73,6 +73,18 @@ class FormDialog {
         focus.grabFocus()
     }
 
+    /// The form's value when it is right; otherwise nil, with its mistake shown.
+    func checked<Value>(_ result: Result<Value, SetUpForm.Problem>) -> Value? {
+        switch result {
+        case .success(let value):
+            show(problem: nil)
+            return value
+        case .failure(let problem):
+            show(problem: problem.sentence)
+            return nil
+        }
+    }
+
     /// The mistake or failure, beside the fields; nil clears it.
     func show(problem sentence: String?) {
         problem.text = sentence ?? ""
@@ -146,14 +158,7 @@ final class SetUpDialog: FormDialog {
 
     /// The form, checked; its mistake is shown and nil returned.
     func answer() -> SetUpForm.Answer? {
-        switch SetUpForm.check(clientID: clientID.text, secret: secret.text, need: need, providerName: providerName) {
-        case .success(let answer):
-            show(problem: nil)
-            return answer
-        case .failure(let problem):
-            show(problem: problem.sentence)
-            return nil
-        }
+        checked(SetUpForm.check(clientID: clientID.text, secret: secret.text, need: need, providerName: providerName))
     }
 }
 
@@ -181,14 +186,7 @@ final class AddProviderDialog: FormDialog {
     }
 
     func source() -> SetUpForm.Source? {
-        switch SetUpForm.source(issuer: issuer.text, file: file.text) {
-        case .success(let source):
-            show(problem: nil)
-            return source
-        case .failure(let problem):
-            show(problem: problem.sentence)
-            return nil
-        }
+        checked(SetUpForm.source(issuer: issuer.text, file: file.text))
     }
 
     private func chooseFile() {

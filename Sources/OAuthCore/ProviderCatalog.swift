@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Finds provider presets and layers a person's own settings over them.
 ///
 /// Layers, later ones winning: the preset file (or a file given by path), the
@@ -167,6 +171,11 @@ public struct ProviderCatalog: Sendable {
         return (id, secret)
     }
 
+    /// `addProvider(from:name:)` with the bytes of `file` (see `read`).
+    public func addProvider(file: URL) throws -> (id: String, clientSecret: String?) {
+        try addProvider(from: Self.read(file), name: file.path)
+    }
+
     func draft(base: [String: Any], overrides: [String: String]) throws -> ProviderConfiguration {
         var object = base
         guard let id = (overrides["id"] ?? object["id"] as? String), Self.isPlainName(id) else {
@@ -234,13 +243,24 @@ public struct ProviderCatalog: Sendable {
     }
 
     static func readObject(_ file: URL) throws -> [String: Any] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: file)
-        } catch {
-            throw OAuthError.invalidConfiguration("cannot read \(file.path).")
-        }
-        return try object(from: data, file: file)
+        try object(from: read(file), file: file)
+    }
+
+    /// A provider file's bytes: a regular file of at most 1 MB. A pipe or a
+    /// device named by mistake (`--provider-file`, the add-provider dialog)
+    /// is refused at once instead of holding the caller.
+    static func read(_ file: URL) throws -> Data {
+        let failure = OAuthError.invalidConfiguration("cannot read \(file.path) as a provider file.")
+        let fd = open(file.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw failure }
+        defer { close(fd) }
+        var info = stat()
+        let limit = 1_000_000
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= limit else { throw failure }
+        var data = Data(count: limit + 1)
+        let count = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, limit + 1) }
+        guard count >= 0, count <= limit else { throw failure }
+        return data.prefix(count)
     }
 
     static func object(from data: Data, file: URL) throws -> [String: Any] {

@@ -200,3 +200,20 @@ final class Flag: @unchecked Sendable {
         set { lock.withLock { stored = newValue } }
     }
 }
+
+/// A provider file must be a regular file: a pipe or a device typed by mistake
+/// (or `--provider-file /dev/stdin`) is refused with the same sentence.
+@Suite struct ProviderFileKindTests {
+    @Test func onlyARegularFileIsReadAsAProviderFile() throws {
+        let home = try TemporaryDirectory()
+        let fifo = home.url.appendingPathComponent("provider.json")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
+        for file in [fifo, URL(fileURLWithPath: "/dev/zero")] {
+            for attempt in [{ _ = try catalog.configuration(file: file) }, { _ = try catalog.addProvider(file: file) }] {
+                let error = #expect(throws: OAuthError.self) { try attempt() }
+                #expect(String(describing: error!).contains("cannot read \(file.path) as a provider file"), "\(error!)")
+            }
+        }
+    }
+}
