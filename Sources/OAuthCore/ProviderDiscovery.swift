@@ -29,6 +29,12 @@ public enum ProviderDiscovery {
         } catch let error as TransportError {
             throw TokenClient.map(error, endpoint: .discovery, secrets: [])
         }
+        // Not there at all: most often a URL that is not the issuer (a console page, a path too many or too few).
+        if response.status == 404 || response.status == 410 {
+            throw OAuthError.invalidConfiguration(
+                "\(issuer) has no OpenID Connect discovery document (\(location.absoluteString) answered HTTP \(response.status)). "
+                    + "Check that it is the provider's issuer URL.")
+        }
         guard response.status == 200 else { throw OAuthError.httpStatus(response.status, endpoint: .discovery) }
         guard !response.body.isEmpty else { throw OAuthError.emptyResponse(endpoint: .discovery) }
         guard let document = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {

@@ -114,6 +114,10 @@ import Testing
         #expect(configuration.clientAuthentication == .none && configuration.usableUserAgents == [.embedded, .browser])
         #expect(configuration.issuer?.absoluteString == sandbox.baseURL)
 
+        // A URL beside the issuer is named as such, not as a server's failure.
+        let beside = await #expect(throws: OAuthError.self) { try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL + "/nope") }
+        #expect(String(describing: beside!).contains("Check that it is the provider's issuer URL"), "\(beside!)")
+
         // Signed in with it, through the sandbox's page, as a browser would.
         let log = CapturedLog()
         let session = AuthSession(configuration: configuration, store: MemoryTokenStore(), logger: log.logger)
