@@ -106,6 +106,10 @@ public struct ProviderLikeness: Sendable {
     /// The grant a token request without `grant_type` stands for (GitHub needs none for a code).
     var impliedGrantType: String? = nil
 
+    /// Whether clients may register themselves (RFC 7591): only the RFC-strict
+    /// sandbox; none of the imitated providers offers it to the public.
+    var offersRegistration: Bool { name == .standard }
+
     /// RFC-strict, as the sandbox always was: the default.
     public static let standard = ProviderLikeness(
         name: .standard, authorizePath: "/authorize", tokenPath: "/token", revokePath: "/revoke", userinfoPath: "/userinfo",

@@ -16,7 +16,7 @@ extension SandboxServer {
         if parameters.repeated.contains("client_id") || parameters.repeated.contains("redirect_uri") {
             return Self.errorPage("Invalid request", "The request names its client or redirect URI more than once.")
         }
-        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+        guard let clientID = parameters["client_id"], let client = await lookUpClient(clientID) else {
             return Self.errorPage("Unknown application", "No application with this client_id is registered here.")
         }
         guard let redirectURI = parameters["redirect_uri"] else {
@@ -56,6 +56,11 @@ extension SandboxServer {
         if let unknown = scopes.first(where: { !likeness.scopes.contains($0) }) {
             return fail("invalid_scope", "The scope \(unknown) is not known here.")
         }
+        // RFC 8707: the one protected resource the tokens will be for, named by its exact identifier.
+        let resource = parameters["resource"]
+        if let resource, protectedResource(identifiedBy: resource) == nil {
+            return fail("invalid_target", "No protected resource here is identified by \(resource).")
+        }
         let challenge = parameters["code_challenge"]
         let method = parameters["code_challenge_method"]
         if let method, method != "S256" {
@@ -81,7 +86,7 @@ extension SandboxServer {
             client: client, redirectURI: redirectURI, state: stateValue, scopes: scopes,
             codeChallenge: ignoresChallenge ? nil : challenge, nonce: parameters["nonce"],
             grantsRefreshToken: likeness.grantsRefreshToken(scopes: scopes, parameters: parameters.values),
-            expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
+            resource: resource, expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
         let requestID = await state.addPending(pending)
         return Self.html(.ok, signInPage(pending, requestID: requestID))
     }
@@ -117,7 +122,7 @@ extension SandboxServer {
                 .init(
                     clientID: pending.client.clientID, redirectURI: pending.redirectURI,
                     codeChallenge: pending.codeChallenge, scopes: pending.scopes, nonce: pending.nonce,
-                    grantsRefreshToken: pending.grantsRefreshToken, username: user.username,
+                    grantsRefreshToken: pending.grantsRefreshToken, resource: pending.resource, username: user.username,
                     expiresAt: Date().addingTimeInterval(TimeInterval(configuration.codeTTL))))
             return redirect(to: pending.redirectURI, parameters: [("code", code), ("state", pending.state)])
         default:

@@ -18,7 +18,7 @@ extension SandboxServer {
         var response: Response { SandboxServer.tokenError(error, description, basicChallenge: basicChallenge) }
     }
 
-    func authenticateClient(_ request: Request, _ parameters: Parameters) -> Result<SandboxClient, ClientAuthenticationError> {
+    func authenticateClient(_ request: Request, _ parameters: Parameters) async -> Result<SandboxClient, ClientAuthenticationError> {
         func failure(_ error: String, _ description: String, basic: Bool = false) -> Result<SandboxClient, ClientAuthenticationError> {
             .failure(.init(error: error, description: description, basicChallenge: basic))
         }
@@ -38,14 +38,14 @@ extension SandboxServer {
             if let bodyID = parameters["client_id"], bodyID != credentials.id {
                 return failure("invalid_request", "client_id in the body differs from the authenticated client.")
             }
-            guard let client = configuration.client(credentials.id), let secret = client.clientSecret,
+            guard let client = await lookUpClient(credentials.id), let secret = client.clientSecret,
                 constantTimeEquals(secret, credentials.secret)
             else {
                 return failure("invalid_client", "Client authentication failed.", basic: true)
             }
             return .success(client)
         }
-        guard let clientID = parameters["client_id"], let client = configuration.client(clientID) else {
+        guard let clientID = parameters["client_id"], let client = await lookUpClient(clientID) else {
             return failure("invalid_client", "Client authentication failed: unknown or missing client_id.")
         }
         switch (client.clientSecret, bodySecret) {
@@ -64,6 +64,12 @@ extension SandboxServer {
             }
             return .success(client)
         }
+    }
+
+    /// A client of the configuration, or one that registered itself.
+    func lookUpClient(_ id: String) async -> SandboxClient? {
+        if let configured = configuration.client(id) { return configured }
+        return await state.registration(id)?.client
     }
 
     /// RFC 6749 §2.3.1: id and secret are form-encoded, then joined by a colon, then base64.

@@ -40,6 +40,7 @@ extension SandboxServer {
             document["revocation_endpoint"] = "\(base)\(revokePath)"
             document["revocation_endpoint_auth_methods_supported"] = authMethods
         }
+        if likeness.offersRegistration { document["registration_endpoint"] = "\(base)\(Self.registrationPath)" }
         if likeness.pkce != .refusedForConfidentialClients || likeness.acceptsPublicClients {
             document["code_challenge_methods_supported"] = ["S256"]
         }

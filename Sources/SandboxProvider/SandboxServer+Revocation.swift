@@ -17,7 +17,7 @@ extension SandboxServer {
             return Self.tokenError("invalid_request", "The body must be application/x-www-form-urlencoded.")
         }
         let client: SandboxClient
-        switch authenticateClient(request, parameters) {
+        switch await authenticateClient(request, parameters) {
         case .success(let authenticated): client = authenticated
         case .failure(let error): return error.response
         }

@@ -31,7 +31,7 @@ extension SandboxServer {
             return .error("invalid_request", "The parameter \(name) was sent more than once.")
         }
         let client: SandboxClient
-        switch authenticateClient(request, parameters) {
+        switch await authenticateClient(request, parameters) {
         case .success(let authenticated): client = authenticated
         case .failure(let error): return .error(error.error, error.description, basicChallenge: error.basicChallenge)
         }
@@ -89,7 +89,12 @@ extension SandboxServer {
                 return .error("invalid_grant", "code_verifier does not match the code_challenge.")
             }
         }
-        let grant = SandboxState.Grant(clientID: client.clientID, username: code.username, scopes: code.scopes)
+        // RFC 8707 §2.2: the token request may name the resource again, but not another one.
+        if let asked = parameters["resource"], asked != code.resource {
+            return .error("invalid_target", "The authorization was not for the resource \(asked).")
+        }
+        let grant = SandboxState.Grant(
+            clientID: client.clientID, username: code.username, scopes: code.scopes, resource: code.resource)
         let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
         await state.attach(grantID: issued.grantID, toCode: codeValue)
         return tokenResponse(issued, grant: grant, nonce: code.nonce, withRefreshToken: code.grantsRefreshToken)
@@ -113,12 +118,15 @@ extension SandboxServer {
         guard grant.clientID == client.clientID else {
             return .error("invalid_grant", "The refresh token was issued to another client.")
         }
+        if let asked = parameters["resource"], asked != grant.resource {
+            return .error("invalid_target", "The authorization was not for the resource \(asked).")
+        }
         if let scope = parameters["scope"] {
             let requested = scope.split(separator: " ").map(String.init)
             guard requested.allSatisfy(grant.scopes.contains) else {
                 return .error("invalid_scope", "A refresh cannot add scopes the user did not grant.")
             }
-            grant = .init(clientID: grant.clientID, username: grant.username, scopes: requested)
+            grant = .init(clientID: grant.clientID, username: grant.username, scopes: requested, resource: grant.resource)
         }
         let issued = await state.issueTokens(for: grant, reusing: grantID, ttl: configuration.accessTokenTTL)
         return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: true)

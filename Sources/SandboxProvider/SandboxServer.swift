@@ -76,6 +76,8 @@ public final class SandboxServer: Sendable {
         if let closed = likeness.closedEndpoint {
             router.get(RouterPath(closed.path)) { request, context in try await self.closedEndpoint(request, context) }
         }
+        addRegistration(to: router)
+        addProtectedResources(to: router)
         router.get("/avatar/:file") { _, context in self.avatar(context.parameters.get("file") ?? "") }
         router.post("/_admin/faults") { request, _ in try await self.addFault(request) }
         router.delete("/_admin/faults") { _, _ in

@@ -16,6 +16,8 @@ actor SandboxState {
         let nonce: String?
         /// Whether the provider being imitated gives this authorization a refresh token.
         let grantsRefreshToken: Bool
+        /// The protected resource its tokens are for (RFC 8707), nil for the provider's own API.
+        let resource: String?
         let expiresAt: Date
     }
 
@@ -26,6 +28,7 @@ actor SandboxState {
         let scopes: [String]
         let nonce: String?
         let grantsRefreshToken: Bool
+        let resource: String?
         let username: String
         let expiresAt: Date
         var used = false
@@ -38,7 +41,21 @@ actor SandboxState {
         let clientID: String
         let username: String
         let scopes: [String]
+        /// The audience of its access tokens (RFC 8707): one protected resource, or
+        /// nil for the provider's own UserInfo, which no protected resource accepts.
+        var resource: String? = nil
         var revoked = false
+    }
+
+    /// A client that registered itself (RFC 7591), and the token that lets it read
+    /// its registration (RFC 7592), kept as a hash.
+    struct Registration: Codable {
+        let client: SandboxClient
+        let accessTokenHash: String
+        let issuedAt: Date
+        let applicationType: String
+        let authenticationMethod: String
+        let grantTypes: [String]
     }
 
     struct AccessToken: Codable {
@@ -60,6 +77,7 @@ actor SandboxState {
         var refreshGrants = 0
         var userinfoRequests = 0
         var revocationRequests = 0
+        var registrations = 0
 
         enum CodingKeys: String, CodingKey {
             case tokenRequests = "token_requests"
@@ -67,6 +85,7 @@ actor SandboxState {
             case refreshGrants = "refresh_grants"
             case userinfoRequests = "userinfo_requests"
             case revocationRequests = "revocation_requests"
+            case registrations
         }
     }
 
@@ -75,6 +94,7 @@ actor SandboxState {
     private var grants: [String: Grant] = [:]
     private var accessTokens: [String: AccessToken] = [:]
     private var refreshTokens: [String: RefreshToken] = [:]
+    private var registrations: [String: Registration] = [:]
     private var faults: [Fault]
     private(set) var statistics = Statistics()
     /// Where grants and tokens survive a restart, so a client's stored tokens
@@ -86,6 +106,8 @@ actor SandboxState {
         var grants: [String: Grant]
         var accessTokens: [String: AccessToken]
         var refreshTokens: [String: RefreshToken]
+        /// Absent in files written before registration existed.
+        var registrations: [String: Registration]?
     }
 
     init(faults: [Fault], stateFile: URL? = nil) throws {
@@ -96,6 +118,7 @@ actor SandboxState {
             grants = snapshot.grants
             accessTokens = snapshot.accessTokens
             refreshTokens = snapshot.refreshTokens
+            registrations = snapshot.registrations ?? [:]
         }
     }
 
@@ -108,7 +131,8 @@ actor SandboxState {
         let snapshot = Snapshot(
             grants: live,
             accessTokens: accessTokens.filter { live[$0.value.grantID] != nil && !$0.value.revoked && $0.value.expiresAt > now },
-            refreshTokens: refreshTokens.filter { live[$0.value.grantID] != nil })
+            refreshTokens: refreshTokens.filter { live[$0.value.grantID] != nil },
+            registrations: registrations)
         guard let data = try? JSONEncoder().encode(snapshot) else { return }
         let temporary = stateFile.path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -249,6 +273,22 @@ actor SandboxState {
 
     private func revokeGrant(_ id: String) {
         grants[id]?.revoked = true
+        persist()
+    }
+
+    // MARK: Registered clients (RFC 7591, RFC 7592)
+
+    func register(_ registration: Registration) {
+        registrations[registration.client.clientID] = registration
+        statistics.registrations += 1
+        persist()
+    }
+
+    func registration(_ clientID: String) -> Registration? { registrations[clientID] }
+
+    /// Forgets every registered client, as a server that lost its registrations would.
+    func forgetRegistrations() {
+        registrations.removeAll()
         persist()
     }
 
