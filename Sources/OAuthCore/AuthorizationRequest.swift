@@ -42,6 +42,7 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
             parameters.append(("code_challenge_method", "S256"))
         }
         if let nonce { parameters.append(("nonce", nonce)) }
+        if let resource = configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         parameters += configuration.authorizationParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
 
         // Keep any query the endpoint already has; add ours, each value fully percent-encoded.

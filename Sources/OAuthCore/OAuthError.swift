@@ -50,6 +50,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Which of the provider's endpoints an error came from, for the sentence.
     public enum Endpoint: String, Sendable {
         case discovery = "discovery document"
+        case resource = "protected resource"
+        case resourceMetadata = "protected resource metadata"
+        case registration = "registration endpoint"
         case token = "token endpoint"
         case revocation = "revocation endpoint"
         case profile = "profile endpoint"
@@ -132,6 +135,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case "invalid_grant": "the sign-in is no longer valid"
         case "invalid_client": "the app's client credentials were not accepted"
         case "unsupported_grant_type": "the provider does not support this kind of token request"
+        case "invalid_target": "the provider does not issue tokens for that resource"
+        case "invalid_redirect_uri": "it does not accept the app's redirect URI"
+        case "invalid_client_metadata": "it does not accept the app's description of itself"
         default: "an unexplained error"
         }
     }

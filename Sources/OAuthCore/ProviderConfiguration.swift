@@ -59,6 +59,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public var userAgents: [UserAgentKind]
     /// The person's choice among `userAgents` (their own file's `user_agent`); nil: the provider's first.
     public var preferredUserAgent: UserAgentKind?
+    /// The protected resource the tokens are for (RFC 8707 `resource`), sent in the
+    /// authorization request and at every token request; nil: the provider's own API.
+    public var resource: URL?
 
     enum CodingKeys: String, CodingKey {
         case id, issuer, scopes, profile
@@ -79,6 +82,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case registrationHint = "registration_hint"
         case userAgents = "user_agents"
         case preferredUserAgent = "user_agent"
+        case resource
     }
 
     public init(
@@ -86,7 +90,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         revocationEndpoint: URL? = nil, userinfoEndpoint: URL? = nil, clientID: String, clientSecret: String? = nil,
         clientAuthentication: ClientAuthentication = .none, redirectURI: URL, scopes: [String], usePKCE: Bool = true,
         useNonce: Bool = true, idTokenIssuer: String? = nil, errorAliases: [String: String] = [:], authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
-        registrationHint: String? = nil, userAgents: [UserAgentKind] = [.embedded], preferredUserAgent: UserAgentKind? = nil
+        registrationHint: String? = nil, userAgents: [UserAgentKind] = [.embedded], preferredUserAgent: UserAgentKind? = nil,
+        resource: URL? = nil
     ) throws {
         self.id = id
         self.displayName = displayName
@@ -109,6 +114,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         self.registrationHint = registrationHint
         self.userAgents = userAgents
         self.preferredUserAgent = preferredUserAgent
+        self.resource = resource
         try validate()
     }
 
@@ -137,6 +143,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         registrationHint = try c.decodeIfPresent(String.self, forKey: .registrationHint)
         userAgents = try c.decodeIfPresent([UserAgentKind].self, forKey: .userAgents) ?? [.embedded]
         preferredUserAgent = try c.decodeIfPresent(UserAgentKind.self, forKey: .preferredUserAgent)
+        resource = try c.decodeIfPresent(URL.self, forKey: .resource)
     }
 
     /// The user agents this configuration can use: the provider's, less the
@@ -221,6 +228,13 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
                     + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))
         }
         try Self.validateRedirectURI(redirectURI)
+        // RFC 8707 §2: an absolute URI without a fragment; and, holding the tokens, on https or this computer.
+        if let resource {
+            guard resource.scheme != nil, resource.host?.isEmpty == false, resource.fragment == nil, Self.isSecureOrLoopback(resource)
+            else {
+                throw fail("resource must be an https URL without a fragment (http only on this computer): \(resource.absoluteString)")
+            }
+        }
         guard !userAgents.isEmpty, Set(userAgents).count == userAgents.count else {
             throw fail("user_agents must list \"embedded\", \"browser\" or both, each once.")
         }

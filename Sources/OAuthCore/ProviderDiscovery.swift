@@ -6,13 +6,25 @@ import Foundation
 /// browser with PKCE where the provider supports it. The person then gives the
 /// client id (and, if their registration has one, the secret).
 public enum ProviderDiscovery {
-    /// The provider file's object for `issuer`, read from
-    /// `<issuer>/.well-known/openid-configuration`. Throws a sentence when the
-    /// issuer is not an https (or loopback) URL, the document cannot be
-    /// fetched or read, names another issuer (§4.3), or an endpoint off https.
+    /// The provider file's object for `issuer`, from its discovery document (see
+    /// `metadata(issuer:)`). Throws a sentence when the issuer is not an https (or
+    /// loopback) URL, no document can be fetched or read, it names another issuer
+    /// (OIDC Discovery §4.3, RFC 8414 §3.3), or an endpoint is off https.
     public static func providerFile(
         issuer text: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
     ) async throws -> [String: Any] {
+        let (issuer, url, document) = try await metadata(issuer: text, transport: transport, timeout: timeout)
+        return try providerFile(issuer: issuer, host: url.host ?? "", port: url.port, path: url.path, document: document)
+    }
+
+    /// The authorization server's metadata, from the first of its well-known
+    /// locations that has it: OpenID Connect's `<issuer>/.well-known/openid-configuration`,
+    /// then RFC 8414's `/.well-known/oauth-authorization-server` inserted before the
+    /// issuer's path, then OpenID Connect's name inserted the same way (RFC 8414 §5).
+    /// Only "not there" (404, 410) moves on to the next; anything else is the answer.
+    static func metadata(issuer text: String, transport: any HTTPTransport, timeout: Double) async throws
+        -> (issuer: String, url: URL, document: [String: Any])
+    {
         let issuer = Issuer.normalised(text.trimmingCharacters(in: .whitespaces))
         guard let url = URL(string: issuer), let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil,
             ProviderConfiguration.isSecureOrLoopback(url)
@@ -20,30 +32,69 @@ public enum ProviderDiscovery {
             throw OAuthError.invalidConfiguration(
                 "“\(text)” is not an issuer URL: it must be https://… (http only on this computer), with no query or fragment.")
         }
-        let location = URL(string: issuer + "/.well-known/openid-configuration")!
-        let response: HTTPResponse
-        do {
-            response = try await transport.send(
-                HTTPRequest(method: "GET", url: location, headers: ["Accept": "application/json", "User-Agent": OAuthCoreInfo.userAgent],
-                            timeout: timeout))
-        } catch let error as TransportError {
-            throw TokenClient.map(error, endpoint: .discovery, secrets: [])
+        for location in wellKnownLocations(of: url) {
+            let response = try await getJSON(location, endpoint: .discovery, transport: transport, timeout: timeout)
+            if response.status == 404 || response.status == 410 { continue }
+            let document = try jsonObject(response, endpoint: .discovery)
+            return (issuer, url, try checkedIssuer(document, issuer: issuer))
         }
         // Not there at all: most often a URL that is not the issuer (a console page, a path too many or too few).
-        if response.status == 404 || response.status == 410 {
-            throw OAuthError.invalidConfiguration(
-                "\(issuer) has no OpenID Connect discovery document (\(location.absoluteString) answered HTTP \(response.status)). "
-                    + "Check that it is the provider's issuer URL.")
+        throw OAuthError.invalidConfiguration(
+            "\(issuer) has no discovery document (neither \(issuer)/.well-known/openid-configuration nor RFC 8414's metadata is there). "
+                + "Check that it is the provider's issuer URL.")
+    }
+
+    /// Where an issuer's metadata may be, in the order they are tried.
+    static func wellKnownLocations(of issuer: URL) -> [URL] {
+        let path = issuer.path == "/" ? "" : issuer.path
+        var origin = URLComponents(url: issuer, resolvingAgainstBaseURL: false)!
+        origin.path = ""
+        let root = origin.string!
+        var locations = [issuer.absoluteString + "/.well-known/openid-configuration", root + "/.well-known/oauth-authorization-server" + path]
+        if !path.isEmpty { locations.append(root + "/.well-known/openid-configuration" + path) }
+        return locations.compactMap(URL.init(string:))
+    }
+
+    /// A metadata document that names `issuer` itself; anything else cannot be trusted.
+    static func checkedIssuer(_ document: [String: Any], issuer: String) throws -> [String: Any] {
+        guard let named = document["issuer"] as? String else {
+            throw OAuthError.malformedResponse(endpoint: .discovery, reason: "it names no issuer")
         }
-        guard response.status == 200 else { throw OAuthError.httpStatus(response.status, endpoint: .discovery) }
-        guard !response.body.isEmpty else { throw OAuthError.emptyResponse(endpoint: .discovery) }
-        guard let document = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+        guard Issuer.normalised(named) == issuer else {
+            throw OAuthError.invalidConfiguration(
+                "the discovery document of \(issuer) names another issuer (\(named)), so it cannot be trusted (OpenID Connect Discovery §4.3, RFC 8414 §3.3).")
+        }
+        return document
+    }
+
+    /// GET `url` for JSON; a transport failure becomes a sentence about `endpoint`.
+    static func getJSON(
+        _ url: URL, endpoint: OAuthError.Endpoint, headers: [String: String] = [:], transport: any HTTPTransport, timeout: Double
+    ) async throws -> HTTPResponse {
+        do {
+            return try await transport.send(
+                HTTPRequest(
+                    method: "GET", url: url,
+                    headers: ["Accept": "application/json", "User-Agent": OAuthCoreInfo.userAgent].merging(headers) { $1 },
+                    timeout: timeout))
+        } catch let error as TransportError {
+            throw TokenClient.map(error, endpoint: endpoint, secrets: [])
+        }
+    }
+
+    /// The JSON object a 200 (or `accepting`) answer carries; a sentence for anything else.
+    static func jsonObject(_ response: HTTPResponse, endpoint: OAuthError.Endpoint, accepting: Set<Int> = [200]) throws
+        -> [String: Any]
+    {
+        guard accepting.contains(response.status) else { throw OAuthError.httpStatus(response.status, endpoint: endpoint) }
+        guard !response.body.isEmpty else { throw OAuthError.emptyResponse(endpoint: endpoint) }
+        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
             let looksLikeHTML = response.header("content-type")?.lowercased().contains("html") == true
             throw looksLikeHTML
-                ? OAuthError.htmlInsteadOfJSON(endpoint: .discovery)
-                : OAuthError.malformedResponse(endpoint: .discovery, reason: "not a JSON object")
+                ? OAuthError.htmlInsteadOfJSON(endpoint: endpoint)
+                : OAuthError.malformedResponse(endpoint: endpoint, reason: "not a JSON object")
         }
-        return try providerFile(issuer: issuer, host: host, port: url.port, path: url.path, document: document)
+        return object
     }
 
     /// The provider file for a discovery document already read; `issuer` normalised.
@@ -52,11 +103,7 @@ public enum ProviderDiscovery {
     {
         let issuerIsLoopback = URL(string: issuer).map(ProviderConfiguration.isLoopback) ?? false
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .discovery, reason: reason) }
-        guard let named = document["issuer"] as? String else { throw fail("it names no issuer") }
-        guard Issuer.normalised(named) == issuer else {
-            throw OAuthError.invalidConfiguration(
-                "the discovery document of \(issuer) names another issuer (\(named)), so it cannot be trusted (OpenID Connect Discovery §4.3).")
-        }
+        let document = try checkedIssuer(document, issuer: issuer)
         var file: [String: Any] = [
             "id": id(host: host, port: port, path: path), "display_name": host + (port.map { ":\($0)" } ?? "") + path,
             "issuer": issuer,

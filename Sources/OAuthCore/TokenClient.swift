@@ -29,6 +29,7 @@ public struct TokenClient: Sendable {
             ("redirect_uri", request.redirectURI.absoluteString),
         ]
         if let verifier = request.codeVerifier { parameters.append(("code_verifier", verifier)) }
+        if let resource = configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         logger.info("Exchanging the authorization code", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
         let secrets = [response.code, request.codeVerifier]
         let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
@@ -50,9 +51,10 @@ public struct TokenClient: Sendable {
         }
         logger.info("Refreshing the access token", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
         let secrets = [refreshToken, token.accessToken]
-        let answer = try await post(
-            [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], to: configuration.tokenEndpoint,
-            endpoint: .token, secrets: secrets)
+        var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+        // RFC 8707 §2.2: named again, so the new access token keeps its audience.
+        if let resource = configuration.resource { parameters.append(("resource", resource.absoluteString)) }
+        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
         var fresh = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         if let idToken = fresh.idToken {

@@ -1,0 +1,119 @@
+import Foundation
+
+/// What a protected resource says about itself (RFC 9728 §2), once checked:
+/// which authorization servers issue tokens for it, and what a token must allow.
+public struct ProtectedResourceMetadata: Sendable, Equatable {
+    /// Its resource identifier: the value sent as `resource` (RFC 8707).
+    public let resource: URL
+    /// Issuer identifiers, in the resource's order of preference.
+    public let authorizationServers: [URL]
+    /// The scopes to ask for: the challenge's `scope`, else the metadata's `scopes_supported`.
+    public let scopes: [String]
+    /// A name to show (`resource_name`), when it gives one.
+    public let name: String?
+}
+
+/// From a URL to the authorization server that guards it (RFC 9728 §5): ask
+/// for the URL without a token; a 401's `WWW-Authenticate: Bearer resource_metadata="…"`
+/// names the metadata, else the resource's well-known location has it.
+public enum ResourceDiscovery {
+    /// The metadata for `resource`, checked: its `resource` is exactly the URL
+    /// asked about (§3.3, so a resource cannot send a client to another one's
+    /// server), and its servers are https (plain http only for a resource on this computer).
+    public static func metadata(
+        for resource: URL, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+    ) async throws -> ProtectedResourceMetadata {
+        let identifier = try identifier(of: resource)
+        let probe = try await ProviderDiscovery.getJSON(identifier, endpoint: .resource, transport: transport, timeout: timeout)
+        var challengeScopes: [String]?
+        var location: URL?
+        if probe.status == 401 || probe.status == 403, let header = probe.header("www-authenticate"),
+            let bearer = (try? AuthenticateChallenge.parse(header))?.first(where: { $0.is("Bearer") })
+        {
+            challengeScopes = bearer["scope"].map { $0.split(separator: " ").map(String.init) }
+            if let named = bearer["resource_metadata"] {
+                guard let url = URL(string: named), url.host?.isEmpty == false, allowed(url, beside: identifier) else {
+                    throw OAuthError.invalidConfiguration(
+                        "\(identifier.absoluteString) names its metadata at \(named), which is not an https URL.")
+                }
+                location = url
+            }
+        }
+        if probe.status < 400, location == nil {
+            throw OAuthError.invalidConfiguration(
+                "\(identifier.absoluteString) answered without asking for a sign-in (HTTP \(probe.status)), so there is no token to get for it.")
+        }
+        let metadataURL = location ?? wellKnownLocation(of: identifier)
+        let answer = try await ProviderDiscovery.getJSON(metadataURL, endpoint: .resourceMetadata, transport: transport, timeout: timeout)
+        if answer.status == 404 || answer.status == 410 {
+            throw OAuthError.invalidConfiguration(
+                "\(identifier.absoluteString) does not say where to sign in: it sent no resource_metadata, and \(metadataURL.absoluteString) is not there (RFC 9728).")
+        }
+        let document = try ProviderDiscovery.jsonObject(answer, endpoint: .resourceMetadata)
+        return try metadata(from: document, for: identifier, challengeScopes: challengeScopes)
+    }
+
+    /// The checks of §3.3 and the choice of scopes, on a document already read.
+    static func metadata(from document: [String: Any], for identifier: URL, challengeScopes: [String]?) throws
+        -> ProtectedResourceMetadata
+    {
+        func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .resourceMetadata, reason: reason) }
+        guard let named = document["resource"] as? String else { throw fail("it names no resource") }
+        guard let namedURL = URL(string: named), let normalised = try? self.identifier(of: namedURL),
+            normalised == identifier
+        else {
+            throw OAuthError.invalidConfiguration(
+                "the metadata of \(identifier.absoluteString) is about another resource (\(named)), so it cannot be trusted (RFC 9728 §3.3).")
+        }
+        guard let servers = document["authorization_servers"] as? [String], !servers.isEmpty else {
+            throw OAuthError.invalidConfiguration(
+                "\(identifier.absoluteString) names no authorization server in its metadata, so there is nowhere to sign in.")
+        }
+        let urls = try servers.map { text in
+            guard let url = URL(string: text), url.host?.isEmpty == false, allowed(url, beside: identifier) else {
+                throw OAuthError.invalidConfiguration(
+                    "the metadata of \(identifier.absoluteString) names an authorization server that is not an https URL: \(text)")
+            }
+            return url
+        }
+        let supported = (document["scopes_supported"] as? [String]) ?? []
+        let name = (document["resource_name"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        return ProtectedResourceMetadata(resource: identifier, authorizationServers: urls, scopes: challengeScopes ?? supported, name: name)
+    }
+
+    /// The resource identifier for `url` (RFC 9728 §1.2, RFC 8707 §2): absolute,
+    /// https or this computer's http, no fragment; scheme and host in lower case.
+    public static func identifier(of url: URL) throws -> URL {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: true), let scheme = parts.scheme?.lowercased(),
+            let host = parts.host, !host.isEmpty, parts.user == nil, parts.password == nil,
+            ProviderConfiguration.isSecureOrLoopback(url)
+        else {
+            throw OAuthError.invalidConfiguration(
+                "“\(url.absoluteString)” is not a protected resource's URL: it must be https://… (http only on this computer).")
+        }
+        guard parts.fragment == nil else {
+            throw OAuthError.invalidConfiguration("a resource's URL has no fragment (#…): \(url.absoluteString)")
+        }
+        parts.scheme = scheme
+        parts.host = host.lowercased()
+        if (scheme == "https" && parts.port == 443) || (scheme == "http" && parts.port == 80) { parts.port = nil }
+        guard let normalised = parts.url else {
+            throw OAuthError.invalidConfiguration("“\(url.absoluteString)” is not a usable URL.")
+        }
+        return normalised
+    }
+
+    /// RFC 9728 §3.1: the well-known suffix goes between the host and the path.
+    static func wellKnownLocation(of identifier: URL) -> URL {
+        var parts = URLComponents(url: identifier, resolvingAgainstBaseURL: false)!
+        let path = parts.percentEncodedPath == "/" ? "" : parts.percentEncodedPath
+        parts.percentEncodedPath = "/.well-known/oauth-protected-resource" + path
+        return parts.url!
+    }
+
+    /// https anywhere; plain http only when the resource itself is on this computer.
+    static func allowed(_ url: URL, beside resource: URL) -> Bool {
+        url.scheme?.lowercased() == "https"
+            || (ProviderConfiguration.isLoopback(resource) && ProviderConfiguration.isSecureOrLoopback(url))
+    }
+}
