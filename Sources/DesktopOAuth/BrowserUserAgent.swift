@@ -16,7 +16,8 @@ import OAuthCore
 /// answer is written, when the sign-in is cancelled, and after `timeout`.
 @MainActor
 public final class BrowserUserAgent: ExternalUserAgent {
-    private let parent: Window
+    /// The window to open the browser from and to raise when it comes back; nil for a command without one.
+    private let parent: Window?
     private let timeout: Duration
     private let logger: Logger
     private var listener: OpaquePointer?
@@ -24,7 +25,7 @@ public final class BrowserUserAgent: ExternalUserAgent {
     private var flow: AuthorizationFlow?
 
     /// - Parameter timeout: how long to wait for the browser to come back before the sign-in fails.
-    public init(parent: Window, timeout: Duration = .seconds(600), logger: Logger = Logger(label: "Latchkey.BrowserUserAgent")) {
+    public init(parent: Window?, timeout: Duration = .seconds(600), logger: Logger = Logger(label: "Latchkey.BrowserUserAgent")) {
         self.parent = parent
         self.timeout = timeout
         self.logger = logger
@@ -80,7 +81,7 @@ public final class BrowserUserAgent: ExternalUserAgent {
     func open(_ flow: AuthorizationFlow) throws {
         try accept(flow)
         do {
-            try parent.showURI(flow.authorizationURL.absoluteString)
+            try Window.showURI(flow.authorizationURL.absoluteString, over: parent)
         } catch {
             throw OAuthError.browser("your web browser could not be opened (\(error)).")
         }
@@ -130,7 +131,7 @@ public final class BrowserUserAgent: ExternalUserAgent {
                 : Self.page(
                     title: "Sign-in did not complete",
                     text: "The sign-in did not complete; Latchkey says why. You can close this tab."))
-        parent.present()
+        parent?.present()
     }
 
     /// A page that holds nothing from the request, so nothing a request sends can appear in it.

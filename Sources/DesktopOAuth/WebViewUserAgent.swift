@@ -16,7 +16,8 @@ import OAuthCore
 /// never loads, and the code never leaves this process.
 @MainActor
 public final class WebViewUserAgent: ExternalUserAgent {
-    private let parent: Window
+    /// The window the sign-in window is modal over; nil for a command that shows no window of its own.
+    private let parent: Window?
     private let providerName: String
     private let logger: Logger
     private var prepared: UnsafeMutableRawPointer?
@@ -24,7 +25,7 @@ public final class WebViewUserAgent: ExternalUserAgent {
     private var isPreparing = false
     private var flow: AuthorizationFlow?
 
-    public init(parent: Window, providerName: String, logger: Logger = Logger(label: "Latchkey.WebViewUserAgent")) {
+    public init(parent: Window?, providerName: String, logger: Logger = Logger(label: "Latchkey.WebViewUserAgent")) {
         self.parent = parent
         self.providerName = providerName
         self.logger = logger
@@ -73,7 +74,7 @@ public final class WebViewUserAgent: ExternalUserAgent {
         "Sign in to \(providerName)".withCString { title in
             flow.authorizationURL.absoluteString.withCString { url in
                 library.interface.present(
-                    handle, UnsafeMutableRawPointer(parent.window), title, url, context,
+                    handle, parent.map { UnsafeMutableRawPointer($0.window) }, title, url, context,
                     { context, uri, method in
                         guard let context, let uri else { return 0 }
                         let (address, method) = (String(cString: uri), method.map { String(cString: $0) } ?? "GET")

@@ -36,6 +36,18 @@ public enum MainLoop {
         }
     }
 
+    /// For a program without a GtkApplication (a command that shows a sign-in
+    /// window and exits): GTK initialised on this thread, which becomes GTK's.
+    /// False when there is no display to open.
+    @MainActor public static func initializeWithoutApplication() -> Bool {
+        gtk_init_check(nil, nil) != 0
+    }
+
+    /// Runs GTK's main loop on this thread until `quit()` is called from it.
+    @MainActor public static func runUntilQuit() { gtk_main() }
+
+    @MainActor public static func quit() { gtk_main_quit() }
+
     private typealias Work = @MainActor @Sendable () -> Void
 
     private static func retain(_ work: @escaping Work) -> gpointer {

@@ -33,6 +33,11 @@ open class Window: Widget {
     public func present() { gtk_window_present(window) }
 
     /// Modal over `parent`, centred on it, closed with it.
+    /// Centred on the screen: a window with no parent of its own (`latchkey token`'s sign-in).
+    public func center() {
+        gtk_window_set_position(window, GTK_WIN_POS_CENTER)
+    }
+
     public func makeModal(over parent: Window) {
         makeModal(over: parent.window)
     }
@@ -58,8 +63,14 @@ open class Window: Widget {
 
     /// Opens `uri` with the desktop's default handler (GIO: mimeapps.list and .desktop files).
     public func showURI(_ uri: String) throws {
+        try Self.showURI(uri, over: self)
+    }
+
+    /// Opens `uri` in the person's default handler, over `parent` when there is one
+    /// (a command that shows no window of its own has none).
+    public static func showURI(_ uri: String, over parent: Window?) throws {
         var error: UnsafeMutablePointer<GError>?
-        if gtk_show_uri_on_window(window, uri, guint32(GDK_CURRENT_TIME), &error) == 0 {
+        if gtk_show_uri_on_window(parent?.window, uri, guint32(GDK_CURRENT_TIME), &error) == 0 {
             throw GLibError(error)
         }
     }

@@ -6,27 +6,47 @@ import LatchkeyCore
 import Logging
 import OAuthCore
 
+/// `latchkey` alone (or with the window's options) shows the window;
+/// `latchkey token` and `latchkey status` are for scripts and terminals.
 struct LatchkeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Sign in to an OAuth provider from the Linux desktop, fetch your profile, open it in your browser.",
         discussion: """
-            Without --provider or --provider-file, Latchkey shows the provider last chosen in its window; \
-            at first its offline sandbox provider (latchkey-sandbox): user ada, password engine. \
-            Presets: \(catalog.presetNames.joined(separator: ", ")). \
-            Credentials come from ~/.config/latchkey/<provider>.json or LATCHKEY_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET.
+            Without a subcommand, Latchkey shows its window (see `latchkey window --help`). \
+            `latchkey token` prints a fresh access token for scripts; `latchkey status` lists your sign-ins.
             """,
-        version: OAuthCoreInfo.version)
+        version: OAuthCoreInfo.version,
+        subcommands: [WindowCommand.self, TokenCommand.self, StatusCommand.self],
+        defaultSubcommand: WindowCommand.self)
 
     /// Read once per run: for the help text (which ArgumentParser builds at every
     /// parse) and for the provider chosen.
     static let catalog = LatchkeyFiles.catalog()
+}
+
+struct WindowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "window",
+        abstract: "Show the window (what `latchkey` alone does).",
+        discussion: """
+            Without --provider, --provider-file or --resource, Latchkey shows the provider last chosen in its window; \
+            at first its offline sandbox provider (latchkey-sandbox): user ada, password engine. \
+            Presets: \(LatchkeyCommand.catalog.presetNames.joined(separator: ", ")). \
+            Credentials come from ~/.config/latchkey/<provider>.json or LATCHKEY_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET.
+            """)
 
     @Option(help: "A provider preset, e.g. linkedin or github.")
     var provider: String?
 
     @Option(name: .customLong("provider-file"), help: "A provider described in a JSON file of the preset shape.")
     var providerFile: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A protected resource's URL: Latchkey finds its authorization server and registers itself there (RFC 9728, RFC 7591).",
+            valueName: "url"))
+    var resource: String?
 
     @Flag(name: .customLong("sign-out"), help: "Forget the stored sign-in for the provider (revoking it where possible), then exit.")
     var signOut = false
@@ -43,8 +63,8 @@ struct LatchkeyCommand: ParsableCommand {
     var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "info"
 
     func validate() throws {
-        if provider != nil && providerFile != nil {
-            throw ValidationError("Name a provider with --provider or --provider-file, not both.")
+        if [provider, providerFile, resource].compactMap({ $0 }).count > 1 {
+            throw ValidationError("Name a provider with one of --provider, --provider-file and --resource.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         guard networkTimeout.isFinite, networkTimeout >= 1, networkTimeout <= 3600 else {
@@ -65,28 +85,25 @@ struct LatchkeyCommand: ParsableCommand {
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey")
 
-        let catalog = Self.catalog
+        let catalog = LatchkeyCommand.catalog
         let providers: Providers
         let providerID: String
         /// Named on the command line (or to sign out of), it must be usable: said now rather than in the window.
         var named: (ProviderConfiguration, ready: @Sendable () throws -> Void)?
-        // Client secrets typed into the set-up dialog: the keyring when one runs, else a 0600 file.
-        let secrets = FallbackClientSecretStore(
-            preferred: SecretServiceClientSecretStore(timeout: keyringTimeout),
-            fallback: FileClientSecretStore(directory: LatchkeyFiles.clientSecretDirectory),
-            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
+        let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
         do {
+            let resourceID = try resource.map { try Self.prepareResource($0, catalog: catalog, secrets: secrets) }
             providers = try Providers(
                 catalog: catalog, secrets: secrets, file: providerFile.map { URL(fileURLWithPath: $0) }, logger: logger)
             // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
             let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.exists(id) ? id : nil }
-            providerID = providers.file?.id ?? provider ?? remembered ?? Providers.sandboxID
+            providerID = providers.file?.id ?? resourceID ?? provider ?? remembered ?? Providers.sandboxID
             if signOut, providerFile == nil, let sentence = Self.signOutInRunningInstance(provider: providerID) {
                 print(sentence)
                 return
             }
             if signOut {
-                named = try Self.wait { () async -> Result<(ProviderConfiguration, ready: @Sendable () throws -> Void), any Error> in
+                named = try wait { () async -> Result<(ProviderConfiguration, ready: @Sendable () throws -> Void), any Error> in
                     do { return .success(try await providers.configuration(for: providerID)) } catch { return .failure(error) }
                 }.get()
             } else if provider != nil {
@@ -101,17 +118,12 @@ struct LatchkeyCommand: ParsableCommand {
         }
         defer { providers.stop() }
 
-        // The keyring when one runs and answers, else the 0600 file; asked at each use,
-        // since a keyring can start (or lock) while Latchkey runs.
-        let store = FallbackTokenStore(
-            preferred: SecretServiceTokenStore(timeout: keyringTimeout),
-            fallback: FileTokenStore(directory: LatchkeyFiles.stateDirectory),
-            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
+        let store = Stores.tokens(keyringTimeout: keyringTimeout)
 
         if signOut, let (configuration, ready) = named {
             try ready()
             let session = AuthSession(configuration: configuration, store: store)
-            let warning = Self.wait { await session.signOut() }
+            let warning = wait { await session.signOut() }
             print(warning ?? "Signed out of \(configuration.displayName).")
             return
         }
@@ -139,16 +151,21 @@ struct LatchkeyCommand: ParsableCommand {
         return "Latchkey is running with this provider: it signs out there now (its window says when it is done)."
     }
 
-    /// Runs async work from this synchronous command (used before GTK starts, or instead of it).
-    static func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
-        let done = DispatchSemaphore(value: 0)
-        let result = ResultBox<T>()
-        Task {
-            result.value = await work()
-            done.signal()
+    /// `--resource`: the provider for it, found and registered now (RFC 9728, RFC 7591)
+    /// or saved from before; its id. A server that lets no app register leaves a
+    /// provider without a client id, which the window opens on (with Set up…), after saying why.
+    static func prepareResource(_ text: String, catalog: ProviderCatalog, secrets: any ClientSecretStore) throws -> String {
+        guard let url = URL(string: text) else { throw LaunchError("“\(text)” is not a URL.") }
+        let id = try ResourceProviders.id(for: url)
+        let providers = ResourceProviders(catalog: catalog, secrets: secrets)
+        let outcome = wait { () async -> Result<ResourceProviders.Outcome, any Error> in
+            do { return .success(try await providers.configuration(for: url)) } catch { return .failure(error) }
         }
-        done.wait()
-        return result.value!
+        if case .failure(let error) = outcome {
+            guard FileManager.default.fileExists(atPath: catalog.userFile(for: id).path) else { throw error }
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+        }
+        return id
     }
 }
 
@@ -159,7 +176,3 @@ struct LaunchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Written by one task before it signals the semaphore `wait` blocks on, read after: never at once.
-final class ResultBox<T>: @unchecked Sendable {
-    var value: T?
-}

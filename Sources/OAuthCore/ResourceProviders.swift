@@ -113,6 +113,7 @@ public struct ResourceProviders: Sendable {
             }
             let registration = try await DynamicRegistration.register(
                 at: endpoint, redirectURIs: [redirectURI], clientName: clientName, transport: transport, timeout: timeout)
+            object["registration_hint"] = nil
             object["client_id"] = registration.clientID
             object["client_authentication"] = registration.authentication.rawValue
             object["registration_client_uri"] = registration.registrationClientURI?.absoluteString

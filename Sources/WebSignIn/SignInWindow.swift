@@ -115,7 +115,7 @@ final class SignInWindow {
         presented = true
         window.title = title
         header.title = title
-        if let parent { window.makeModal(over: parent) }
+        if let parent { window.makeModal(over: parent) } else { window.center() }
         window.showAll()
         webView.load(url)
     }

@@ -109,7 +109,8 @@ def descendants(root):
 class Latchkey:
     """One run of the real app, with its own home, driven through AT-SPI."""
 
-    def __init__(self, binary, home, shots, args=(), env=None, log_name="latchkey.log", cwd=None):
+    def __init__(self, binary, home, shots, args=(), env=None, log_name="latchkey.log", cwd=None, command=(),
+                 stdout_path=None):
         self.shots = shots
         self.log_path = os.path.join(home, log_name)
         self.log = open(self.log_path, "ab")
@@ -118,10 +119,12 @@ class Latchkey:
         # used after destroy) aborts the app, and so fails the scenario.
         environment["G_DEBUG"] = "fatal-warnings"
         environment.update(env or {})
+        # A subcommand (`token`) comes before the options; its stdout, when kept apart, is what a script reads.
+        self.stdout = open(stdout_path, "wb") if stdout_path else None
         self.process = subprocess.Popen(
-            [binary, "--log-level", "debug", *args],
+            [binary, *command, "--log-level", "debug", *args],
             env=environment,
-            stdout=self.log,
+            stdout=self.stdout or self.log,
             stderr=self.log,
             start_new_session=True,
             cwd=cwd,

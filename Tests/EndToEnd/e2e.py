@@ -10,7 +10,7 @@ the way the desktop registers any browser. Screenshots of every state land in
 test-output/e2e/<scenario>/.
 
 The scenarios live by theme in basics.py, presets.py, command_line.py,
-hostile.py, keyrings.py and desktop.py; harness.py holds what they share, driver.py
+hostile.py, keyrings.py, desktop.py and zero_config.py; harness.py holds what they share, driver.py
 drives the app through the accessibility bus.
 """
 
@@ -25,9 +25,10 @@ import harness  # noqa: E402
 import hostile  # noqa: E402
 import keyrings  # noqa: E402
 import presets  # noqa: E402
+import zero_config  # noqa: E402
 
 SCENARIOS = {}
-for module in (basics, presets, command_line, hostile, keyrings, desktop):
+for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

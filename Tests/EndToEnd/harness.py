@@ -80,8 +80,9 @@ class Home:
         except FileNotFoundError:
             return []
 
-    def launch(self, *args, log_name="latchkey.log"):
-        return Latchkey(os.path.join(BIN, "latchkey"), self.root, self.shots, args=args, log_name=log_name)
+    def launch(self, *args, log_name="latchkey.log", command=(), stdout_path=None):
+        return Latchkey(os.path.join(BIN, "latchkey"), self.root, self.shots, args=args, log_name=log_name,
+                        command=command, stdout_path=stdout_path)
 
 
 def sandbox_url(app):

@@ -9,6 +9,7 @@ the sandbox's origin, and the client id and secret are the sandbox's.
 import contextlib
 import json
 import os
+import urllib.request
 import subprocess
 
 from harness import BIN, ROOT, admin, assert_no_secrets, expect, open_sign_in, sign_in
@@ -46,10 +47,16 @@ def rehosted(preset, base):
     return user
 
 
-def start_sandbox(home, provider):
+def admin_delete(base, path):
+    request = urllib.request.Request(base + path, method="DELETE")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        expect(response.status == 204, f"DELETE {path}: {response.status}")
+
+
+def start_sandbox(home, provider, *extra):
     log = open(os.path.join(home.root, "sandbox.log"), "wb")
     sandbox = subprocess.Popen(
-        [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--behave-like", provider, "--exit-with-stdin"],
+        [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--behave-like", provider, "--exit-with-stdin", *extra],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
     line = sandbox.stdout.readline().decode()
     expect(line.startswith("listening http://127.0.0.1:"), f"the sandbox did not start: {line!r}")
@@ -57,9 +64,9 @@ def start_sandbox(home, provider):
 
 
 @contextlib.contextmanager
-def sandbox_running(home, provider):
+def sandbox_running(home, provider, *extra):
     """A sandbox behaving like `provider` for the block; yields its base URL, and stops it after."""
-    sandbox, base, log = start_sandbox(home, provider)
+    sandbox, base, log = start_sandbox(home, provider, *extra)
     try:
         yield base
     finally:

@@ -1,0 +1,42 @@
+import DesktopOAuth
+import Foundation
+import LatchkeyCore
+import OAuthCore
+
+/// Where every command keeps sign-ins and client secrets: the keyring when one
+/// runs and answers, else 0600 files; asked at each use, since a keyring can
+/// start (or lock) while Latchkey runs. The window and `latchkey token` share
+/// them, and the refresh lock beside the files.
+enum Stores {
+    static func tokens(keyringTimeout: Double) -> FallbackTokenStore {
+        FallbackTokenStore(
+            preferred: SecretServiceTokenStore(timeout: keyringTimeout),
+            fallback: FileTokenStore(directory: LatchkeyFiles.stateDirectory),
+            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
+    }
+
+    /// Client secrets typed into the set-up dialog, and registration access tokens.
+    static func clientSecrets(keyringTimeout: Double) -> FallbackClientSecretStore {
+        FallbackClientSecretStore(
+            preferred: SecretServiceClientSecretStore(timeout: keyringTimeout),
+            fallback: FileClientSecretStore(directory: LatchkeyFiles.clientSecretDirectory),
+            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
+    }
+}
+
+/// Runs async work from a synchronous command (before GTK starts, or instead of it).
+func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+    let done = DispatchSemaphore(value: 0)
+    let result = ResultBox<T>()
+    Task {
+        result.value = await work()
+        done.signal()
+    }
+    done.wait()
+    return result.value!
+}
+
+/// Written by one task before it signals the semaphore `wait` blocks on, read after: never at once.
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}

@@ -1,0 +1,238 @@
+import ArgumentParser
+import DesktopOAuth
+import Foundation
+import GtkKit
+import LatchkeyCore
+import Logging
+import OAuthCore
+
+/// How `latchkey token` ends, for scripts (documented in README).
+enum TokenExit: Int32 {
+    /// Anything else: the network, the provider, the configuration, the keyring.
+    case failed = 1
+    /// No sign-in is stored, or the provider no longer accepts it.
+    case signedOut = 3
+    /// A sign-in was started and did not finish: cancelled, denied, its window closed.
+    case signInUnfinished = 4
+}
+
+/// `latchkey token`: a fresh access token on stdout and nothing else, as `gh auth token` does.
+struct TokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a fresh access token on stdout, for scripts (renewing it when due).",
+        discussion: """
+            With --resource and no sign-in yet, Latchkey opens its sign-in window (or your browser) first; \
+            with --provider it never does (sign in with `latchkey --provider ID`). \
+            Works while the window is open: both use the same sign-in and take turns to renew it. \
+            Exit status: 0 a token was printed; 3 not signed in, or the provider no longer accepts the sign-in; \
+            4 the sign-in was cancelled, denied or its window closed; 1 anything else; 64 a mistake on the command line.
+            """)
+
+    @Option(help: "A provider you signed in to in the window (its id, as `latchkey status` lists it).")
+    var provider: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A protected resource's URL: Latchkey finds where to sign in and registers itself there when need be.",
+            valueName: "url"))
+    var resource: String?
+
+    @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
+    var networkTimeout: Double = 30
+
+    @Option(name: .customLong("keyring-timeout"), help: "Seconds to wait for the keyring before using the private files.")
+    var keyringTimeout: Double = 60
+
+    @Option(name: .customLong("log-level"), help: "What to say on stderr: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "error"
+
+    func validate() throws {
+        guard (provider == nil) != (resource == nil) else {
+            throw ValidationError("Name what the token is for with --provider ID or --resource URL (one of them).")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+        guard networkTimeout.isFinite, (1...3600).contains(networkTimeout), keyringTimeout.isFinite, (1...3600).contains(keyringTimeout)
+        else { throw ValidationError("Timeouts are numbers of seconds from 1 to 3600.") }
+    }
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .error
+        LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
+        let catalog = LatchkeyCommand.catalog
+        let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
+        let store = Stores.tokens(keyringTimeout: keyringTimeout)
+        let timeout = networkTimeout
+
+        // The configuration: the resource's (found and registered now if need be), or the provider's.
+        let resourceURL = try resource.map { text -> URL in
+            guard let url = URL(string: text) else { throw Self.fail("“\(text)” is not a URL.", .failed) }
+            return url
+        }
+        let found = wait { () async -> Result<ProviderConfiguration, any Error> in
+            do {
+                if let resourceURL {
+                    return .success(
+                        try await ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout).configuration(for: resourceURL)
+                            .configuration)
+                }
+                return .success(try await Self.providerConfiguration(provider ?? "", catalog: catalog, secrets: secrets))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let configuration: ProviderConfiguration
+        switch found {
+        case .success(let found): configuration = found
+        case .failure(let error): throw Self.fail("\(error)", .failed)
+        }
+        let session = AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout))
+
+        switch wait({ await Self.fresh(session) }) {
+        case .success(let token):
+            Self.printToken(token)
+            return
+        case .failure(let error):
+            guard case .signedOut = error, resourceURL != nil else { throw Self.fail("\(error)", Self.exit(for: error)) }
+        }
+
+        // Signed out, for a resource: sign in first, in the window (or the browser), then print.
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false else {
+            throw Self.fail(
+                "You are not signed in to \(configuration.displayName), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).",
+                .signedOut)
+        }
+        let signedIn = MainActor.assumeIsolated { Self.signInInteractively(session) }
+        switch signedIn {
+        case .success(let token): Self.printToken(token)
+        case .failure(let error): throw Self.fail("\(error)", Self.exit(for: error))
+        }
+    }
+
+    /// The provider named with --provider, its stored client secret filled in.
+    /// (The sandbox lives only while the window runs: its tokens are the window's.)
+    static func providerConfiguration(_ id: String, catalog: ProviderCatalog, secrets: any ClientSecretStore) async throws
+        -> ProviderConfiguration
+    {
+        guard id != "sandbox" else {
+            throw OAuthError.invalidConfiguration(
+                "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource.")
+        }
+        var configuration = try catalog.draft(named: id)
+        if configuration.lacksClientSecret { configuration.clientSecret = try await secrets.load(for: id) }
+        return try catalog.validated(configuration)
+    }
+
+    static func fresh(_ session: AuthSession) async -> Result<Token, OAuthError> {
+        do {
+            return .success(try await session.freshToken())
+        } catch let error as OAuthError {
+            return .failure(error)
+        } catch {
+            return .failure(.storage("\(error)"))
+        }
+    }
+
+    /// Shows the sign-in (no window of Latchkey's own behind it) on this thread,
+    /// which becomes GTK's, and runs GTK's loop until the sign-in has ended.
+    @MainActor static func signInInteractively(_ session: AuthSession) -> Result<Token, OAuthError> {
+        guard MainLoop.initializeWithoutApplication() else {
+            return .failure(.userAgent("the display could not be opened."))
+        }
+        let configuration = session.configuration
+        let agent: any ExternalUserAgent =
+            configuration.userAgent == .browser
+            ? BrowserUserAgent(parent: nil) : WebViewUserAgent(parent: nil, providerName: configuration.displayName)
+        let result = ResultBox<Result<Token, OAuthError>>()
+        Task.detached {
+            let outcome: Result<Token, OAuthError>
+            do {
+                _ = try await session.signIn(using: agent)
+                outcome = await fresh(session)
+            } catch let error as OAuthError {
+                outcome = .failure(error)
+            } catch {
+                outcome = .failure(.userAgent("\(error)"))
+            }
+            // Handed over on GTK's thread, which reads it once the loop has returned.
+            MainLoop.perform {
+                result.value = outcome
+                MainLoop.quit()
+            }
+        }
+        MainLoop.runUntilQuit()
+        return withExtendedLifetime(agent) { result.value ?? .failure(.cancelled) }
+    }
+
+    static func exit(for error: OAuthError) -> TokenExit {
+        switch error {
+        case .signedOut, .invalidGrant: .signedOut
+        case .cancelled, .provider: .signInUnfinished
+        default: .failed
+        }
+    }
+
+    /// The token and a newline on stdout: the command's only output there.
+    static func printToken(_ token: Token) {
+        FileHandle.standardOutput.write(Data((token.accessToken + "\n").utf8))
+    }
+
+    /// The sentence on stderr, and the exit status that goes with it.
+    static func fail(_ sentence: String, _ exit: TokenExit) -> ExitCode {
+        FileHandle.standardError.write(Data("latchkey: \(sentence)\n".utf8))
+        return ExitCode(exit.rawValue)
+    }
+}
+
+/// `latchkey status`: each provider and its sign-in, never a token.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "List each provider with its sign-in state and when its access token expires.")
+
+    @Option(name: .customLong("keyring-timeout"), help: "Seconds to wait for the keyring before using the private files.")
+    var keyringTimeout: Double = 60
+
+    func run() throws {
+        LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: .error) }
+        let catalog = LatchkeyCommand.catalog
+        let store = Stores.tokens(keyringTimeout: keyringTimeout)
+        let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
+        let rows = wait { () async -> [(String, String, String)] in
+            var rows: [(String, String, String)] = []
+            for (id, name) in catalog.availableProviders {
+                rows.append((id, name, await Self.state(of: id, catalog: catalog, store: store, secrets: secrets)))
+            }
+            return rows
+        }
+        let idWidth = max(8, rows.map(\.0.count).max() ?? 0), nameWidth = max(4, rows.map(\.1.count).max() ?? 0)
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        print(pad("PROVIDER", idWidth) + "  " + pad("NAME", nameWidth) + "  STATE")
+        for (id, name, state) in rows { print(pad(id, idWidth) + "  " + pad(name, nameWidth) + "  " + state) }
+    }
+
+    /// One provider's line: what is stored, read without renewing or sending anything.
+    static func state(of id: String, catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore) async -> String {
+        let token: Token?
+        do {
+            token = try await store.load(for: id)
+        } catch {
+            return "the saved sign-in cannot be read (\(error))"
+        }
+        let configuration = try? await TokenCommand.providerConfiguration(id, catalog: catalog, secrets: secrets)
+        guard let token else {
+            if id == "sandbox" || configuration != nil { return "signed out" }
+            return "not set up (no client id or secret yet)"
+        }
+        if let configuration, token.issuedBy != nil, token.issuedBy != configuration.tokenBinding {
+            return "signed in with an earlier set-up (not used; sign in again)"
+        }
+        let renews = token.canRefresh ? ", renewed when due" : ""
+        guard let expiresAt = token.expiresAt else { return "signed in (no expiry given)\(renews)" }
+        let when = expiresAt.ISO8601Format()
+        if expiresAt <= Date() {
+            return token.canRefresh ? "signed in; access token expired at \(when)\(renews)" : "expired at \(when); sign in again"
+        }
+        return "signed in; access token expires \(when)\(renews)"
+    }
+}

@@ -1,0 +1,149 @@
+"""Zero configuration: from a protected URL to a token, with no client id
+configured anywhere (RFC 9728 → RFC 8414 → RFC 7591 → RFC 8707), and
+`latchkey token` in a script beside the running window."""
+
+import json
+import os
+import subprocess
+import urllib.error
+import urllib.request
+
+import presets
+from driver import Failure, wait_until
+from harness import BIN, assert_no_secrets, expect, sign_in
+
+
+def token_command(home, *args, timeout=120):
+    """`latchkey token …` as a script runs it: stdout and stderr apart."""
+    return subprocess.run(
+        [os.path.join(BIN, "latchkey"), "token", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def resource_answer(url, token):
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read().decode())
+    except urllib.error.HTTPError as error:
+        return error.code, None
+
+
+def no_client_id_configured(home):
+    directory = os.path.join(home.config, "latchkey")
+    return not os.path.isdir(directory) or not os.listdir(directory)
+
+
+def token_for_resource(home):
+    """`latchkey token --resource <sandbox>/api/me` from a clean state: Latchkey finds the
+    resource's server, registers itself, opens the sign-in window, and prints a token
+    the resource accepts — and the next run prints one without any window."""
+    with presets.sandbox_running(home, "standard") as base:
+        resource = base + "/api/me"
+        expect(no_client_id_configured(home), "the home starts with no provider configured")
+        # Without a sign-in and with --provider, nothing opens: a sentence and exit status 3.
+        refused = token_command(home, "--provider", "github")
+        expect(refused.returncode == 1 and refused.stdout == "" and "no client id" in refused.stderr,
+               f"an unconfigured provider: {refused.returncode} {refused.stderr!r}")
+
+        out = os.path.join(home.root, "token.out")
+        app = home.launch("--resource", resource, command=("token",), stdout_path=out, log_name="token.log")
+        try:
+            username = app.find("entry", "Username", timeout=60)
+            frame = app.find("frame", "Sign in to Who am I")
+            expect(frame is not None, "the sign-in window names the resource")
+            app.screenshot("token-sign-in-window")
+            app.type_into(username, "ada")
+            app.type_into(app.find("password text", "Password"), "engine")
+            app.press(app.button("Allow"))
+            status = app.process.wait(60)
+        finally:
+            app.quit()
+        with open(out) as f:
+            printed = f.read()
+        expect(status == 0, f"latchkey token ended with {status}")
+        expect(printed.endswith("\n") and printed.count("\n") == 1, f"stdout is the token and one newline: {len(printed)} chars")
+        token = printed.strip()
+        code, answer = resource_answer(resource, token)
+        expect(code == 200 and answer["username"] == "ada", f"the resource accepts the token: {code} {answer}")
+        code, _ = resource_answer(base + "/api/notes", token)
+        expect(code == 401, f"the resource beside it does not: {code}")
+
+        registered = presets_stats(base)["registrations"]
+        expect(registered == 1, f"Latchkey registered once: {registered}")
+
+        # Again, as a script: no window (no display even), the same sign-in, no second registration.
+        again = subprocess.run(
+            [os.path.join(BIN, "latchkey"), "token", "--resource", resource], capture_output=True, text=True, timeout=60,
+            env={k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")})
+        expect(again.returncode == 0 and again.stderr == "", f"the second run: {again.returncode} {again.stderr!r}")
+        expect(resource_answer(resource, again.stdout.strip())[0] == 200, "its token is accepted too")
+        expect(presets_stats(base)["registrations"] == 1, "no second registration")
+
+        status = subprocess.run([os.path.join(BIN, "latchkey"), "status"], capture_output=True, text=True, timeout=60)
+        expect(status.returncode == 0, f"status: {status.stderr!r}")
+        line = next((l for l in status.stdout.splitlines() if "Who am I" in l), "")
+        expect("signed in; access token expires" in line, f"status lists the resource's sign-in: {line!r}")
+        expect(token not in status.stdout and again.stdout.strip() not in status.stdout, "status shows no token")
+        with open(os.path.join(home.root, "status.txt"), "w") as f:
+            f.write(status.stdout)
+
+        # A server that forgot Latchkey: a new registration, then (signed out) the window again, closed by the person.
+        presets.admin_delete(base, "/_admin/clients")
+        for name in os.listdir(os.path.join(home.state, "latchkey")):
+            if name.startswith("127-0-0-1") and name.endswith(".json"):
+                os.remove(os.path.join(home.state, "latchkey", name))
+        app = home.launch("--resource", resource, command=("token",), stdout_path=out, log_name="token-closed.log")
+        try:
+            app.find("entry", "Username", timeout=60)
+            app.close_by_window_button(title="Sign in to Who am I")
+            status = app.process.returncode
+        finally:
+            app.quit()
+        expect(status == 4, f"a closed sign-in window ends with status 4: {status}")
+        expect(open(out).read() == "", "and prints no token")
+        expect(presets_stats(base)["registrations"] == 2, "the forgotten client was registered again")
+    assert_no_secrets(home, [os.path.join(home.root, "token.log"), os.path.join(home.root, "token-closed.log")],
+                      extra=[token])
+
+
+def token_while_app_runs(home):
+    """The window signed in to a resource, and a script asking `latchkey token` meanwhile:
+    short-lived tokens, so the script renews the sign-in; the window then renews from what
+    the script stored, never replaying the rotated refresh token (which would end the grant)."""
+    with presets.sandbox_running(home, "standard", "--access-token-ttl", "30") as base:
+        resource = base + "/api/me"
+        app = home.launch("--resource", resource)
+        try:
+            app.wait_status("Not signed in. Sign in with Who am I")
+            app.screenshot("resource-in-window")
+            sign_in(app, home)
+            app.wait_status("Signed in with Who am I")
+            tokens = set()
+            for _ in range(2):
+                run = token_command(home, "--resource", resource)
+                expect(run.returncode == 0, f"latchkey token beside the window: {run.returncode} {run.stderr!r}")
+                tokens.add(run.stdout.strip())
+                expect(resource_answer(resource, run.stdout.strip())[0] == 200, "the script's token is accepted")
+            # 30-second tokens are within the minute's margin: each run renewed the sign-in.
+            expect(len(tokens) == 2, "each run printed a renewed token")
+            expect(presets_stats(base)["refresh_grants"] == 2, "two renewals, by the script")
+            # The window renews from the store the script wrote: the grant stays alive.
+            app.press(app.wait_sensitive("Get my profile"))
+            app.wait_status("Ada Lovelace", timeout=30)
+            app.screenshot("profile-after-script")
+            run = token_command(home, "--resource", resource)
+            expect(run.returncode == 0, f"and the script still gets tokens: {run.stderr!r}")
+        finally:
+            app.quit()
+    assert_no_secrets(home, [app.log_path], extra=list(tokens))
+
+
+def presets_stats(base):
+    with urllib.request.urlopen(base + "/_admin/stats", timeout=10) as response:
+        return json.loads(response.read().decode())
+
+
+SCENARIOS = {
+    "token_for_resource": token_for_resource,
+    "token_while_app_runs": token_while_app_runs,
+}
