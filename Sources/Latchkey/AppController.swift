@@ -380,6 +380,7 @@ final class AppController {
                 // its sign-in and secret must not reach this provider's endpoints.
                 try? await store.remove(for: added.id)
                 try? await providers.secrets.remove(for: added.id)
+                try? await providers.secrets.remove(for: ResourceProviders.registrationKey(added.id))
                 var notice: String?
                 if let secret = added.clientSecret {
                     do {

@@ -92,7 +92,7 @@ struct WindowCommand: ParsableCommand {
         var named: (ProviderConfiguration, ready: @Sendable () throws -> Void)?
         let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
         do {
-            let resourceID = try resource.map { try Self.prepareResource($0, catalog: catalog, secrets: secrets) }
+            let resourceID = try resource.map { try Self.prepareResource($0, catalog: catalog, secrets: secrets, timeout: networkTimeout) }
             providers = try Providers(
                 catalog: catalog, secrets: secrets, file: providerFile.map { URL(fileURLWithPath: $0) }, logger: logger)
             // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
@@ -154,15 +154,21 @@ struct WindowCommand: ParsableCommand {
     /// `--resource`: the provider for it, found and registered now (RFC 9728, RFC 7591)
     /// or saved from before; its id. A server that lets no app register leaves a
     /// provider without a client id, which the window opens on (with Set up…), after saying why.
-    static func prepareResource(_ text: String, catalog: ProviderCatalog, secrets: any ClientSecretStore) throws -> String {
+    static func prepareResource(_ text: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double) throws
+        -> String
+    {
         guard let url = URL(string: text) else { throw LaunchError("“\(text)” is not a URL.") }
-        let id = try ResourceProviders.id(for: url)
-        let providers = ResourceProviders(catalog: catalog, secrets: secrets)
+        let identifier = try ResourceDiscovery.identifier(of: url)
+        let id = try ResourceProviders.id(for: identifier)
+        let providers = ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
         let outcome = wait { () async -> Result<ResourceProviders.Outcome, any Error> in
             do { return .success(try await providers.configuration(for: url)) } catch { return .failure(error) }
         }
         if case .failure(let error) = outcome {
-            guard FileManager.default.fileExists(atPath: catalog.userFile(for: id).path) else { throw error }
+            // A provider for this very resource was kept (a server that lets no app register): the window
+            // opens on it with Set up…. Anything else — another provider's file under this name — is the error.
+            let saved = try? ProviderCatalog.readObject(catalog.userFile(for: id))
+            guard saved?["resource"] as? String == identifier.absoluteString else { throw error }
             FileHandle.standardError.write(Data("\(error)\n".utf8))
         }
         return id

@@ -51,12 +51,28 @@ struct TokenCommand: ParsableCommand {
         guard (provider == nil) != (resource == nil) else {
             throw ValidationError("Name what the token is for with --provider ID or --resource URL (one of them).")
         }
+        if let resource {
+            guard let url = URL(string: resource), (try? ResourceDiscovery.identifier(of: url)) != nil else {
+                throw ValidationError("--resource must be an https URL without a fragment (http only on this computer), not “\(resource)”.")
+            }
+        }
+        if let provider {
+            let catalog = LatchkeyCommand.catalog
+            guard ProviderCatalog.isPlainName(provider),
+                catalog.presetFile(named: provider) != nil || FileManager.default.fileExists(atPath: catalog.userFile(for: provider).path)
+            else {
+                throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
+            }
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         guard networkTimeout.isFinite, (1...3600).contains(networkTimeout), keyringTimeout.isFinite, (1...3600).contains(keyringTimeout)
         else { throw ValidationError("Timeouts are numbers of seconds from 1 to 3600.") }
     }
 
     func run() throws {
+        // Standard output is the token's alone: a browser started for the sign-in inherits the
+        // descriptors, and its chatter (or its holding the pipe open) must not reach `$(latchkey token)`.
+        Self.output = Self.setStandardOutputAside()
         let level = Logger.Level(rawValue: logLevel) ?? .error
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let catalog = LatchkeyCommand.catalog
@@ -72,28 +88,47 @@ struct TokenCommand: ParsableCommand {
         let found = wait { () async -> Result<ProviderConfiguration, any Error> in
             do {
                 if let resourceURL {
+                    // The saved registration as it is: it is read back only if a sign-in turns out to be needed.
                     return .success(
-                        try await ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout).configuration(for: resourceURL)
-                            .configuration)
+                        try await ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
+                            .configuration(for: resourceURL, checkRegistration: false).configuration)
                 }
                 return .success(try await Self.providerConfiguration(provider ?? "", catalog: catalog, secrets: secrets))
             } catch {
                 return .failure(error)
             }
         }
-        let configuration: ProviderConfiguration
+        var configuration: ProviderConfiguration
         switch found {
         case .success(let found): configuration = found
         case .failure(let error): throw Self.fail("\(error)", .failed)
         }
-        let session = AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout))
+        var session = AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout))
 
-        switch wait({ await Self.fresh(session) }) {
+        switch wait({ [session] in await Self.fresh(session) }) {
         case .success(let token):
             Self.printToken(token)
             return
         case .failure(let error):
-            guard case .signedOut = error, resourceURL != nil else { throw Self.fail("\(error)", Self.exit(for: error)) }
+            guard case .signedOut = error, let resourceURL else { throw Self.fail("\(error)", Self.exit(for: error)) }
+            // About to sign in: make sure the server still knows the client (RFC 7592), registering anew if not.
+            let checked = wait { () async -> Result<ProviderConfiguration, any Error> in
+                do {
+                    return .success(
+                        try await ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout).configuration(for: resourceURL)
+                            .configuration)
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch checked {
+            case .success(let checked) where checked != configuration:
+                configuration = checked
+                session = AuthSession(
+                    configuration: checked, store: store, tokenClient: TokenClient(configuration: checked, timeout: timeout))
+            case .success: break
+            case .failure(let error): throw Self.fail("\(error)", .failed)
+            }
         }
 
         // Signed out, for a resource: sign in first, in the window (or the browser), then print.
@@ -168,14 +203,27 @@ struct TokenCommand: ParsableCommand {
     static func exit(for error: OAuthError) -> TokenExit {
         switch error {
         case .signedOut, .invalidGrant: .signedOut
-        case .cancelled, .provider: .signInUnfinished
+        // The person stopped it: Cancel, a closed window, Deny (or its provider-specific name, mapped to it).
+        case .cancelled: .signInUnfinished
+        case .provider(let code, _) where code == "access_denied": .signInUnfinished
         default: .failed
         }
     }
 
-    /// The token and a newline on stdout: the command's only output there.
+    /// Where the token goes: the standard output the command was started with.
+    nonisolated(unsafe) static var output: FileHandle = .standardOutput
+
+    /// Keeps the real standard output aside (close-on-exec, so no child inherits it)
+    /// and points descriptor 1 at stderr for everything else this process starts.
+    static func setStandardOutputAside() -> FileHandle {
+        let saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)
+        guard saved >= 0, dup2(STDERR_FILENO, STDOUT_FILENO) >= 0 else { return .standardOutput }
+        return FileHandle(fileDescriptor: saved, closeOnDealloc: true)
+    }
+
+    /// The token and a newline on the kept standard output: the command's only output there.
     static func printToken(_ token: Token) {
-        FileHandle.standardOutput.write(Data((token.accessToken + "\n").utf8))
+        output.write(Data((token.accessToken + "\n").utf8))
     }
 
     /// The sentence on stderr, and the exit status that goes with it.

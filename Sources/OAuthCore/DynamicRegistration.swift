@@ -43,26 +43,29 @@ public enum DynamicRegistration {
         if response.status == 400, let answer = try? ProviderDiscovery.jsonObject(response, endpoint: .registration, accepting: [400]),
             let code = answer["error"] as? String
         {
-            // RFC 7591 §3.2.2. What the server says is shown, without anything it could have echoed back.
-            let description = (answer["error_description"] as? String).map { Redaction.redact($0, removing: []) }
+            // RFC 7591 §3.2.2. What the server says is shown on one line, its code only if it looks like one.
+            let code = Redaction.safeCode(code)
+            let description = (answer["error_description"] as? String).map(Redaction.clip)
             throw OAuthError.invalidConfiguration(
                 "the provider refused to register Latchkey: \(description ?? OAuthError.meaning(of: code)) (\(code)).")
         }
         let answer = try ProviderDiscovery.jsonObject(response, endpoint: .registration, accepting: [200, 201])
-        return try registration(from: answer, asked: redirectURIs)
+        return try registration(from: answer, asked: redirectURIs, endpoint: endpoint)
     }
 
-    /// The registration a server answered, checked.
-    static func registration(from answer: [String: Any], asked redirectURIs: [URL]) throws -> ClientRegistration {
+    /// The registration a server answered, checked. `endpoint` is where it was made:
+    /// the registration's own URI must be on the same origin, since its access token goes there.
+    static func registration(from answer: [String: Any], asked redirectURIs: [URL], endpoint: URL) throws -> ClientRegistration {
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .registration, reason: reason) }
         guard let clientID = answer["client_id"] as? String, !clientID.isEmpty else { throw fail("it gave no client_id") }
         // §3.2.1: the server may change what was asked; a client must then use what it says.
-        let method = (answer["token_endpoint_auth_method"] as? String) ?? "none"
+        let secret = (answer["client_secret"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        // Unsaid, RFC 7591 §2's default (client_secret_basic) where a secret came; else what was asked for.
+        let method = (answer["token_endpoint_auth_method"] as? String) ?? (secret == nil ? "none" : "client_secret_basic")
         guard let authentication = ProviderConfiguration.ClientAuthentication(rawValue: method) else {
             throw OAuthError.invalidConfiguration(
-                "the provider registered Latchkey for client authentication “\(method)”, which Latchkey does not do.")
+                "the provider registered Latchkey for client authentication “\(Redaction.safeCode(method))”, which Latchkey does not do.")
         }
-        let secret = (answer["client_secret"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         if authentication != .none, secret == nil {
             throw fail("it asks for \(method) but gave no client_secret")
         }
@@ -73,25 +76,49 @@ public enum DynamicRegistration {
         return ClientRegistration(
             clientID: clientID, clientSecret: authentication == .none ? nil : secret, authentication: authentication,
             registrationAccessToken: (answer["registration_access_token"] as? String).flatMap { $0.isEmpty ? nil : $0 },
-            registrationClientURI: clientURI.flatMap { ProviderConfiguration.isSecureOrLoopback($0) ? $0 : nil })
+            registrationClientURI: clientURI.flatMap { isSameOrigin($0, as: endpoint) ? $0 : nil })
     }
 
-    /// Whether the server still knows the client, read as RFC 7592 §2.1 reads a
-    /// registration: true for 200, false for 401, 403 or 404 (a client the server
-    /// forgot), nil when there is no way to ask or no clear answer (offline, a 5xx):
-    /// the registration is then kept, and a sign-in will tell.
-    public static func isKnown(
+    /// Scheme, host and port equal: the registration access token goes nowhere the registration was not made.
+    public static func isSameOrigin(_ url: URL, as other: URL) -> Bool {
+        func origin(_ url: URL) -> [String]? {
+            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+            return [scheme, host, String(port)]
+        }
+        guard let a = origin(url), let b = origin(other) else { return false }
+        return a == b
+    }
+
+    /// What reading a registration back (RFC 7592 §2.1) told.
+    public enum ReadBack: Sendable, Equatable {
+        /// The server knows the client. It may have replaced the registration access
+        /// token or the client secret (§3): those then replace the ones kept.
+        case known(newAccessToken: String?, newClientSecret: String?)
+        /// 401: the server does not know the client (any more), or not with this token.
+        case forgotten
+        /// No clear answer (offline, 403, a 5xx): keep the registration; a sign-in will tell.
+        case unclear
+    }
+
+    /// Reads the registration back with its access token (RFC 7592 §2.1).
+    public static func readBack(
         clientURI: URL, accessToken: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
-    ) async -> Bool? {
+    ) async -> ReadBack {
         guard
             let response = try? await ProviderDiscovery.getJSON(
                 clientURI, endpoint: .registration, headers: ["Authorization": "Bearer \(accessToken)"], transport: transport,
                 timeout: timeout)
-        else { return nil }
+        else { return .unclear }
         switch response.status {
-        case 200: return true
-        case 401, 403, 404: return false
-        default: return nil
+        case 200:
+            let answer = try? ProviderDiscovery.jsonObject(response, endpoint: .registration)
+            func fresh(_ key: String, _ old: String?) -> String? {
+                (answer?[key] as? String).flatMap { $0.isEmpty || $0 == old ? nil : $0 }
+            }
+            return .known(newAccessToken: fresh("registration_access_token", accessToken), newClientSecret: fresh("client_secret", nil))
+        case 401: return .forgotten
+        default: return .unclear
         }
     }
 }

@@ -130,8 +130,8 @@ public struct ProviderCatalog: Sendable {
     /// Refuses a file that is not of the provider shape, and an id already taken.
     public func addProvider(from data: Data, name: String) throws -> (id: String, clientSecret: String?) {
         var object = try Self.object(from: data, file: URL(fileURLWithPath: name))
-        guard let id = object["id"] as? String, Self.isPlainName(id) else {
-            throw OAuthError.invalidConfiguration("\(name) has no usable \"id\" (letters, digits, - and _).")
+        guard let id = object["id"] as? String, Self.isPlainName(id), !id.hasPrefix("_") else {
+            throw OAuthError.invalidConfiguration("\(name) has no usable \"id\" (letters, digits, - and _, not first).")
         }
         // Ids that differ only in case or in - and _ share their credential variables
         // (LATCHKEY_GITHUB_…): a file called "GitHub" would be handed GitHub's secret.
@@ -242,7 +242,8 @@ public struct ProviderCatalog: Sendable {
         }
     }
 
-    static func readObject(_ file: URL) throws -> [String: Any] {
+    /// A provider file's JSON object (see `read`).
+    public static func readObject(_ file: URL) throws -> [String: Any] {
         try object(from: read(file), file: file)
     }
 

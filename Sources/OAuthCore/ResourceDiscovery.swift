@@ -34,7 +34,7 @@ public enum ResourceDiscovery {
             if let named = bearer["resource_metadata"] {
                 guard let url = URL(string: named), url.host?.isEmpty == false, allowed(url, beside: identifier) else {
                     throw OAuthError.invalidConfiguration(
-                        "\(identifier.absoluteString) names its metadata at \(named), which is not an https URL.")
+                        "\(identifier.absoluteString) names its metadata at \(Redaction.clip(named)), which is not an https URL.")
                 }
                 location = url
             }
@@ -63,7 +63,7 @@ public enum ResourceDiscovery {
             normalised == identifier
         else {
             throw OAuthError.invalidConfiguration(
-                "the metadata of \(identifier.absoluteString) is about another resource (\(named)), so it cannot be trusted (RFC 9728 §3.3).")
+                "the metadata of \(identifier.absoluteString) is about another resource (\(Redaction.clip(named))), so it cannot be trusted (RFC 9728 §3.3).")
         }
         guard let servers = document["authorization_servers"] as? [String], !servers.isEmpty else {
             throw OAuthError.invalidConfiguration(
@@ -72,7 +72,7 @@ public enum ResourceDiscovery {
         let urls = try servers.map { text in
             guard let url = URL(string: text), url.host?.isEmpty == false, allowed(url, beside: identifier) else {
                 throw OAuthError.invalidConfiguration(
-                    "the metadata of \(identifier.absoluteString) names an authorization server that is not an https URL: \(text)")
+                    "the metadata of \(identifier.absoluteString) names an authorization server that is not an https URL: \(Redaction.clip(text))")
             }
             return url
         }
@@ -103,7 +103,7 @@ public enum ResourceDiscovery {
         return normalised
     }
 
-    /// RFC 9728 §3.1: the well-known suffix goes between the host and the path.
+    /// RFC 9728 §3.1: the well-known suffix goes between the host and the path (a query stays after it).
     static func wellKnownLocation(of identifier: URL) -> URL {
         var parts = URLComponents(url: identifier, resolvingAgainstBaseURL: false)!
         let path = parts.percentEncodedPath == "/" ? "" : parts.percentEncodedPath

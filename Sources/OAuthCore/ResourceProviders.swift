@@ -38,8 +38,9 @@ public struct ResourceProviders: Sendable {
         return ProviderDiscovery.id(host: identifier.host ?? "", port: identifier.port, path: identifier.path)
     }
 
-    /// Where the registration access token of provider `id` is kept in the secret store.
-    static func registrationKey(_ id: String) -> String { id + "__registration" }
+    /// Where the registration access token of provider `id` is kept in the secret store,
+    /// beside client secrets (keyed by id): no provider id added begins with `_`.
+    public static func registrationKey(_ id: String) -> String { "_registration-" + id }
 
     /// What `configuration(for:)` did, besides the configuration.
     public struct Outcome: Sendable {
@@ -48,11 +49,17 @@ public struct ResourceProviders: Sendable {
         public let registered: Bool
     }
 
-    /// The configuration that signs in for `resource`: the saved one when there is
-    /// one and the server still knows its client, else discovered and registered anew.
-    public func configuration(for resource: URL) async throws -> Outcome {
+    /// The configuration that signs in for `resource`: the saved one, else discovered
+    /// and registered anew. With `checkRegistration`, a saved registration is read
+    /// back first (RFC 7592), and made anew if the server forgot it: worth a request
+    /// before a sign-in, not before every use of a token that is already there.
+    public func configuration(for resource: URL, checkRegistration: Bool = true) async throws -> Outcome {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
+        if id == "sandbox" || catalog.presetFile(named: id) != nil {
+            throw OAuthError.invalidConfiguration(
+                "\(identifier.absoluteString) would be called “\(id)”, the name of a provider Latchkey comes with.")
+        }
         let file = catalog.userFile(for: id)
         var saved: [String: Any]?
         if FileManager.default.fileExists(atPath: file.path) {
@@ -64,7 +71,7 @@ public struct ResourceProviders: Sendable {
             saved = object
         }
         if var saved, !(saved["client_id"] as? String ?? "").isEmpty {
-            guard saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else {
+            guard checkRegistration, saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else {
                 return Outcome(configuration: try await configured(id), registered: false)
             }
             // The server forgot the client it registered: register again, from a clean slate.
@@ -77,11 +84,22 @@ public struct ResourceProviders: Sendable {
     }
 
     /// True only when the server says it no longer knows the client (RFC 7592 §2.1).
+    /// A server that replaced the registration access token or the client secret
+    /// in its answer (§3) has the new ones kept.
     private func isForgotten(_ saved: [String: Any], id: String) async -> Bool {
         guard let text = saved["registration_client_uri"] as? String, let uri = URL(string: text),
+            let endpointText = saved["registration_endpoint"] as? String, let endpoint = URL(string: endpointText),
+            DynamicRegistration.isSameOrigin(uri, as: endpoint),
             let token = try? await secrets.load(for: Self.registrationKey(id))
         else { return false }
-        return await DynamicRegistration.isKnown(clientURI: uri, accessToken: token, transport: transport, timeout: timeout) == false
+        switch await DynamicRegistration.readBack(clientURI: uri, accessToken: token, transport: transport, timeout: timeout) {
+        case .forgotten: return true
+        case .unclear: return false
+        case .known(let newToken, let newSecret):
+            if let newToken { try? await secrets.save(newToken, for: Self.registrationKey(id)) }
+            if let newSecret, saved["client_authentication"] as? String != "none" { try? await secrets.save(newSecret, for: id) }
+            return false
+        }
     }
 
     private func discoverAndRegister(_ identifier: URL, id: String, saved: [String: Any]?) async throws -> ProviderConfiguration {
@@ -89,10 +107,19 @@ public struct ResourceProviders: Sendable {
         let server = metadata.authorizationServers[0]
         let (issuer, issuerURL, document) = try await ProviderDiscovery.metadata(
             issuer: server.absoluteString, transport: transport, timeout: timeout)
+        // RFC 9728 §4: a server that lists the resources it serves must list this one.
+        if let served = document["protected_resources"] as? [String],
+            !served.contains(where: { (URL(string: $0).flatMap { try? ResourceDiscovery.identifier(of: $0) }) == identifier })
+        {
+            throw OAuthError.invalidConfiguration(
+                "\(identifier.absoluteString) names \(issuer) as its authorization server, but \(issuer) does not list it among its protected resources (RFC 9728 §4).")
+        }
         var object = try ProviderDiscovery.providerFile(
             issuer: issuer, host: issuerURL.host ?? "", port: issuerURL.port, path: issuerURL.path, document: document)
         object["id"] = id
-        object["display_name"] = metadata.name ?? ((identifier.host ?? "") + identifier.path)
+        // The resource's own name comes with where it is, so a resource cannot pass itself off as another.
+        let place = (identifier.host ?? "") + (identifier.port.map { ":\($0)" } ?? "")
+        object["display_name"] = metadata.name.map { "\(Redaction.clip(String($0.prefix(60)))) (\(place))" } ?? place + identifier.path
         object["resource"] = identifier.absoluteString
         object["redirect_uri"] = redirectURI.absoluteString
         var scopes = metadata.scopes
@@ -105,7 +132,7 @@ public struct ResourceProviders: Sendable {
         object["scopes"] = scopes
         // What the person chose in the window (the user agent) stays.
         if let agent = saved?["user_agent"] { object["user_agent"] = agent }
-        let place = catalog.userFile(for: id).path
+        let file = catalog.userFile(for: id).path
         if let endpointText = document["registration_endpoint"] as? String {
             guard let endpoint = URL(string: endpointText), ResourceDiscovery.allowed(endpoint, beside: issuerURL) else {
                 throw OAuthError.invalidConfiguration(
@@ -117,6 +144,7 @@ public struct ResourceProviders: Sendable {
             object["client_id"] = registration.clientID
             object["client_authentication"] = registration.authentication.rawValue
             object["registration_client_uri"] = registration.registrationClientURI?.absoluteString
+            object["registration_endpoint"] = endpoint.absoluteString
             if let secret = registration.clientSecret { try await secrets.save(secret, for: id) }
             if let token = registration.registrationAccessToken {
                 try await secrets.save(token, for: Self.registrationKey(id))
@@ -126,12 +154,12 @@ public struct ResourceProviders: Sendable {
             // Kept without a client id, so that one given by hand (or in the window's set-up) is all that is missing.
             object["registration_hint"] =
                 "\(issuer) does not let apps register themselves: register Latchkey there as a native (public) client "
-                + "with the redirect URI \(redirectURI.absoluteString), and put its client id in \(place)."
+                + "with the redirect URI \(redirectURI.absoluteString), and put its client id in \(file)."
             try write(object, id: id)
             throw OAuthError.invalidConfiguration(
                 "\(issuer), which signs in for \(identifier.absoluteString), does not let apps register themselves (it has no registration_endpoint). "
                     + "Register Latchkey there as a native (public) client with the redirect URI \(redirectURI.absoluteString), "
-                    + "and put {\"client_id\": \"…\"} in \(place).")
+                    + "and put {\"client_id\": \"…\"} in \(file).")
         }
         return try await configured(id)
     }

@@ -81,6 +81,7 @@ extension SandboxServer {
 
     /// RFC 7592 §2.1: the registration, for its own access token only. A client
     /// that is not known (any more) gets 401 too, so a forgotten one is told the same way.
+    /// Each read replaces the registration access token (§3): a client must keep the new one.
     func readRegistration(_ request: Request, clientID: String) async -> Response {
         let invalid = Response(
             status: .unauthorized, headers: [.wwwAuthenticate: #"Bearer error="invalid_token""#, .cacheControl: "no-store"])
@@ -89,7 +90,11 @@ extension SandboxServer {
             constantTimeEquals(
                 registration.accessTokenHash, Self.hash(header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)))
         else { return invalid }
-        return Self.json(.ok, describe(registration), headers: Self.noStore)
+        let next = "sbx_reg_" + Base64URL.randomToken()
+        await state.replaceRegistrationToken(of: clientID, hash: Self.hash(next))
+        var answer = describe(registration)
+        answer["registration_access_token"] = next
+        return Self.json(.ok, answer, headers: Self.noStore)
     }
 
     private func describe(_ registration: SandboxState.Registration) -> [String: Any] {

@@ -51,7 +51,7 @@ actor SandboxState {
     /// its registration (RFC 7592), kept as a hash.
     struct Registration: Codable {
         let client: SandboxClient
-        let accessTokenHash: String
+        var accessTokenHash: String
         let issuedAt: Date
         let applicationType: String
         let authenticationMethod: String
@@ -285,6 +285,13 @@ actor SandboxState {
     }
 
     func registration(_ clientID: String) -> Registration? { registrations[clientID] }
+
+    /// The registration access token is used up by a read, as Keycloak's is (RFC 7592 §3 allows it):
+    /// the answer carries the next one.
+    func replaceRegistrationToken(of clientID: String, hash: String) {
+        registrations[clientID]?.accessTokenHash = hash
+        persist()
+    }
 
     /// Forgets every registered client, as a server that lost its registrations would.
     func forgetRegistrations() {

@@ -49,7 +49,7 @@ def token_for_resource(home):
         app = home.launch("--resource", resource, command=("token",), stdout_path=out, log_name="token.log")
         try:
             username = app.find("entry", "Username", timeout=60)
-            frame = app.find("frame", "Sign in to Who am I")
+            frame = app.find("frame", f"Sign in to Who am I ({base.split('//')[1]})")
             expect(frame is not None, "the sign-in window names the resource")
             app.screenshot("token-sign-in-window")
             app.type_into(username, "ada")
@@ -95,7 +95,7 @@ def token_for_resource(home):
         app = home.launch("--resource", resource, command=("token",), stdout_path=out, log_name="token-closed.log")
         try:
             app.find("entry", "Username", timeout=60)
-            app.close_by_window_button(title="Sign in to Who am I")
+            app.close_by_window_button(title=f"Sign in to Who am I ({base.split('//')[1]})")
             status = app.process.returncode
         finally:
             app.quit()

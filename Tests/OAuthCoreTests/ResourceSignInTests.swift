@@ -43,7 +43,8 @@ import TestSupport
         #expect(configuration.clientAuthentication == .none && configuration.usePKCE)
         #expect(configuration.resource == me)
         #expect(configuration.scopes == ["openid", "profile", "offline_access"])
-        #expect(configuration.displayName == "Who am I")
+        // The resource's own name, with where it is: it cannot pass itself off as another.
+        #expect(configuration.displayName == "Who am I (\(me.host!):\(me.port!))")
         #expect(configuration.usableUserAgents == [.embedded, .browser])
 
         let session = AuthSession(configuration: configuration, store: MemoryTokenStore())
@@ -60,14 +61,19 @@ import TestSupport
         #expect(renewed.accessToken != token.accessToken)
         #expect(try await HTTPClient().get(me.absoluteString, headers: ["Authorization": "Bearer \(renewed.accessToken)"]).status == 200)
 
-        // Again: the saved registration, checked with the server, not a second one.
-        let again = try await setting.providers.configuration(for: me)
-        #expect(!again.registered)
-        #expect(again.configuration.clientID == configuration.clientID)
+        // Again, twice: the saved registration, read back with the server (which hands out a new
+        // registration access token at each read, as Keycloak does), not a second registration.
+        let id = try ResourceProviders.id(for: me)
+        let firstToken = try setting.secrets.load(for: ResourceProviders.registrationKey(id))
+        for _ in 0..<2 {
+            let again = try await setting.providers.configuration(for: me)
+            #expect(!again.registered)
+            #expect(again.configuration.clientID == configuration.clientID)
+        }
+        #expect(try setting.secrets.load(for: ResourceProviders.registrationKey(id)) != firstToken)
         #expect(try await statistics(sandbox)["registrations"] as? Int == 1)
 
         // The registration access token is in the secret store, and nowhere else.
-        let id = try ResourceProviders.id(for: me)
         let registrationToken = try #require(try setting.secrets.load(for: ResourceProviders.registrationKey(id)))
         let file = try String(contentsOf: setting.catalog.userFile(for: id), encoding: .utf8)
         #expect(!file.contains(registrationToken))
@@ -178,6 +184,9 @@ import TestSupport
             ResourceDiscovery.wellKnownLocation(of: URL(string: "https://api.example/")!).absoluteString
                 == "https://api.example/.well-known/oauth-protected-resource")
         #expect(
+            ResourceDiscovery.wellKnownLocation(of: URL(string: "https://api.example/v1?tenant=7")!).absoluteString
+                == "https://api.example/.well-known/oauth-protected-resource/v1?tenant=7")
+        #expect(
             ProviderDiscovery.wellKnownLocations(of: URL(string: "https://id.example")!).map(\.absoluteString) == [
                 "https://id.example/.well-known/openid-configuration",
                 "https://id.example/.well-known/oauth-authorization-server",
@@ -192,17 +201,30 @@ import TestSupport
 
     @Test func aRegistrationAnswerIsCheckedBeforeItIsKept() throws {
         let asked = [URL(string: "http://127.0.0.1/callback")!]
+        let endpoint = URL(string: "https://id.example/register")!
         let good: [String: Any] = [
             "client_id": "c1", "token_endpoint_auth_method": "none", "redirect_uris": ["http://127.0.0.1/callback"],
             "registration_access_token": "rat", "registration_client_uri": "https://id.example/register/c1",
         ]
-        let registration = try DynamicRegistration.registration(from: good, asked: asked)
+        let registration = try DynamicRegistration.registration(from: good, asked: asked, endpoint: endpoint)
         #expect(registration.clientID == "c1" && registration.authentication == .none && registration.clientSecret == nil)
         #expect(!"\(registration)".contains("rat"))
         // A server that made the client confidential gives the secret to use.
         let confidential = try DynamicRegistration.registration(
-            from: good.merging(["token_endpoint_auth_method": "client_secret_basic", "client_secret": "s"]) { $1 }, asked: asked)
+            from: good.merging(["token_endpoint_auth_method": "client_secret_basic", "client_secret": "s"]) { $1 }, asked: asked,
+            endpoint: endpoint)
         #expect(confidential.authentication == .clientSecretBasic && confidential.clientSecret == "s")
+        // A secret with no method named: RFC 7591 §2's default, client_secret_basic.
+        let unsaid = try DynamicRegistration.registration(
+            from: good.filter { $0.key != "token_endpoint_auth_method" }.merging(["client_secret": "s"]) { $1 }, asked: asked,
+            endpoint: endpoint)
+        #expect(unsaid.authentication == .clientSecretBasic)
+        // The registration's own URI must be where the registration was made: its access token goes there.
+        for elsewhere in ["https://evil.example/register/c1", "http://127.0.0.1:9/steal", "http://id.example/register/c1"] {
+            let moved = try DynamicRegistration.registration(
+                from: good.merging(["registration_client_uri": elsewhere]) { $1 }, asked: asked, endpoint: endpoint)
+            #expect(moved.registrationClientURI == nil, "\(elsewhere)")
+        }
 
         let bad: [(String, [String: Any])] = [
             ("no client id", good.filter { $0.key != "client_id" }),
@@ -212,7 +234,9 @@ import TestSupport
             ("another redirect URI", good.merging(["redirect_uris": ["https://elsewhere.example/cb"]]) { $1 }),
         ]
         for (name, answer) in bad {
-            #expect(throws: OAuthError.self, "\(name)") { try DynamicRegistration.registration(from: answer, asked: asked) }
+            #expect(throws: OAuthError.self, "\(name)") {
+                try DynamicRegistration.registration(from: answer, asked: asked, endpoint: endpoint)
+            }
         }
     }
 

@@ -64,13 +64,16 @@ import Testing
         let read = try await http.get(clientURI, headers: ["Authorization": "Bearer \(accessToken)"])
         #expect(read.status == 200)
         #expect(read.json["client_id"] as? String == clientID)
-        #expect(read.json["registration_access_token"] == nil)
+        // Each read hands out the next registration access token; the one used is spent.
+        let next = try #require(read.json["registration_access_token"] as? String)
+        #expect(next != accessToken)
+        #expect(try await http.get(clientURI, headers: ["Authorization": "Bearer \(accessToken)"]).status == 401)
         #expect(try await http.get(clientURI, headers: ["Authorization": "Bearer wrong"]).status == 401)
         #expect(try await http.get(clientURI).status == 401)
 
         // A server that forgets its registrations answers 401 to the read, and refuses the client.
         #expect(try await http.send(method: "DELETE", "\(sandbox.baseURL)/_admin/clients", headers: [:], body: nil).status == 204)
-        #expect(try await http.get(clientURI, headers: ["Authorization": "Bearer \(accessToken)"]).status == 401)
+        #expect(try await http.get(clientURI, headers: ["Authorization": "Bearer \(next)"]).status == 401)
         let page = try await http.get(browser.authorizeURL(Browser.parameters(client: clientID, redirectURI: Clients.loopback)))
         #expect(page.text.contains("No application with this client_id"))
     }
