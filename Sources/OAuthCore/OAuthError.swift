@@ -53,6 +53,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case resource = "protected resource"
         case resourceMetadata = "protected resource metadata"
         case registration = "registration endpoint"
+        case keys = "signing keys (JWKS)"
         case token = "token endpoint"
         case revocation = "revocation endpoint"
         case profile = "profile endpoint"

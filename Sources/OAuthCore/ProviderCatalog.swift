@@ -231,7 +231,7 @@ public struct ProviderCatalog: Sendable {
 
     /// Appends endpoints written as paths to the issuer.
     static func resolveEndpoints(in object: inout [String: Any]) throws {
-        let keys = ["authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint"]
+        let keys = ["authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri"]
         let issuer = (object["issuer"] as? String).map(Issuer.normalised)
         for key in keys {
             guard let value = object[key] as? String, value.hasPrefix("/") else { continue }

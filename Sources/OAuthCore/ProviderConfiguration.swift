@@ -62,6 +62,12 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// The protected resource the tokens are for (RFC 8707 `resource`), sent in the
     /// authorization request and at every token request; nil: the provider's own API.
     public var resource: URL?
+    /// The provider's JWK Set (`jwks_uri`): when given, every ID token's signature is
+    /// checked against it, not only its claims.
+    public var jwksURI: URL?
+    /// The JWS algorithms its ID tokens may carry (`id_token_signing_alg_values`):
+    /// asymmetric ones only, never `none` nor an HMAC. Pinned per provider.
+    public var idTokenSigningAlgorithms: [String]
 
     enum CodingKeys: String, CodingKey {
         case id, issuer, scopes, profile
@@ -83,6 +89,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case userAgents = "user_agents"
         case preferredUserAgent = "user_agent"
         case resource
+        case jwksURI = "jwks_uri"
+        case idTokenSigningAlgorithms = "id_token_signing_alg_values"
     }
 
     public init(
@@ -91,7 +99,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         clientAuthentication: ClientAuthentication = .none, redirectURI: URL, scopes: [String], usePKCE: Bool = true,
         useNonce: Bool = true, idTokenIssuer: String? = nil, errorAliases: [String: String] = [:], authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
         registrationHint: String? = nil, userAgents: [UserAgentKind] = [.embedded], preferredUserAgent: UserAgentKind? = nil,
-        resource: URL? = nil
+        resource: URL? = nil, jwksURI: URL? = nil, idTokenSigningAlgorithms: [String] = IDTokenSignature.defaultAlgorithms
     ) throws {
         self.id = id
         self.displayName = displayName
@@ -115,6 +123,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         self.userAgents = userAgents
         self.preferredUserAgent = preferredUserAgent
         self.resource = resource
+        self.jwksURI = jwksURI
+        self.idTokenSigningAlgorithms = idTokenSigningAlgorithms
         try validate()
     }
 
@@ -144,6 +154,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         userAgents = try c.decodeIfPresent([UserAgentKind].self, forKey: .userAgents) ?? [.embedded]
         preferredUserAgent = try c.decodeIfPresent(UserAgentKind.self, forKey: .preferredUserAgent)
         resource = try c.decodeIfPresent(URL.self, forKey: .resource)
+        jwksURI = try c.decodeIfPresent(URL.self, forKey: .jwksURI)
+        idTokenSigningAlgorithms =
+            try c.decodeIfPresent([String].self, forKey: .idTokenSigningAlgorithms) ?? IDTokenSignature.defaultAlgorithms
     }
 
     /// The user agents this configuration can use: the provider's, less the
@@ -207,7 +220,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         let endpoints: [(String, URL?)] = [
             ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
             ("revocation_endpoint", revocationEndpoint), ("userinfo_endpoint", userinfoEndpoint),
-            ("profile.url_template_endpoint", profile.urlTemplateEndpoint),
+            ("profile.url_template_endpoint", profile.urlTemplateEndpoint), ("jwks_uri", jwksURI),
         ]
         for (name, url) in endpoints {
             guard let url else { continue }
@@ -228,6 +241,13 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
                     + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))
         }
         try Self.validateRedirectURI(redirectURI)
+        if let unsupported = idTokenSigningAlgorithms.first(where: { !IDTokenSignature.supportedAlgorithms.contains($0) })
+            ?? (idTokenSigningAlgorithms.isEmpty ? "nothing" : nil)
+        {
+            throw fail(
+                "id_token_signing_alg_values may hold \(IDTokenSignature.supportedAlgorithms.sorted().joined(separator: ", ")), not \(unsupported): "
+                    + "never none, never an HMAC (its key would be public).")
+        }
         // RFC 8707 §2: an absolute URI without a fragment; and, holding the tokens, on https or this computer.
         if let resource {
             guard resource.scheme != nil, resource.host?.isEmpty == false, resource.fragment == nil, Self.isSecureOrLoopback(resource)

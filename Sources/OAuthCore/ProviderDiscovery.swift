@@ -115,6 +115,7 @@ public enum ProviderDiscovery {
         ]
         for (key, required) in [
             ("authorization_endpoint", true), ("token_endpoint", true), ("userinfo_endpoint", false), ("revocation_endpoint", false),
+            ("jwks_uri", false),
         ] {
             guard let value = document[key] as? String else {
                 if required { throw fail("it has no \(key)") }
@@ -129,6 +130,15 @@ public enum ProviderDiscovery {
                     "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(value)")
             }
             file[key] = value
+        }
+        // The algorithms its ID tokens may use: those it names that Latchkey checks (none of `none`, none of HMAC).
+        if let named = document["id_token_signing_alg_values_supported"] as? [String] {
+            let usable = named.filter(IDTokenSignature.supportedAlgorithms.contains)
+            guard !usable.isEmpty else {
+                throw OAuthError.invalidConfiguration(
+                    "\(issuer) signs its ID tokens only with \(named.prefix(4).map { Redaction.safeCode($0) }.joined(separator: ", ")), which Latchkey cannot check.")
+            }
+            file["id_token_signing_alg_values"] = usable
         }
         let supported = Set(document["scopes_supported"] as? [String] ?? ["openid", "profile", "email"])
         file["scopes"] = ["openid"] + ["profile", "email", "offline_access"].filter(supported.contains)

@@ -37,6 +37,7 @@ public struct TokenClient: Sendable {
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
+            try await IDTokenSignature.verify(idToken, configuration: configuration, transport: transport, timeout: timeout)
         }
         token.issuedBy = configuration.tokenBinding
         logger.info("Signed in", metadata: ["token": "\(token)"])
@@ -63,6 +64,7 @@ public struct TokenClient: Sendable {
             // costs only itself: it is dropped (the one from the sign-in stays), never the grant.
             do {
                 try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now, previous: token.idToken)
+                try await IDTokenSignature.verify(idToken, configuration: configuration, transport: transport, timeout: timeout)
             } catch {
                 logger.notice("The refreshed ID token failed its checks; keeping the earlier one", metadata: ["error": "\(error)"])
                 fresh.idToken = nil

@@ -30,7 +30,7 @@ extension SandboxServer {
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": [signer.algorithm],
+            "id_token_signing_alg_values_supported": IDTokenSigner.Algorithm.allCases.map(\.rawValue),
             "scopes_supported": likeness.scopes,
             "claims_supported": claims,
             "token_endpoint_auth_methods_supported": authMethods,

@@ -17,14 +17,18 @@ public final class SandboxServer: Sendable {
     /// Which provider's quirks it reproduces; `.standard` is RFC-strict.
     public let likeness: ProviderLikeness
     let state: SandboxState
-    let signer = IDTokenSigner()
+    let signer: IDTokenSigner
     let logger: Logger
     private let baseURL = Mutex<String>("http://127.0.0.1")
 
     public init(
         configuration: SandboxConfiguration = .defaults, likeness: ProviderLikeness = .standard, faults: [Fault] = [],
-        stateFile: URL? = nil, logger: Logger
+        stateFile: URL? = nil, idTokenAlgorithm: String = "ES256", logger: Logger
     ) throws {
+        guard let algorithm = IDTokenSigner.Algorithm(rawValue: idTokenAlgorithm) else {
+            throw SandboxConfigurationError("ID tokens are signed with ES256 or RS256, not \(idTokenAlgorithm).")
+        }
+        self.signer = try IDTokenSigner(algorithm: algorithm)
         self.configuration = configuration
         self.likeness = likeness
         self.state = try SandboxState(faults: faults, stateFile: stateFile)
@@ -83,6 +87,16 @@ public final class SandboxServer: Sendable {
         router.delete("/_admin/faults") { _, _ in
             await self.state.clearFaults()
             return Response(status: .noContent)
+        }
+        // A new signing key (optionally of another algorithm: {"alg": "RS256"}); the previous one stays published.
+        router.post("/_admin/rotate-keys") { request, _ in
+            let body = try await request.body.collect(upTo: 4096)
+            let asked = ((try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any])?["alg"] as? String
+            guard asked.map({ IDTokenSigner.Algorithm(rawValue: $0) != nil }) ?? true else {
+                return Self.json(.badRequest, ["error": "alg must be ES256 or RS256"])
+            }
+            let kid = try self.signer.rotate(to: asked.flatMap(IDTokenSigner.Algorithm.init(rawValue:)))
+            return Self.json(.ok, ["kid": kid, "alg": self.signer.algorithm])
         }
         router.get("/_admin/stats") { _, _ in
             let statistics = await self.state.statistics

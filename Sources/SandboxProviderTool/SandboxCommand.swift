@@ -38,6 +38,9 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds a 'delay' fault waits.")
     var faultDelay: Double = 30
 
+    @Option(name: .customLong("id-token-alg"), help: "What signs ID tokens: ES256 or RS256.")
+    var idTokenAlgorithm: String = "ES256"
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -98,7 +101,9 @@ struct SandboxCommand: AsyncParsableCommand {
         do {
             server = try SandboxServer(
                 configuration: configuration, likeness: likeness, faults: faults, stateFile: stateFile.map { URL(fileURLWithPath: $0) },
-                logger: logger)
+                idTokenAlgorithm: idTokenAlgorithm, logger: logger)
+        } catch let error as SandboxConfigurationError {
+            throw ValidationError("\(error)")
         } catch {
             throw ValidationError("Cannot read the state file \(stateFile ?? ""): \(error)")
         }
