@@ -36,6 +36,13 @@ func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
     return result.value!
 }
 
+/// `wait` for work that throws: its error is thrown here.
+func wait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+    try wait { () async -> Result<T, any Error> in
+        do { return .success(try await work()) } catch { return .failure(error) }
+    }.get()
+}
+
 /// Written by one task before it signals the semaphore `wait` blocks on, read after: never at once.
 final class ResultBox<T>: @unchecked Sendable {
     var value: T?

@@ -103,9 +103,7 @@ struct WindowCommand: ParsableCommand {
                 return
             }
             if signOut {
-                named = try wait { () async -> Result<(ProviderConfiguration, ready: @Sendable () throws -> Void), any Error> in
-                    do { return .success(try await providers.configuration(for: providerID)) } catch { return .failure(error) }
-                }.get()
+                named = try wait { try await providers.configuration(for: providerID) }
             } else if provider != nil {
                 // A provider that only lacks its credentials opens in the window, which offers to set it up.
                 _ = try providers.draft(for: providerID)
@@ -161,10 +159,9 @@ struct WindowCommand: ParsableCommand {
         let identifier = try ResourceDiscovery.identifier(of: url)
         let id = try ResourceProviders.id(for: identifier)
         let providers = ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
-        let outcome = wait { () async -> Result<ResourceProviders.Outcome, any Error> in
-            do { return .success(try await providers.configuration(for: url)) } catch { return .failure(error) }
-        }
-        if case .failure(let error) = outcome {
+        do {
+            _ = try wait { try await providers.configuration(for: url) }
+        } catch {
             // A provider for this very resource was kept (a server that lets no app register): the window
             // opens on it with Set up…. Anything else — another provider's file under this name — is the error.
             let saved = try? ProviderCatalog.readObject(catalog.userFile(for: id))

@@ -74,15 +74,7 @@ final class Providers: @unchecked Sendable {
     /// Asks the keyring, so it runs off GTK's thread.
     func configuration(for id: String) async throws -> (ProviderConfiguration, ready: @Sendable () throws -> Void) {
         guard id == Self.sandboxID, file?.id != id else {
-            var configuration = try draft(for: id)
-            if configuration.lacksClientSecret {
-                do {
-                    configuration.clientSecret = try await secrets.load(for: id)
-                } catch OAuthError.storage(let reason) {
-                    throw OAuthError.invalidConfiguration("the client secret of \(configuration.displayName) could not be read: \(reason)")
-                }
-            }
-            return (try catalog.validated(configuration), {})
+            return (try await catalog.completed(draft(for: id), secrets: secrets), {})
         }
         let child = try lock.withLock {
             if let sandbox { return sandbox }

@@ -72,75 +72,53 @@ struct TokenCommand: ParsableCommand {
     func run() throws {
         // Standard output is the token's alone: a browser started for the sign-in inherits the
         // descriptors, and its chatter (or its holding the pipe open) must not reach `$(latchkey token)`.
-        Self.output = Self.setStandardOutputAside()
+        let output = Self.setStandardOutputAside()
         let level = Logger.Level(rawValue: logLevel) ?? .error
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let catalog = LatchkeyCommand.catalog
         let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
         let store = Stores.tokens(keyringTimeout: keyringTimeout)
-        let timeout = networkTimeout
+        let (timeout, provider) = (networkTimeout, provider ?? "")
+        let resourceURL = resource.flatMap(URL.init(string:))  // checked in validate()
 
-        // The configuration: the resource's (found and registered now if need be), or the provider's.
-        let resourceURL = try resource.map { text -> URL in
-            guard let url = URL(string: text) else { throw Self.fail("“\(text)” is not a URL.", .failed) }
-            return url
-        }
-        let found = wait { () async -> Result<ProviderConfiguration, any Error> in
-            do {
+        /// The resource's provider (found and registered now if need be; with `check`, its
+        /// registration read back first), or the provider's; as a session over the shared store.
+        func makeSession(check: Bool) throws -> AuthSession {
+            let configuration = try wait { () async throws -> ProviderConfiguration in
                 if let resourceURL {
-                    // The saved registration as it is: it is read back only if a sign-in turns out to be needed.
-                    return .success(
-                        try await ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
-                            .configuration(for: resourceURL, checkRegistration: false).configuration)
+                    return try await ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
+                        .configuration(for: resourceURL, checkRegistration: check).configuration
                 }
-                return .success(try await Self.providerConfiguration(provider ?? "", catalog: catalog, secrets: secrets))
-            } catch {
-                return .failure(error)
+                return try await Self.providerConfiguration(provider, catalog: catalog, secrets: secrets)
             }
+            return AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout))
         }
-        var configuration: ProviderConfiguration
-        switch found {
-        case .success(let found): configuration = found
-        case .failure(let error): throw Self.fail("\(error)", .failed)
-        }
-        var session = AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout))
 
+        var session: AuthSession
+        do {
+            // The saved registration as it is: it is read back only if a sign-in turns out to be needed.
+            session = try makeSession(check: false)
+        } catch {
+            throw Self.fail("\(error)", .failed)
+        }
         switch wait({ [session] in await Self.fresh(session) }) {
         case .success(let token):
-            Self.printToken(token)
-            return
+            return Self.print(token, to: output)
         case .failure(let error):
-            guard case .signedOut = error, let resourceURL else { throw Self.fail("\(error)", Self.exit(for: error)) }
+            guard case .signedOut = error, resourceURL != nil else { throw Self.fail("\(error)", Self.exit(for: error)) }
             // About to sign in: make sure the server still knows the client (RFC 7592), registering anew if not.
-            let checked = wait { () async -> Result<ProviderConfiguration, any Error> in
-                do {
-                    return .success(
-                        try await ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout).configuration(for: resourceURL)
-                            .configuration)
-                } catch {
-                    return .failure(error)
-                }
-            }
-            switch checked {
-            case .success(let checked) where checked != configuration:
-                configuration = checked
-                session = AuthSession(
-                    configuration: checked, store: store, tokenClient: TokenClient(configuration: checked, timeout: timeout))
-            case .success: break
-            case .failure(let error): throw Self.fail("\(error)", .failed)
-            }
+            do { session = try makeSession(check: true) } catch { throw Self.fail("\(error)", .failed) }
         }
 
         // Signed out, for a resource: sign in first, in the window (or the browser), then print.
         let environment = ProcessInfo.processInfo.environment
         guard environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false else {
             throw Self.fail(
-                "You are not signed in to \(configuration.displayName), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).",
+                "You are not signed in to \(session.configuration.displayName), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).",
                 .signedOut)
         }
-        let signedIn = MainActor.assumeIsolated { Self.signInInteractively(session) }
-        switch signedIn {
-        case .success(let token): Self.printToken(token)
+        switch MainActor.assumeIsolated({ [session] in Self.signInInteractively(session) }) {
+        case .success(let token): Self.print(token, to: output)
         case .failure(let error): throw Self.fail("\(error)", Self.exit(for: error))
         }
     }
@@ -154,9 +132,7 @@ struct TokenCommand: ParsableCommand {
             throw OAuthError.invalidConfiguration(
                 "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource.")
         }
-        var configuration = try catalog.draft(named: id)
-        if configuration.lacksClientSecret { configuration.clientSecret = try await secrets.load(for: id) }
-        return try catalog.validated(configuration)
+        return try await catalog.configuration(named: id, secrets: secrets)
     }
 
     static func fresh(_ session: AuthSession) async -> Result<Token, OAuthError> {
@@ -210,9 +186,6 @@ struct TokenCommand: ParsableCommand {
         }
     }
 
-    /// Where the token goes: the standard output the command was started with.
-    nonisolated(unsafe) static var output: FileHandle = .standardOutput
-
     /// Keeps the real standard output aside (close-on-exec, so no child inherits it)
     /// and points descriptor 1 at stderr for everything else this process starts.
     static func setStandardOutputAside() -> FileHandle {
@@ -222,7 +195,7 @@ struct TokenCommand: ParsableCommand {
     }
 
     /// The token and a newline on the kept standard output: the command's only output there.
-    static func printToken(_ token: Token) {
+    static func print(_ token: Token, to output: FileHandle) {
         output.write(Data((token.accessToken + "\n").utf8))
     }
 
@@ -265,7 +238,7 @@ struct StatusCommand: ParsableCommand {
         do {
             token = try await store.load(for: id)
         } catch {
-            return "the saved sign-in cannot be read (\(error))"
+            return "\(error)"  // OAuthError's sentence: "Trouble with the saved sign-in: …"
         }
         let configuration = try? await TokenCommand.providerConfiguration(id, catalog: catalog, secrets: secrets)
         guard let token else {

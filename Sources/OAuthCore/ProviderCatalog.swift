@@ -67,13 +67,38 @@ public struct ProviderCatalog: Sendable {
         let file = userFile(for: id)
         var object = FileManager.default.fileExists(atPath: file.path) ? try Self.readObject(file) : [:]
         for (key, value) in settings { object[key] = value }
+        try writeUserFile(object, for: id)
+    }
+
+    /// Writes the person's whole file for provider `id`: 0600 in a 0700 directory, replaced atomically.
+    func writeUserFile(_ object: [String: Any], for id: String) throws {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
         do {
             try PrivateFile.prepareDirectory(userConfigDirectory)
-            try PrivateFile.replace(file, with: data)
-        } catch {
+            try PrivateFile.replace(userFile(for: id), with: data)
+        } catch let error as PrivateFileError {
             throw OAuthError.invalidConfiguration("Latchkey \(error.sentence("could not write"))")
         }
+    }
+
+    /// Provider `id` ready to use: its layers, the client secret `secrets` keeps when
+    /// no layer gives one (typed into a set-up dialog, or given by a registration),
+    /// then the checks. Asks `secrets`, which may be a keyring: not for a GUI thread.
+    public func configuration(named id: String, secrets: any ClientSecretStore) async throws -> ProviderConfiguration {
+        try await completed(draft(named: id), secrets: secrets)
+    }
+
+    /// `draft` with the client secret `secrets` keeps for it when no layer gives one, then checked.
+    public func completed(_ draft: ProviderConfiguration, secrets: any ClientSecretStore) async throws -> ProviderConfiguration {
+        var configuration = draft
+        if configuration.lacksClientSecret {
+            do {
+                configuration.clientSecret = try await secrets.load(for: configuration.id)
+            } catch OAuthError.storage(let reason) {
+                throw OAuthError.invalidConfiguration("the client secret of \(configuration.displayName) could not be read: \(reason)")
+            }
+        }
+        return try validated(configuration)
     }
 
     public func presetFile(named name: String) -> URL? {
@@ -161,13 +186,7 @@ public struct ProviderCatalog: Sendable {
             check["client_secret"] = "to-be-set-up"
         }
         try Self.decode(check).validate()
-        do {
-            try PrivateFile.prepareDirectory(userConfigDirectory)
-            try PrivateFile.replace(
-                userFile(for: id), with: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]))
-        } catch let error as PrivateFileError {
-            throw OAuthError.invalidConfiguration(error.sentence())
-        }
+        try writeUserFile(object, for: id)
         return (id, secret)
     }
 

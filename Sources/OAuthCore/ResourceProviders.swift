@@ -70,13 +70,11 @@ public struct ResourceProviders: Sendable {
             }
             saved = object
         }
-        if var saved, !(saved["client_id"] as? String ?? "").isEmpty {
+        if let saved, !(saved["client_id"] as? String ?? "").isEmpty {
             guard checkRegistration, saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else {
-                return Outcome(configuration: try await configured(id), registered: false)
+                return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
             }
             // The server forgot the client it registered: register again, from a clean slate.
-            saved["client_id"] = nil
-            saved["registration_client_uri"] = nil
             try? await secrets.remove(for: Self.registrationKey(id))
             try? await secrets.remove(for: id)
         }
@@ -149,35 +147,19 @@ public struct ResourceProviders: Sendable {
             if let token = registration.registrationAccessToken {
                 try await secrets.save(token, for: Self.registrationKey(id))
             }
-            try write(object, id: id)
+            try catalog.writeUserFile(object, for: id)
         } else {
             // Kept without a client id, so that one given by hand (or in the window's set-up) is all that is missing.
             object["registration_hint"] =
                 "\(issuer) does not let apps register themselves: register Latchkey there as a native (public) client "
                 + "with the redirect URI \(redirectURI.absoluteString), and put its client id in \(file)."
-            try write(object, id: id)
+            try catalog.writeUserFile(object, for: id)
             throw OAuthError.invalidConfiguration(
                 "\(issuer), which signs in for \(identifier.absoluteString), does not let apps register themselves (it has no registration_endpoint). "
                     + "Register Latchkey there as a native (public) client with the redirect URI \(redirectURI.absoluteString), "
                     + "and put {\"client_id\": \"…\"} in \(file).")
         }
-        return try await configured(id)
+        return try await catalog.configuration(named: id, secrets: secrets)
     }
 
-    private func write(_ object: [String: Any], id: String) throws {
-        do {
-            try PrivateFile.prepareDirectory(catalog.userConfigDirectory)
-            try PrivateFile.replace(
-                catalog.userFile(for: id), with: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]))
-        } catch let error as PrivateFileError {
-            throw OAuthError.invalidConfiguration("Latchkey \(error.sentence("could not write"))")
-        }
-    }
-
-    /// The saved provider, its secret (if the server made it confidential) from the store.
-    private func configured(_ id: String) async throws -> ProviderConfiguration {
-        var configuration = try catalog.draft(named: id)
-        if configuration.lacksClientSecret { configuration.clientSecret = try await secrets.load(for: id) }
-        return try catalog.validated(configuration)
-    }
 }

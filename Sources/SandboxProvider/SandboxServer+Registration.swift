@@ -127,7 +127,7 @@ extension SandboxServer {
         case "https":
             return (parts.host ?? "").isEmpty ? "an https URI needs a host." : nil
         case "http":
-            return isLoopbackHTTP(uri) ? nil : "plain http only to this computer (127.0.0.1 or [::1])."
+            return SandboxClient.isLoopbackHTTP(uri) ? nil : "plain http only to this computer (127.0.0.1 or [::1])."
         case "javascript", "data", "file", "about":
             return "\(scheme): cannot be a redirect URI."
         default:
@@ -135,8 +135,6 @@ extension SandboxServer {
             return scheme.contains(".") ? nil : "a private-use scheme must be a reverse domain name (com.example.app:/…)."
         }
     }
-
-    private static func isLoopbackHTTP(_ uri: String) -> Bool { SandboxClient.isLoopbackHTTP(uri) }
 
     private static func hash(_ text: String) -> String { Base64URL.encode(SHA256.hash(data: Data(text.utf8))) }
 }

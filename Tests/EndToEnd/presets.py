@@ -9,7 +9,6 @@ the sandbox's origin, and the client id and secret are the sandbox's.
 import contextlib
 import json
 import os
-import urllib.request
 import subprocess
 
 from harness import BIN, ROOT, admin, assert_no_secrets, expect, open_sign_in, sign_in
@@ -45,12 +44,6 @@ def rehosted(preset, base):
     if moved:
         user["profile"] = {"url_template_endpoint": moved}
     return user
-
-
-def admin_delete(base, path):
-    request = urllib.request.Request(base + path, method="DELETE")
-    with urllib.request.urlopen(request, timeout=10) as response:
-        expect(response.status == 204, f"DELETE {path}: {response.status}")
 
 
 def start_sandbox(home, provider, *extra):

@@ -9,11 +9,10 @@ import urllib.error
 import urllib.request
 
 import presets
-from driver import Failure, wait_until
-from harness import BIN, assert_no_secrets, expect, sign_in
+from harness import BIN, admin, assert_no_secrets, expect, sign_in
 
 
-def token_command(home, *args, timeout=120):
+def token_command(*args, timeout=120):
     """`latchkey token …` as a script runs it: stdout and stderr apart."""
     return subprocess.run(
         [os.path.join(BIN, "latchkey"), "token", *args], capture_output=True, text=True, timeout=timeout)
@@ -41,7 +40,7 @@ def token_for_resource(home):
         resource = base + "/api/me"
         expect(no_client_id_configured(home), "the home starts with no provider configured")
         # Without a sign-in and with --provider, nothing opens: a sentence and exit status 3.
-        refused = token_command(home, "--provider", "github")
+        refused = token_command("--provider", "github")
         expect(refused.returncode == 1 and refused.stdout == "" and "no client id" in refused.stderr,
                f"an unconfigured provider: {refused.returncode} {refused.stderr!r}")
 
@@ -68,7 +67,7 @@ def token_for_resource(home):
         code, _ = resource_answer(base + "/api/notes", token)
         expect(code == 401, f"the resource beside it does not: {code}")
 
-        registered = presets_stats(base)["registrations"]
+        registered = admin(base, "/_admin/stats")["registrations"]
         expect(registered == 1, f"Latchkey registered once: {registered}")
 
         # Again, as a script: no window (no display even), the same sign-in, no second registration.
@@ -77,7 +76,7 @@ def token_for_resource(home):
             env={k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")})
         expect(again.returncode == 0 and again.stderr == "", f"the second run: {again.returncode} {again.stderr!r}")
         expect(resource_answer(resource, again.stdout.strip())[0] == 200, "its token is accepted too")
-        expect(presets_stats(base)["registrations"] == 1, "no second registration")
+        expect(admin(base, "/_admin/stats")["registrations"] == 1, "no second registration")
 
         status = subprocess.run([os.path.join(BIN, "latchkey"), "status"], capture_output=True, text=True, timeout=60)
         expect(status.returncode == 0, f"status: {status.stderr!r}")
@@ -88,7 +87,7 @@ def token_for_resource(home):
             f.write(status.stdout)
 
         # A server that forgot Latchkey: a new registration, then (signed out) the window again, closed by the person.
-        presets.admin_delete(base, "/_admin/clients")
+        admin(base, "/_admin/clients", method="DELETE")
         for name in os.listdir(os.path.join(home.state, "latchkey")):
             if name.startswith("127-0-0-1") and name.endswith(".json"):
                 os.remove(os.path.join(home.state, "latchkey", name))
@@ -101,7 +100,7 @@ def token_for_resource(home):
             app.quit()
         expect(status == 4, f"a closed sign-in window ends with status 4: {status}")
         expect(open(out).read() == "", "and prints no token")
-        expect(presets_stats(base)["registrations"] == 2, "the forgotten client was registered again")
+        expect(admin(base, "/_admin/stats")["registrations"] == 2, "the forgotten client was registered again")
     assert_no_secrets(home, [os.path.join(home.root, "token.log"), os.path.join(home.root, "token-closed.log")],
                       extra=[token])
 
@@ -120,27 +119,22 @@ def token_while_app_runs(home):
             app.wait_status("Signed in with Who am I")
             tokens = set()
             for _ in range(2):
-                run = token_command(home, "--resource", resource)
+                run = token_command("--resource", resource)
                 expect(run.returncode == 0, f"latchkey token beside the window: {run.returncode} {run.stderr!r}")
                 tokens.add(run.stdout.strip())
                 expect(resource_answer(resource, run.stdout.strip())[0] == 200, "the script's token is accepted")
             # 30-second tokens are within the minute's margin: each run renewed the sign-in.
             expect(len(tokens) == 2, "each run printed a renewed token")
-            expect(presets_stats(base)["refresh_grants"] == 2, "two renewals, by the script")
+            expect(admin(base, "/_admin/stats")["refresh_grants"] == 2, "two renewals, by the script")
             # The window renews from the store the script wrote: the grant stays alive.
             app.press(app.wait_sensitive("Get my profile"))
             app.wait_status("Ada Lovelace", timeout=30)
             app.screenshot("profile-after-script")
-            run = token_command(home, "--resource", resource)
+            run = token_command("--resource", resource)
             expect(run.returncode == 0, f"and the script still gets tokens: {run.stderr!r}")
         finally:
             app.quit()
     assert_no_secrets(home, [app.log_path], extra=list(tokens))
-
-
-def presets_stats(base):
-    with urllib.request.urlopen(base + "/_admin/stats", timeout=10) as response:
-        return json.loads(response.read().decode())
 
 
 SCENARIOS = {
