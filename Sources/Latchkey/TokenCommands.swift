@@ -106,8 +106,6 @@ struct TokenCommand: ParsableCommand {
             return Self.print(token, to: output)
         case .failure(let error):
             guard case .signedOut = error, resourceURL != nil else { throw Self.fail("\(error)", Self.exit(for: error)) }
-            // About to sign in: make sure the server still knows the client (RFC 7592), registering anew if not.
-            do { session = try makeSession(check: true) } catch { throw Self.fail("\(error)", .failed) }
         }
 
         // Signed out, for a resource: sign in first, in the window (or the browser), then print.
@@ -117,6 +115,8 @@ struct TokenCommand: ParsableCommand {
                 "You are not signed in to \(session.configuration.displayName), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).",
                 .signedOut)
         }
+        // About to sign in: make sure the server still knows the client (RFC 7592), registering anew if not.
+        do { session = try makeSession(check: true) } catch { throw Self.fail("\(error)", .failed) }
         switch MainActor.assumeIsolated({ [session] in Self.signInInteractively(session) }) {
         case .success(let token): Self.print(token, to: output)
         case .failure(let error): throw Self.fail("\(error)", Self.exit(for: error))

@@ -81,9 +81,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .userAgent(let reason): "The sign-in window failed: \(reason)"
         case .browser(let reason): "Signing in through your browser failed: \(reason)"
         case .invalidGrant(let description):
-            "The provider no longer accepts this sign-in\(description.map { ": \($0)" } ?? ""). Sign in again."
+            "The provider no longer accepts this sign-in\(Self.clause(description)). Sign in again."
         case .invalidClient(let description):
-            "The provider did not accept this app's client credentials\(description.map { ": \($0)" } ?? ""). Check the client id and secret."
+            "The provider did not accept this app's client credentials\(Self.clause(description)). Check the client id and secret."
         case .tokenEndpoint(let code, let description):
             "The provider refused to issue tokens: \(description ?? Self.meaning(of: code)) (\(code))."
         case .httpStatus(let status, let endpoint):
@@ -121,6 +121,14 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tokenEndpoint(let code, _): code == "temporarily_unavailable" || code == "server_error"
         default: false
         }
+    }
+
+    /// A provider's description as the end of our sentence (": …"), without the full
+    /// stop it may bring, which ours already has.
+    static func clause(_ description: String?) -> String {
+        guard var text = description?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return "" }
+        while text.hasSuffix(".") { text.removeLast() }
+        return ": " + text
     }
 
     /// RFC 6749 §4.1.2.1 and §5.2 in words, for providers that send no description.

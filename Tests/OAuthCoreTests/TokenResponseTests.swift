@@ -61,6 +61,15 @@ import Testing
         #expect(plain == .tokenEndpoint(code: "bad_verification_code", description: "The code passed is incorrect or expired."))
     }
 
+    @Test func aProvidersDescriptionEndsOurSentenceWithOneFullStop() {
+        // The sandbox, like many providers, ends its descriptions with a full stop.
+        #expect(
+            "\(OAuthError.invalidClient(description: "Client authentication failed."))"
+                == "The provider did not accept this app's client credentials: Client authentication failed. Check the client id and secret.")
+        #expect("\(OAuthError.invalidGrant(description: "The refresh token was revoked."))" == "The provider no longer accepts this sign-in: The refresh token was revoked. Sign in again.")
+        #expect("\(OAuthError.invalidGrant(description: nil))" == "The provider no longer accepts this sign-in. Sign in again.")
+    }
+
     @Test func aLifetimeOfOneSecondIsALifetimeAndTrueIsNone() throws {
         #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":1}"#).expiresAt == now.addingTimeInterval(1))
         #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":true}"#).expiresAt == nil)
