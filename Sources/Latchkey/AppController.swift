@@ -367,29 +367,54 @@ final class AppController {
         let (providers, store, logger, timeout) = (self.providers, self.store, self.logger, networkTimeout)
         Task.detached { [weak self, weak dialog] in
             do {
-                let added: (id: String, clientSecret: String?)
+                /// No provider had this id, so whatever is stored under it was left by one removed by hand:
+                /// its sign-in and secrets must not reach this provider's endpoints.
+                func clearLeftBehind(_ id: String) async {
+                    try? await store.remove(for: id)
+                    try? await providers.secrets.remove(for: id)
+                    try? await providers.secrets.remove(for: ResourceProviders.registrationKey(id))
+                }
+                func isNew(_ id: String) -> Bool { !FileManager.default.fileExists(atPath: providers.catalog.userFile(for: id).path) }
+                let zeroConfiguration = ResourceProviders(catalog: providers.catalog, secrets: providers.secrets, timeout: timeout)
+                let id: String
+                var notice: String?
                 switch source {
                 case .issuer(let issuer):
-                    let file = try await ProviderDiscovery.providerFile(issuer: issuer, timeout: timeout)
-                    added = try providers.catalog.addProvider(from: JSONSerialization.data(withJSONObject: file), name: issuer)
-                case .file(let path):
-                    added = try providers.catalog.addProvider(file: URL(fileURLWithPath: (path as NSString).expandingTildeInPath))
-                }
-                logger.info("Provider \(added.id) added")
-                // No provider had this id, so whatever is stored under it was left by one removed by hand:
-                // its sign-in and secret must not reach this provider's endpoints.
-                try? await store.remove(for: added.id)
-                try? await providers.secrets.remove(for: added.id)
-                try? await providers.secrets.remove(for: ResourceProviders.registrationKey(added.id))
-                var notice: String?
-                if let secret = added.clientSecret {
+                    // A file naming the issuer alone, registered where the server allows.
+                    id = try ResourceProviders.id(forIssuer: issuer)
+                    if isNew(id) { await clearLeftBehind(id) }
+                    _ = try await zeroConfiguration.prepare(issuer: issuer)
+                case .resource(let text):
+                    guard let url = URL(string: text) else { throw OAuthError.invalidConfiguration("“\(text)” is not a URL.") }
+                    let identifier = try ResourceDiscovery.identifier(of: url)
+                    id = try ResourceProviders.id(for: identifier)
+                    if isNew(id) { await clearLeftBehind(id) }
                     do {
-                        try await providers.secrets.save(secret, for: added.id)
+                        _ = try await zeroConfiguration.configuration(for: identifier)
                     } catch {
-                        notice = "\(error) Choose Set up… to give the secret again."
+                        // Kept without a client id (the server lets no app register): listed, with Set up….
+                        guard (try? ProviderCatalog.readObject(providers.catalog.userFile(for: id)))?["resource"] as? String
+                            == identifier.absoluteString
+                        else { throw error }
+                        notice = Self.sentence(for: error)
+                    }
+                case .file(let path):
+                    let file = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+                    // A file that names only its issuer is checked against the issuer's discovery document.
+                    try await providers.catalog.refreshDiscovery(file: file, timeout: timeout)
+                    let added = try providers.catalog.addProvider(file: file)
+                    id = added.id
+                    await clearLeftBehind(id)
+                    if let secret = added.clientSecret {
+                        do {
+                            try await providers.secrets.save(secret, for: id)
+                        } catch {
+                            notice = "\(error) Choose Set up… to give the secret again."
+                        }
                     }
                 }
-                MainLoop.perform { self?.providerAdded(added.id, notice: notice) }
+                logger.info("Provider \(id) added")
+                MainLoop.perform { self?.providerAdded(id, notice: notice) }
             } catch {
                 logger.notice("Adding a provider failed", metadata: ["error": "\(error)"])
                 MainLoop.perform {

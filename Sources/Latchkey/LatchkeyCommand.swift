@@ -30,7 +30,7 @@ struct WindowCommand: ParsableCommand {
         commandName: "window",
         abstract: "Show the window (what `latchkey` alone does).",
         discussion: """
-            Without --provider, --provider-file or --resource, Latchkey shows the provider last chosen in its window; \
+            Without --provider, --provider-file, --resource or --issuer, Latchkey shows the provider last chosen in its window; \
             at first its offline sandbox provider (latchkey-sandbox): user ada, password engine. \
             Presets: \(LatchkeyCommand.catalog.presetNames.joined(separator: ", ")). \
             Credentials come from ~/.config/latchkey/<provider>.json or LATCHKEY_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET.
@@ -48,6 +48,12 @@ struct WindowCommand: ParsableCommand {
             valueName: "url"))
     var resource: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "An OpenID Connect or OAuth server's issuer URL: its endpoints come from its discovery document, and Latchkey registers itself where the server allows (RFC 8414, RFC 7591).",
+            valueName: "url"))
+    var issuer: String?
+
     @Flag(name: .customLong("sign-out"), help: "Forget the stored sign-in for the provider (revoking it where possible), then exit.")
     var signOut = false
 
@@ -63,8 +69,8 @@ struct WindowCommand: ParsableCommand {
     var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "info"
 
     func validate() throws {
-        if [provider, providerFile, resource].compactMap({ $0 }).count > 1 {
-            throw ValidationError("Name a provider with one of --provider, --provider-file and --resource.")
+        if [provider, providerFile, resource, issuer].compactMap({ $0 }).count > 1 {
+            throw ValidationError("Name a provider with one of --provider, --provider-file, --resource and --issuer.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         guard networkTimeout.isFinite, networkTimeout >= 1, networkTimeout <= 3600 else {
@@ -92,9 +98,12 @@ struct WindowCommand: ParsableCommand {
         var named: (ProviderConfiguration, ready: @Sendable () throws -> Void)?
         let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
         do {
-            let resourceID = try resource.map { try Self.prepareResource($0, catalog: catalog, secrets: secrets, timeout: networkTimeout) }
+            let resourceID =
+                try resource.map { try Self.prepareResource($0, catalog: catalog, secrets: secrets, timeout: networkTimeout) }
+                ?? issuer.map { try Self.prepareIssuer($0, catalog: catalog, secrets: secrets, timeout: networkTimeout) }
             providers = try Providers(
-                catalog: catalog, secrets: secrets, file: providerFile.map { URL(fileURLWithPath: $0) }, logger: logger)
+                catalog: catalog, secrets: secrets, file: providerFile.map { URL(fileURLWithPath: $0) },
+                networkTimeout: networkTimeout, logger: logger)
             // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
             let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.exists(id) ? id : nil }
             providerID = providers.file?.id ?? resourceID ?? provider ?? remembered ?? Providers.sandboxID
@@ -104,9 +113,10 @@ struct WindowCommand: ParsableCommand {
             }
             if signOut {
                 named = try wait { try await providers.configuration(for: providerID) }
-            } else if provider != nil {
-                // A provider that only lacks its credentials opens in the window, which offers to set it up.
-                _ = try providers.draft(for: providerID)
+            } else if let provider {
+                // A provider that only lacks its credentials (or its discovery document) opens in the window,
+                // which offers to set it up (or fetches the document).
+                _ = try catalog.readableID(named: provider)
             }
         } catch let error as OAuthError {
             if case .unknownProvider = error {
@@ -169,6 +179,18 @@ struct WindowCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
         }
         return id
+    }
+}
+
+extension WindowCommand {
+    /// `--issuer`: the provider for it (a file naming only the issuer, registered where
+    /// the server allows), made now or kept from before; its id. One the server lets
+    /// no app register with opens in the window lacking its client id, with Set up….
+    static func prepareIssuer(_ text: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double) throws
+        -> String
+    {
+        let providers = ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
+        return try wait { try await providers.prepare(issuer: text) }.id
     }
 }
 

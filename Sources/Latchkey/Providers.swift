@@ -19,18 +19,21 @@ final class Providers: @unchecked Sendable {
     /// after a provider is added; read (`readEntries`) off GTK's thread, kept and used on it only.
     var entries: [(id: String, displayName: String)] = []
     private let logger: Logger
+    /// Seconds to wait for a provider's discovery document.
+    private let networkTimeout: Double
     // Guarded by `lock`: the sandbox child, once started.
     private let lock = NSLock()
     private var sandbox: SandboxChild?
 
     static let sandboxID = "sandbox"
 
-    init(catalog: ProviderCatalog, secrets: any ClientSecretStore, file: URL?, logger: Logger) throws {
+    init(catalog: ProviderCatalog, secrets: any ClientSecretStore, file: URL?, networkTimeout: Double = 30, logger: Logger) throws {
         self.catalog = catalog
+        self.networkTimeout = networkTimeout
         self.secrets = secrets
         self.logger = logger
         // The file is read for its id and name; its credentials may still be missing (the set-up dialog gives them).
-        self.file = try file.map { (try catalog.draft(file: $0).id, $0) }
+        self.file = try file.map { (try catalog.readableID(file: $0), $0) }
     }
 
     /// Whether there is a provider `id` to show, found without listing them all.
@@ -72,8 +75,16 @@ final class Providers: @unchecked Sendable {
     /// no file or variable gives one, and what must happen before it is first
     /// spoken to (the sandbox child starting); throws a sentence when it cannot be used.
     /// Asks the keyring, so it runs off GTK's thread.
+    /// A provider that names only its issuer has its discovery document brought up to date first.
     func configuration(for id: String) async throws -> (ProviderConfiguration, ready: @Sendable () throws -> Void) {
         guard id == Self.sandboxID, file?.id != id else {
+            let source: DiscoveryCache.Source?
+            if let file, file.id == id {
+                source = try await catalog.refreshDiscovery(file: file.url, timeout: networkTimeout)
+            } else {
+                source = try await catalog.refreshDiscovery(named: id, timeout: networkTimeout)
+            }
+            if let source { logger.info("Discovery document \(Self.describe(source))") }
             return (try await catalog.completed(draft(for: id), secrets: secrets), {})
         }
         let child = try lock.withLock {
@@ -84,6 +95,15 @@ final class Providers: @unchecked Sendable {
         }
         let configuration = try catalog.configuration(named: Self.sandboxID, overrides: ["issuer": child.baseURL])
         return (configuration, { try child.waitUntilReady() })
+    }
+
+    static func describe(_ source: DiscoveryCache.Source) -> String {
+        switch source {
+        case .fresh: "kept and still fresh"
+        case .fetched: "fetched"
+        case .revalidated: "confirmed unchanged by the provider"
+        case .stale: "kept from before: the provider could not be asked"
+        }
     }
 
     /// Stops the sandbox child if one was started.

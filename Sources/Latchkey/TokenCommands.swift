@@ -89,7 +89,7 @@ struct TokenCommand: ParsableCommand {
                     return try await ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
                         .configuration(for: resourceURL, checkRegistration: check).configuration
                 }
-                return try await Self.providerConfiguration(provider, catalog: catalog, secrets: secrets)
+                return try await Self.providerConfiguration(provider, catalog: catalog, secrets: secrets, timeout: timeout)
             }
             return AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout))
         }
@@ -125,14 +125,14 @@ struct TokenCommand: ParsableCommand {
 
     /// The provider named with --provider, its stored client secret filled in.
     /// (The sandbox lives only while the window runs: its tokens are the window's.)
-    static func providerConfiguration(_ id: String, catalog: ProviderCatalog, secrets: any ClientSecretStore) async throws
-        -> ProviderConfiguration
+    static func providerConfiguration(_ id: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double = 15)
+        async throws -> ProviderConfiguration
     {
         guard id != "sandbox" else {
             throw OAuthError.invalidConfiguration(
                 "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource.")
         }
-        return try await catalog.configuration(named: id, secrets: secrets)
+        return try await catalog.configuration(named: id, secrets: secrets, timeout: timeout)
     }
 
     static func fresh(_ session: AuthSession) async -> Result<Token, OAuthError> {

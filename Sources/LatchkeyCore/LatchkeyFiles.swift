@@ -16,7 +16,8 @@ public enum LatchkeyFiles {
     /// person's `$XDG_DATA_HOME/latchkey/providers`, the installed
     /// `<prefix>/share/latchkey/providers`, the system's XDG data directories,
     /// and last the source tree's `data/providers`; credentials from
-    /// `$XDG_CONFIG_HOME/latchkey/<id>.json` or the environment.
+    /// `$XDG_CONFIG_HOME/latchkey/<id>.json` or the environment; discovery documents
+    /// of providers that name only their issuer kept in `$XDG_CACHE_HOME/latchkey/discovery`.
     public static func catalog(
         environment: [String: String] = ProcessInfo.processInfo.environment, layout: InstallLayout = .current
     ) -> ProviderCatalog {
@@ -33,7 +34,13 @@ public enum LatchkeyFiles {
         return ProviderCatalog(
             presetDirectories: directories,
             userConfigDirectory: xdg("XDG_CONFIG_HOME", ".config", environment).appendingPathComponent(application),
-            environment: environment, credentialPrefix: credentialPrefix)
+            environment: environment, credentialPrefix: credentialPrefix,
+            discovery: DiscoveryCache(directory: cacheDirectory(environment).appendingPathComponent("discovery")))
+    }
+
+    /// `$XDG_CACHE_HOME/latchkey`: what can be fetched again (discovery documents).
+    public static func cacheDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        xdg("XDG_CACHE_HOME", ".cache", environment).appendingPathComponent(application)
     }
 
     /// Where the token file (and the sandbox's state) live: `$XDG_STATE_HOME/latchkey`.

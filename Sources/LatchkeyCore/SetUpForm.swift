@@ -57,24 +57,33 @@ public enum SetUpForm {
 
     /// Where a provider being added comes from.
     public enum Source: Equatable, Sendable {
+        /// An authorization server's issuer URL: its discovery document says the rest.
         case issuer(String)
+        /// A protected resource's URL: it names its authorization server (RFC 9728).
+        case resource(String)
         case file(String)
     }
 
-    /// The add-provider form: exactly one of an issuer URL and a provider file.
-    public static func source(issuer raw: String, file rawFile: String) -> Result<Source, Problem> {
-        let issuer = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        let file = rawFile.trimmingCharacters(in: .whitespacesAndNewlines)
+    /// The add-provider form: exactly one of an issuer URL, a resource URL and a provider file.
+    public static func source(issuer rawIssuer: String, resource rawResource: String = "", file rawFile: String) -> Result<Source, Problem> {
+        let (issuer, resource, file) = (trim(rawIssuer), trim(rawResource), trim(rawFile))
         func problem(_ sentence: String) -> Result<Source, Problem> { .failure(Problem(field: .source, sentence: sentence)) }
-        switch (issuer.isEmpty, file.isEmpty) {
-        case (true, true): return problem("Give the provider's issuer URL, or choose a provider file.")
-        case (false, false): return problem("Give an issuer URL or a provider file, not both.")
-        case (false, true):
-            guard issuer.lowercased().hasPrefix("https://") || issuer.lowercased().hasPrefix("http://") else {
-                return problem("An issuer URL starts with https://, such as https://accounts.example.com.")
-            }
-            return .success(.issuer(issuer))
-        case (true, false): return .success(.file(file))
+        func isWebAddress(_ text: String) -> Bool { text.lowercased().hasPrefix("https://") || text.lowercased().hasPrefix("http://") }
+        switch [issuer, resource, file].filter({ !$0.isEmpty }).count {
+        case 0: return problem("Give the provider's issuer URL, the URL of what you want to reach, or choose a provider file.")
+        case 1: break
+        default: return problem("Give one of an issuer URL, a resource URL and a provider file, not more.")
         }
+        if !issuer.isEmpty {
+            guard isWebAddress(issuer) else { return problem("An issuer URL starts with https://, such as https://accounts.example.com.") }
+            return .success(.issuer(issuer))
+        }
+        if !resource.isEmpty {
+            guard isWebAddress(resource) else { return problem("A resource URL starts with https://, such as https://api.example.com/mcp.") }
+            return .success(.resource(resource))
+        }
+        return .success(.file(file))
     }
+
+    private static func trim(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
 }

@@ -10,6 +10,9 @@ import Glibc
 /// user's `<config>/<id>.json`, the environment's `<PREFIX>_<ID>_CLIENT_ID` and
 /// `<PREFIX>_<ID>_CLIENT_SECRET` (when the program names a prefix), then the
 /// caller's overrides. Endpoints written as paths are appended to `issuer`.
+/// A provider whose layers name an `issuer` and neither endpoint takes the rest
+/// from the issuer's discovery document, kept in `discovery` (see
+/// `refreshDiscovery`): `{"issuer": …, "client_id": …}` is a whole provider file.
 ///
 /// Which directories and which prefix are the program's choice: OAuthCore
 /// names none of its own.
@@ -20,15 +23,19 @@ public struct ProviderCatalog: Sendable {
     /// The prefix of the credential variables (`LATCHKEY` reads `LATCHKEY_GITHUB_CLIENT_ID`);
     /// nil: credentials come from files only.
     public var credentialPrefix: String?
+    /// Where discovery documents are kept for providers that name only their issuer;
+    /// nil: such providers cannot be used.
+    public var discovery: DiscoveryCache?
 
     public init(
         presetDirectories: [URL], userConfigDirectory: URL, environment: [String: String] = [:],
-        credentialPrefix: String? = nil
+        credentialPrefix: String? = nil, discovery: DiscoveryCache? = nil
     ) {
         self.presetDirectories = presetDirectories
         self.userConfigDirectory = userConfigDirectory
         self.environment = environment
         self.credentialPrefix = credentialPrefix
+        self.discovery = discovery
     }
 
     /// The environment variable that holds `suffix` (CLIENT_ID, CLIENT_SECRET) for provider `id`.
@@ -76,7 +83,7 @@ public struct ProviderCatalog: Sendable {
         do {
             try PrivateFile.prepareDirectory(userConfigDirectory)
             try PrivateFile.replace(userFile(for: id), with: data)
-        } catch let error as PrivateFileError {
+        } catch {
             throw OAuthError.invalidConfiguration("Latchkey \(error.sentence("could not write"))")
         }
     }
@@ -84,8 +91,73 @@ public struct ProviderCatalog: Sendable {
     /// Provider `id` ready to use: its layers, the client secret `secrets` keeps when
     /// no layer gives one (typed into a set-up dialog, or given by a registration),
     /// then the checks. Asks `secrets`, which may be a keyring: not for a GUI thread.
-    public func configuration(named id: String, secrets: any ClientSecretStore) async throws -> ProviderConfiguration {
-        try await completed(draft(named: id), secrets: secrets)
+    /// A provider that names only its issuer has its discovery document brought up to date first.
+    public func configuration(
+        named id: String, secrets: any ClientSecretStore, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+    ) async throws -> ProviderConfiguration {
+        try await refreshDiscovery(named: id, transport: transport, timeout: timeout)
+        return try await completed(draft(named: id), secrets: secrets)
+    }
+
+    /// For a provider whose layers name its issuer and neither endpoint: its discovery
+    /// document, fetched or confirmed if the kept copy is not fresh, or the kept copy
+    /// when the server cannot be asked (see `DiscoveryCache.document`). Nil for every
+    /// other provider, which needs no request. Throws a sentence when there is no copy
+    /// and none can be had.
+    @discardableResult
+    public func refreshDiscovery(
+        named name: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+    ) async throws -> DiscoveryCache.Source? {
+        try await refreshDiscovery(layers: layers(base: base(named: name), overrides: [:]), transport: transport, timeout: timeout)
+    }
+
+    /// `refreshDiscovery(named:)` for a provider described by `file`.
+    @discardableResult
+    public func refreshDiscovery(
+        file: URL, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+    ) async throws -> DiscoveryCache.Source? {
+        try await refreshDiscovery(layers: layers(base: Self.readObject(file), overrides: [:]), transport: transport, timeout: timeout)
+    }
+
+    /// `refreshDiscovery(named:)` for the bytes of a provider file about to be added.
+    @discardableResult
+    public func refreshDiscovery(
+        providerFile data: Data, name: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+    ) async throws -> DiscoveryCache.Source? {
+        try await refreshDiscovery(
+            layers: Self.object(from: data, file: URL(fileURLWithPath: name)), transport: transport, timeout: timeout)
+    }
+
+    private func refreshDiscovery(layers object: [String: Any], transport: any HTTPTransport, timeout: Double) async throws
+        -> DiscoveryCache.Source?
+    {
+        guard Self.needsDiscovery(object), let issuer = object["issuer"] as? String else { return nil }
+        guard let discovery else { throw Self.noDiscovery(issuer) }
+        return try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).source
+    }
+
+    /// A provider file that names its issuer and neither endpoint is completed from discovery.
+    static func needsDiscovery(_ object: [String: Any]) -> Bool {
+        object["issuer"] is String && object["authorization_endpoint"] == nil && object["token_endpoint"] == nil
+    }
+
+    private static func noDiscovery(_ issuer: String) -> OAuthError {
+        .invalidConfiguration("the provider names only its issuer (\(issuer)), and this program keeps no discovery documents.")
+    }
+
+    /// `object` under what the issuer's kept discovery document says (its own keys win), read
+    /// without a request; a sentence when no copy is kept yet.
+    func withDiscoveredEndpoints(_ object: [String: Any]) throws -> [String: Any] {
+        guard Self.needsDiscovery(object), let text = object["issuer"] as? String else { return object }
+        let (issuer, url) = try ProviderDiscovery.issuerURL(text)
+        guard let discovery else { throw Self.noDiscovery(issuer) }
+        guard let document = discovery.cachedDocument(issuer: issuer) else {
+            throw OAuthError.invalidConfiguration(
+                "\(issuer)'s discovery document, where this provider's endpoints are, has not been read yet. Check your connection and try again.")
+        }
+        let discovered = try ProviderDiscovery.providerFile(
+            issuer: issuer, host: url.host ?? "", port: url.port, path: url.path, document: document)
+        return Self.merged(discovered, with: object)
     }
 
     /// `draft` with the client secret `secrets` keeps for it when no layer gives one, then checked.
@@ -126,16 +198,26 @@ public struct ProviderCatalog: Sendable {
     /// dialog shows for one that still lacks its client id or secret. Throws
     /// only when the files cannot be read or do not have the provider's shape.
     public func draft(named name: String, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
+        try draft(base: base(named: name), overrides: overrides)
+    }
+
+    /// Provider `name`'s id after its layers are read: throws when there is no such
+    /// provider or its files cannot be read, without needing its discovery document.
+    public func readableID(named name: String) throws -> String {
+        try layers(base: base(named: name), overrides: [:])["id"] as! String
+    }
+
+    /// `readableID(named:)` for a provider described by `file`.
+    public func readableID(file: URL) throws -> String {
+        try layers(base: Self.readObject(file), overrides: [:])["id"] as! String
+    }
+
+    /// The first layer of provider `name`: its preset, or just its id for one of the person's own.
+    private func base(named name: String) throws -> [String: Any] {
         guard Self.isPlainName(name) else { throw OAuthError.unknownProvider(name) }
-        let base: [String: Any]
-        if let file = presetFile(named: name) {
-            base = try Self.readObject(file)
-        } else if FileManager.default.fileExists(atPath: userFile(for: name).path) {
-            base = ["id": name]
-        } else {
-            throw OAuthError.unknownProvider(name)
-        }
-        return try draft(base: base, overrides: overrides)
+        if let file = presetFile(named: name) { return try Self.readObject(file) }
+        if FileManager.default.fileExists(atPath: userFile(for: name).path) { return ["id": name] }
+        throw OAuthError.unknownProvider(name)
     }
 
     public func draft(file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
@@ -155,6 +237,7 @@ public struct ProviderCatalog: Sendable {
     /// Refuses a file that is not of the provider shape, and an id already taken.
     public func addProvider(from data: Data, name: String) throws -> (id: String, clientSecret: String?) {
         var object = try Self.object(from: data, file: URL(fileURLWithPath: name))
+        if object["id"] == nil, let issuer = Self.issuerID(object) { object["id"] = issuer }
         guard let id = object["id"] as? String, Self.isPlainName(id), !id.hasPrefix("_") else {
             throw OAuthError.invalidConfiguration("\(name) has no usable \"id\" (letters, digits, - and _, not first).")
         }
@@ -179,7 +262,7 @@ public struct ProviderCatalog: Sendable {
         }
         // Checked as it will be read back, against the same rules, with stand-ins for the
         // credentials the set-up dialog gives later: a provider that could never be used is not written.
-        var check = object
+        var check = try withDiscoveredEndpoints(object)
         try Self.resolveEndpoints(in: &check)
         if (check["client_id"] as? String ?? "").isEmpty { check["client_id"] = "to-be-set-up" }
         if secret != nil || (check["client_authentication"] as? String).map({ $0 != "none" }) == true {
@@ -196,8 +279,16 @@ public struct ProviderCatalog: Sendable {
     }
 
     func draft(base: [String: Any], overrides: [String: String]) throws -> ProviderConfiguration {
+        var object = try withDiscoveredEndpoints(layers(base: base, overrides: overrides))
+        object["client_id"] = object["client_id"] ?? ""
+        try Self.resolveEndpoints(in: &object)
+        return try Self.decode(object)
+    }
+
+    /// The provider's layers merged, before discovery and checks.
+    func layers(base: [String: Any], overrides: [String: String]) throws -> [String: Any] {
         var object = base
-        guard let id = (overrides["id"] ?? object["id"] as? String), Self.isPlainName(id) else {
+        guard let id = (overrides["id"] ?? object["id"] as? String ?? Self.issuerID(object)), Self.isPlainName(id) else {
             throw OAuthError.invalidConfiguration("the provider file has no usable \"id\" (letters, digits, - and _).")
         }
         let user = userFile(for: id)
@@ -211,9 +302,15 @@ public struct ProviderCatalog: Sendable {
             object["client_secret"] = secret
         }
         object.merge(overrides) { _, new in new }
-        object["client_id"] = object["client_id"] ?? ""
-        try Self.resolveEndpoints(in: &object)
-        return try Self.decode(object)
+        object["id"] = id
+        return object
+    }
+
+    /// The id of a file that names only its issuer and no id: the issuer's host, port and path.
+    static func issuerID(_ object: [String: Any]) -> String? {
+        guard needsDiscovery(object), let text = object["issuer"] as? String, let (_, url) = try? ProviderDiscovery.issuerURL(text)
+        else { return nil }
+        return ProviderDiscovery.id(host: url.host ?? "", port: url.port, path: url.path)
     }
 
     static func decode(_ object: [String: Any]) throws -> ProviderConfiguration {

@@ -18,13 +18,27 @@ public enum ProviderDiscovery {
     }
 
     /// The authorization server's metadata, from the first of its well-known
-    /// locations that has it: OpenID Connect's `<issuer>/.well-known/openid-configuration`,
-    /// then RFC 8414's `/.well-known/oauth-authorization-server` inserted before the
-    /// issuer's path, then OpenID Connect's name inserted the same way (RFC 8414 §5).
-    /// Only "not there" (404, 410) moves on to the next; anything else is the answer.
+    /// locations that has it (see `fetch`).
     static func metadata(issuer text: String, transport: any HTTPTransport, timeout: Double) async throws
         -> (issuer: String, url: URL, document: [String: Any])
     {
+        let found = try await fetch(issuer: text, transport: transport, timeout: timeout)
+        return (found.issuer, found.url, found.document)
+    }
+
+    /// A discovery document as it was found: where, and the answer that carried it
+    /// (whose caching headers `DiscoveryCache` keeps).
+    struct Found {
+        let issuer: String
+        let url: URL
+        let location: URL
+        let document: [String: Any]
+        let response: HTTPResponse
+    }
+
+    /// The issuer `text` names, normalised, as a URL: https (http only on this computer),
+    /// no query, no fragment; a sentence otherwise.
+    static func issuerURL(_ text: String) throws -> (issuer: String, url: URL) {
         let issuer = Issuer.normalised(text.trimmingCharacters(in: .whitespaces))
         guard let url = URL(string: issuer), let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil,
             ProviderConfiguration.isSecureOrLoopback(url)
@@ -32,11 +46,21 @@ public enum ProviderDiscovery {
             throw OAuthError.invalidConfiguration(
                 "“\(text)” is not an issuer URL: it must be https://… (http only on this computer), with no query or fragment.")
         }
+        return (issuer, url)
+    }
+
+    /// Fetches the metadata from the first of the issuer's well-known locations that
+    /// has it: OpenID Connect's `<issuer>/.well-known/openid-configuration`, then
+    /// RFC 8414's `/.well-known/oauth-authorization-server` inserted before the
+    /// issuer's path, then OpenID Connect's name inserted the same way (RFC 8414 §5).
+    /// Only "not there" (404, 410) moves on to the next; anything else is the answer.
+    static func fetch(issuer text: String, transport: any HTTPTransport, timeout: Double) async throws -> Found {
+        let (issuer, url) = try issuerURL(text)
         for location in wellKnownLocations(of: url) {
             let response = try await getJSON(location, endpoint: .discovery, transport: transport, timeout: timeout)
             if response.status == 404 || response.status == 410 { continue }
-            let document = try jsonObject(response, endpoint: .discovery)
-            return (issuer, url, try checkedIssuer(document, issuer: issuer))
+            let document = try checkedIssuer(jsonObject(response, endpoint: .discovery), issuer: issuer)
+            return Found(issuer: issuer, url: url, location: location, document: document, response: response)
         }
         // Not there at all: most often a URL that is not the issuer (a console page, a path too many or too few).
         throw OAuthError.invalidConfiguration(

@@ -132,21 +132,7 @@ public struct ResourceProviders: Sendable {
         if let agent = saved?["user_agent"] { object["user_agent"] = agent }
         let file = catalog.userFile(for: id).path
         if let endpointText = document["registration_endpoint"] as? String {
-            guard let endpoint = URL(string: endpointText), ResourceDiscovery.allowed(endpoint, beside: issuerURL) else {
-                throw OAuthError.invalidConfiguration(
-                    "the registration_endpoint of \(issuer) must be an https URL: \(endpointText)")
-            }
-            let registration = try await DynamicRegistration.register(
-                at: endpoint, redirectURIs: [redirectURI], clientName: clientName, transport: transport, timeout: timeout)
-            object["registration_hint"] = nil
-            object["client_id"] = registration.clientID
-            object["client_authentication"] = registration.authentication.rawValue
-            object["registration_client_uri"] = registration.registrationClientURI?.absoluteString
-            object["registration_endpoint"] = endpoint.absoluteString
-            if let secret = registration.clientSecret { try await secrets.save(secret, for: id) }
-            if let token = registration.registrationAccessToken {
-                try await secrets.save(token, for: Self.registrationKey(id))
-            }
+            try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
             try catalog.writeUserFile(object, for: id)
         } else {
             // Kept without a client id, so that one given by hand (or in the window's set-up) is all that is missing.
@@ -162,4 +148,76 @@ public struct ResourceProviders: Sendable {
         return try await catalog.configuration(named: id, secrets: secrets)
     }
 
+    /// Registers Latchkey at the server's `registration_endpoint` (RFC 7591) and writes what it
+    /// was given into `object`: the client id and how it authenticates, where to read the
+    /// registration back; its secret and registration access token go to `secrets`.
+    private func register(into object: inout [String: Any], endpointText: String, issuer: String, issuerURL: URL, id: String)
+        async throws
+    {
+        guard let endpoint = URL(string: endpointText), ResourceDiscovery.allowed(endpoint, beside: issuerURL) else {
+            throw OAuthError.invalidConfiguration("the registration_endpoint of \(issuer) must be an https URL: \(endpointText)")
+        }
+        let registration = try await DynamicRegistration.register(
+            at: endpoint, redirectURIs: [redirectURI], clientName: clientName, transport: transport, timeout: timeout)
+        object["registration_hint"] = nil
+        object["client_id"] = registration.clientID
+        object["client_authentication"] = registration.authentication.rawValue
+        object["registration_client_uri"] = registration.registrationClientURI?.absoluteString
+        object["registration_endpoint"] = endpoint.absoluteString
+        if let secret = registration.clientSecret { try await secrets.save(secret, for: id) }
+        if let token = registration.registrationAccessToken {
+            try await secrets.save(token, for: Self.registrationKey(id))
+        }
+    }
+
+    // MARK: From an issuer
+
+    /// The provider id for an issuer: its host, port and path (`id-example-com-realms-staff`).
+    public static func id(forIssuer text: String) throws -> String {
+        let (_, url) = try ProviderDiscovery.issuerURL(text)
+        return ProviderDiscovery.id(host: url.host ?? "", port: url.port, path: url.path)
+    }
+
+    /// The provider for an authorization server named by its issuer (`latchkey --issuer`):
+    /// a file of the person's that names the issuer and no endpoints, which come from the
+    /// discovery document (kept in the catalog's cache, see `ProviderCatalog`), so they follow
+    /// the provider. When no client id is configured and the server offers registration,
+    /// Latchkey registers (and, with `checkRegistration`, registers again if the server
+    /// forgot it). Without either, the provider is left lacking only its client id, whose
+    /// `registration_hint` says where to get one. Returns its id and whether it registered now.
+    public func prepare(issuer text: String, checkRegistration: Bool = true) async throws -> (id: String, registered: Bool) {
+        let (issuer, issuerURL) = try ProviderDiscovery.issuerURL(text)
+        let id = try Self.id(forIssuer: issuer)
+        if id == "sandbox" || catalog.presetFile(named: id) != nil {
+            throw OAuthError.invalidConfiguration("\(issuer) would be called “\(id)”, the name of a provider Latchkey comes with.")
+        }
+        let file = catalog.userFile(for: id)
+        var object: [String: Any] = ["issuer": issuer]
+        if FileManager.default.fileExists(atPath: file.path) {
+            object = try ProviderCatalog.readObject(file)
+            guard (object["issuer"] as? String).map(Issuer.normalised) == issuer, object["resource"] == nil else {
+                throw OAuthError.invalidConfiguration(
+                    "\(file.path) describes another provider than \(issuer); move it away to sign in there.")
+            }
+        }
+        guard let discovery = catalog.discovery else {
+            throw OAuthError.invalidConfiguration("this program keeps no discovery documents, so it cannot use \(issuer) by its issuer alone.")
+        }
+        let (document, _) = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout)
+        if !FileManager.default.fileExists(atPath: file.path) { try catalog.writeUserFile(object, for: id) }
+        let draft = try catalog.draft(named: id)
+        if !draft.clientID.isEmpty {
+            // Registered before: unless the server forgot it, that is the client to use.
+            guard checkRegistration, object["registration_client_uri"] != nil, await isForgotten(object, id: id) else {
+                return (id, false)
+            }
+            try? await secrets.remove(for: Self.registrationKey(id))
+            try? await secrets.remove(for: id)
+            object["client_id"] = nil
+        }
+        guard let endpointText = document["registration_endpoint"] as? String else { return (id, false) }
+        try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
+        try catalog.writeUserFile(object, for: id)
+        return (id, true)
+    }
 }

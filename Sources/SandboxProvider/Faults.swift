@@ -16,7 +16,7 @@ public enum FaultKind: String, Codable, Sendable, CaseIterable {
 
 /// Endpoints that can be told to misbehave.
 public enum FaultEndpoint: String, Codable, Sendable, CaseIterable {
-    case token, userinfo, revoke
+    case token, userinfo, revoke, discovery
 }
 
 /// "The next `count` answers of `endpoint` are `kind`."

@@ -11,16 +11,19 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var codeTTL: Int
     /// Seconds the sign-in page stays valid before the user must start again.
     public var signInPageTTL: Int
+    /// Seconds a client may keep the discovery document without asking again (`Cache-Control: max-age`).
+    public var discoveryMaxAge: Int
 
     public init(
         users: [SandboxUser], clients: [SandboxClient], accessTokenTTL: Int = 3600,
-        codeTTL: Int = 60, signInPageTTL: Int = 600
+        codeTTL: Int = 60, signInPageTTL: Int = 600, discoveryMaxAge: Int = 3600
     ) {
         self.users = users
         self.clients = clients
         self.accessTokenTTL = accessTokenTTL
         self.codeTTL = codeTTL
         self.signInPageTTL = signInPageTTL
+        self.discoveryMaxAge = discoveryMaxAge
     }
 
     enum CodingKeys: String, CodingKey {
@@ -28,6 +31,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         case accessTokenTTL = "access_token_ttl"
         case codeTTL = "code_ttl"
         case signInPageTTL = "sign_in_page_ttl"
+        case discoveryMaxAge = "discovery_max_age"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -37,6 +41,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         accessTokenTTL = try c.decodeIfPresent(Int.self, forKey: .accessTokenTTL) ?? 3600
         codeTTL = try c.decodeIfPresent(Int.self, forKey: .codeTTL) ?? 60
         signInPageTTL = try c.decodeIfPresent(Int.self, forKey: .signInPageTTL) ?? 600
+        discoveryMaxAge = try c.decodeIfPresent(Int.self, forKey: .discoveryMaxAge) ?? 3600
     }
 
     /// The redirect URIs an embedded web view can intercept, one of each kind.

@@ -10,7 +10,26 @@ import Synchronization
 extension SandboxServer {
     // MARK: Discovery (OpenID Connect Discovery 1.0, RFC 8414)
 
-    func discovery() -> Response {
+    /// The document, with how long a client may keep it (`Cache-Control: max-age`) and
+    /// an entity tag: a client that sends it back in `If-None-Match` gets 304 Not Modified
+    /// (RFC 9110 §13.1.2) and keeps its copy for another max-age.
+    func discovery(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
+        if let fault = try await applyFault(.discovery, context) { return fault }
+        let data = (try? JSONSerialization.data(withJSONObject: discoveryDocument(), options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let tag = "\"" + SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+        let headers: HTTPFields = [.cacheControl: "public, max-age=\(configuration.discoveryMaxAge)", .eTag: tag]
+        let asked = request.headers[.ifNoneMatch]?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        if asked.contains(tag) || asked.contains("*") {
+            await state.count(\.discoveryNotModified)
+            return Response(status: .notModified, headers: headers)
+        }
+        await state.count(\.discoveryRequests)
+        var whole = headers
+        whole[.contentType] = "application/json"
+        return Response(status: .ok, headers: whole, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    func discoveryDocument() -> [String: Any] {
         let base = self.base
         var authMethods = ["client_secret_post"]
         if likeness.acceptsBasicAuthentication { authMethods.insert("client_secret_basic", at: 0) }
@@ -44,6 +63,6 @@ extension SandboxServer {
         if likeness.pkce != .refusedForConfidentialClients || likeness.acceptsPublicClients {
             document["code_challenge_methods_supported"] = ["S256"]
         }
-        return Self.json(.ok, document)
+        return document
     }
 }

@@ -66,7 +66,7 @@ public final class SandboxServer: Sendable {
         router.middlewares.add(RequestLogMiddleware(logger: logger))
         // The imitated provider's own paths, so a preset pointed here differs only in its host.
         for path in likeness.discoveryPaths {
-            router.get(RouterPath(path)) { _, _ in self.discovery() }
+            router.get(RouterPath(path)) { request, context in try await self.discovery(request, context) }
         }
         router.get("/jwks.json") { _, _ in Self.json(.ok, self.signer.jwks) }
         router.get(RouterPath(likeness.authorizePath)) { request, _ in await self.authorize(request) }

@@ -78,6 +78,9 @@ actor SandboxState {
         var userinfoRequests = 0
         var revocationRequests = 0
         var registrations = 0
+        /// Discovery documents sent whole, and conditional requests answered 304 Not Modified.
+        var discoveryRequests = 0
+        var discoveryNotModified = 0
 
         enum CodingKeys: String, CodingKey {
             case tokenRequests = "token_requests"
@@ -86,6 +89,8 @@ actor SandboxState {
             case userinfoRequests = "userinfo_requests"
             case revocationRequests = "revocation_requests"
             case registrations
+            case discoveryRequests = "discovery_requests"
+            case discoveryNotModified = "discovery_not_modified"
         }
     }
 

@@ -32,8 +32,11 @@ struct SandboxCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: "Make the next answers of an endpoint fail: ENDPOINT:KIND[:COUNT], e.g. token:500:2. Endpoints: token, userinfo, revoke. Kinds: 500, html, empty, truncated, delay, close. Repeatable.")
+        help: "Make the next answers of an endpoint fail: ENDPOINT:KIND[:COUNT], e.g. token:500:2. Endpoints: token, userinfo, revoke, discovery. Kinds: 500, html, empty, truncated, delay, close. Repeatable.")
     var fault: [String] = []
+
+    @Option(name: .long, help: "Seconds a client may keep the discovery document (its Cache-Control max-age).")
+    var discoveryMaxAge: Int?
 
     @Option(name: .long, help: "Seconds a 'delay' fault waits.")
     var faultDelay: Double = 30
@@ -53,6 +56,7 @@ struct SandboxCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         if let accessTokenTTL, accessTokenTTL <= 0 { throw ValidationError("--access-token-ttl must be positive.") }
+        if let discoveryMaxAge, discoveryMaxAge < 0 { throw ValidationError("--discovery-max-age must not be negative.") }
         for argument in fault where Fault(argument: argument) == nil {
             throw ValidationError("--fault \(argument): expected ENDPOINT:KIND[:COUNT], e.g. token:500:2.")
         }
@@ -87,6 +91,7 @@ struct SandboxCommand: AsyncParsableCommand {
         } else if config == nil {
             configuration.accessTokenTTL = likeness.accessTokenLifetime ?? 315_360_000
         }
+        if let discoveryMaxAge { configuration.discoveryMaxAge = discoveryMaxAge }
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
         if exitWithStdin {

@@ -39,12 +39,14 @@ import Testing
     @Test func aProviderIsAddedFromExactlyOneSource() throws {
         #expect(try SetUpForm.source(issuer: " https://id.example ", file: "").get() == .issuer("https://id.example"))
         #expect(try SetUpForm.source(issuer: "", file: "/home/ada/acme.json").get() == .file("/home/ada/acme.json"))
-        for (issuer, file, said) in [
-            ("", "", "Give the provider's issuer URL"), ("https://id.example", "/a.json", "not both"),
-            ("id.example", "", "starts with https://"),
+        #expect(try SetUpForm.source(issuer: "", resource: "https://api.example/mcp\n", file: "").get() == .resource("https://api.example/mcp"))
+        for (issuer, resource, file, said) in [
+            ("", "", "", "Give the provider's issuer URL"), ("https://id.example", "", "/a.json", "not more"),
+            ("https://id.example", "https://api.example/mcp", "", "not more"), ("", "https://api.example/mcp", "/a.json", "not more"),
+            ("id.example", "", "", "An issuer URL starts with https://"), ("", "api.example/mcp", "", "A resource URL starts with https://"),
         ] {
-            guard case .failure(let problem) = SetUpForm.source(issuer: issuer, file: file) else {
-                Issue.record("\(issuer)/\(file) was accepted")
+            guard case .failure(let problem) = SetUpForm.source(issuer: issuer, resource: resource, file: file) else {
+                Issue.record("\(issuer)/\(resource)/\(file) was accepted")
                 continue
             }
             #expect(problem.sentence.contains(said), "\(problem.sentence)")

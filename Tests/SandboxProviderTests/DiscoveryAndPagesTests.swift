@@ -30,6 +30,27 @@ import Testing
         #expect(rfc8414.json["issuer"] as? String == sandbox.baseURL)
     }
 
+    @Test func theDocumentSaysHowLongToKeepItAndAnswersAConditionalRequestWith304() async throws {
+        let sandbox = try RunningSandbox(["--discovery-max-age", "120"])
+        let http = HTTPClient()
+        let url = "\(sandbox.baseURL)/.well-known/openid-configuration"
+        let whole = try await http.get(url)
+        #expect(whole.header("cache-control") == "public, max-age=120")
+        let tag = try #require(whole.header("etag"))
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\""))
+        let same = try await http.get(url, headers: ["If-None-Match": "\"other\", \(tag)"])
+        #expect(same.status == 304 && same.body.isEmpty)
+        #expect(same.header("cache-control") == "public, max-age=120")
+        #expect(try await http.get(url, headers: ["If-None-Match": "\"other\""]).status == 200)
+        // The RFC 8414 location carries the same document, so the same tag.
+        #expect(try await http.get("\(sandbox.baseURL)/.well-known/oauth-authorization-server", headers: ["If-None-Match": tag]).status == 304)
+        let counted = try await sandbox.statistics()
+        #expect(counted["discovery_requests"] == 2 && counted["discovery_not_modified"] == 2)
+        try await sandbox.setFault("discovery", "500")
+        #expect(try await http.get(url).status == 500)
+        #expect(try await http.get(url).status == 200)
+    }
+
     @Test func signInPageIsAnAccessibleFormWithNoExternalResources() async throws {
         let sandbox = try RunningSandbox()
         let browser = Browser(sandbox: sandbox)

@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import OAuthCore
+
+/// A provider file of only `{issuer, client_id}`: its endpoints from the issuer's
+/// discovery document, kept with HTTP's freshness, confirmed with a conditional
+/// request, and used offline from the cache — against the real sandbox.
+@Suite struct DiscoveryCacheTests {
+    struct Setting {
+        let home: TemporaryDirectory
+        let cache: DiscoveryCache
+        let catalog: ProviderCatalog
+        let secrets: FileClientSecretStore
+
+        init() throws {
+            home = try TemporaryDirectory()
+            cache = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
+            var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
+            catalog.discovery = cache
+            self.catalog = catalog
+            secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))
+        }
+
+        /// The person's file for provider `id`: exactly `object`.
+        func write(_ object: [String: Any], as id: String) throws {
+            try catalog.writeUserFile(object, for: id)
+        }
+    }
+
+    static func stop(_ sandbox: RunningSandbox) {
+        kill(sandbox.process.processIdentifier, SIGTERM)
+        ChildExit.wait(for: sandbox.process, timeout: 10)
+    }
+
+    @Test func anIssuerAndAClientIDAreAWholeProviderFile() async throws {
+        let sandbox = try RunningSandbox()
+        let setting = try Setting()
+        try setting.write(["issuer": sandbox.baseURL, "client_id": "latchkey-desktop"], as: "mine")
+
+        let configuration = try await setting.catalog.configuration(named: "mine", secrets: setting.secrets)
+        #expect(configuration.tokenEndpoint.absoluteString == sandbox.baseURL + "/token")
+        #expect(configuration.authorizationEndpoint.absoluteString == sandbox.baseURL + "/authorize")
+        #expect(configuration.jwksURI?.absoluteString == sandbox.baseURL + "/jwks.json")
+        #expect(configuration.clientAuthentication == .none && configuration.usePKCE)
+        #expect(configuration.scopes.contains("openid"))
+
+        // It signs in, and its ID token is checked against the discovered keys.
+        let session = AuthSession(configuration: configuration, store: MemoryTokenStore())
+        let outcome = try await session.signIn(using: FormPostingUserAgent())
+        #expect(outcome.token.idToken != nil)
+
+        // Fresh for an hour (the sandbox's max-age): the next use asks nothing.
+        _ = try await setting.catalog.configuration(named: "mine", secrets: setting.secrets)
+        let counted = try await sandbox.statistics()
+        #expect(counted["discovery_requests"] == 1)
+        #expect(counted["discovery_not_modified"] == 0)
+
+        // What the person's file says wins over the document.
+        try setting.write(["issuer": sandbox.baseURL, "client_id": "latchkey-desktop", "scopes": ["openid"], "display_name": "Mine"], as: "mine")
+        let mine = try await setting.catalog.configuration(named: "mine", secrets: setting.secrets)
+        #expect(mine.scopes == ["openid"] && mine.displayName == "Mine")
+    }
+
+    @Test func aStaleCopyIsConfirmedWithItsEntityTagThenUsedWhenTheServerIsGone() async throws {
+        let sandbox = try RunningSandbox(["--discovery-max-age", "0"])
+        let setting = try Setting()
+        let issuer = sandbox.baseURL
+
+        let first = try await setting.cache.document(issuer: issuer)
+        #expect(first.source == .fetched)
+        let second = try await setting.cache.document(issuer: issuer)
+        #expect(second.source == .revalidated)
+        #expect(second.document["token_endpoint"] as? String == issuer + "/token")
+        let counted = try await sandbox.statistics()
+        #expect(counted["discovery_requests"] == 1 && counted["discovery_not_modified"] == 1)
+
+        // A server having a bad moment: the copy serves, and says why.
+        try await sandbox.setFault("discovery", "500")
+        guard case .stale(let why) = try await setting.cache.document(issuer: issuer).source else {
+            Issue.record("a 500 did not fall back to the kept copy")
+            return
+        }
+        #expect(why.contains("HTTP 500"))
+        try await sandbox.setFault("discovery", "html")
+        guard case .stale = try await setting.cache.document(issuer: issuer).source else {
+            Issue.record("a captive portal's page did not fall back to the kept copy")
+            return
+        }
+
+        // Offline: the provider still becomes a configuration, from the copy.
+        try setting.write(["issuer": issuer, "client_id": "latchkey-desktop"], as: "mine")
+        Self.stop(sandbox)
+        guard case .stale = try await setting.catalog.refreshDiscovery(named: "mine", timeout: 5) else {
+            Issue.record("an unreachable server did not fall back to the kept copy")
+            return
+        }
+        let configuration = try await setting.catalog.configuration(named: "mine", secrets: setting.secrets, timeout: 5)
+        #expect(configuration.tokenEndpoint.absoluteString == issuer + "/token")
+    }
+
+    @Test func withoutACopyAnUnreachableIssuerIsASentenceAndACorruptCopyIsFetchedAgain() async throws {
+        let setting = try Setting()
+        let gone: String
+        do {
+            let sandbox = try RunningSandbox()
+            gone = sandbox.baseURL
+            Self.stop(sandbox)
+        }
+        try setting.write(["issuer": gone, "client_id": "latchkey-desktop"], as: "mine")
+        // Drafted without a copy: says what is missing, not "the field authorization_endpoint is missing".
+        let drafted = #expect(throws: OAuthError.self) { try setting.catalog.draft(named: "mine") }
+        #expect("\(drafted!)".contains("discovery document") && "\(drafted!)".contains("has not been read yet"))
+        let fetched = await #expect(throws: OAuthError.self) {
+            try await setting.catalog.configuration(named: "mine", secrets: setting.secrets, timeout: 5)
+        }
+        #expect("\(fetched!)".contains("Could not reach the provider's discovery document"))
+        // The person's file is as it was.
+        #expect(try ProviderCatalog.readObject(setting.catalog.userFile(for: "mine")).count == 2)
+
+        let sandbox = try RunningSandbox()
+        _ = try await setting.cache.document(issuer: sandbox.baseURL)
+        let file = setting.cache.file(for: sandbox.baseURL)
+        try Data("{\"issuer\": 1".utf8).write(to: file)
+        #expect(setting.cache.cachedDocument(issuer: sandbox.baseURL) == nil)
+        #expect(try await setting.cache.document(issuer: sandbox.baseURL).source == .fetched)
+        #expect(setting.cache.cachedDocument(issuer: sandbox.baseURL)?["issuer"] as? String == sandbox.baseURL)
+        // A copy kept for one issuer is never another's, even under its file name.
+        try FileManager.default.copyItem(at: file, to: setting.cache.file(for: "https://id.example"))
+        #expect(setting.cache.cachedDocument(issuer: "https://id.example") == nil)
+    }
+
+    @Test func freshnessFollowsRFC9111() {
+        let cache = DiscoveryCache(directory: URL(fileURLWithPath: "/nonexistent"))
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        func date(_ offset: TimeInterval) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            return formatter.string(from: now + offset)
+        }
+        func fresh(_ headers: [String: String]) -> TimeInterval {
+            cache.freshness(of: HTTPResponse(status: 200, headers: headers), now: now)
+        }
+        #expect(fresh(["Cache-Control": "public, max-age=3600"]) == 3600)
+        #expect(fresh(["Cache-Control": "max-age=3600", "Age": "600"]) == 3000)
+        #expect(fresh(["Cache-Control": "MAX-AGE=\"60\""]) == 60)
+        #expect(fresh(["Cache-Control": "no-cache, max-age=3600"]) == 0)
+        #expect(fresh(["Cache-Control": "max-age=31536000"]) == 86_400, "never more than a day")
+        // max-age wins over Expires (§5.3).
+        #expect(fresh(["Cache-Control": "max-age=60", "Expires": date(7200), "Date": date(0)]) == 60)
+        #expect(fresh(["Expires": date(7200), "Date": date(0)]) == 7200)
+        #expect(fresh(["Expires": date(7200), "Date": date(3600)]) == 3600, "Expires is measured from the server's Date")
+        #expect(fresh(["Expires": "0"]) == 0, "an Expires that is not a date has expired")
+        #expect(fresh(["Expires": date(-60)]) == 0)
+        #expect(fresh(["Last-Modified": date(-10 * 3600), "Date": date(0)]) == 3600, "a tenth of its age (§4.2.2)")
+        #expect(fresh([:]) == 0)
+        #expect(DiscoveryCache.forbidsStoring(HTTPResponse(status: 200, headers: ["Cache-Control": "private, no-store"])))
+        #expect(!DiscoveryCache.forbidsStoring(HTTPResponse(status: 200, headers: ["Cache-Control": "no-cache"])))
+    }
+
+    @Test func anIssuerAloneRegistersAndSignsInWithNoClientIDAnywhere() async throws {
+        let sandbox = try RunningSandbox()
+        let setting = try Setting()
+        let providers = ResourceProviders(catalog: setting.catalog, secrets: setting.secrets)
+
+        let prepared = try await providers.prepare(issuer: sandbox.baseURL + "/")
+        #expect(prepared.registered)
+        let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: prepared.id))
+        // The endpoints are not copied: they come from the document each time.
+        #expect(file["issuer"] as? String == sandbox.baseURL && file["token_endpoint"] == nil)
+        #expect((file["client_id"] as? String)?.hasPrefix("sbx_client_") == true)
+
+        let configuration = try await setting.catalog.configuration(named: prepared.id, secrets: setting.secrets)
+        let session = AuthSession(configuration: configuration, store: MemoryTokenStore())
+        _ = try await session.signIn(using: FormPostingUserAgent())
+
+        // Again: the same client, read back, not registered anew; after the server forgot it, anew.
+        #expect(try await providers.prepare(issuer: sandbox.baseURL).registered == false)
+        _ = try await HTTPClient().send(method: "DELETE", sandbox.baseURL + "/_admin/clients", headers: [:], body: nil)
+        #expect(try await providers.prepare(issuer: sandbox.baseURL).registered)
+        #expect(try await sandbox.statistics()["registrations"] == 2)
+
+        // A file of that name that describes another provider is left alone.
+        try setting.write(["issuer": "https://id.example", "client_id": "theirs"], as: prepared.id)
+        let refused = await #expect(throws: OAuthError.self) { try await providers.prepare(issuer: sandbox.baseURL) }
+        #expect("\(refused!)".contains("describes another provider"))
+    }
+
+    @Test func anIssuerOnlyFileIsAddedAfterItsDocumentIsRead() async throws {
+        let sandbox = try RunningSandbox()
+        let setting = try Setting()
+        let data = try JSONSerialization.data(withJSONObject: ["issuer": sandbox.baseURL, "client_id": "latchkey-desktop"])
+        // Not read yet: refused with the reason, nothing written.
+        #expect(throws: OAuthError.self) { try setting.catalog.addProvider(from: data, name: "acme.json") }
+        try await setting.catalog.refreshDiscovery(providerFile: data, name: "acme.json")
+        let added = try setting.catalog.addProvider(from: data, name: "acme.json")
+        let url = try #require(URL(string: sandbox.baseURL))
+        #expect(added.id == "127-0-0-1-\(url.port!)")
+        #expect(try setting.catalog.draft(named: added.id).tokenEndpoint.absoluteString == sandbox.baseURL + "/token")
+    }
+}
