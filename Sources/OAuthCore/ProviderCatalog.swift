@@ -61,8 +61,10 @@ public struct ProviderCatalog: Sendable {
         let own = ((try? FileManager.default.contentsOfDirectory(atPath: userConfigDirectory.path)) ?? [])
             .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter(Self.isPlainName)
         return Set(presetNames + own).map { id in
-            let layers = [presetFile(named: id), userFile(for: id)].compactMap { $0 }
-            let name = layers.lazy.compactMap { (try? Self.readObject($0))?["display_name"] as? String }.last
+            let layers = [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readObject($0) }
+            // A file naming only its issuer shows the issuer's place, as its discovered layer would.
+            let name = layers.compactMap { $0["display_name"] as? String }.last
+                ?? layers.last.flatMap(Self.issuerDisplayName)
             return (id, name ?? id)
         }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
     }
@@ -304,6 +306,13 @@ public struct ProviderCatalog: Sendable {
         object.merge(overrides) { _, new in new }
         object["id"] = id
         return object
+    }
+
+    /// The name a file that names only its issuer shows: the issuer's host, port and path.
+    static func issuerDisplayName(_ object: [String: Any]) -> String? {
+        guard needsDiscovery(object), let text = object["issuer"] as? String, let (_, url) = try? ProviderDiscovery.issuerURL(text)
+        else { return nil }
+        return (url.host ?? "") + (url.port.map { ":\($0)" } ?? "") + (url.path == "/" ? "" : url.path)
     }
 
     /// The id of a file that names only its issuer and no id: the issuer's host, port and path.

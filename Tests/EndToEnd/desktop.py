@@ -14,7 +14,7 @@ import urllib.request
 from gi.repository import Atspi
 
 from driver import Desktop, Latchkey, descendants, is_, name, role, wait_until, walk
-from harness import BIN, ROOT, assert_no_secrets, expect, sign_in, stored_token
+from harness import BIN, ROOT, admin, assert_no_secrets, expect, sign_in, stored_token
 import presets
 
 
@@ -231,9 +231,10 @@ def set_up_preset(home):
 
 
 def add_provider(home):
-    """A provider added in the window: a provider file that gives a secret to a public
-    client is refused inline; an issuer URL is discovered, its set-up dialog follows,
-    and it signs in."""
+    """Providers added in the window: a provider file that gives a secret to a public
+    client is refused inline; an issuer URL is discovered and Latchkey registers itself
+    there (its file names only the issuer); a resource URL finds its server the same way,
+    and signs in for that resource."""
     with presets.sandbox_running(home, "standard") as base:
         contradiction = os.path.join(home.root, "contradiction.json")
         with open(contradiction, "w") as f:
@@ -256,7 +257,7 @@ def add_provider(home):
             dialog = app.find("dialog", "Add a provider")
             add = app.find("push button", "Add", root=dialog)
             app.press(add)
-            wait_problem(app, dialog, "Give the provider's issuer URL, or choose a provider file.")
+            wait_problem(app, dialog, "Give the provider's issuer URL, the URL of what you want to reach, or choose a provider file.")
             file_field = app.find("text", "Provider file", root=dialog)
             app.type_into(file_field, contradiction)
             app.press(add)
@@ -269,21 +270,30 @@ def add_provider(home):
             app.type_into(app.find("text", "Issuer URL", root=dialog), base)
             app.screenshot("02-add-issuer")
             app.press(add)
-            setup = app.find("dialog", f"Set up {host}", timeout=30)
+            # Registered, not asked for a client id: the provider is ready to sign in.
+            app.wait_status(f"Not signed in. Sign in with {host}", timeout=30)
             expect(not os.path.exists(left_behind), "what an earlier provider of that id left behind is cleared")
-            app.screenshot("03-set-up-discovered")
-            app.type_into(app.find("text", "Client ID", root=setup), "latchkey-desktop")
-            app.press(app.find("push button", "Save", root=setup))
-            app.wait_status(f"{host} is set up")
+            expect(admin(base, "/_admin/stats")["registrations"] == 1, "Latchkey registered itself")
+            app.screenshot("03-issuer-added-and-registered")
+
+            app.press(app.button("Add a provider"))
+            dialog = app.find("dialog", "Add a provider")
+            app.type_into(app.find("text", "Resource URL", root=dialog), base + "/api/notes")
+            app.screenshot("04-add-resource")
+            app.press(app.find("push button", "Add", root=dialog))
+            app.wait_status(f"Not signed in. Sign in with Notes ({host})", timeout=30)
             sign_in(app, home)
-            app.wait_status(f"Signed in with {host}")
-            app.screenshot("04-signed-in-to-the-added-provider")
+            app.wait_status(f"Signed in with Notes ({host})")
+            app.screenshot("05-signed-in-for-the-resource")
         finally:
             app.quit()
     with open(os.path.join(home.config, "latchkey", f"{provider_id}.json")) as f:
         added = json.load(f)
-    expect(added["token_endpoint"] == base + "/token" and added["client_id"] == "latchkey-desktop",
-           f"the provider file holds the discovered endpoints and the client id: {added}")
+    expect(added["issuer"] == base and "token_endpoint" not in added and added["client_id"].startswith("sbx_client_"),
+           f"the issuer's provider file names the issuer and the registered client, not the endpoints: {added}")
+    with open(os.path.join(home.config, "latchkey", f"{provider_id}-api-notes.json")) as f:
+        notes = json.load(f)
+    expect(notes["resource"] == base + "/api/notes", f"the resource's provider file: {notes}")
     assert_no_secrets(home, [app.log_path], ["orphan-access", "orphan-refresh"])
 
 

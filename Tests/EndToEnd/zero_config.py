@@ -137,7 +137,49 @@ def token_while_app_runs(home):
     assert_no_secrets(home, [app.log_path], extra=list(tokens))
 
 
+def issuer_alone(home):
+    """`latchkey --issuer URL`: discovered, registered, signed in — the provider file names
+    only the issuer and the client. Then offline (the server gone): the kept discovery
+    document still makes the provider, the window shows the sign-in, and `latchkey token`
+    prints the stored token. (A document the server says to keep for no time at all, so
+    that every use asks again and the offline run must fall back on the stale copy.)"""
+    with presets.sandbox_running(home, "standard", "--discovery-max-age", "0") as base:
+        host = base.split("://", 1)[1]
+        provider_id = host.replace(".", "-").replace(":", "-")
+        app = home.launch("--issuer", base)
+        try:
+            app.wait_status(f"Not signed in. Sign in with {host}")
+            sign_in(app, home)
+            app.wait_status(f"Signed in with {host}")
+            app.screenshot("issuer-signed-in")
+        finally:
+            app.quit()
+        stats = admin(base, "/_admin/stats")
+        expect(stats["registrations"] == 1, f"registered once: {stats}")
+        expect(stats["discovery_not_modified"] >= 1, f"the kept copy was confirmed with a conditional request: {stats}")
+        with open(os.path.join(home.config, "latchkey", f"{provider_id}.json")) as f:
+            saved = json.load(f)
+        expect(saved["issuer"] == base and "authorization_endpoint" not in saved and saved["client_id"].startswith("sbx_client_"),
+               f"the file names the issuer and the client: {sorted(saved)}")
+        online = token_command("--provider", provider_id)
+        expect(online.returncode == 0, f"a token while online: {online.returncode} {online.stderr!r}")
+    # The sandbox is gone: nothing answers at its address.
+    app = home.launch("--provider", provider_id, log_name="offline.log")
+    try:
+        app.wait_status(f"Signed in with {host}")
+        app.screenshot("issuer-offline-signed-in")
+    finally:
+        app.quit()
+    with open(app.log_path) as f:
+        expect("Discovery document kept from before" in f.read(), "the window said it used the kept document")
+    offline = token_command("--provider", provider_id)
+    expect(offline.returncode == 0 and offline.stdout.strip() == online.stdout.strip(),
+           f"offline, latchkey token prints the stored token: {offline.returncode} {offline.stderr!r}")
+    assert_no_secrets(home, [app.log_path], extra=[online.stdout.strip()])
+
+
 SCENARIOS = {
+    "issuer_alone": issuer_alone,
     "token_for_resource": token_for_resource,
     "token_while_app_runs": token_while_app_runs,
 }

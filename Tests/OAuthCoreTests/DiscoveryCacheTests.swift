@@ -39,7 +39,11 @@ import TestSupport
         let setting = try Setting()
         try setting.write(["issuer": sandbox.baseURL, "client_id": "latchkey-desktop"], as: "mine")
 
+        // Listed by the issuer's place, as the discovered layer names it, before any request.
+        let place = String(sandbox.baseURL.dropFirst("http://".count))
+        #expect(setting.catalog.availableProviders.first { $0.id == "mine" }?.displayName == place)
         let configuration = try await setting.catalog.configuration(named: "mine", secrets: setting.secrets)
+        #expect(configuration.displayName == place)
         #expect(configuration.tokenEndpoint.absoluteString == sandbox.baseURL + "/token")
         #expect(configuration.authorizationEndpoint.absoluteString == sandbox.baseURL + "/authorize")
         #expect(configuration.jwksURI?.absoluteString == sandbox.baseURL + "/jwks.json")
