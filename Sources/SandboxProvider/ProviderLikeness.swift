@@ -105,6 +105,10 @@ public struct ProviderLikeness: Sendable {
     let scopeDescriptions: [String: String]
     /// The grant a token request without `grant_type` stands for (GitHub needs none for a code).
     var impliedGrantType: String? = nil
+    /// Where its JWK Set is (`jwks_uri`), at the provider's own path.
+    var jwksPath = "/jwks.json"
+    /// What signs its ID tokens unless `--id-token-alg` says otherwise: the real ones use RS256.
+    var idTokenAlgorithm = "ES256"
 
     /// Whether clients may register themselves (RFC 7591): only the RFC-strict
     /// sandbox; none of the imitated providers offers it to the public.
@@ -149,7 +153,8 @@ public struct ProviderLikeness: Sendable {
         extraTokenFields: [:], denyError: "user_cancelled_authorize", denyBeforeSignInError: "user_cancelled_login",
         sendsIssuerInRedirect: false,
         requiresUserAgent: false, profileShape: .linkedIn, profilePagePath: "/in/{username}",
-        scopes: ["openid", "profile", "email"], scopeDescriptions: [:])
+        scopes: ["openid", "profile", "email"], scopeDescriptions: [:],
+        jwksPath: "/oauth/openid/jwks", idTokenAlgorithm: "RS256")
 
     /// A GitHub OAuth app. Sources: docs.github.com/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps
     /// (form-encoded answer unless `Accept: application/json`, `scope` comma-separated, `token_type=bearer`,
@@ -185,7 +190,8 @@ public struct ProviderLikeness: Sendable {
         extraTokenFields: ["created_at": 0], denyError: "access_denied", sendsIssuerInRedirect: false,
         requiresUserAgent: false, profileShape: .gitLab, profilePagePath: "/{username}",
         scopes: ["openid", "profile", "email", "read_user", "api"],
-        scopeDescriptions: ["read_user": "Read your personal information"])
+        scopeDescriptions: ["read_user": "Read your personal information"],
+        jwksPath: "/oauth/discovery/keys", idTokenAlgorithm: "RS256")
 
     /// The Microsoft identity platform through the `/common` authority, a public
     /// "mobile and desktop" client. Sources: learn.microsoft.com/entra/identity-platform/v2-oauth2-auth-code-flow
@@ -205,7 +211,8 @@ public struct ProviderLikeness: Sendable {
         refreshTokens: .withScope("offline_access"), extraTokenFields: ["ext_expires_in": 3599],
         denyError: "access_denied", sendsIssuerInRedirect: false, requiresUserAgent: false, profileShape: .openIDConnect,
         profilePagePath: "/in/{username}", scopes: ["openid", "profile", "email", "offline_access", "User.Read"],
-        scopeDescriptions: [:])
+        scopeDescriptions: [:],
+        jwksPath: "/common/discovery/v2.0/keys", idTokenAlgorithm: "RS256")
 
     /// Google, for a "Desktop app" client. Sources: developers.google.com/identity/protocols/oauth2/native-app
     /// (loopback redirect only — the out-of-band and custom-scheme options are gone for desktop clients —,
@@ -223,7 +230,8 @@ public struct ProviderLikeness: Sendable {
         scopeSeparator: " ", sendsTokenType: true, accessTokenLifetime: 3599,
         refreshTokens: .withParameter("access_type", "offline"), extraTokenFields: [:], denyError: "access_denied",
         sendsIssuerInRedirect: false, requiresUserAgent: false, profileShape: .openIDConnect,
-        profilePagePath: "/in/{username}", scopes: ["openid", "profile", "email"], scopeDescriptions: [:])
+        profilePagePath: "/in/{username}", scopes: ["openid", "profile", "email"], scopeDescriptions: [:],
+        jwksPath: "/oauth2/v3/certs", idTokenAlgorithm: "RS256")
 
     public static func named(_ name: Name) -> ProviderLikeness {
         switch name {

@@ -44,12 +44,14 @@ extension SandboxServer {
             "authorization_endpoint": "\(base)\(likeness.authorizePath)",
             "token_endpoint": "\(base)\(likeness.tokenPath)",
             "userinfo_endpoint": "\(base)\(likeness.userinfoPath)",
-            "jwks_uri": "\(base)/jwks.json",
+            "jwks_uri": "\(base)\(likeness.jwksPath)",
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": IDTokenSigner.Algorithm.allCases.map(\.rawValue),
+            // The strict sandbox can sign with either; an imitated provider names what it signs with.
+            "id_token_signing_alg_values_supported":
+                likeness.name == .standard ? IDTokenSigner.Algorithm.allCases.map(\.rawValue) : signer.algorithms,
             "scopes_supported": likeness.scopes,
             "claims_supported": claims,
             "token_endpoint_auth_methods_supported": authMethods,

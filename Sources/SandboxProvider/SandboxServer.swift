@@ -23,8 +23,10 @@ public final class SandboxServer: Sendable {
 
     public init(
         configuration: SandboxConfiguration = .defaults, likeness: ProviderLikeness = .standard, faults: [Fault] = [],
-        stateFile: URL? = nil, idTokenAlgorithm: String = "ES256", logger: Logger
+        stateFile: URL? = nil, idTokenAlgorithm: String? = nil, logger: Logger
     ) throws {
+        // The imitated provider's algorithm unless told otherwise.
+        let idTokenAlgorithm = idTokenAlgorithm ?? likeness.idTokenAlgorithm
         guard let algorithm = IDTokenSigner.Algorithm(rawValue: idTokenAlgorithm) else {
             throw SandboxConfigurationError("ID tokens are signed with ES256 or RS256, not \(idTokenAlgorithm).")
         }
@@ -68,7 +70,7 @@ public final class SandboxServer: Sendable {
         for path in likeness.discoveryPaths {
             router.get(RouterPath(path)) { request, context in try await self.discovery(request, context) }
         }
-        router.get("/jwks.json") { _, _ in Self.json(.ok, self.signer.jwks) }
+        router.get(RouterPath(likeness.jwksPath)) { _, _ in Self.json(.ok, self.signer.jwks) }
         router.get(RouterPath(likeness.authorizePath)) { request, _ in await self.authorize(request) }
         router.post(RouterPath(likeness.authorizePath)) { request, _ in try await self.answerSignIn(request) }
         router.post(RouterPath(likeness.tokenPath)) { request, context in try await self.token(request, context) }

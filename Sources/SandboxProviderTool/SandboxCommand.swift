@@ -41,8 +41,10 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds a 'delay' fault waits.")
     var faultDelay: Double = 30
 
-    @Option(name: .customLong("id-token-alg"), help: "What signs ID tokens: ES256 or RS256.")
-    var idTokenAlgorithm: String = "ES256"
+    @Option(
+        name: .customLong("id-token-alg"),
+        help: "What signs ID tokens: ES256 or RS256 (default: as the imitated provider, RS256; else ES256).")
+    var idTokenAlgorithm: String?
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"

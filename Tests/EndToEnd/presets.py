@@ -36,7 +36,7 @@ def rehosted(preset, base):
 
     user = {}
     for key in ("issuer", "id_token_issuer", "authorization_endpoint", "token_endpoint", "revocation_endpoint",
-                "userinfo_endpoint"):
+                "userinfo_endpoint", "jwks_uri"):
         moved = move(preset.get(key))
         if moved:
             user[key] = moved

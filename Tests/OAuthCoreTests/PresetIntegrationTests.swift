@@ -96,6 +96,7 @@ import TestSupport
         moved.authorizationEndpoint = shipped.authorizationEndpoint
         moved.tokenEndpoint = shipped.tokenEndpoint
         moved.userinfoEndpoint = shipped.userinfoEndpoint
+        moved.jwksURI = shipped.jwksURI
         moved.profile.urlTemplateEndpoint = shipped.profile.urlTemplateEndpoint
         #expect(moved == shipped)
         #expect(live.configuration.profile.urlTemplate == "https://www.linkedin.com/in/{vanityName}")
@@ -285,5 +286,32 @@ struct PresetOnSandboxSecondUser {
         try data.write(to: live.directory.url.appendingPathComponent("google.json"))
         let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: live.directory.url).configuration(named: "google") }
         #expect(error?.description.contains("allows only \"browser\"") == true)
+    }
+}
+
+/// The presets whose providers publish a JWK Set check each ID token's signature
+/// against it, with RS256 pinned: the sandbox imitating each serves its keys at the
+/// provider's own path, and a token signed otherwise (ES256) is refused.
+@Suite struct PresetSignatureTests {
+    static let presets: [(String, [String: String], String?)] = [
+        ("linkedin", PresetOnSandbox.confidential, nil), ("gitlab", PresetOnSandbox.publicClient, nil),
+        ("microsoft", PresetOnSandbox.publicClient, nil), ("google", PresetOnSandbox.confidential, "http://127.0.0.1:50126/callback"),
+    ]
+
+    @Test(arguments: 0..<4) func idTokensAreCheckedAgainstTheProvidersOwnKeys(_ index: Int) async throws {
+        let (name, credentials, redirect) = Self.presets[index]
+        let redirectURI = redirect.flatMap(URL.init(string:))
+        let live = try PresetOnSandbox(name, credentials: credentials)
+        #expect(live.configuration.idTokenSigningAlgorithms == ["RS256"])
+        let keys = try #require(live.configuration.jwksURI)
+        #expect(keys.absoluteString.hasPrefix(live.sandbox.baseURL + "/"), "moved with the rest: \(keys)")
+        #expect(try await HTTPClient().get(keys.absoluteString).status == 200, "the likeness serves its keys at \(keys.path)")
+        let (request, response) = try await live.authorize(redirectURI: redirectURI)
+        #expect(try await live.tokenClient().exchange(response, for: request).idToken != nil)
+
+        let other = try PresetOnSandbox(name, credentials: credentials, sandboxArguments: ["--id-token-alg", "ES256"])
+        let (otherRequest, otherResponse) = try await other.authorize(redirectURI: redirectURI)
+        let error = await #expect(throws: OAuthError.self) { try await other.tokenClient().exchange(otherResponse, for: otherRequest) }
+        #expect("\(error!)".contains("identity token is not valid") && "\(error!)".contains("ES256"), "\(error!)")
     }
 }

@@ -50,7 +50,7 @@ struct PresetOnSandbox {
             return base + path
         }
         var user: [String: Any] = [:]
-        for key in ["issuer", "id_token_issuer", "authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint"] {
+        for key in ["issuer", "id_token_issuer", "authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri"] {
             if let moved = move(preset[key]) { user[key] = moved }
         }
         if let profile = preset["profile"] as? [String: Any], let moved = move(profile["url_template_endpoint"]) {
