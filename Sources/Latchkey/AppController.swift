@@ -375,7 +375,7 @@ final class AppController {
                     try? await providers.secrets.remove(for: ResourceProviders.registrationKey(id))
                 }
                 func isNew(_ id: String) -> Bool { !FileManager.default.fileExists(atPath: providers.catalog.userFile(for: id).path) }
-                let zeroConfiguration = ResourceProviders(catalog: providers.catalog, secrets: providers.secrets, timeout: timeout)
+                let zeroConfiguration = ResourceProviders.latchkey(catalog: providers.catalog, secrets: providers.secrets, timeout: timeout)
                 let id: String
                 var notice: String?
                 switch source {

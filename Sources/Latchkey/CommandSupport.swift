@@ -24,6 +24,15 @@ enum Stores {
     }
 }
 
+extension ResourceProviders {
+    /// Latchkey's way of making a provider from a resource or an issuer: its client
+    /// metadata document, if the environment names one.
+    static func latchkey(catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double) -> ResourceProviders {
+        ResourceProviders(
+            catalog: catalog, secrets: secrets, timeout: timeout, clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument())
+    }
+}
+
 /// Runs async work from a synchronous command (before GTK starts, or instead of it).
 func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
     let done = DispatchSemaphore(value: 0)

@@ -168,7 +168,7 @@ struct WindowCommand: ParsableCommand {
         guard let url = URL(string: text) else { throw LaunchError("“\(text)” is not a URL.") }
         let identifier = try ResourceDiscovery.identifier(of: url)
         let id = try ResourceProviders.id(for: identifier)
-        let providers = ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
+        let providers = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, timeout: timeout)
         do {
             _ = try wait { try await providers.configuration(for: url) }
         } catch {
@@ -189,7 +189,7 @@ extension WindowCommand {
     static func prepareIssuer(_ text: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double) throws
         -> String
     {
-        let providers = ResourceProviders(catalog: catalog, secrets: secrets, timeout: timeout)
+        let providers = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, timeout: timeout)
         return try wait { try await providers.prepare(issuer: text) }.id
     }
 }

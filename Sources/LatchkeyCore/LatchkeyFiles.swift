@@ -38,6 +38,12 @@ public enum LatchkeyFiles {
             discovery: DiscoveryCache(directory: cacheDirectory(environment).appendingPathComponent("discovery")))
     }
 
+    /// `LATCHKEY_CLIENT_ID_METADATA_DOCUMENT`: the https URL of a client metadata document
+    /// describing Latchkey, used as its client id where a server takes them; nil when unset.
+    public static func clientIDMetadataDocument(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
+        environment["LATCHKEY_CLIENT_ID_METADATA_DOCUMENT"].flatMap { $0.isEmpty ? nil : URL(string: $0) }
+    }
+
     /// `$XDG_CACHE_HOME/latchkey`: what can be fetched again (discovery documents).
     public static func cacheDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         xdg("XDG_CACHE_HOME", ".cache", environment).appendingPathComponent(application)

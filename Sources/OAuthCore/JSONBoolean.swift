@@ -10,4 +10,9 @@ enum JSONBoolean {
         guard let number = value as? NSNumber else { return false }
         return String(cString: number.objCType) == "c"
     }
+
+    /// The boolean `value` is, or nil when it is not a JSON boolean (a number, a string, nothing).
+    static func value(_ value: Any?) -> Bool? {
+        isBoolean(value) ? (value as? NSNumber)?.boolValue : nil
+    }
 }

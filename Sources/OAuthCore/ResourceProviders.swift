@@ -19,10 +19,15 @@ public struct ResourceProviders: Sendable {
     /// Registered for both user agents: the window intercepts it, and the browser's
     /// listener answers on it with any port (RFC 8252 §7.3).
     public let redirectURI: URL
+    /// The https URL of a client metadata document that describes this app
+    /// (draft-ietf-oauth-client-id-metadata-document): used as the client id, with no
+    /// registration, at servers that say `client_id_metadata_document_supported`.
+    public let clientIDMetadataDocument: URL?
 
     public init(
         catalog: ProviderCatalog, secrets: any ClientSecretStore, transport: any HTTPTransport = CurlTransport.shared,
-        timeout: Double = 15, clientName: String = "Latchkey", redirectURI: URL = URL(string: "http://127.0.0.1/callback")!
+        timeout: Double = 15, clientName: String = "Latchkey", redirectURI: URL = URL(string: "http://127.0.0.1/callback")!,
+        clientIDMetadataDocument: URL? = nil
     ) {
         self.catalog = catalog
         self.secrets = secrets
@@ -30,6 +35,29 @@ public struct ResourceProviders: Sendable {
         self.timeout = timeout
         self.clientName = clientName
         self.redirectURI = redirectURI
+        self.clientIDMetadataDocument = clientIDMetadataDocument
+    }
+
+    /// The client id to use at a server whose metadata is `document`, when it takes
+    /// client metadata documents and one is configured: the document's URL, which must be
+    /// https with a path (plain http only on this computer), without a fragment.
+    func metadataDocumentClientID(for document: [String: Any]) throws -> String? {
+        guard let url = clientIDMetadataDocument, JSONBoolean.value(document["client_id_metadata_document_supported"]) == true
+        else { return nil }
+        guard ProviderConfiguration.isSecureOrLoopback(url), url.host?.isEmpty == false, url.path.count > 1, url.fragment == nil
+        else {
+            throw OAuthError.invalidConfiguration(
+                "the client metadata document's URL must be https:// with a path (http only on this computer): \(url.absoluteString)")
+        }
+        return url.absoluteString
+    }
+
+    /// `object` made to sign in as the client its metadata document describes: a public client, nothing to register.
+    private static func useMetadataDocument(_ clientID: String, in object: inout [String: Any]) {
+        object["client_id"] = clientID
+        object["client_authentication"] = "none"
+        object["registration_hint"] = nil
+        for key in ["registration_client_uri", "registration_endpoint"] { object[key] = nil }
     }
 
     /// The provider id for a resource: its host, port and path (`127-0-0-1-8080-api-me`).
@@ -78,7 +106,8 @@ public struct ResourceProviders: Sendable {
             try? await secrets.remove(for: Self.registrationKey(id))
             try? await secrets.remove(for: id)
         }
-        return Outcome(configuration: try await discoverAndRegister(identifier, id: id, saved: saved), registered: true)
+        let (configuration, registered) = try await discoverAndRegister(identifier, id: id, saved: saved)
+        return Outcome(configuration: configuration, registered: registered)
     }
 
     /// True only when the server says it no longer knows the client (RFC 7592 §2.1).
@@ -100,7 +129,11 @@ public struct ResourceProviders: Sendable {
         }
     }
 
-    private func discoverAndRegister(_ identifier: URL, id: String, saved: [String: Any]?) async throws -> ProviderConfiguration {
+    /// The provider for `identifier`, discovered and written now; whether Latchkey registered for it
+    /// (not when a client metadata document stands in for a registration).
+    private func discoverAndRegister(_ identifier: URL, id: String, saved: [String: Any]?) async throws
+        -> (ProviderConfiguration, registered: Bool)
+    {
         let metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
         let server = metadata.authorizationServers[0]
         let (issuer, issuerURL, document) = try await ProviderDiscovery.metadata(
@@ -131,9 +164,14 @@ public struct ResourceProviders: Sendable {
         // What the person chose in the window (the user agent) stays.
         if let agent = saved?["user_agent"] { object["user_agent"] = agent }
         let file = catalog.userFile(for: id).path
-        if let endpointText = document["registration_endpoint"] as? String {
+        var registered = false
+        if let clientID = try metadataDocumentClientID(for: document) {
+            Self.useMetadataDocument(clientID, in: &object)
+            try catalog.writeUserFile(object, for: id)
+        } else if let endpointText = document["registration_endpoint"] as? String {
             try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
             try catalog.writeUserFile(object, for: id)
+            registered = true
         } else {
             // Kept without a client id, so that one given by hand (or in the window's set-up) is all that is missing.
             object["registration_hint"] =
@@ -145,7 +183,7 @@ public struct ResourceProviders: Sendable {
                     + "Register Latchkey there as a native (public) client with the redirect URI \(redirectURI.absoluteString), "
                     + "and put {\"client_id\": \"…\"} in \(file).")
         }
-        return try await catalog.configuration(named: id, secrets: secrets)
+        return (try await catalog.configuration(named: id, secrets: secrets), registered)
     }
 
     /// Registers Latchkey at the server's `registration_endpoint` (RFC 7591) and writes what it
@@ -214,6 +252,11 @@ public struct ResourceProviders: Sendable {
             try? await secrets.remove(for: Self.registrationKey(id))
             try? await secrets.remove(for: id)
             object["client_id"] = nil
+        }
+        if let clientID = try metadataDocumentClientID(for: document) {
+            Self.useMetadataDocument(clientID, in: &object)
+            try catalog.writeUserFile(object, for: id)
+            return (id, false)
         }
         guard let endpointText = document["registration_endpoint"] as? String else { return (id, false) }
         try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)

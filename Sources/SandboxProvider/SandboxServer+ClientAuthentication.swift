@@ -66,10 +66,11 @@ extension SandboxServer {
         }
     }
 
-    /// A client of the configuration, or one that registered itself.
+    /// A client of the configuration, one that registered itself, or one whose id is the URL of its metadata document.
     func lookUpClient(_ id: String) async -> SandboxClient? {
         if let configured = configuration.client(id) { return configured }
-        return await state.registration(id)?.client
+        if let registered = await state.registration(id)?.client { return registered }
+        return await clientFromMetadataDocument(id)
     }
 
     /// RFC 6749 §2.3.1: id and secret are form-encoded, then joined by a colon, then base64.

@@ -62,6 +62,7 @@ extension SandboxServer {
             document["revocation_endpoint_auth_methods_supported"] = authMethods
         }
         if likeness.offersRegistration { document["registration_endpoint"] = "\(base)\(Self.registrationPath)" }
+        if acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
         if likeness.pkce != .refusedForConfidentialClients || likeness.acceptsPublicClients {
             document["code_challenge_methods_supported"] = ["S256"]
         }

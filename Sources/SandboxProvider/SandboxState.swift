@@ -81,6 +81,8 @@ actor SandboxState {
         /// Discovery documents sent whole, and conditional requests answered 304 Not Modified.
         var discoveryRequests = 0
         var discoveryNotModified = 0
+        /// Client metadata documents fetched (a client whose id is a URL).
+        var clientMetadataFetches = 0
 
         enum CodingKeys: String, CodingKey {
             case tokenRequests = "token_requests"
@@ -91,6 +93,7 @@ actor SandboxState {
             case registrations
             case discoveryRequests = "discovery_requests"
             case discoveryNotModified = "discovery_not_modified"
+            case clientMetadataFetches = "client_metadata_fetches"
         }
     }
 

@@ -15,7 +15,9 @@ import TestSupport
 
         init() throws {
             home = try TemporaryDirectory()
-            catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
+            var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
+            catalog.discovery = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
+            self.catalog = catalog
             secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))
             providers = ResourceProviders(catalog: catalog, secrets: secrets)
         }
@@ -29,6 +31,37 @@ import TestSupport
 
     func statistics(_ sandbox: RunningSandbox) async throws -> [String: Any] {
         try await HTTPClient().get(sandbox.baseURL + "/_admin/stats").json
+    }
+
+    /// Where the server takes client metadata documents and one is configured, its URL is
+    /// the client id: nothing is registered, and the sign-in works for the resource.
+    @Test func aClientMetadataDocumentStandsInForRegistration() async throws {
+        let sandbox = try RunningSandbox()
+        let documents = try ClientMetadataServer()
+        let setting = try Setting()
+        let document = try #require(URL(string: documents.url()))
+        let providers = ResourceProviders(catalog: setting.catalog, secrets: setting.secrets, clientIDMetadataDocument: document)
+        let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
+
+        let outcome = try await providers.configuration(for: me)
+        #expect(!outcome.registered)
+        #expect(outcome.configuration.clientID == document.absoluteString && outcome.configuration.clientAuthentication == .none)
+        let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: try ResourceProviders.id(for: me)))
+        #expect(file["registration_client_uri"] == nil && file["registration_endpoint"] == nil)
+        let session = AuthSession(configuration: outcome.configuration, store: MemoryTokenStore())
+        _ = try await session.signIn(using: FormPostingUserAgent())
+        let token = try await session.freshToken()
+        #expect(try await HTTPClient().get(me.absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"]).status == 200)
+
+        // By its issuer too; and a URL that is no place for a document is a sentence, not a client id.
+        #expect(try await providers.prepare(issuer: sandbox.baseURL).registered == false)
+        #expect(try setting.catalog.draft(named: try ResourceProviders.id(forIssuer: sandbox.baseURL)).clientID == document.absoluteString)
+        let counted = try await statistics(sandbox)
+        #expect(counted["registrations"] as? Int == 0)
+        let plain = ResourceProviders(
+            catalog: setting.catalog, secrets: setting.secrets, clientIDMetadataDocument: URL(string: "http://198.51.100.7/latchkey.json"))
+        let error = await #expect(throws: OAuthError.self) { try await plain.configuration(for: URL(string: sandbox.baseURL + "/api/notes")!) }
+        #expect("\(error!)".contains("client metadata document's URL must be https://"))
     }
 
     @Test func aURLAloneSignsInAndGetsATokenTheResourceAccepts() async throws {

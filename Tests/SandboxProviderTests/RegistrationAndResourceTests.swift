@@ -114,6 +114,32 @@ import Testing
         #expect(reply.error == "invalid_client_metadata")
     }
 
+    /// A client known by the URL of its metadata document: no registration; the document
+    /// must name itself, list the redirect URI, and use no shared secret.
+    @Test func aClientIDThatIsItsMetadataDocumentsURLSignsInWithoutRegistering() async throws {
+        let sandbox = try RunningSandbox()
+        let documents = try ClientMetadataServer()
+        let discovery = try await HTTPClient().get("\(sandbox.baseURL)/.well-known/openid-configuration")
+        #expect(discovery.json["client_id_metadata_document_supported"] as? Bool == true)
+
+        func authorize(_ clientID: String) async throws -> Reply {
+            try await HTTPClient().get(
+                "\(sandbox.baseURL)/authorize?" + HTTPClient.form([
+                    ("response_type", "code"), ("client_id", clientID), ("redirect_uri", "http://127.0.0.1:40111/callback"),
+                    ("scope", "openid"), ("state", "s"), ("code_challenge", String(repeating: "a", count: 43)),
+                    ("code_challenge_method", "S256"),
+                ]))
+        }
+        let page = try await authorize(documents.url())
+        #expect(page.status == 200 && page.text.contains("Latchkey (by its document)"), "the sign-in page names the document's client")
+        for refused in [documents.url("lying"), documents.url("secret"), documents.url("missing")] {
+            let answer = try await authorize(refused)
+            #expect(answer.status == 400 && answer.header("location") == nil, "\(refused): \(answer.status)")
+        }
+        #expect(try await sandbox.statistics()["client_metadata_fetches"] == 4)
+        #expect(try await sandbox.statistics()["registrations"] == 0)
+    }
+
     @Test func aProtectedResourceChallengesWithItsMetadataAndScope() async throws {
         let reply = try await http.get("\(sandbox.baseURL)/api/me")
         #expect(reply.status == 401)
