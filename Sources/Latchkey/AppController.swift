@@ -444,10 +444,22 @@ final class AppController {
     private func signIn() {
         guard let current, state.accepts(.signInRequested) else { return }
         send(.signInRequested)
-        let (session, logger, generation) = (current.session, self.logger, self.generation)
+        let (logger, generation, store, timeout) = (self.logger, self.generation, self.store, networkTimeout)
         let agent: any ExternalUserAgent = current.userAgent == .browser ? browser : webAgent(of: current)
+        let id = current.configuration.id
+        // A provider Latchkey registered itself with: the server may have forgotten it since.
+        let registration =
+            providers.isGivenFile(id)
+            ? nil : ResourceProviders.latchkey(catalog: providers.catalog, secrets: providers.secrets, timeout: timeout)
+        let registered = current.session
         signInTask = Task.detached { [weak self] in
+            var session = registered
             do {
+                if let renewed = try await registration?.checkedRegistration(of: id) {
+                    logger.notice("\(renewed.displayName) had forgotten Latchkey: registered again")
+                    session = ActiveProvider.session(for: renewed, store: store, timeout: timeout)
+                    MainLoop.perform { self?.reregistered(renewed, generation: generation) }
+                }
                 let outcome = try await session.signIn(using: agent) { step in
                     MainLoop.perform {
                         switch step {
@@ -464,6 +476,16 @@ final class AppController {
                 MainLoop.perform { self?.deliver(generation, .signInFailed(failure)) }
             }
         }
+    }
+
+    /// The provider in use registered anew just before its sign-in: the rest of the window
+    /// (Get my profile, Sign out) speaks as the new client, whose sign-in this is.
+    private func reregistered(_ configuration: ProviderConfiguration, generation: Int) {
+        guard generation == self.generation, let old = current else { return }
+        let renewed = ActiveProvider(configuration: configuration, ready: old.ready, store: store, timeout: networkTimeout)
+        renewed.userAgent = old.userAgent
+        renewed.web = old.web
+        current = renewed
     }
 
     /// Cancel while the browser has the sign-in: the flow ends as cancelled and the listener closes.

@@ -208,6 +208,25 @@ public struct ResourceProviders: Sendable {
         }
     }
 
+    /// Before a sign-in with provider `id`: when Latchkey registered it (for a resource or an
+    /// issuer), its registration is read back (RFC 7592), and if the server forgot it, Latchkey
+    /// registers again. Returns the provider's new configuration then; nil when nothing changed,
+    /// or the provider is not one Latchkey registered.
+    public func checkedRegistration(of id: String) async throws -> ProviderConfiguration? {
+        guard ProviderCatalog.isPlainName(id), let object = try? ProviderCatalog.readObject(catalog.userFile(for: id)),
+            object["registration_client_uri"] != nil
+        else { return nil }
+        if let text = object["resource"] as? String, let resource = URL(string: text) {
+            let outcome = try await configuration(for: resource, checkRegistration: true)
+            return outcome.registered ? outcome.configuration : nil
+        }
+        if let issuer = object["issuer"] as? String, ProviderCatalog.needsDiscovery(object) {
+            guard try await prepare(issuer: issuer, checkRegistration: true).registered else { return nil }
+            return try await catalog.configuration(named: id, secrets: secrets, transport: transport, timeout: timeout)
+        }
+        return nil
+    }
+
     // MARK: From an issuer
 
     /// The provider id for an issuer: its host, port and path (`id-example-com-realms-staff`).

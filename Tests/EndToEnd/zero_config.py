@@ -152,10 +152,20 @@ def issuer_alone(home):
             sign_in(app, home)
             app.wait_status(f"Signed in with {host}")
             app.screenshot("issuer-signed-in")
+            # The server forgets Latchkey while the window is open: the next Sign in registers again first.
+            admin(base, "/_admin/clients", method="DELETE")
+            app.press(app.wait_sensitive("Sign out"))
+            # Signed out here; the server could not revoke what it no longer knows, and the status says so.
+            app.wait_sensitive("Sign in")
+            app.screenshot("issuer-signed-out-forgotten")
+            sign_in(app, home)
+            app.wait_status(f"Signed in with {host}")
+            app.press(app.wait_sensitive("Get my profile"))
+            app.wait_status("Ada Lovelace", timeout=30)
         finally:
             app.quit()
         stats = admin(base, "/_admin/stats")
-        expect(stats["registrations"] == 1, f"registered once: {stats}")
+        expect(stats["registrations"] == 2, f"registered again after the server forgot: {stats}")
         expect(stats["discovery_not_modified"] >= 1, f"the kept copy was confirmed with a conditional request: {stats}")
         with open(os.path.join(home.config, "latchkey", f"{provider_id}.json")) as f:
             saved = json.load(f)

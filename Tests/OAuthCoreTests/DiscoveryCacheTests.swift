@@ -186,6 +186,14 @@ import TestSupport
         _ = try await HTTPClient().send(method: "DELETE", sandbox.baseURL + "/_admin/clients", headers: [:], body: nil)
         #expect(try await providers.prepare(issuer: sandbox.baseURL).registered)
         #expect(try await sandbox.statistics()["registrations"] == 2)
+        // What the window asks before each sign-in: nothing while the server knows the client, a new one once it forgot.
+        #expect(try await providers.checkedRegistration(of: prepared.id) == nil)
+        let before = try setting.catalog.draft(named: prepared.id).clientID
+        _ = try await HTTPClient().send(method: "DELETE", sandbox.baseURL + "/_admin/clients", headers: [:], body: nil)
+        let renewed = try #require(try await providers.checkedRegistration(of: prepared.id))
+        let after = try setting.catalog.draft(named: prepared.id).clientID
+        #expect(renewed.clientID != before && renewed.clientID == after)
+        #expect(try await providers.checkedRegistration(of: "github") == nil, "a provider Latchkey did not register is left alone")
 
         // A file of that name that describes another provider is left alone.
         try setting.write(["issuer": "https://id.example", "client_id": "theirs"], as: prepared.id)
