@@ -8,26 +8,8 @@ import TestSupport
 /// discovery document, kept with HTTP's freshness, confirmed with a conditional
 /// request, and used offline from the cache — against the real sandbox.
 @Suite struct DiscoveryCacheTests {
-    struct Setting {
-        let home: TemporaryDirectory
-        let cache: DiscoveryCache
-        let catalog: ProviderCatalog
-        let secrets: FileClientSecretStore
-
-        init() throws {
-            home = try TemporaryDirectory()
-            cache = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
-            var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
-            catalog.discovery = cache
-            self.catalog = catalog
-            secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))
-        }
-
-        /// The person's file for provider `id`: exactly `object`.
-        func write(_ object: [String: Any], as id: String) throws {
-            try catalog.writeUserFile(object, for: id)
-        }
-    }
+    /// A temporary home with a catalog that keeps discovery documents, as the resource tests use.
+    typealias Setting = ResourceSignInTests.Setting
 
     static func stop(_ sandbox: RunningSandbox) {
         kill(sandbox.process.processIdentifier, SIGTERM)
@@ -212,5 +194,14 @@ import TestSupport
         let url = try #require(URL(string: sandbox.baseURL))
         #expect(added.id == "127-0-0-1-\(url.port!)")
         #expect(try setting.catalog.draft(named: added.id).tokenEndpoint.absoluteString == sandbox.baseURL + "/token")
+    }
+}
+
+extension ResourceSignInTests.Setting {
+    var cache: DiscoveryCache { catalog.discovery! }
+
+    /// The person's file for provider `id`: exactly `object`.
+    func write(_ object: [String: Any], as id: String) throws {
+        try catalog.writeUserFile(object, for: id)
     }
 }
