@@ -389,15 +389,8 @@ final class AppController {
                     let identifier = try ResourceDiscovery.identifier(of: url)
                     id = try ResourceProviders.id(for: identifier)
                     if isNew(id) { await clearLeftBehind(id) }
-                    do {
-                        _ = try await zeroConfiguration.configuration(for: identifier)
-                    } catch {
-                        // Kept without a client id (the server lets no app register): listed, with Set up….
-                        guard (try? ProviderCatalog.readObject(providers.catalog.userFile(for: id)))?["resource"] as? String
-                            == identifier.absoluteString
-                        else { throw error }
-                        notice = Self.sentence(for: error)
-                    }
+                    // Kept without a client id (the server lets no app register): listed, with Set up… and the reason.
+                    notice = try await zeroConfiguration.prepare(resource: identifier).problem.map(Self.sentence)
                 case .file(let path):
                     let file = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
                     // A file that names only its issuer is checked against the issuer's discovery document.

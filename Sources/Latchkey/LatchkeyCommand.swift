@@ -57,13 +57,7 @@ struct WindowCommand: ParsableCommand {
     @Flag(name: .customLong("sign-out"), help: "Forget the stored sign-in for the provider (revoking it where possible), then exit.")
     var signOut = false
 
-    @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
-    var networkTimeout: Double = 30
-
-    @Option(
-        name: .customLong("keyring-timeout"),
-        help: "Seconds to wait for the keyring, its password prompt included, before keeping the sign-in in a private file instead.")
-    var keyringTimeout: Double = 60
+    @OptionGroup var waits: Waits
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "info"
@@ -73,15 +67,10 @@ struct WindowCommand: ParsableCommand {
             throw ValidationError("Name a provider with one of --provider, --provider-file, --resource and --issuer.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
-        guard networkTimeout.isFinite, networkTimeout >= 1, networkTimeout <= 3600 else {
-            throw ValidationError("--network-timeout must be a number of seconds from 1 to 3600.")
-        }
-        guard keyringTimeout.isFinite, keyringTimeout >= 1, keyringTimeout <= 3600 else {
-            throw ValidationError("--keyring-timeout must be a number of seconds from 1 to 3600.")
-        }
     }
 
     func run() throws {
+        let (networkTimeout, keyringTimeout) = (waits.networkTimeout, waits.keyringTimeout)
         let environment = ProcessInfo.processInfo.environment
         if !signOut, environment["DISPLAY"]?.isEmpty != false, environment["WAYLAND_DISPLAY"]?.isEmpty != false {
             throw LaunchError(
@@ -166,18 +155,9 @@ struct WindowCommand: ParsableCommand {
         -> String
     {
         guard let url = URL(string: text) else { throw LaunchError("“\(text)” is not a URL.") }
-        let identifier = try ResourceDiscovery.identifier(of: url)
-        let id = try ResourceProviders.id(for: identifier)
         let providers = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, timeout: timeout)
-        do {
-            _ = try wait { try await providers.configuration(for: url) }
-        } catch {
-            // A provider for this very resource was kept (a server that lets no app register): the window
-            // opens on it with Set up…. Anything else — another provider's file under this name — is the error.
-            let saved = try? ProviderCatalog.readObject(catalog.userFile(for: id))
-            guard saved?["resource"] as? String == identifier.absoluteString else { throw error }
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-        }
+        let (id, problem) = try wait { try await providers.prepare(resource: url) }
+        if let problem { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }
         return id
     }
 }
@@ -191,6 +171,24 @@ extension WindowCommand {
     {
         let providers = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, timeout: timeout)
         return try wait { try await providers.prepare(issuer: text) }.id
+    }
+}
+
+/// How long the window and `latchkey token` wait for the provider and for the keyring.
+struct Waits: ParsableArguments {
+    @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
+    var networkTimeout: Double = 30
+
+    @Option(
+        name: .customLong("keyring-timeout"),
+        help: "Seconds to wait for the keyring, its password prompt included, before keeping the sign-in in a private file instead.")
+    var keyringTimeout: Double = 60
+
+    func validate() throws {
+        for (name, seconds) in [("--network-timeout", networkTimeout), ("--keyring-timeout", keyringTimeout)]
+        where !seconds.isFinite || seconds < 1 || seconds > 3600 {
+            throw ValidationError("\(name) must be a number of seconds from 1 to 3600.")
+        }
     }
 }
 

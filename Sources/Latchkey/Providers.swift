@@ -38,8 +38,7 @@ final class Providers: @unchecked Sendable {
 
     /// Whether there is a provider `id` to show, found without listing them all.
     func exists(_ id: String) -> Bool {
-        id == file?.id || catalog.presetFile(named: id) != nil
-            || (ProviderCatalog.isPlainName(id) && FileManager.default.fileExists(atPath: catalog.userFile(for: id).path))
+        id == file?.id || catalog.contains(id)
     }
 
     /// The name `id` shows, read from its own files alone.

@@ -38,11 +38,7 @@ struct TokenCommand: ParsableCommand {
             valueName: "url"))
     var resource: String?
 
-    @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
-    var networkTimeout: Double = 30
-
-    @Option(name: .customLong("keyring-timeout"), help: "Seconds to wait for the keyring before using the private files.")
-    var keyringTimeout: Double = 60
+    @OptionGroup var waits: Waits
 
     @Option(name: .customLong("log-level"), help: "What to say on stderr: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "error"
@@ -56,17 +52,10 @@ struct TokenCommand: ParsableCommand {
                 throw ValidationError("--resource must be an https URL without a fragment (http only on this computer), not “\(resource)”.")
             }
         }
-        if let provider {
-            let catalog = LatchkeyCommand.catalog
-            guard ProviderCatalog.isPlainName(provider),
-                catalog.presetFile(named: provider) != nil || FileManager.default.fileExists(atPath: catalog.userFile(for: provider).path)
-            else {
-                throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
-            }
+        if let provider, !LatchkeyCommand.catalog.contains(provider) {
+            throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
-        guard networkTimeout.isFinite, (1...3600).contains(networkTimeout), keyringTimeout.isFinite, (1...3600).contains(keyringTimeout)
-        else { throw ValidationError("Timeouts are numbers of seconds from 1 to 3600.") }
     }
 
     func run() throws {
@@ -76,9 +65,9 @@ struct TokenCommand: ParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .error
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let catalog = LatchkeyCommand.catalog
-        let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
-        let store = Stores.tokens(keyringTimeout: keyringTimeout)
-        let (timeout, provider) = (networkTimeout, provider ?? "")
+        let secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
+        let store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
+        let (timeout, provider) = (waits.networkTimeout, provider ?? "")
         let resourceURL = resource.flatMap(URL.init(string:))  // checked in validate()
 
         /// The resource's provider (found and registered now if need be; with `check`, its

@@ -117,12 +117,6 @@ public struct DiscoveryCache: Sendable {
         }
     }
 
-    /// Forgets the issuer's copy.
-    public func remove(issuer text: String) {
-        guard let (issuer, _) = try? ProviderDiscovery.issuerURL(text) else { return }
-        try? FileManager.default.removeItem(at: file(for: issuer))
-    }
-
     // MARK: Freshness (RFC 9111 §4.2.1)
 
     /// How long `response` stays fresh from `now`: `max-age` less `Age`, else `Expires`

@@ -64,7 +64,7 @@ public struct ProviderCatalog: Sendable {
             let layers = [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readObject($0) }
             // A file naming only its issuer shows the issuer's place, as its discovered layer would.
             let name = layers.compactMap { $0["display_name"] as? String }.last
-                ?? layers.last.flatMap(Self.issuerDisplayName)
+                ?? layers.last.flatMap(Self.issuerNames)?.place
             return (id, name ?? id)
         }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
     }
@@ -121,15 +121,6 @@ public struct ProviderCatalog: Sendable {
         try await refreshDiscovery(layers: layers(base: Self.readObject(file), overrides: [:]), transport: transport, timeout: timeout)
     }
 
-    /// `refreshDiscovery(named:)` for the bytes of a provider file about to be added.
-    @discardableResult
-    public func refreshDiscovery(
-        providerFile data: Data, name: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
-    ) async throws -> DiscoveryCache.Source? {
-        try await refreshDiscovery(
-            layers: Self.object(from: data, file: URL(fileURLWithPath: name)), transport: transport, timeout: timeout)
-    }
-
     private func refreshDiscovery(layers object: [String: Any], transport: any HTTPTransport, timeout: Double) async throws
         -> DiscoveryCache.Source?
     {
@@ -151,14 +142,13 @@ public struct ProviderCatalog: Sendable {
     /// without a request; a sentence when no copy is kept yet.
     func withDiscoveredEndpoints(_ object: [String: Any]) throws -> [String: Any] {
         guard Self.needsDiscovery(object), let text = object["issuer"] as? String else { return object }
-        let (issuer, url) = try ProviderDiscovery.issuerURL(text)
+        let (issuer, _) = try ProviderDiscovery.issuerURL(text)
         guard let discovery else { throw Self.noDiscovery(issuer) }
         guard let document = discovery.cachedDocument(issuer: issuer) else {
             throw OAuthError.invalidConfiguration(
                 "\(issuer)'s discovery document, where this provider's endpoints are, has not been read yet. Check your connection and try again.")
         }
-        let discovered = try ProviderDiscovery.providerFile(
-            issuer: issuer, host: url.host ?? "", port: url.port, path: url.path, document: document)
+        let discovered = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
         return Self.merged(discovered, with: object)
     }
 
@@ -203,6 +193,11 @@ public struct ProviderCatalog: Sendable {
         try draft(base: base(named: name), overrides: overrides)
     }
 
+    /// Whether there is a provider `name`: a preset, or a file of the person's own. Nothing is read.
+    public func contains(_ name: String) -> Bool {
+        Self.isPlainName(name) && (presetFile(named: name) != nil || FileManager.default.fileExists(atPath: userFile(for: name).path))
+    }
+
     /// Provider `name`'s id after its layers are read: throws when there is no such
     /// provider or its files cannot be read, without needing its discovery document.
     public func readableID(named name: String) throws -> String {
@@ -216,10 +211,8 @@ public struct ProviderCatalog: Sendable {
 
     /// The first layer of provider `name`: its preset, or just its id for one of the person's own.
     private func base(named name: String) throws -> [String: Any] {
-        guard Self.isPlainName(name) else { throw OAuthError.unknownProvider(name) }
-        if let file = presetFile(named: name) { return try Self.readObject(file) }
-        if FileManager.default.fileExists(atPath: userFile(for: name).path) { return ["id": name] }
-        throw OAuthError.unknownProvider(name)
+        guard contains(name) else { throw OAuthError.unknownProvider(name) }
+        return try presetFile(named: name).map(Self.readObject) ?? ["id": name]
     }
 
     public func draft(file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
@@ -239,7 +232,7 @@ public struct ProviderCatalog: Sendable {
     /// Refuses a file that is not of the provider shape, and an id already taken.
     public func addProvider(from data: Data, name: String) throws -> (id: String, clientSecret: String?) {
         var object = try Self.object(from: data, file: URL(fileURLWithPath: name))
-        if object["id"] == nil, let issuer = Self.issuerID(object) { object["id"] = issuer }
+        if object["id"] == nil, let names = Self.issuerNames(object) { object["id"] = names.id }
         guard let id = object["id"] as? String, Self.isPlainName(id), !id.hasPrefix("_") else {
             throw OAuthError.invalidConfiguration("\(name) has no usable \"id\" (letters, digits, - and _, not first).")
         }
@@ -290,7 +283,7 @@ public struct ProviderCatalog: Sendable {
     /// The provider's layers merged, before discovery and checks.
     func layers(base: [String: Any], overrides: [String: String]) throws -> [String: Any] {
         var object = base
-        guard let id = (overrides["id"] ?? object["id"] as? String ?? Self.issuerID(object)), Self.isPlainName(id) else {
+        guard let id = (overrides["id"] ?? object["id"] as? String ?? Self.issuerNames(object)?.id), Self.isPlainName(id) else {
             throw OAuthError.invalidConfiguration("the provider file has no usable \"id\" (letters, digits, - and _).")
         }
         let user = userFile(for: id)
@@ -308,18 +301,12 @@ public struct ProviderCatalog: Sendable {
         return object
     }
 
-    /// The name a file that names only its issuer shows: the issuer's host, port and path.
-    static func issuerDisplayName(_ object: [String: Any]) -> String? {
+    /// The id and name of a file that names only its issuer, where it gives none: the
+    /// issuer's, as its discovered layer has them (see `ProviderDiscovery.names`).
+    static func issuerNames(_ object: [String: Any]) -> (id: String, place: String)? {
         guard needsDiscovery(object), let text = object["issuer"] as? String, let (_, url) = try? ProviderDiscovery.issuerURL(text)
         else { return nil }
-        return (url.host ?? "") + (url.port.map { ":\($0)" } ?? "") + (url.path == "/" ? "" : url.path)
-    }
-
-    /// The id of a file that names only its issuer and no id: the issuer's host, port and path.
-    static func issuerID(_ object: [String: Any]) -> String? {
-        guard needsDiscovery(object), let text = object["issuer"] as? String, let (_, url) = try? ProviderDiscovery.issuerURL(text)
-        else { return nil }
-        return ProviderDiscovery.id(host: url.host ?? "", port: url.port, path: url.path)
+        return ProviderDiscovery.names(of: url)
     }
 
     static func decode(_ object: [String: Any]) throws -> ProviderConfiguration {

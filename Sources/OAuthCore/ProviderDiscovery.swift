@@ -13,8 +13,8 @@ public enum ProviderDiscovery {
     public static func providerFile(
         issuer text: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
     ) async throws -> [String: Any] {
-        let (issuer, url, document) = try await metadata(issuer: text, transport: transport, timeout: timeout)
-        return try providerFile(issuer: issuer, host: url.host ?? "", port: url.port, path: url.path, document: document)
+        let (issuer, _, document) = try await metadata(issuer: text, transport: transport, timeout: timeout)
+        return try providerFile(issuer: issuer, document: document)
     }
 
     /// The authorization server's metadata, from the first of its well-known
@@ -122,14 +122,14 @@ public enum ProviderDiscovery {
     }
 
     /// The provider file for a discovery document already read; `issuer` normalised.
-    static func providerFile(issuer: String, host: String, port: Int?, path: String = "", document: [String: Any]) throws
-        -> [String: Any]
-    {
-        let issuerIsLoopback = URL(string: issuer).map(ProviderConfiguration.isLoopback) ?? false
+    static func providerFile(issuer: String, document: [String: Any]) throws -> [String: Any] {
+        let (issuer, url) = try issuerURL(issuer)
+        let issuerIsLoopback = ProviderConfiguration.isLoopback(url)
+        let names = names(of: url)
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .discovery, reason: reason) }
         let document = try checkedIssuer(document, issuer: issuer)
         var file: [String: Any] = [
-            "id": id(host: host, port: port, path: path), "display_name": host + (port.map { ":\($0)" } ?? "") + path,
+            "id": names.id, "display_name": names.place,
             "issuer": issuer,
             "client_authentication": "none", "redirect_uri": "http://127.0.0.1/callback",
             "user_agents": ["embedded", "browser"],
@@ -172,11 +172,13 @@ public enum ProviderDiscovery {
         return file
     }
 
-    /// `id.example.com` → `id-example-com`; a port and a path are kept
-    /// (`127-0-0-1-8080`, `sso-example-com-realms-staff`), so two issuers on one host differ.
-    static func id(host: String, port: Int?, path: String = "") -> String {
-        let name = (host + (port.map { ":\($0)" } ?? "") + path).lowercased()
-            .map { $0.isASCII && ($0.isLetter || $0.isNumber) ? String($0) : "-" }.joined()
-        return name.split(separator: "-").joined(separator: "-")
+    /// What an issuer (or a resource) is called where it has no name of its own: its place,
+    /// host, port and path (`sso.example.com/realms/staff`, `127.0.0.1:8080`), and the id made
+    /// of it (`sso-example-com-realms-staff`, `127-0-0-1-8080`), so two issuers on one host differ.
+    static func names(of url: URL) -> (id: String, place: String) {
+        let path = url.path == "/" ? "" : url.path
+        let place = (url.host ?? "") + (url.port.map { ":\($0)" } ?? "") + path
+        let id = place.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? String($0) : "-" }.joined()
+        return (id.split(separator: "-").joined(separator: "-"), place)
     }
 }

@@ -62,8 +62,7 @@ public struct ResourceProviders: Sendable {
 
     /// The provider id for a resource: its host, port and path (`127-0-0-1-8080-api-me`).
     public static func id(for resource: URL) throws -> String {
-        let identifier = try ResourceDiscovery.identifier(of: resource)
-        return ProviderDiscovery.id(host: identifier.host ?? "", port: identifier.port, path: identifier.path)
+        ProviderDiscovery.names(of: try ResourceDiscovery.identifier(of: resource)).id
     }
 
     /// Where the registration access token of provider `id` is kept in the secret store,
@@ -84,30 +83,57 @@ public struct ResourceProviders: Sendable {
     public func configuration(for resource: URL, checkRegistration: Bool = true) async throws -> Outcome {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
-        if id == "sandbox" || catalog.presetFile(named: id) != nil {
-            throw OAuthError.invalidConfiguration(
-                "\(identifier.absoluteString) would be called “\(id)”, the name of a provider Latchkey comes with.")
-        }
-        let file = catalog.userFile(for: id)
-        var saved: [String: Any]?
-        if FileManager.default.fileExists(atPath: file.path) {
-            let object = try ProviderCatalog.readObject(file)
-            guard object["resource"] as? String == identifier.absoluteString else {
-                throw OAuthError.invalidConfiguration(
-                    "\(file.path) describes another provider than \(identifier.absoluteString); move it away to sign in there.")
-            }
-            saved = object
-        }
+        let saved = try savedFile(id, for: identifier.absoluteString) { $0["resource"] as? String == identifier.absoluteString }
         if let saved, !(saved["client_id"] as? String ?? "").isEmpty {
-            guard checkRegistration, saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else {
+            guard checkRegistration, try await isForgottenAndCleared(saved, id: id) else {
                 return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
             }
-            // The server forgot the client it registered: register again, from a clean slate.
-            try? await secrets.remove(for: Self.registrationKey(id))
-            try? await secrets.remove(for: id)
         }
         let (configuration, registered) = try await discoverAndRegister(identifier, id: id, saved: saved)
         return Outcome(configuration: configuration, registered: registered)
+    }
+
+    /// `configuration(for:)` for a caller that then shows the provider by its id (`latchkey
+    /// --resource`, the add dialog): a failure that still left a provider for this very resource
+    /// (a server that lets no app register) is returned as `problem`, for the person to read
+    /// beside Set up…; any other failure throws.
+    public func prepare(resource: URL) async throws -> (id: String, problem: (any Error)?) {
+        let identifier = try ResourceDiscovery.identifier(of: resource)
+        let id = try Self.id(for: identifier)
+        do {
+            _ = try await configuration(for: identifier)
+            return (id, nil)
+        } catch {
+            let kept = try? ProviderCatalog.readObject(catalog.userFile(for: id))
+            guard kept?["resource"] as? String == identifier.absoluteString else { throw error }
+            return (id, error)
+        }
+    }
+
+    /// The person's file for provider `id`, made for `what` (a resource or an issuer), if there is
+    /// one; nil if none. Throws when `id` is a name Latchkey comes with, or the file there is not
+    /// `isOurs` (another provider's): it is never overwritten.
+    private func savedFile(_ id: String, for what: String, isOurs: ([String: Any]) -> Bool) throws -> [String: Any]? {
+        if id == "sandbox" || catalog.presetFile(named: id) != nil {
+            throw OAuthError.invalidConfiguration("\(what) would be called “\(id)”, the name of a provider Latchkey comes with.")
+        }
+        let file = catalog.userFile(for: id)
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        let object = try ProviderCatalog.readObject(file)
+        guard isOurs(object) else {
+            throw OAuthError.invalidConfiguration("\(file.path) describes another provider than \(what); move it away to sign in there.")
+        }
+        return object
+    }
+
+    /// Whether the server forgot the client Latchkey registered for `saved` (see `isForgotten`);
+    /// if so, its registration access token and secret are gone too, so the next registration
+    /// starts from a clean slate. False for a client Latchkey did not register.
+    private func isForgottenAndCleared(_ saved: [String: Any], id: String) async throws -> Bool {
+        guard saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else { return false }
+        try? await secrets.remove(for: Self.registrationKey(id))
+        try? await secrets.remove(for: id)
+        return true
     }
 
     /// True only when the server says it no longer knows the client (RFC 7592 §2.1).
@@ -145,8 +171,7 @@ public struct ResourceProviders: Sendable {
             throw OAuthError.invalidConfiguration(
                 "\(identifier.absoluteString) names \(issuer) as its authorization server, but \(issuer) does not list it among its protected resources (RFC 9728 §4).")
         }
-        var object = try ProviderDiscovery.providerFile(
-            issuer: issuer, host: issuerURL.host ?? "", port: issuerURL.port, path: issuerURL.path, document: document)
+        var object = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
         object["id"] = id
         // The resource's own name comes with where it is, so a resource cannot pass itself off as another.
         let place = (identifier.host ?? "") + (identifier.port.map { ":\($0)" } ?? "")
@@ -231,8 +256,7 @@ public struct ResourceProviders: Sendable {
 
     /// The provider id for an issuer: its host, port and path (`id-example-com-realms-staff`).
     public static func id(forIssuer text: String) throws -> String {
-        let (_, url) = try ProviderDiscovery.issuerURL(text)
-        return ProviderDiscovery.id(host: url.host ?? "", port: url.port, path: url.path)
+        ProviderDiscovery.names(of: try ProviderDiscovery.issuerURL(text).url).id
     }
 
     /// The provider for an authorization server named by its issuer (`latchkey --issuer`):
@@ -245,41 +269,30 @@ public struct ResourceProviders: Sendable {
     public func prepare(issuer text: String, checkRegistration: Bool = true) async throws -> (id: String, registered: Bool) {
         let (issuer, issuerURL) = try ProviderDiscovery.issuerURL(text)
         let id = try Self.id(forIssuer: issuer)
-        if id == "sandbox" || catalog.presetFile(named: id) != nil {
-            throw OAuthError.invalidConfiguration("\(issuer) would be called “\(id)”, the name of a provider Latchkey comes with.")
+        let saved = try savedFile(id, for: issuer) {
+            ($0["issuer"] as? String).map(Issuer.normalised) == issuer && $0["resource"] == nil
         }
-        let file = catalog.userFile(for: id)
-        var object: [String: Any] = ["issuer": issuer]
-        if FileManager.default.fileExists(atPath: file.path) {
-            object = try ProviderCatalog.readObject(file)
-            guard (object["issuer"] as? String).map(Issuer.normalised) == issuer, object["resource"] == nil else {
-                throw OAuthError.invalidConfiguration(
-                    "\(file.path) describes another provider than \(issuer); move it away to sign in there.")
-            }
-        }
+        var object = saved ?? ["issuer": issuer]
         guard let discovery = catalog.discovery else {
             throw OAuthError.invalidConfiguration("this program keeps no discovery documents, so it cannot use \(issuer) by its issuer alone.")
         }
         let (document, _) = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout)
-        if !FileManager.default.fileExists(atPath: file.path) { try catalog.writeUserFile(object, for: id) }
-        let draft = try catalog.draft(named: id)
-        if !draft.clientID.isEmpty {
-            // Registered before: unless the server forgot it, that is the client to use.
-            guard checkRegistration, object["registration_client_uri"] != nil, await isForgotten(object, id: id) else {
-                return (id, false)
-            }
-            try? await secrets.remove(for: Self.registrationKey(id))
-            try? await secrets.remove(for: id)
-            object["client_id"] = nil
+        if saved == nil { try catalog.writeUserFile(object, for: id) }
+        // A client id from any layer (the file, LATCHKEY_<ID>_CLIENT_ID) is the one to use, unless Latchkey
+        // registered it and the server forgot it since.
+        if !(try catalog.draft(named: id).clientID.isEmpty) {
+            guard checkRegistration, try await isForgottenAndCleared(object, id: id) else { return (id, false) }
+            for key in ["client_id", "registration_client_uri", "registration_endpoint"] { object[key] = nil }
         }
+        var registered = false
         if let clientID = try metadataDocumentClientID(for: document) {
             Self.useMetadataDocument(clientID, in: &object)
-            try catalog.writeUserFile(object, for: id)
-            return (id, false)
+        } else if let endpointText = document["registration_endpoint"] as? String {
+            try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
+            registered = true
         }
-        guard let endpointText = document["registration_endpoint"] as? String else { return (id, false) }
-        try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
+        // Written even with no client to be had: a forgotten one must not stay.
         try catalog.writeUserFile(object, for: id)
-        return (id, true)
+        return (id, registered)
     }
 }

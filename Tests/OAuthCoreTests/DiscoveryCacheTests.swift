@@ -186,11 +186,12 @@ import TestSupport
     @Test func anIssuerOnlyFileIsAddedAfterItsDocumentIsRead() async throws {
         let sandbox = try RunningSandbox()
         let setting = try Setting()
-        let data = try JSONSerialization.data(withJSONObject: ["issuer": sandbox.baseURL, "client_id": "latchkey-desktop"])
+        let file = setting.home.url.appendingPathComponent("acme.json")
+        try JSONSerialization.data(withJSONObject: ["issuer": sandbox.baseURL, "client_id": "latchkey-desktop"]).write(to: file)
         // Not read yet: refused with the reason, nothing written.
-        #expect(throws: OAuthError.self) { try setting.catalog.addProvider(from: data, name: "acme.json") }
-        try await setting.catalog.refreshDiscovery(providerFile: data, name: "acme.json")
-        let added = try setting.catalog.addProvider(from: data, name: "acme.json")
+        #expect(throws: OAuthError.self) { try setting.catalog.addProvider(file: file) }
+        try await setting.catalog.refreshDiscovery(file: file)
+        let added = try setting.catalog.addProvider(file: file)
         let url = try #require(URL(string: sandbox.baseURL))
         #expect(added.id == "127-0-0-1-\(url.port!)")
         #expect(try setting.catalog.draft(named: added.id).tokenEndpoint.absoluteString == sandbox.baseURL + "/token")
