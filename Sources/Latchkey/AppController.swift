@@ -421,7 +421,7 @@ final class AppController {
     /// An error for the dialog's problem line, which needs no "the provider configuration is not usable" before it.
     private nonisolated static func sentence(for error: any Error) -> String {
         guard case OAuthError.invalidConfiguration(let reason) = error else { return shortened("\(error)") }
-        return shortened(reason.prefix(1).uppercased() + reason.dropFirst())
+        return shortened(OAuthError.sentence(reason))
     }
 
     private func providerAdded(_ id: String, notice: String?) {

@@ -151,6 +151,6 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
     /// A storage failure as a sentence of its own, without the "Trouble with…" lead-in.
     private static func reason(_ error: any Error) -> String {
         guard case OAuthError.storage(let reason) = error else { return "\(error)" }
-        return reason.prefix(1).uppercased() + reason.dropFirst()
+        return OAuthError.sentence(reason)
     }
 }

@@ -131,6 +131,15 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         return ": " + text
     }
 
+    /// A reason written to follow "…: " as a sentence of its own: its first letter
+    /// capitalised, unless it begins with a URL or a path, which stay as written
+    /// (`http://…` is not `Http://…`).
+    public static func sentence(_ reason: String) -> String {
+        let firstWord = reason.prefix { $0 != " " }
+        guard !firstWord.contains("://"), !firstWord.hasPrefix("/"), !firstWord.hasPrefix("~") else { return reason }
+        return reason.prefix(1).uppercased() + reason.dropFirst()
+    }
+
     /// RFC 6749 §4.1.2.1 and §5.2 in words, for providers that send no description.
     static func meaning(of code: String) -> String {
         switch code {

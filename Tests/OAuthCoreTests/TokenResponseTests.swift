@@ -70,6 +70,15 @@ import Testing
         #expect("\(OAuthError.invalidGrant(description: nil))" == "The provider no longer accepts this sign-in. Sign in again.")
     }
 
+    /// A reason that begins with a URL or a path keeps it as written when it becomes a sentence of its own.
+    @Test func aReasonBecomesASentenceWithoutCapitalisingAURL() {
+        #expect(OAuthError.sentence("the field \"id\" is missing.") == "The field \"id\" is missing.")
+        #expect(OAuthError.sentence("http://127.0.0.1:8765/nope has no discovery document.") == "http://127.0.0.1:8765/nope has no discovery document.")
+        #expect(OAuthError.sentence("/home/ada/x.json is not a JSON object.") == "/home/ada/x.json is not a JSON object.")
+        #expect(OAuthError.sentence("~/.config/latchkey/x.json is not a JSON object.") == "~/.config/latchkey/x.json is not a JSON object.")
+        #expect(OAuthError.sentence("“idp” is not an issuer URL.") == "“idp” is not an issuer URL.")
+    }
+
     @Test func aLifetimeOfOneSecondIsALifetimeAndTrueIsNone() throws {
         #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":1}"#).expiresAt == now.addingTimeInterval(1))
         #expect(try read(200, #"{"access_token":"at","token_type":"Bearer","expires_in":true}"#).expiresAt == nil)
