@@ -55,6 +55,8 @@ let package = Package(
             dependencies: [
                 "CCurl", "Loopback",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RSA-SHA1 signatures for OAuth 1.0a consumers that sign with a key.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

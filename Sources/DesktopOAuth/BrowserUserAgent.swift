@@ -22,7 +22,7 @@ public final class BrowserUserAgent: ExternalUserAgent {
     private let logger: Logger
     private var listener: OpaquePointer?
     private var redirectURI: URL?
-    private var flow: AuthorizationFlow?
+    private var flow: (any SignInFlow)?
 
     /// - Parameter timeout: how long to wait for the browser to come back before the sign-in fails.
     public init(parent: Window?, timeout: Duration = .seconds(600), logger: Logger = Logger(label: "Latchkey.BrowserUserAgent")) {
@@ -38,11 +38,11 @@ public final class BrowserUserAgent: ExternalUserAgent {
         try await MainLoop.run { try self.listen(for: configuration.redirectURI) }
     }
 
-    public nonisolated func present(_ flow: AuthorizationFlow) async throws {
+    public nonisolated func present(_ flow: any SignInFlow) async throws {
         try await MainLoop.run { try self.open(flow) }
     }
 
-    public nonisolated func dismiss(_ flow: AuthorizationFlow) async {
+    public nonisolated func dismiss(_ flow: any SignInFlow) async {
         await MainLoop.run { self.close(flow) }
     }
 
@@ -78,7 +78,7 @@ public final class BrowserUserAgent: ExternalUserAgent {
     }
 
     /// Opens the authorization page in the default browser.
-    func open(_ flow: AuthorizationFlow) throws {
+    func open(_ flow: any SignInFlow) throws {
         try accept(flow)
         do {
             try Window.showURI(flow.authorizationURL.absoluteString, over: parent)
@@ -89,8 +89,8 @@ public final class BrowserUserAgent: ExternalUserAgent {
     }
 
     /// From now on the listener hands the redirect to `flow`, until it ends or `timeout` passes.
-    func accept(_ flow: AuthorizationFlow) throws {
-        guard listener != nil, flow.request.redirectURI == redirectURI else {
+    func accept(_ flow: any SignInFlow) throws {
+        guard listener != nil, flow.redirectURI == redirectURI else {
             throw OAuthError.browser("the sign-in request does not name this listener's address.")
         }
         self.flow = flow
@@ -101,7 +101,7 @@ public final class BrowserUserAgent: ExternalUserAgent {
     }
 
     /// Closes the listener, if it still serves `flow` (or no flow got that far).
-    func close(_ flow: AuthorizationFlow) {
+    func close(_ flow: any SignInFlow) {
         guard self.flow == nil || self.flow === flow else { return }
         if let listener { csoup_close(listener) }
         listener = nil

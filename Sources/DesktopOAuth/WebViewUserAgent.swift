@@ -23,7 +23,7 @@ public final class WebViewUserAgent: ExternalUserAgent {
     private var prepared: UnsafeMutableRawPointer?
     private var presented: UnsafeMutableRawPointer?
     private var isPreparing = false
-    private var flow: AuthorizationFlow?
+    private var flow: (any SignInFlow)?
 
     public init(parent: Window?, providerName: String, logger: Logger = Logger(label: "Latchkey.WebViewUserAgent")) {
         self.parent = parent
@@ -54,16 +54,16 @@ public final class WebViewUserAgent: ExternalUserAgent {
     // its own task, and they hop onto GTK's thread through its main loop (the
     // main actor's own executor never runs while GTK's loop does).
 
-    public nonisolated func present(_ flow: AuthorizationFlow) async throws {
+    public nonisolated func present(_ flow: any SignInFlow) async throws {
         try await MainLoop.run { try self.show(flow) }
     }
 
-    public nonisolated func dismiss(_ flow: AuthorizationFlow) async {
+    public nonisolated func dismiss(_ flow: any SignInFlow) async {
         await MainLoop.run { self.close(flow) }
     }
 
     /// Shows the sign-in window for `flow` over the parent window.
-    public func show(_ flow: AuthorizationFlow) throws {
+    public func show(_ flow: any SignInFlow) throws {
         guard presented == nil else { throw OAuthError.userAgent("a sign-in window is already open.") }
         let library = try WebSignInLibrary.shared()
         let handle = prepared ?? library.interface.prepare()
@@ -95,7 +95,7 @@ public final class WebViewUserAgent: ExternalUserAgent {
     }
 
     /// Closes the window shown for `flow`, if it is still the one shown.
-    public func close(_ flow: AuthorizationFlow) {
+    public func close(_ flow: any SignInFlow) {
         guard self.flow === flow else { return }
         if let presented { try? WebSignInLibrary.shared().interface.close(presented) }
         presented = nil

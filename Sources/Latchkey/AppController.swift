@@ -295,7 +295,7 @@ final class AppController {
         // A provider that authenticates needs its secret; a public one takes none, unless it is the
         // person's own, whose registration may have one after all.
         let need: SetUpForm.SecretNeed =
-            draft.clientAuthentication != .none
+            draft.needsClientSecret
             ? .required(stored: !(draft.clientSecret ?? "").isEmpty) : providers.isOwn(id) ? .optional : .none
         let dialog = SetUpDialog(parent: window.window, draft: draft, need: need)
         dialog.onDismiss = { [weak self] in self?.dialog = nil }
@@ -317,7 +317,7 @@ final class AppController {
         if answer.secret != nil {
             settings["client_secret"] = .some(nil)
             // The person's own provider, registered with a secret after all: it is sent as RFC 6749 §2.3.1 requires every server to accept.
-            if need == .optional, draft.clientAuthentication == .none { settings["client_authentication"] = "client_secret_basic" }
+            if need == .optional, draft.authProtocol == .oauth2, draft.clientAuthentication == .none { settings["client_authentication"] = "client_secret_basic" }
         }
         let (providers, logger, name) = (self.providers, self.logger, draft.displayName)
         let file = Self.shortened(providers.catalog.userFile(for: id).path)

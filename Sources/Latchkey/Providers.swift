@@ -26,6 +26,8 @@ final class Providers: @unchecked Sendable {
     private var sandbox: SandboxChild?
 
     static let sandboxID = "sandbox"
+    /// The sandbox's providers: OAuth 2.0 and OAuth 1.0a, both served by the one child.
+    static let sandboxIDs: Set = [sandboxID, "sandbox-oauth1"]
 
     init(catalog: ProviderCatalog, secrets: any ClientSecretStore, file: URL?, networkTimeout: Double = 30, logger: Logger) throws {
         self.catalog = catalog
@@ -55,7 +57,8 @@ final class Providers: @unchecked Sendable {
         if let file, !list.contains(where: { $0.id == file.id }), let draft = try? catalog.draft(file: file.url) {
             list.append((draft.id, draft.displayName))
         }
-        return list.filter { $0.id == Self.sandboxID } + list.filter { $0.id != Self.sandboxID }
+        let sandboxes = list.filter { Self.sandboxIDs.contains($0.id) }.sorted { ($0.id == Self.sandboxID ? 0 : 1) < ($1.id == Self.sandboxID ? 0 : 1) }
+        return sandboxes + list.filter { !Self.sandboxIDs.contains($0.id) }
     }
 
     /// The provider `id` as its files describe it, unchecked: what the set-up dialog shows.
@@ -76,7 +79,7 @@ final class Providers: @unchecked Sendable {
     /// Asks the keyring, so it runs off GTK's thread.
     /// A provider that names only its issuer has its discovery document brought up to date first.
     func configuration(for id: String) async throws -> (ProviderConfiguration, ready: @Sendable () throws -> Void) {
-        guard id == Self.sandboxID, file?.id != id else {
+        guard Self.sandboxIDs.contains(id), file?.id != id else {
             let source: DiscoveryCache.Source?
             if let file, file.id == id {
                 source = try await catalog.refreshDiscovery(file: file.url, timeout: networkTimeout)
@@ -92,7 +95,7 @@ final class Providers: @unchecked Sendable {
             sandbox = child
             return child
         }
-        let configuration = try catalog.configuration(named: Self.sandboxID, overrides: ["issuer": child.baseURL])
+        let configuration = try catalog.configuration(named: id, overrides: ["issuer": child.baseURL])
         return (configuration, { try child.waitUntilReady() })
     }
 

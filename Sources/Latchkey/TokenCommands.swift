@@ -80,6 +80,12 @@ struct TokenCommand: ParsableCommand {
                 }
                 return try await Self.providerConfiguration(provider, catalog: catalog, secrets: secrets, timeout: timeout)
             }
+            // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
+            guard configuration.authProtocol == .oauth2 else {
+                throw OAuthError.invalidConfiguration(
+                    "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret "
+                        + "instead of carrying a token, so there is no token to print. Use the window's Get my profile.")
+            }
             return AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout))
         }
 
@@ -117,7 +123,7 @@ struct TokenCommand: ParsableCommand {
     static func providerConfiguration(_ id: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double = 15)
         async throws -> ProviderConfiguration
     {
-        guard id != "sandbox" else {
+        guard !Providers.sandboxIDs.contains(id) else {
             throw OAuthError.invalidConfiguration(
                 "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource.")
         }
@@ -231,7 +237,7 @@ struct StatusCommand: ParsableCommand {
         }
         let configuration = try? await TokenCommand.providerConfiguration(id, catalog: catalog, secrets: secrets)
         guard let token else {
-            if id == "sandbox" || configuration != nil { return "signed out" }
+            if Providers.sandboxIDs.contains(id) || configuration != nil { return "signed out" }
             return "not set up (no client id or secret yet)"
         }
         if let configuration, token.issuedBy != nil, token.issuedBy != configuration.tokenBinding {

@@ -1,28 +1,19 @@
 import Foundation
-import Synchronization
 
-/// One sign-in in progress between OAuthCore and a user agent. It ends once:
-/// with a checked `AuthorizationResponse`, or with an error.
-public final class AuthorizationFlow: Sendable {
+/// One OAuth 2.0 sign-in in progress between OAuthCore and a user agent. It
+/// ends once: with a checked `AuthorizationResponse`, or with an error.
+public final class AuthorizationFlow: SignInFlow {
     public let request: AuthorizationRequest
-
-    private enum State {
-        case waiting([CheckedContinuation<AuthorizationResponse, any Error>])
-        case finished(Result<AuthorizationResponse, OAuthError>)
-    }
-
-    private let state = Mutex<State>(.waiting([]))
+    private let outcome = FlowOutcome<AuthorizationResponse>()
 
     public init(request: AuthorizationRequest) {
         self.request = request
     }
 
     public var authorizationURL: URL { request.url }
-
-    /// Whether the flow has ended (with a response or an error); false while it waits for the provider.
-    public var isFinished: Bool {
-        state.withLock { if case .finished = $0 { true } else { false } }
-    }
+    public var redirectURI: URL { request.redirectURI }
+    public var isFinished: Bool { outcome.isFinished }
+    public var succeeded: Bool? { outcome.succeeded }
 
     /// Offers a navigation. True means it was the redirect URI: the flow has
     /// taken it (successfully or not) and the agent must not load it.
@@ -33,18 +24,10 @@ public final class AuthorizationFlow: Sendable {
     public func resume(with url: URL, method: String = "GET") -> Bool {
         guard RedirectMatcher(redirectURI: request.redirectURI).matches(url) else { return false }
         guard method.uppercased() == "GET" else {
-            finish(.failure(.answerPosted))
+            outcome.finish(.failure(.answerPosted))
             return true
         }
-        do {
-            finish(.success(try AuthorizationResponse(redirectURL: url, for: request)))
-        } catch let error as OAuthError {
-            // A wrong state ends the flow too: waiting on would leave the person
-            // looking at a page that never moves.
-            finish(.failure(error))
-        } catch {
-            finish(.failure(.userAgent(String(describing: error))))
-        }
+        outcome.finish { try AuthorizationResponse(redirectURL: url, for: request) }
         return true
     }
 
@@ -65,47 +48,10 @@ public final class AuthorizationFlow: Sendable {
         return resume(with: url, method: method)
     }
 
-    /// Whether the flow ended with a response (true) or an error (false); nil while it waits.
-    public var succeeded: Bool? {
-        state.withLock { state in
-            guard case .finished(let result) = state else { return nil }
-            if case .success = result { return true }
-            return false
-        }
-    }
+    public func cancel() { outcome.finish(.failure(.cancelled)) }
 
-    /// The person closed the sign-in window.
-    public func cancel() {
-        finish(.failure(.cancelled))
-    }
-
-    /// The user agent broke: the page failed to load, a bad certificate, a crashed renderer.
-    public func fail(_ error: OAuthError) {
-        finish(.failure(error))
-    }
+    public func fail(_ error: OAuthError) { outcome.finish(.failure(error)) }
 
     /// Waits for the outcome.
-    public func response() async throws -> AuthorizationResponse {
-        try await withCheckedThrowingContinuation { continuation in
-            let finished: Result<AuthorizationResponse, OAuthError>? = state.withLock { state in
-                switch state {
-                case .waiting(let waiting):
-                    state = .waiting(waiting + [continuation])
-                    return nil
-                case .finished(let result):
-                    return result
-                }
-            }
-            if let finished { continuation.resume(with: finished) }
-        }
-    }
-
-    private func finish(_ result: Result<AuthorizationResponse, OAuthError>) {
-        let waiting: [CheckedContinuation<AuthorizationResponse, any Error>] = state.withLock { state in
-            guard case .waiting(let waiting) = state else { return [] }
-            state = .finished(result)
-            return waiting
-        }
-        for continuation in waiting { continuation.resume(with: result) }
-    }
+    public func response() async throws -> AuthorizationResponse { try await outcome.value() }
 }

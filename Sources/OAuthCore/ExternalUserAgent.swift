@@ -19,10 +19,10 @@ public protocol ExternalUserAgent: Sendable {
     func redirectURI(for configuration: ProviderConfiguration) async throws -> URL
     /// Shows the flow's authorization page; returns once it is shown (not when
     /// the person has answered). Throws when it cannot be shown.
-    func present(_ flow: AuthorizationFlow) async throws
+    func present(_ flow: any SignInFlow) async throws
     /// Closes what `redirectURI(for:)` and `present` opened, once the flow has
     /// ended, whichever way — also when `present` threw.
-    func dismiss(_ flow: AuthorizationFlow) async
+    func dismiss(_ flow: any SignInFlow) async
 }
 
 extension ExternalUserAgent {

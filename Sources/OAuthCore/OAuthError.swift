@@ -20,6 +20,10 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     case answerPosted
     case issuerMismatch
     case requestAlreadyCompleted
+    /// OAuth 1.0a: the provider did not confirm the callback (`oauth_callback_confirmed`).
+    case oauth1CallbackNotConfirmed
+    /// OAuth 1.0a: the provider's `oauth_problem` (the Problem Reporting extension), with its advice.
+    case oauth1Problem(String, advice: String?, endpoint: Endpoint)
 
     // The user agent
     case userAgent(String)
@@ -54,6 +58,8 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case resourceMetadata = "protected resource metadata"
         case registration = "registration endpoint"
         case keys = "signing keys (JWKS)"
+        case authorization = "authorization page"
+        case requestToken = "request token endpoint"
         case token = "token endpoint"
         case revocation = "revocation endpoint"
         case profile = "profile endpoint"
@@ -78,6 +84,12 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "Remove response_mode from the provider file so the answer comes in the address."
         case .issuerMismatch: "The answer came from a different provider than the one asked. Try signing in again."
         case .requestAlreadyCompleted: "This sign-in has already finished. Start a new one."
+        case .oauth1CallbackNotConfirmed:
+            "The provider did not confirm where to send you back after signing in (oauth_callback_confirmed), "
+                + "so it may speak the older, unsafe OAuth 1.0. Latchkey only signs in with OAuth 1.0a."
+        case .oauth1Problem(let problem, let advice, let endpoint):
+            "The provider's \(endpoint.rawValue) refused the request: \(Self.oauth1Meaning(of: problem)) (\(problem))."
+                + (Self.clause(advice).isEmpty ? "" : " It said: “\(Self.clause(advice).dropFirst(2))”.")
         case .userAgent(let reason): "The sign-in window failed: \(reason)"
         case .browser(let reason): "Signing in through your browser failed: \(reason)"
         case .invalidGrant(let description):
@@ -138,6 +150,31 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         let firstWord = reason.prefix { $0 != " " }
         guard !firstWord.contains("://"), !firstWord.hasPrefix("/"), !firstWord.hasPrefix("~") else { return reason }
         return reason.prefix(1).uppercased() + reason.dropFirst()
+    }
+
+    /// The OAuth 1.0 Problem Reporting extension's problems in words.
+    static func oauth1Meaning(of problem: String) -> String {
+        switch problem {
+        case "signature_invalid": "it did not accept the request's signature; check the consumer secret or private key"
+        case "timestamp_refused": "it did not accept the request's time; check that this computer's clock is right"
+        case "nonce_used": "it saw this request's one-time value before; try again"
+        case "signature_method_rejected": "it does not accept this signature method; check signature_method"
+        case "version_rejected": "it does not accept OAuth 1.0a"
+        case "parameter_absent", "parameter_rejected": "it found a parameter missing or not allowed"
+        case "consumer_key_unknown", "consumer_key_rejected", "consumer_key_refused":
+            "it does not accept this app's consumer key; check the client id"
+        case "token_used", "token_expired", "token_revoked", "token_rejected": "it no longer accepts the token; sign in again"
+        case "verifier_invalid": "it did not accept the verification code; sign in again"
+        case "permission_denied", "permission_unknown", "user_refused": "access was not granted"
+        case "additional_authorization_required": "it needs further permission; sign in again"
+        default: "an unexplained problem"
+        }
+    }
+
+    /// Whether an OAuth 1.0a problem says the token itself is dead, so the sign-in is over;
+    /// any other (a clock, a signature, a nonce) leaves the stored sign-in as it is.
+    public static func oauth1ProblemEndsSignIn(_ problem: String) -> Bool {
+        ["token_used", "token_expired", "token_revoked", "token_rejected", "permission_denied", "permission_unknown"].contains(problem)
     }
 
     /// RFC 6749 §4.1.2.1 and §5.2 in words, for providers that send no description.

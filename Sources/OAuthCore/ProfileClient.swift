@@ -61,8 +61,10 @@ public struct ProfileClient: Sendable {
         return profile
     }
 
-    /// GET with the bearer token; one refresh-and-retry on 401.
+    /// GET with the bearer token; one refresh-and-retry on 401. For OAuth 1.0a, a
+    /// request signed with the token credentials, which nothing can renew.
     func authorizedJSON(_ url: URL, session: AuthSession) async throws -> [String: Any] {
+        if configuration.authProtocol == .oauth1 { return try await signedJSON(url, session: session) }
         var token = try await session.freshToken()
         for attempt in 1...2 {
             let request = HTTPRequest(
@@ -72,12 +74,7 @@ public struct ProfileClient: Sendable {
                     "User-Agent": OAuthCoreInfo.userAgent,
                 ],
                 timeout: timeout)
-            let response: HTTPResponse
-            do {
-                response = try await transport.send(request)
-            } catch let error as TransportError {
-                throw TokenClient.map(error, endpoint: .profile, secrets: [token.accessToken])
-            }
+            let response = try await send(request, secrets: [token.accessToken])
             if response.status == 401 {
                 guard attempt == 1 else { throw await session.endAfterRejection(of: token) }
                 logger.info("The provider refused the access token; refreshing once")
@@ -87,6 +84,33 @@ public struct ProfileClient: Sendable {
             return try TokenResponse.fields(of: response, endpoint: .profile, secrets: [token.accessToken])
         }
         throw await session.endAfterRejection(of: token)
+    }
+
+    /// OAuth 1.0a: a GET signed with the token credentials. A refusal that names the
+    /// token (or names nothing) ends the sign-in; one that names the clock, the nonce
+    /// or the signature is said as it is, and the sign-in stays.
+    private func signedJSON(_ url: URL, session: AuthSession) async throws -> [String: Any] {
+        let token = try await session.freshToken()
+        let client = OAuth1Client(configuration: configuration, transport: transport, timeout: timeout)
+        let secrets = [token.accessToken, token.tokenSecret, configuration.clientSecret]
+        let response = try await send(try client.signedGET(url, with: token), secrets: secrets)
+        if response.status == 401 || response.status == 403 {
+            let problem = OAuth1Client.problem(in: response, secrets: secrets).map { $0(.profile) }
+            if case .oauth1Problem(let code, _, _) = problem, !OAuthError.oauth1ProblemEndsSignIn(code) {
+                logger.notice("The provider refused a signed request", metadata: ["problem": "\(code)"])
+                throw problem!
+            }
+            if response.status == 401 || problem != nil { throw await session.endAfterRejection(of: token) }
+        }
+        return try TokenResponse.fields(of: response, endpoint: .profile, secrets: secrets)
+    }
+
+    private func send(_ request: HTTPRequest, secrets: [String?]) async throws -> HTTPResponse {
+        do {
+            return try await transport.send(request)
+        } catch let error as TransportError {
+            throw TokenClient.map(error, endpoint: .profile, secrets: secrets)
+        }
     }
 
     /// Only web addresses go to a browser: https, or http on this computer.

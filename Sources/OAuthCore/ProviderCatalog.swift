@@ -260,7 +260,9 @@ public struct ProviderCatalog: Sendable {
         var check = try withDiscoveredEndpoints(object)
         try Self.resolveEndpoints(in: &check)
         if (check["client_id"] as? String ?? "").isEmpty { check["client_id"] = "to-be-set-up" }
-        if secret != nil || (check["client_authentication"] as? String).map({ $0 != "none" }) == true {
+        // An OAuth 1.0a consumer signs with its secret unless it signs with a key.
+        let signsWithSecret = check["protocol"] as? String == "oauth1" && check["signature_method"] as? String != "RSA-SHA1"
+        if secret != nil || signsWithSecret || (check["client_authentication"] as? String).map({ $0 != "none" }) == true {
             check["client_secret"] = "to-be-set-up"
         }
         try Self.decode(check).validate()
@@ -343,7 +345,9 @@ public struct ProviderCatalog: Sendable {
 
     /// Appends endpoints written as paths to the issuer.
     static func resolveEndpoints(in object: inout [String: Any]) throws {
-        let keys = ["authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri"]
+        let keys = [
+            "authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "request_token_endpoint",
+        ]
         let issuer = (object["issuer"] as? String).map(Issuer.normalised)
         for key in keys {
             guard let value = object[key] as? String, value.hasPrefix("/") else { continue }

@@ -21,6 +21,14 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case browser
     }
 
+    /// Which protocol the provider speaks: OAuth 2.0 (and OpenID Connect), or
+    /// OAuth 1.0a (RFC 5849), where the client id is the consumer key and the
+    /// client secret the consumer secret.
+    public enum AuthProtocol: String, Codable, Sendable {
+        case oauth2
+        case oauth1
+    }
+
     public var id: String
     public var displayName: String
     /// The provider's issuer identifier. Endpoints given as paths (`/oauth/token`)
@@ -68,6 +76,16 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// The JWS algorithms its ID tokens may carry (`id_token_signing_alg_values`):
     /// asymmetric ones only, never `none` nor an HMAC. Pinned per provider.
     public var idTokenSigningAlgorithms: [String]
+    /// OAuth 2.0 unless the file says `"protocol": "oauth1"`.
+    public var authProtocol: AuthProtocol
+    /// OAuth 1.0a: where temporary credentials (the request token) come from (RFC 5849 §2.1).
+    /// `authorization_endpoint` is then the resource-owner authorization page (§2.2)
+    /// and `token_endpoint` the token-credentials endpoint (§2.3).
+    public var requestTokenEndpoint: URL?
+    /// OAuth 1.0a: how requests are signed; HMAC-SHA1 unless the file says otherwise.
+    public var signatureMethod: OAuth1Signature.Method
+    /// OAuth 1.0a with RSA-SHA1: the PEM file holding the consumer's private key (`~` is the home folder).
+    public var privateKeyFile: String?
 
     enum CodingKeys: String, CodingKey {
         case id, issuer, scopes, profile
@@ -91,6 +109,10 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case resource
         case jwksURI = "jwks_uri"
         case idTokenSigningAlgorithms = "id_token_signing_alg_values"
+        case authProtocol = "protocol"
+        case requestTokenEndpoint = "request_token_endpoint"
+        case signatureMethod = "signature_method"
+        case privateKeyFile = "private_key_file"
     }
 
     public init(
@@ -99,7 +121,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         clientAuthentication: ClientAuthentication = .none, redirectURI: URL, scopes: [String], usePKCE: Bool = true,
         useNonce: Bool = true, idTokenIssuer: String? = nil, errorAliases: [String: String] = [:], authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
         registrationHint: String? = nil, userAgents: [UserAgentKind] = [.embedded], preferredUserAgent: UserAgentKind? = nil,
-        resource: URL? = nil, jwksURI: URL? = nil, idTokenSigningAlgorithms: [String] = IDTokenSignature.defaultAlgorithms
+        resource: URL? = nil, jwksURI: URL? = nil, idTokenSigningAlgorithms: [String] = IDTokenSignature.defaultAlgorithms,
+        authProtocol: AuthProtocol = .oauth2, requestTokenEndpoint: URL? = nil, signatureMethod: OAuth1Signature.Method = .hmacSHA1,
+        privateKeyFile: String? = nil
     ) throws {
         self.id = id
         self.displayName = displayName
@@ -125,6 +149,10 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         self.resource = resource
         self.jwksURI = jwksURI
         self.idTokenSigningAlgorithms = idTokenSigningAlgorithms
+        self.authProtocol = authProtocol
+        self.requestTokenEndpoint = requestTokenEndpoint
+        self.signatureMethod = signatureMethod
+        self.privateKeyFile = privateKeyFile
         try validate()
     }
 
@@ -157,6 +185,12 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         jwksURI = try c.decodeIfPresent(URL.self, forKey: .jwksURI)
         idTokenSigningAlgorithms =
             try c.decodeIfPresent([String].self, forKey: .idTokenSigningAlgorithms) ?? IDTokenSignature.defaultAlgorithms
+        authProtocol = try c.decodeIfPresent(AuthProtocol.self, forKey: .authProtocol) ?? .oauth2
+        requestTokenEndpoint = try c.decodeIfPresent(URL.self, forKey: .requestTokenEndpoint)
+        signatureMethod = try c.decodeIfPresent(OAuth1Signature.Method.self, forKey: .signatureMethod) ?? .hmacSHA1
+        privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
+        // The consumer secret signs; it is never sent as client authentication.
+        if authProtocol == .oauth1 { clientAuthentication = .none }
     }
 
     /// The user agents this configuration can use: the provider's, less the
@@ -173,11 +207,21 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
 
     /// Whether the authentication method needs a secret that no layer gave:
     /// one a `ClientSecretStore` keeps may fill it in.
-    public var lacksClientSecret: Bool { clientAuthentication != .none && (clientSecret ?? "").isEmpty }
+    public var lacksClientSecret: Bool { needsClientSecret && (clientSecret ?? "").isEmpty }
+
+    /// Whether signing in takes a client secret: for OAuth 2 the authentication method
+    /// says; for OAuth 1.0a every signature method but RSA-SHA1 signs with the consumer secret.
+    public var needsClientSecret: Bool {
+        authProtocol == .oauth1 ? signatureMethod != .rsaSHA1 : clientAuthentication != .none
+    }
 
     /// A summary without the client secret.
     public var description: String {
-        "\(displayName) (\(id)): authorize at \(authorizationEndpoint.host ?? "?"), client \(clientID), "
+        if authProtocol == .oauth1 {
+            return "\(displayName) (\(id)): OAuth 1.0a, authorize at \(authorizationEndpoint.host ?? "?"), consumer \(clientID), "
+                + "\(signatureMethod.rawValue)\(clientSecret == nil ? "" : " with a secret")"
+        }
+        return "\(displayName) (\(id)): authorize at \(authorizationEndpoint.host ?? "?"), client \(clientID), "
             + "\(clientAuthentication.rawValue)\(clientSecret == nil ? "" : " with a secret"), PKCE \(usePKCE ? "on" : "off")"
             + (isOpenIDConnect ? ", nonce \(sendsNonce ? "on" : "off")" : "")
     }
@@ -196,7 +240,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     }
 
     /// Whether the scopes ask for OpenID Connect (and so an ID token).
-    public var isOpenIDConnect: Bool { scopes.contains("openid") }
+    public var isOpenIDConnect: Bool { authProtocol == .oauth2 && scopes.contains("openid") }
 
     /// Whether an authorization request carries a nonce: OpenID Connect, and a
     /// provider that echoes it.
@@ -221,6 +265,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
             ("revocation_endpoint", revocationEndpoint), ("userinfo_endpoint", userinfoEndpoint),
             ("profile.url_template_endpoint", profile.urlTemplateEndpoint), ("jwks_uri", jwksURI),
+            ("request_token_endpoint", requestTokenEndpoint),
         ]
         for (name, url) in endpoints {
             guard let url else { continue }
@@ -235,7 +280,12 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
                     + (place("CLIENT_ID").map { " Put {\"client_id\": \"…\"} in \($0)." } ?? "")
                     + (registrationHint.map { " \($0)" } ?? ""))
         }
-        if clientAuthentication != .none, (clientSecret ?? "").isEmpty {
+        if authProtocol == .oauth1 {
+            try validateOAuth1(place: place)
+        } else if requestTokenEndpoint != nil {
+            throw fail("request_token_endpoint belongs to OAuth 1.0a: add \"protocol\": \"oauth1\" to the provider file, or remove it.")
+        }
+        if authProtocol == .oauth2, clientAuthentication != .none, (clientSecret ?? "").isEmpty {
             throw fail(
                 "\(displayName) needs a client secret (\(clientAuthentication.rawValue))."
                     + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))
@@ -299,6 +349,42 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             throw fail(
                 "response_mode=\(mode) cannot be used: OAuthCore reads the provider's answer from the address it is sent to "
                     + "(query or fragment), never from a posted form. Remove response_mode from the provider file.")
+        }
+    }
+
+    /// RFC 5849's own rules: three endpoints, a secret or a key to sign with, and
+    /// PLAINTEXT — which sends the secrets themselves — only over https (§3.4.4).
+    private func validateOAuth1(place: (_ credential: String) -> String?) throws {
+        func fail(_ reason: String) -> OAuthError { .invalidConfiguration(reason) }
+        guard requestTokenEndpoint != nil else {
+            throw fail("an OAuth 1.0a provider needs request_token_endpoint, where a sign-in gets its request token.")
+        }
+        guard revocationEndpoint == nil else {
+            throw fail("OAuth 1.0a has no revocation endpoint; remove revocation_endpoint from the provider file.")
+        }
+        guard resource == nil else { throw fail("resource belongs to OAuth 2.0; an OAuth 1.0a provider cannot use it.") }
+        switch signatureMethod {
+        case .hmacSHA1, .plaintext:
+            guard !(clientSecret ?? "").isEmpty else {
+                throw fail(
+                    "\(displayName) needs its consumer secret (the client secret) to sign with \(signatureMethod.rawValue)."
+                        + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))
+            }
+        case .rsaSHA1:
+            guard let privateKeyFile, !privateKeyFile.isEmpty else {
+                throw fail("RSA-SHA1 signs with the consumer's private key: name its PEM file in private_key_file.")
+            }
+        }
+        if signatureMethod == .plaintext {
+            let endpoints = [requestTokenEndpoint, authorizationEndpoint, tokenEndpoint, userinfoEndpoint, profile.urlTemplateEndpoint]
+            if let plain = endpoints.compactMap({ $0 }).first(where: { $0.scheme?.lowercased() != "https" }) {
+                throw fail(
+                    "PLAINTEXT sends the consumer and token secrets as they are, so it is used only over https (RFC 5849 §3.4.4), not at \(plain.absoluteString).")
+            }
+        }
+        let reserved = ["oauth_token", "oauth_callback", "oauth_verifier"]
+        if let clash = authorizationParameters.keys.first(where: reserved.contains) {
+            throw fail("authorization_parameters may not set \(clash); OAuthCore sets it.")
         }
     }
 

@@ -33,27 +33,11 @@ extension AuthSession {
         using agent: some ExternalUserAgent, request: AuthorizationRequest? = nil,
         progress: @escaping @Sendable (SignInStep) -> Void = { _ in }
     ) async throws -> SignInOutcome {
+        if configuration.authProtocol == .oauth1 { return try await signInOAuth1(using: agent, progress: progress) }
         let redirectURI = try await agent.redirectURI(for: configuration)
         let flow = AuthorizationFlow(
             request: request ?? AuthorizationRequest(configuration: configuration, redirectURI: redirectURI))
-        do {
-            try await agent.present(flow)
-        } catch {
-            await agent.dismiss(flow)
-            throw error
-        }
-        let response: AuthorizationResponse
-        do {
-            response = try await withTaskCancellationHandler {
-                try await flow.response()
-            } onCancel: {
-                flow.cancel()
-            }
-        } catch {
-            await agent.dismiss(flow)
-            throw error
-        }
-        await agent.dismiss(flow)
+        let response = try await Self.answer(to: flow, in: agent) { try await flow.response() }
         progress(.redirectReceived)
         // Cancelled after the redirect: stop before the exchange, and before keeping anything.
         guard !Task.isCancelled else { throw OAuthError.cancelled }
@@ -67,5 +51,63 @@ extension AuthSession {
         progress(.tokensReceived)
         let notice = try await signIn(with: token)
         return SignInOutcome(token: token, storeNotice: notice)
+    }
+
+    /// OAuth 1.0a (RFC 5849) through the same agent: a request token naming the
+    /// agent's redirect URI as the callback, the provider's page, the verifier
+    /// caught on the callback, the token credentials.
+    private nonisolated func signInOAuth1(
+        using agent: some ExternalUserAgent, progress: @escaping @Sendable (SignInStep) -> Void
+    ) async throws -> SignInOutcome {
+        let client = OAuth1Client(configuration: configuration, transport: tokenClient.transport, timeout: tokenClient.timeout)
+        let callback = try await agent.redirectURI(for: configuration)
+        let authorization: OAuth1Authorization
+        do {
+            authorization = try await client.temporaryCredentials(callback: callback)
+        } catch {
+            // Asked for, so dismissed whatever follows: the browser's listener is already open.
+            await agent.dismiss(OAuth1Flow(authorization: OAuth1Authorization(configuration: configuration, callback: callback, token: "", secret: "")))
+            throw error
+        }
+        let flow = OAuth1Flow(authorization: authorization)
+        let verifier = try await Self.answer(to: flow, in: agent) { try await flow.verifier() }
+        progress(.redirectReceived)
+        guard !Task.isCancelled else { throw OAuthError.cancelled }
+        let token: Token
+        do {
+            token = try await client.tokenCredentials(for: authorization, verifier: verifier)
+        } catch is CancellationError {
+            throw OAuthError.cancelled
+        }
+        guard !Task.isCancelled else { throw OAuthError.cancelled }
+        progress(.tokensReceived)
+        let notice = try await signIn(with: token)
+        return SignInOutcome(token: token, storeNotice: notice)
+    }
+
+    /// Shows `flow` in `agent`, waits for its answer (`wait`), and dismisses the
+    /// agent whichever way it ends. Cancelling the task cancels the flow.
+    private static func answer<Flow: SignInFlow, Answer>(
+        to flow: Flow, in agent: some ExternalUserAgent, wait: () async throws -> Answer
+    ) async throws -> Answer {
+        do {
+            try await agent.present(flow)
+        } catch {
+            await agent.dismiss(flow)
+            throw error
+        }
+        let answer: Answer
+        do {
+            answer = try await withTaskCancellationHandler {
+                try await wait()
+            } onCancel: {
+                flow.cancel()
+            }
+        } catch {
+            await agent.dismiss(flow)
+            throw error
+        }
+        await agent.dismiss(flow)
+        return answer
     }
 }

@@ -14,10 +14,13 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
     /// Who issued it: the client id and token endpoint it came from
     /// (`ProviderConfiguration.tokenBinding`). A token is only ever sent back there.
     public var issuedBy: String?
+    /// OAuth 1.0a: the token secret that signs every request made with `accessToken`
+    /// (RFC 5849 §2.3). Such a token has no expiry and no refresh: it lasts until revoked.
+    public var tokenSecret: String?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, scope: String? = nil,
-        idToken: String? = nil, expiresAt: Date? = nil, receivedAt: Date = Date()
+        idToken: String? = nil, expiresAt: Date? = nil, receivedAt: Date = Date(), tokenSecret: String? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -26,6 +29,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         self.idToken = idToken
         self.expiresAt = expiresAt.map(Self.wholeSecond)
         self.receivedAt = Self.wholeSecond(receivedAt)
+        self.tokenSecret = tokenSecret
     }
 
     /// Times are kept to the second: a stored token then reads back equal to itself.
@@ -70,6 +74,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         case expiresAt = "expires_at"
         case receivedAt = "received_at"
         case issuedBy = "issued_by"
+        case tokenSecret = "token_secret"
     }
 
     // Dates as seconds since 1970, whatever the encoder's strategy, so stored files stay readable.
@@ -85,6 +90,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         receivedAt = Self.wholeSecond(
             try c.decodeIfPresent(Double.self, forKey: .receivedAt).map(Date.init(timeIntervalSince1970:)) ?? Date())
         issuedBy = try c.decodeIfPresent(String.self, forKey: .issuedBy)
+        tokenSecret = try c.decodeIfPresent(String.self, forKey: .tokenSecret)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -97,5 +103,6 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         try c.encodeIfPresent(expiresAt?.timeIntervalSince1970, forKey: .expiresAt)
         try c.encode(receivedAt.timeIntervalSince1970, forKey: .receivedAt)
         try c.encodeIfPresent(issuedBy, forKey: .issuedBy)
+        try c.encodeIfPresent(tokenSecret, forKey: .tokenSecret)
     }
 }

@@ -5,6 +5,8 @@ import Foundation
 public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var users: [SandboxUser]
     public var clients: [SandboxClient]
+    /// OAuth 1.0a consumers; the built-in one when a file names none.
+    public var consumers: [SandboxConsumer]
     /// Seconds an access token lives.
     public var accessTokenTTL: Int
     /// Seconds an authorization code lives.
@@ -15,11 +17,13 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var discoveryMaxAge: Int
 
     public init(
-        users: [SandboxUser], clients: [SandboxClient], accessTokenTTL: Int = 3600,
+        users: [SandboxUser], clients: [SandboxClient], consumers: [SandboxConsumer] = SandboxConfiguration.builtInConsumers,
+        accessTokenTTL: Int = 3600,
         codeTTL: Int = 60, signInPageTTL: Int = 600, discoveryMaxAge: Int = 3600
     ) {
         self.users = users
         self.clients = clients
+        self.consumers = consumers
         self.accessTokenTTL = accessTokenTTL
         self.codeTTL = codeTTL
         self.signInPageTTL = signInPageTTL
@@ -27,7 +31,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case users, clients
+        case users, clients, consumers
         case accessTokenTTL = "access_token_ttl"
         case codeTTL = "code_ttl"
         case signInPageTTL = "sign_in_page_ttl"
@@ -38,6 +42,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         users = try c.decode([SandboxUser].self, forKey: .users)
         clients = try c.decode([SandboxClient].self, forKey: .clients)
+        consumers = try c.decodeIfPresent([SandboxConsumer].self, forKey: .consumers) ?? Self.builtInConsumers
         accessTokenTTL = try c.decodeIfPresent(Int.self, forKey: .accessTokenTTL) ?? 3600
         codeTTL = try c.decodeIfPresent(Int.self, forKey: .codeTTL) ?? 60
         signInPageTTL = try c.decodeIfPresent(Int.self, forKey: .signInPageTTL) ?? 600
@@ -49,6 +54,12 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         "https://latchkey.invalid/oauth2/callback",  // an https URI on a host that cannot exist (RFC 6761)
         "io.github.latchkey:/oauth2redirect",  // a private-use scheme (RFC 8252 §7.1)
         "http://127.0.0.1/callback",  // loopback, any port (RFC 8252 §7.3)
+    ]
+
+    /// The OAuth 1.0a consumer Latchkey's sandbox preset uses, documented in README.
+    public static let builtInConsumers = [
+        SandboxConsumer(
+            key: "latchkey-oauth1", secret: "sandbox-oauth1-secret", name: "Latchkey (OAuth 1.0a)", callbacks: appRedirectURIs)
     ]
 
     /// The built-in users and clients, documented in README.
@@ -93,11 +104,18 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         if Set(users.map(\.username)).count != users.count {
             throw SandboxConfigurationError("Two users share a username.")
         }
+        for consumer in consumers where consumer.secret == nil && consumer.rsaPublicKey == nil {
+            throw SandboxConfigurationError("Consumer \(consumer.key) has neither a secret nor an RSA public key.")
+        }
+        if Set(consumers.map(\.key)).count != consumers.count {
+            throw SandboxConfigurationError("Two consumers share a key.")
+        }
         if Set(clients.map(\.clientID)).count != clients.count {
             throw SandboxConfigurationError("Two clients share a client_id.")
         }
     }
 
     func client(_ id: String) -> SandboxClient? { clients.first { $0.clientID == id } }
+    func consumer(_ key: String) -> SandboxConsumer? { consumers.first { $0.key == key } }
     func user(_ username: String) -> SandboxUser? { users.first { $0.username == username } }
 }

@@ -84,6 +84,7 @@ public final class SandboxServer: Sendable {
         }
         addRegistration(to: router)
         addProtectedResources(to: router)
+        addOAuth1(to: router)
         router.get("/avatar/:file") { _, context in self.avatar(context.parameters.get("file") ?? "") }
         router.post("/_admin/faults") { request, _ in try await self.addFault(request) }
         router.delete("/_admin/faults") { _, _ in

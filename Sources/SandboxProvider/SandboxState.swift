@@ -103,6 +103,12 @@ actor SandboxState {
     private var accessTokens: [String: AccessToken] = [:]
     private var refreshTokens: [String: RefreshToken] = [:]
     private var registrations: [String: Registration] = [:]
+    /// OAuth 1.0a: temporary credentials, the sign-in pages showing them, token
+    /// credentials, and the nonces seen within the timestamp window.
+    var oauth1Temporary: [String: OAuth1Temporary] = [:]
+    var oauth1Pages: [String: String] = [:]
+    var oauth1Access: [String: OAuth1Access] = [:]
+    var oauth1Nonces: [String: Date] = [:]
     private var faults: [Fault]
     private(set) var statistics = Statistics()
     /// Where grants and tokens survive a restart, so a client's stored tokens
@@ -116,6 +122,8 @@ actor SandboxState {
         var refreshTokens: [String: RefreshToken]
         /// Absent in files written before registration existed.
         var registrations: [String: Registration]?
+        /// OAuth 1.0a token credentials; absent in files written before they existed.
+        var oauth1Tokens: [String: OAuth1Access]?
     }
 
     init(faults: [Fault], stateFile: URL? = nil) throws {
@@ -127,20 +135,22 @@ actor SandboxState {
             accessTokens = snapshot.accessTokens
             refreshTokens = snapshot.refreshTokens
             registrations = snapshot.registrations ?? [:]
+            oauth1Access = snapshot.oauth1Tokens ?? [:]
         }
     }
 
     /// Writes the grants and tokens that can still be used — not expired access
     /// tokens, not revoked grants, so the file does not grow with every launch —
     /// 0600, to a temporary file renamed into place.
-    private func persist(now: Date = Date()) {
+    func persist(now: Date = Date()) {
         guard let stateFile else { return }
         let live = grants.filter { !$0.value.revoked }
         let snapshot = Snapshot(
             grants: live,
             accessTokens: accessTokens.filter { live[$0.value.grantID] != nil && !$0.value.revoked && $0.value.expiresAt > now },
             refreshTokens: refreshTokens.filter { live[$0.value.grantID] != nil },
-            registrations: registrations)
+            registrations: registrations,
+            oauth1Tokens: oauth1Access.filter { !$0.value.revoked })
         guard let data = try? JSONEncoder().encode(snapshot) else { return }
         let temporary = stateFile.path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

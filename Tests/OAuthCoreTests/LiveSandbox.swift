@@ -55,7 +55,7 @@ final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable {
     var redirect: URL? { lock.withLock { _redirect } }
     var dismissed: Bool { lock.withLock { _dismissed } }
 
-    func present(_ flow: AuthorizationFlow) async throws {
+    func present(_ flow: any SignInFlow) async throws {
         let url = flow.authorizationURL.absoluteString
         Task {
             do {
@@ -72,7 +72,7 @@ final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable {
         }
     }
 
-    func dismiss(_ flow: AuthorizationFlow) async { lock.withLock { _dismissed = true } }
+    func dismiss(_ flow: any SignInFlow) async { lock.withLock { _dismissed = true } }
 }
 
 /// The real latchkey-sandbox with OAuthCore configured for it.

@@ -356,13 +356,13 @@ import TestSupport
             return components.url!
         }
 
-        func present(_ flow: AuthorizationFlow) async throws {
+        func present(_ flow: any SignInFlow) async throws {
             lock.withLock { _presented = flow.authorizationURL }
             if presentFails { throw OAuthError.browser("your web browser could not be opened.") }
             flow.cancel()
         }
 
-        func dismiss(_ flow: AuthorizationFlow) async { lock.withLock { _dismissals += 1 } }
+        func dismiss(_ flow: any SignInFlow) async { lock.withLock { _dismissals += 1 } }
     }
 
     @Test func theRequestCarriesTheRedirectURIThatTheAgentNamed() async throws {
