@@ -155,7 +155,7 @@ public struct OAuth1Client: Sendable {
     /// RFC 5849 §2.1 and §2.3 answers are forms, whatever the content type says
     /// (providers send text/plain and text/html). Errors are read from the Problem
     /// Reporting extension's `oauth_problem`, in the body or in `WWW-Authenticate`.
-    static func fields(of response: HTTPResponse, endpoint: OAuthError.Endpoint, secrets: [String?]) throws -> [String: String] {
+    public static func fields(of response: HTTPResponse, endpoint: OAuthError.Endpoint, secrets: [String?]) throws -> [String: String] {
         let text = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard (200..<300).contains(response.status) else {
             if let problem = problem(in: response, secrets: secrets) { throw problem(endpoint) }

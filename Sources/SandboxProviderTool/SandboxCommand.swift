@@ -27,7 +27,7 @@ struct SandboxCommand: AsyncParsableCommand {
             valueName: "provider"))
     var behaveLike: String = "standard"
 
-    @Option(name: .long, help: "A JSON file of users and clients, replacing the built-in ones.")
+    @Option(name: .long, help: "A JSON file of users, clients and OAuth 1.0a consumers, replacing the built-in ones.")
     var config: String?
 
     @Option(
