@@ -25,8 +25,8 @@ test_packages=(
   desktop-file-utils appstream  # desktop-file-validate, appstreamcli
   curl procps openssl     # openssl: the self-signed certificate of the bad-certificate scenario
   epiphany-browser         # GNOME Web: a real default browser for the sign-ins through the browser
-  python3-oauthlib python3-authlib python3-jwt python3-cryptography  # independent OAuth 1.0a peers: oauthlib's
-                           # client signs for the sandbox's tests, Authlib's server checks OAuthCore's signatures
+  python3-oauthlib python3-jwt python3-cryptography  # an independent OAuth 1.0a peer: oauthlib signs for the
+                           # sandbox's tests and checks OAuthCore's signatures (jwt, cryptography: its RSA-SHA1)
 )
 
 bench_packages=(
