@@ -19,7 +19,7 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
     public let redirectURI: URL
     public let url: URL
 
-    private let completed = Mutex(false)
+    private let completed = OnceFlag()
 
     public init(configuration: ProviderConfiguration, redirectURI: URL? = nil) {
         self.configuration = configuration
@@ -58,14 +58,9 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
     }
 
     /// Marks the request used; false if it already was.
-    func complete() -> Bool {
-        completed.withLock { done in
-            defer { done = true }
-            return !done
-        }
-    }
+    func complete() -> Bool { completed.take() }
 
-    public var isCompleted: Bool { completed.withLock { $0 } }
+    public var isCompleted: Bool { completed.isTaken }
 
     /// No state, verifier or nonce: only where it goes and what it asks for.
     public var description: String {

@@ -14,6 +14,10 @@ public struct OAuth1Client: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
+    /// Seconds a provider is taken to allow between its clock and a request's timestamp
+    /// (five minutes is the common window); further off, a refusal is put down to the clock.
+    public static let clockTolerance: TimeInterval = 300
+
     public init(
         configuration: ProviderConfiguration, transport: any HTTPTransport = CurlTransport.shared, timeout: TimeInterval = 30,
         logger: Logger = Logger(label: "OAuthCore.OAuth1Client"), now: @escaping @Sendable () -> Date = { Date() }
@@ -159,9 +163,10 @@ public struct OAuth1Client: Sendable {
         let text = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard (200..<300).contains(response.status) else {
             if let problem = problem(in: response, secrets: secrets) { throw problem(endpoint) }
-            if response.status == 401, endpoint == .token || endpoint == .requestToken {
-                throw OAuthError.invalidClient(description: nil)
-            }
+            // A bare 401: at the request token endpoint only the consumer's key and secret are at
+            // stake; at the token endpoint it is the request token and verifier (X answers so).
+            if response.status == 401, endpoint == .requestToken { throw OAuthError.invalidClient(description: nil) }
+            if response.status == 401, endpoint == .token { throw OAuthError.invalidGrant(description: nil) }
             throw OAuthError.httpStatus(response.status, endpoint: endpoint)
         }
         if text.isEmpty { throw OAuthError.emptyResponse(endpoint: endpoint) }

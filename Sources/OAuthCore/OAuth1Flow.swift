@@ -13,7 +13,7 @@ public final class OAuth1Authorization: Sendable, CustomStringConvertible {
     let temporarySecret: String
     /// The resource-owner authorization page: the endpoint with `oauth_token` and the provider's own extras.
     public let url: URL
-    private let completed = Mutex(false)
+    private let completed = OnceFlag()
 
     public init(configuration: ProviderConfiguration, callback: URL, token: String, secret: String) {
         self.configuration = configuration
@@ -31,15 +31,10 @@ public final class OAuth1Authorization: Sendable, CustomStringConvertible {
     /// Whether `candidate` is this attempt's request token (compared in constant time).
     func isOurs(_ candidate: String) -> Bool { constantTimeEquals(candidate, temporaryToken) }
 
-    /// Marks the attempt answered; false if it already was.
-    func complete() -> Bool {
-        completed.withLock { done in
-            defer { done = true }
-            return !done
-        }
-    }
+    /// Marks the attempt used; false if it already was.
+    func complete() -> Bool { completed.take() }
 
-    public var isCompleted: Bool { completed.withLock { $0 } }
+    public var isCompleted: Bool { completed.isTaken }
 
     /// No token, no secret.
     public var description: String {
@@ -51,10 +46,10 @@ public final class OAuth1Authorization: Sendable, CustomStringConvertible {
 public struct OAuth1Verifier: Sendable, CustomStringConvertible {
     let value: String
 
-    /// Reads the callback. The answer must name this attempt's request token; one
-    /// that names another is not ours (a page replaying someone else's sign-in).
-    /// A refusal — `denied=` (X's), `oauth_problem=user_refused` or `permission_denied`,
-    /// or a callback with no verifier at all — ends as cancelled.
+    /// Reads the callback. The answer must name this attempt's request token, once;
+    /// one that names another, or none, is not ours. A refusal naming it — `denied=`
+    /// (X's), `oauth_problem=user_refused` or `permission_denied`, or our token with no
+    /// verifier — ends as cancelled.
     public init(callbackURL url: URL, for authorization: OAuth1Authorization) throws {
         guard RedirectMatcher(redirectURI: authorization.callback).matches(url) else { throw OAuthError.notOurRedirect }
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
@@ -64,7 +59,11 @@ public struct OAuth1Verifier: Sendable, CustomStringConvertible {
             guard values[name] == nil else { throw OAuthError.repeatedParameter(name) }
             values[name] = value
         }
-        if let token = values["oauth_token"] ?? values["denied"], !token.isEmpty, !authorization.isOurs(token) {
+        // The request token first, as OAuth 2's state: without ours — as `oauth_token`, or as
+        // `denied` for a refusal — nothing else in the address is read, so a page that merely
+        // knows the callback can neither end the sign-in nor put words on screen.
+        let named = [values["oauth_token"], values["denied"]].compactMap { $0 }
+        guard named.count == 1, let token = named.first, !token.isEmpty, authorization.isOurs(token) else {
             throw OAuthError.stateMismatch
         }
         if values["denied"] != nil {
@@ -78,12 +77,10 @@ public struct OAuth1Verifier: Sendable, CustomStringConvertible {
             throw OAuthError.oauth1Problem(Redaction.safeCode(problem, removing: secrets), advice: nil, endpoint: .authorization)
         }
         guard let verifier = values["oauth_verifier"], !verifier.isEmpty else {
-            // Sent back with nothing to show for it: the provider's way of saying no.
+            // Sent back with our token and nothing to show for it: the provider's way of saying no.
             _ = authorization.complete()
             throw OAuthError.cancelled
         }
-        // A verifier only counts with the token it was issued for (§2.2).
-        guard values["oauth_token"] != nil else { throw OAuthError.missingState }
         guard authorization.complete() else { throw OAuthError.requestAlreadyCompleted }
         value = verifier
     }

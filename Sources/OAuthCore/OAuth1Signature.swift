@@ -57,8 +57,10 @@ public enum OAuth1Signature {
     {
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
         guard let fromQuery = FormCoding.decode(query), let fromBody = FormCoding.decode(formBody ?? "") else { return nil }
-        let fromHeader = protocolParameters.filter { $0.0 != "realm" && $0.0 != "oauth_signature" }
-        return fromQuery.map { ($0.name, $0.value) } + fromBody.map { ($0.name, $0.value) } + fromHeader
+        let fromHeader = protocolParameters.filter { $0.0 != "realm" }
+        // The signature is left out wherever it appears (§3.4.1.3.1), not only in the header.
+        return (fromQuery.map { ($0.name, $0.value) } + fromBody.map { ($0.name, $0.value) } + fromHeader)
+            .filter { $0.0 != "oauth_signature" }
     }
 
     /// §3.4.1.1: `METHOD&encoded base URI&encoded normalized parameters`.

@@ -22,6 +22,8 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     case requestAlreadyCompleted
     /// OAuth 1.0a: the provider did not confirm the callback (`oauth_callback_confirmed`).
     case oauth1CallbackNotConfirmed
+    /// OAuth 1.0a: a signed request refused by a provider whose clock is this far ahead (negative: behind).
+    case clockOff(seconds: Int)
     /// OAuth 1.0a: the provider's `oauth_problem` (the Problem Reporting extension), with its advice.
     case oauth1Problem(String, advice: String?, endpoint: Endpoint)
 
@@ -87,6 +89,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .oauth1CallbackNotConfirmed:
             "The provider did not confirm where to send you back after signing in (oauth_callback_confirmed), "
                 + "so it may speak the older, unsafe OAuth 1.0. Latchkey only signs in with OAuth 1.0a."
+        case .clockOff(let seconds):
+            "The provider refused a signed request, and its clock is \(Self.span(abs(seconds))) \(seconds > 0 ? "ahead of" : "behind") this computer's. "
+                + "Signed requests carry the time: set this computer's clock right and try again. Your sign-in is kept."
         case .oauth1Problem(let problem, let advice, let endpoint):
             "The provider's \(endpoint.rawValue) refused the request: \(Self.oauth1Meaning(of: problem)) (\(problem))."
                 + (Self.clause(advice).isEmpty ? "" : " It said: “\(Self.clause(advice).dropFirst(2))”.")
@@ -150,6 +155,12 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         let firstWord = reason.prefix { $0 != " " }
         guard !firstWord.contains("://"), !firstWord.hasPrefix("/"), !firstWord.hasPrefix("~") else { return reason }
         return reason.prefix(1).uppercased() + reason.dropFirst()
+    }
+
+    /// A length of time in words: "3 minutes", "2 hours".
+    static func span(_ seconds: Int) -> String {
+        let (count, unit) = seconds >= 7200 ? (seconds / 3600, "hour") : seconds >= 120 ? (seconds / 60, "minute") : (seconds, "second")
+        return "\(count) \(unit)\(count == 1 ? "" : "s")"
     }
 
     /// The OAuth 1.0 Problem Reporting extension's problems in words.

@@ -100,6 +100,13 @@ public struct ProfileClient: Sendable {
                 logger.notice("The provider refused a signed request", metadata: ["problem": "\(code)"])
                 throw problem!
             }
+            // A bare 401 says nothing of why; but a signature carries the time, and a clock far from
+            // the provider's is refused whatever the token: then the token is kept.
+            if problem == nil, let date = response.header("date").flatMap(DiscoveryCache.httpDate),
+                abs(date.timeIntervalSinceNow) > OAuth1Client.clockTolerance
+            {
+                throw OAuthError.clockOff(seconds: Int(date.timeIntervalSinceNow.rounded()))
+            }
             if response.status == 401 || problem != nil { throw await session.endAfterRejection(of: token) }
         }
         return try TokenResponse.fields(of: response, endpoint: .profile, secrets: secrets)

@@ -90,3 +90,17 @@ final class FlowOutcome<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// Set once: the first `take()` answers true, every later one false.
+final class OnceFlag: Sendable {
+    private let taken = Mutex(false)
+
+    func take() -> Bool {
+        taken.withLock { done in
+            defer { done = true }
+            return !done
+        }
+    }
+
+    var isTaken: Bool { taken.withLock { $0 } }
+}

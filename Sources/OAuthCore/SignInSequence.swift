@@ -38,19 +38,7 @@ extension AuthSession {
         let flow = AuthorizationFlow(
             request: request ?? AuthorizationRequest(configuration: configuration, redirectURI: redirectURI))
         let response = try await Self.answer(to: flow, in: agent) { try await flow.response() }
-        progress(.redirectReceived)
-        // Cancelled after the redirect: stop before the exchange, and before keeping anything.
-        guard !Task.isCancelled else { throw OAuthError.cancelled }
-        let token: Token
-        do {
-            token = try await tokenClient.exchange(response, for: flow.request)
-        } catch is CancellationError {
-            throw OAuthError.cancelled
-        }
-        guard !Task.isCancelled else { throw OAuthError.cancelled }
-        progress(.tokensReceived)
-        let notice = try await signIn(with: token)
-        return SignInOutcome(token: token, storeNotice: notice)
+        return try await keep(progress: progress) { try await tokenClient.exchange(response, for: flow.request) }
     }
 
     /// OAuth 1.0a (RFC 5849) through the same agent: a request token naming the
@@ -66,16 +54,26 @@ extension AuthSession {
             authorization = try await client.temporaryCredentials(callback: callback)
         } catch {
             // Asked for, so dismissed whatever follows: the browser's listener is already open.
+            // The dismissal takes a flow; this one was never shown.
             await agent.dismiss(OAuth1Flow(authorization: OAuth1Authorization(configuration: configuration, callback: callback, token: "", secret: "")))
-            throw error
+            throw error is CancellationError ? OAuthError.cancelled : error
         }
         let flow = OAuth1Flow(authorization: authorization)
         let verifier = try await Self.answer(to: flow, in: agent) { try await flow.verifier() }
+        return try await keep(progress: progress) { try await client.tokenCredentials(for: authorization, verifier: verifier) }
+    }
+
+    /// The provider has answered and the agent is dismissed: trades the answer for
+    /// tokens (`exchange`) and keeps them — unless the task was cancelled first.
+    private nonisolated func keep(
+        progress: @escaping @Sendable (SignInStep) -> Void, exchange: () async throws -> Token
+    ) async throws -> SignInOutcome {
         progress(.redirectReceived)
+        // Cancelled after the redirect: stop before the exchange, and before keeping anything.
         guard !Task.isCancelled else { throw OAuthError.cancelled }
         let token: Token
         do {
-            token = try await client.tokenCredentials(for: authorization, verifier: verifier)
+            token = try await exchange()
         } catch is CancellationError {
             throw OAuthError.cancelled
         }

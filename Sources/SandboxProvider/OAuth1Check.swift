@@ -50,28 +50,47 @@ struct OAuth1Check {
         baseString = method.uppercased() + "&" + Self.encode(baseURI) + "&" + Self.encode(normalized)
     }
 
-    /// `name="value", name="value"`: each name and value percent-decoded (§3.5.1).
+    /// `name="value", name="value"` (§3.5.1): each name and value percent-encoded, so
+    /// holding only unreserved characters and `%XY` escapes, and pairs separated by commas.
+    /// Anything looser is refused: a checker that guessed would hide a client's encoding bugs.
     static func headerParameters(_ text: String) -> [(String, String)]? {
         var result: [(String, String)] = []
         var rest = Substring(text)
+        func skipSpace() { rest = rest.drop { $0 == " " || $0 == "\t" } }
         while true {
-            rest = rest.drop { $0 == " " || $0 == "," || $0 == "\t" }
+            skipSpace()
             if rest.isEmpty { return result }
+            if !result.isEmpty {
+                guard rest.first == "," else { return nil }
+                rest = rest.dropFirst()
+                skipSpace()
+            }
             guard let equals = rest.firstIndex(of: "=") else { return nil }
-            let name = rest[..<equals].trimmingCharacters(in: .whitespaces)
+            let name = rest[..<equals]
             rest = rest[rest.index(after: equals)...]
             guard rest.first == "\"" else { return nil }
             rest = rest.dropFirst()
             guard let close = rest.firstIndex(of: "\"") else { return nil }
-            // Values in the header are percent-encoded, never form-encoded: a `+` is a plus.
-            guard let value = percentDecode(rest[..<close]), let plainName = percentDecode(Substring(name)) else { return nil }
+            // realm is a quoted string of its own kind (RFC 2617), not a percent-encoded value.
+            let value = name == "realm" ? String(rest[..<close]) : percentDecode(rest[..<close])
+            guard let value, let plainName = percentDecode(name) else { return nil }
             result.append((plainName, value))
             rest = rest[rest.index(after: close)...]
         }
     }
 
+    /// §3.6's encoding read back, refusing any byte it would have escaped.
     private static func percentDecode(_ text: Substring) -> String? {
-        FormEncoding.decode("v=" + text.replacingOccurrences(of: "+", with: "%2B"))?.first?.value
+        let allowed = text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"):
+                true
+            default: false
+            }
+        }
+        guard allowed else { return nil }
+        return FormEncoding.decode("v=" + text)?.first?.value
     }
 
     /// §3.6.

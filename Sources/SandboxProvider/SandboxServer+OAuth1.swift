@@ -70,7 +70,7 @@ extension SandboxServer {
             }
             // §3.3: a timestamp within the window, so a nonce need only be remembered that long.
             let now = Date().timeIntervalSince1970
-            guard let timestamp = Int(oauth["oauth_timestamp"]!), oauth["oauth_timestamp"]!.allSatisfy(\.isASCII),
+            guard let timestamp = Int(oauth["oauth_timestamp"]!), oauth["oauth_timestamp"]!.allSatisfy({ $0.isASCII && $0.isNumber }),
                 abs(TimeInterval(timestamp) - now) <= Self.oauth1TimestampWindow
             else {
                 let window = Int(Self.oauth1TimestampWindow)

@@ -225,6 +225,49 @@ import Testing
         }
     }
 
+    /// A refusal that names nothing: a provider whose clock is far off refuses every signature,
+    /// so the token is kept and the clock named; with the clocks together, the sign-in is over.
+    @Test func aBare401IsTheClockWhenTheClocksDisagree() async throws {
+        let server = try PythonServer(
+            script: """
+                import http.server
+                class H(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        self.send_response_only(401)
+                        self.send_header("Date", "Mon, 01 Jan 2001 00:00:00 GMT" if self.path.startswith("/skewed") else self.date_time_string())
+                        self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", "2")
+                        self.end_headers(); self.wfile.write(b"{}")
+                    def log_message(self, *a): pass
+                s = http.server.HTTPServer(("127.0.0.1", 0), H); print(s.server_port, flush=True); s.serve_forever()
+                """, what: "a provider answering a bare 401")
+        defer { server.stop() }
+        let live = try Live()
+        let token = Token(accessToken: "access-token-1", tokenType: "OAuth1", tokenSecret: "token-secret-1")
+        for (path, keeps) in [("skewed", true), ("in-step", false)] {
+            var configuration = live.configuration
+            configuration.userinfoEndpoint = URL(string: "http://127.0.0.1:\(server.port)/\(path)")
+            let session = live.session(configuration)
+            try await session.signIn(with: token)
+            let error = await #expect(throws: OAuthError.self) {
+                try await ProfileClient(configuration: configuration, logger: live.log.logger).fetch(using: session)
+            }
+            if keeps {
+                guard case .clockOff(let seconds) = error, seconds < -86_400 else {
+                    Issue.record("expected the clock, got \(String(describing: error))")
+                    continue
+                }
+                #expect("\(error!)".contains("behind this computer's"))
+                #expect(try await live.store.load(for: configuration.id)?.accessToken == "access-token-1")
+            } else {
+                guard case .signedOut = error else {
+                    Issue.record("expected signed out, got \(String(describing: error))")
+                    continue
+                }
+                #expect(try await live.store.load(for: configuration.id) == nil)
+            }
+        }
+    }
+
     @Test func aProviderThatDoesNotConfirmTheCallbackIsRefused() async throws {
         let answer = HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Data("oauth_token=t&oauth_token_secret=s".utf8))
         let fields = try OAuth1Client.fields(of: answer, endpoint: .requestToken, secrets: [])

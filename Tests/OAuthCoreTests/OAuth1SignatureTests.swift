@@ -159,3 +159,69 @@ enum OAuth1Fixtures {
         -----END PRIVATE KEY-----
         """
 }
+
+/// What a callback may say, read without a network: only an answer naming this
+/// attempt's request token is read at all (OAuth 1.0a's counterpart of `state`).
+@Suite struct OAuth1CallbackTests {
+    static func authorization() throws -> OAuth1Authorization {
+        let configuration = try ProviderConfiguration(
+            id: "one", displayName: "One", authorizationEndpoint: URL(string: "https://one.example/authorize")!,
+            tokenEndpoint: URL(string: "https://one.example/access_token")!, clientID: "key", clientSecret: "consumer-secret",
+            redirectURI: URL(string: "http://127.0.0.1/callback")!, scopes: [], authProtocol: .oauth1,
+            requestTokenEndpoint: URL(string: "https://one.example/request_token")!)
+        return OAuth1Authorization(
+            configuration: configuration, callback: URL(string: "http://127.0.0.1:4000/callback")!, token: "request-token-1",
+            secret: "request-secret")
+    }
+
+    func outcome(_ query: String) async throws -> Result<String, OAuthError> {
+        let flow = OAuth1Flow(authorization: try Self.authorization())
+        #expect(flow.resume(with: try #require(URL(string: "http://127.0.0.1:4000/callback?\(query)"))))
+        do {
+            return .success("\(try await flow.verifier())")
+        } catch let error as OAuthError {
+            return .failure(error)
+        }
+    }
+
+    @Test func theAuthorizationURLCarriesTheRequestTokenAndNotTheCallback() throws {
+        let url = try Self.authorization().url.absoluteString
+        #expect(url == "https://one.example/authorize?oauth_token=request-token-1")
+    }
+
+    @Test func ourTokenAndAVerifierAreAnAnswer() async throws {
+        #expect(try await outcome("oauth_token=request-token-1&oauth_verifier=v1") == .success("OAuth1Verifier(<redacted>)"))
+    }
+
+    @Test(arguments: [
+        "oauth_token=&oauth_verifier=planted",  // an empty token is no token
+        "oauth_verifier=planted",  // none at all
+        "",  // the bare callback
+        "denied=",  // a refusal naming nothing
+        "oauth_problem=user_refused",  // words without the binding
+        "oauth_token=someone-elses&oauth_verifier=v",
+        "denied=someone-elses",
+        "oauth_token=request-token-1&denied=request-token-1",  // two bindings
+    ])
+    func anAnswerThatDoesNotNameOurRequestTokenIsNotOurs(query: String) async throws {
+        #expect(try await outcome(query) == .failure(.stateMismatch), "\(query)")
+    }
+
+    @Test(arguments: [
+        "denied=request-token-1", "oauth_token=request-token-1&oauth_problem=user_refused",
+        "oauth_token=request-token-1&oauth_problem=permission_denied", "oauth_token=request-token-1",
+    ])
+    func aRefusalNamingOurTokenIsACancel(query: String) async throws {
+        #expect(try await outcome(query) == .failure(.cancelled), "\(query)")
+    }
+
+    @Test func aRepeatedParameterIsNotTrusted() async throws {
+        #expect(
+            try await outcome("oauth_token=request-token-1&oauth_verifier=a&oauth_verifier=b") == .failure(.repeatedParameter("oauth_verifier")))
+    }
+
+    @Test func anotherProblemIsSaidWithoutTheSecrets() async throws {
+        let result = try await outcome("oauth_token=request-token-1&oauth_problem=request-secret")
+        #expect(result == .failure(.oauth1Problem("unrecognised_error", advice: nil, endpoint: .authorization)))
+    }
+}

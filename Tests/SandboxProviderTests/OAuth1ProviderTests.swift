@@ -157,6 +157,24 @@ import Testing
         #expect(Self.fields(try await Self.send(tampered, "GET"))["oauth_problem"] == "signature_invalid")
     }
 
+    /// §3.5.1: values percent-encoded, pairs separated by commas; a header that is neither is refused, not guessed at.
+    @Test func aLooseAuthorizationHeaderIsRefused() async throws {
+        let sandbox = try RunningSandbox()
+        let signed = try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo")
+        let header = try #require(signed.headers["Authorization"])
+        for loose in [
+            header.replacingOccurrences(of: #"", oauth_signature_method"#, with: #"" oauth_signature_method"#),  // no comma
+            header.replacingOccurrences(of: #"oauth_version="1.0""#, with: #"oauth_version="1&0""#),  // an unencoded &
+        ] {
+            var headers = signed.headers
+            headers["Authorization"] = loose
+            let reply = try await Self.send(Signed(uri: signed.uri, headers: headers, body: nil), "GET")
+            #expect(reply.status == 400, "\(loose)")
+            #expect(Self.fields(reply)["oauth_problem"] == "parameter_rejected")
+        }
+        #expect(try await Self.send(try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo"), "GET").status == 200)
+    }
+
     @Test func aTimestampOutsideTheWindowIsRefused() async throws {
         let sandbox = try RunningSandbox()
         let stale = String(Int(Date().timeIntervalSince1970) - 3600)
