@@ -32,12 +32,12 @@ open class Window: Widget {
     public func setChild(_ child: Widget) { gtk_container_add(cast(widget), child.widget) }
     public func present() { gtk_window_present(window) }
 
-    /// Modal over `parent`, centred on it, closed with it.
     /// Centred on the screen: a window with no parent of its own (`latchkey token`'s sign-in).
     public func center() {
         gtk_window_set_position(window, GTK_WIN_POS_CENTER)
     }
 
+    /// Modal over `parent`, centred on it, closed with it.
     public func makeModal(over parent: Window) {
         makeModal(over: parent.window)
     }

@@ -26,8 +26,8 @@ final class Providers: @unchecked Sendable {
     private var sandbox: SandboxChild?
 
     static let sandboxID = "sandbox"
-    /// The sandbox's providers: OAuth 2.0 and OAuth 1.0a, both served by the one child.
-    static let sandboxIDs: Set = [sandboxID, "sandbox-oauth1"]
+    /// The sandbox's providers, as the list shows them first: OAuth 2.0, then OAuth 1.0a, both served by the one child.
+    static let sandboxIDs = [sandboxID, "sandbox-oauth1"]
 
     init(catalog: ProviderCatalog, secrets: any ClientSecretStore, file: URL?, networkTimeout: Double = 30, logger: Logger) throws {
         self.catalog = catalog
@@ -57,8 +57,7 @@ final class Providers: @unchecked Sendable {
         if let file, !list.contains(where: { $0.id == file.id }), let draft = try? catalog.draft(file: file.url) {
             list.append((draft.id, draft.displayName))
         }
-        let sandboxes = list.filter { Self.sandboxIDs.contains($0.id) }.sorted { ($0.id == Self.sandboxID ? 0 : 1) < ($1.id == Self.sandboxID ? 0 : 1) }
-        return sandboxes + list.filter { !Self.sandboxIDs.contains($0.id) }
+        return Self.sandboxIDs.compactMap { id in list.first { $0.id == id } } + list.filter { !Self.sandboxIDs.contains($0.id) }
     }
 
     /// The provider `id` as its files describe it, unchecked: what the set-up dialog shows.

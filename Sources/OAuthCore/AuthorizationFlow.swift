@@ -22,13 +22,9 @@ public final class AuthorizationFlow: SignInFlow {
     /// since a user agent that sees only addresses cannot read its fields.
     @discardableResult
     public func resume(with url: URL, method: String = "GET") -> Bool {
-        guard RedirectMatcher(redirectURI: request.redirectURI).matches(url) else { return false }
-        guard method.uppercased() == "GET" else {
-            outcome.finish(.failure(.answerPosted))
-            return true
+        outcome.resume(with: url, method: method, redirectURI: request.redirectURI) {
+            try AuthorizationResponse(redirectURL: url, for: request)
         }
-        outcome.finish { try AuthorizationResponse(redirectURL: url, for: request) }
-        return true
     }
 
     /// For a listener anyone on this computer can reach, such as a loopback port
@@ -39,13 +35,9 @@ public final class AuthorizationFlow: SignInFlow {
     /// neither end the sign-in nor put words in front of the person.
     /// True: the flow took the request (successfully or not).
     public func resumeFromListener(with url: URL, method: String) -> Bool {
-        guard method.uppercased() == "GET", !isFinished, RedirectMatcher(redirectURI: request.redirectURI).matches(url),
-            let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery,
-            let pairs = FormCoding.decode(query)
-        else { return false }
-        let states = pairs.filter { $0.0 == "state" }.map(\.1)
-        guard states.count == 1, constantTimeEquals(states[0], request.state) else { return false }
-        return resume(with: url, method: method)
+        outcome.listenerMayOffer(url, method: method, redirectURI: request.redirectURI, names: ["state"]) {
+            constantTimeEquals($0, request.state)
+        } && resume(with: url, method: method)
     }
 
     public func cancel() { outcome.finish(.failure(.cancelled)) }

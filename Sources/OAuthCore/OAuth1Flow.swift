@@ -109,25 +109,17 @@ public final class OAuth1Flow: SignInFlow {
 
     @discardableResult
     public func resume(with url: URL, method: String = "GET") -> Bool {
-        guard RedirectMatcher(redirectURI: authorization.callback).matches(url) else { return false }
-        guard method.uppercased() == "GET" else {
-            outcome.finish(.failure(.answerPosted))
-            return true
+        outcome.resume(with: url, method: method, redirectURI: authorization.callback) {
+            try OAuth1Verifier(callbackURL: url, for: authorization)
         }
-        outcome.finish { try OAuth1Verifier(callbackURL: url, for: authorization) }
-        return true
     }
 
     /// Only a GET to the callback naming this attempt's request token, once (as
     /// `oauth_token`, or as `denied` for a refusal); anything else is refused and the flow waits on.
     public func resumeFromListener(with url: URL, method: String) -> Bool {
-        guard method.uppercased() == "GET", !isFinished, RedirectMatcher(redirectURI: authorization.callback).matches(url),
-            let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery,
-            let pairs = FormCoding.decode(query)
-        else { return false }
-        let tokens = pairs.filter { $0.name == "oauth_token" || $0.name == "denied" }.map(\.value)
-        guard tokens.count == 1, authorization.isOurs(tokens[0]) else { return false }
-        return resume(with: url, method: method)
+        outcome.listenerMayOffer(url, method: method, redirectURI: authorization.callback, names: ["oauth_token", "denied"]) {
+            authorization.isOurs($0)
+        } && resume(with: url, method: method)
     }
 
     public func cancel() { outcome.finish(.failure(.cancelled)) }

@@ -260,12 +260,12 @@ public struct ProviderCatalog: Sendable {
         var check = try withDiscoveredEndpoints(object)
         try Self.resolveEndpoints(in: &check)
         if (check["client_id"] as? String ?? "").isEmpty { check["client_id"] = "to-be-set-up" }
-        // An OAuth 1.0a consumer signs with its secret unless it signs with a key.
-        let signsWithSecret = check["protocol"] as? String == "oauth1" && check["signature_method"] as? String != "RSA-SHA1"
-        if secret != nil || signsWithSecret || (check["client_authentication"] as? String).map({ $0 != "none" }) == true {
-            check["client_secret"] = "to-be-set-up"
-        }
-        try Self.decode(check).validate()
+        // The secret the file gave (kept elsewhere) still decides how the client authenticates.
+        if secret != nil { check["client_secret"] = "to-be-set-up" }
+        var configuration = try Self.decode(check)
+        // And one the provider needs (client authentication, or an OAuth 1.0a signature) is given later.
+        if configuration.lacksClientSecret { configuration.clientSecret = "to-be-set-up" }
+        try configuration.validate()
         try writeUserFile(object, for: id)
         return (id, secret)
     }
@@ -374,9 +374,11 @@ public struct ProviderCatalog: Sendable {
         var info = stat()
         let limit = 1_000_000
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= limit else { throw failure }
-        var data = Data(count: limit + 1)
-        let count = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, limit + 1) }
-        guard count >= 0, count <= limit else { throw failure }
+        // As large as the file says, and one byte more to notice one that grew meanwhile.
+        let capacity = min(Int(info.st_size), limit) + 1
+        var data = Data(count: capacity)
+        let count = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, capacity) }
+        guard count >= 0, count < capacity else { throw failure }
         return data.prefix(count)
     }
 

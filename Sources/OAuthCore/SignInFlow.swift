@@ -77,8 +77,33 @@ final class FlowOutcome<Value: Sendable>: Sendable {
         for continuation in waiting { continuation.resume(with: result) }
     }
 
+    /// A navigation offered to a flow waiting on `redirectURI`: false when it goes elsewhere;
+    /// else the flow ends with what `read` makes of it (or, posted, with a sentence saying a
+    /// posted answer cannot be read) and true.
+    func resume(with url: URL, method: String, redirectURI: URL, read: () throws -> Value) -> Bool {
+        guard RedirectMatcher(redirectURI: redirectURI).matches(url) else { return false }
+        guard method.uppercased() == "GET" else {
+            finish(.failure(.answerPosted))
+            return true
+        }
+        finish(reading: read)
+        return true
+    }
+
+    /// Whether a request to a listener anyone on this computer can reach may be offered
+    /// at all: a GET to `redirectURI`, while the flow waits, whose query names exactly one
+    /// of `names` (the attempt's binding), and that one `isOurs`.
+    func listenerMayOffer(_ url: URL, method: String, redirectURI: URL, names: Set<String>, isOurs: (String) -> Bool) -> Bool {
+        guard method.uppercased() == "GET", !isFinished, RedirectMatcher(redirectURI: redirectURI).matches(url),
+            let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery,
+            let pairs = FormCoding.decode(query)
+        else { return false }
+        let named = pairs.filter { names.contains($0.name) }
+        return named.count == 1 && isOurs(named[0].value)
+    }
+
     /// Ends with what `read` makes of the answer, or with its error.
-    func finish(reading read: () throws -> Value) {
+    private func finish(reading read: () throws -> Value) {
         do {
             finish(.success(try read()))
         } catch let error as OAuthError {

@@ -173,6 +173,15 @@ def issuer_alone(home):
                f"the file names the issuer and the client: {sorted(saved)}")
         online = token_command("--provider", provider_id)
         expect(online.returncode == 0, f"a token while online: {online.returncode} {online.stderr!r}")
+        # `latchkey status` reads what is kept and asks no provider anything, not even a stale document's server.
+        asked = admin(base, "/_admin/stats")
+        status = subprocess.run(
+            [os.path.join(BIN, "latchkey"), "status"], capture_output=True, text=True, timeout=120)
+        line = next((l for l in status.stdout.splitlines() if l.startswith(provider_id + " ")), "")
+        expect(status.returncode == 0 and "signed in" in line, f"status lists the sign-in: {status.stdout!r} {status.stderr!r}")
+        now = admin(base, "/_admin/stats")
+        expect((now["discovery_requests"], now["discovery_not_modified"]) == (asked["discovery_requests"], asked["discovery_not_modified"]),
+               f"latchkey status asked the provider for its discovery document: {asked} then {now}")
     # The sandbox is gone: nothing answers at its address.
     app = home.launch("--provider", provider_id, log_name="offline.log")
     try:
