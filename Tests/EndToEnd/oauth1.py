@@ -105,7 +105,33 @@ def oauth1_close_window(home):
         app.quit()
 
 
+def oauth1_browser(home):
+    """The same provider through GNOME Web: the callback reaches the loopback listener,
+    which takes it only because it names this sign-in's request token."""
+    browser = desktop.Epiphany(home)
+    app = home.launch()
+    try:
+        choose(app)
+        desktop.choose_user_agent(app, "In your browser")
+        app.press(app.wait_sensitive("Sign in"))
+        app.wait_status("Continue in your browser")
+        page = browser.page("Sign in – Latchkey Sandbox")
+        app.type_into(app.find("entry", "Username", root=page), "ada")
+        app.type_into(app.find("password text", "Password", root=page), "engine")
+        app.press(app.find("push button", "Allow", root=page))
+        browser.page("Answer received · Latchkey")
+        app.wait_status(f"Signed in with {NAME}")
+        app.press(app.button("Get my profile"))
+        app.wait_status("as Ada Lovelace")
+        app.screenshot("01-signed-in-through-the-browser")
+    finally:
+        browser.quit()
+        app.quit()
+    assert_no_secrets(home, [app.log_path], ["sandbox-oauth1-secret"])
+
+
 SCENARIOS = {
+    "oauth1_browser": oauth1_browser,
     "oauth1_three_buttons": oauth1_three_buttons,
     "oauth1_deny": oauth1_deny,
     "oauth1_close_window": oauth1_close_window,
