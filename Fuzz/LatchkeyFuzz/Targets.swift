@@ -108,6 +108,7 @@ enum FuzzTarget: String, CaseIterable {
                     object = ProviderCatalog.merged(sandboxPreset, with: object)
                 }
                 let configuration = try catalog.validated(catalog.draft(base: object, overrides: [:]))
+                require(Redaction.isPrintable(configuration.displayName), "a provider's name holds a control or format character")
                 // What validation promises: nothing secret travels in clear text.
                 if configuration.clientSecret != nil || configuration.usePKCE {
                     for endpoint in [configuration.tokenEndpoint, configuration.authorizationEndpoint] {
@@ -117,7 +118,8 @@ enum FuzzTarget: String, CaseIterable {
                     }
                 }
                 _ = AuthorizationRequest(configuration: configuration).url
-            } catch is OAuthError {
+            } catch let error as OAuthError {
+                checkSentence("\(error)", keeps: [])
             } catch {
                 fail("a provider file was refused with something other than an OAuthError: \(type(of: error))")
             }
@@ -152,11 +154,14 @@ enum FuzzTarget: String, CaseIterable {
         }
     }
 
-    /// No secret the client holds, in any encoding it produces, appears in a sentence.
+    /// No secret the client holds, in any encoding it produces, appears in a sentence; and
+    /// nothing of the server's text in it is a control or format character (Cc, Cf), which a
+    /// terminal would obey or a bidi override would reorder.
     static func checkSentence(_ sentence: String, keeps secrets: [String?]) {
         for secret in secrets.compactMap({ $0 }) where sentence.contains(secret) {
             fail("a sentence shows a secret: \(sentence.count) characters")
         }
+        require(Redaction.isPrintable(sentence), "a sentence holds a control or format character")
     }
 
     /// A `WWW-Authenticate` header, as a protected resource's 401 carries it.

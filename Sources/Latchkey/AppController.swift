@@ -367,37 +367,32 @@ final class AppController {
         let (providers, store, logger, timeout) = (self.providers, self.store, self.logger, networkTimeout)
         Task.detached { [weak self, weak dialog] in
             do {
-                /// No provider had this id, so whatever is stored under it was left by one removed by hand:
-                /// its sign-in and secrets must not reach this provider's endpoints.
-                func clearLeftBehind(_ id: String) async {
-                    try? await store.remove(for: id)
-                    try? await providers.secrets.remove(for: id)
-                    try? await providers.secrets.remove(for: ResourceProviders.registrationKey(id))
-                }
-                func isNew(_ id: String) -> Bool { !FileManager.default.fileExists(atPath: providers.catalog.userFile(for: id).path) }
-                let zeroConfiguration = ResourceProviders.latchkey(catalog: providers.catalog, secrets: providers.secrets, timeout: timeout)
+                // Every check that can refuse an id runs before anything stored under it is cleared
+                // (see ResourceProviders.claim): a name that belongs to another provider loses nothing.
+                let zeroConfiguration = providers.zeroConfiguration(store: store, timeout: timeout)
                 let id: String
                 var notice: String?
                 switch source {
                 case .issuer(let issuer):
                     // A file naming the issuer alone, registered where the server allows.
-                    id = try ResourceProviders.id(forIssuer: issuer)
-                    if isNew(id) { await clearLeftBehind(id) }
-                    _ = try await zeroConfiguration.prepare(issuer: issuer)
+                    id = try await zeroConfiguration.prepare(issuer: issuer).id
                 case .resource(let text):
                     guard let url = URL(string: text) else { throw OAuthError.invalidConfiguration("“\(text)” is not a URL.") }
-                    let identifier = try ResourceDiscovery.identifier(of: url)
-                    id = try ResourceProviders.id(for: identifier)
-                    if isNew(id) { await clearLeftBehind(id) }
+                    let prepared = try await zeroConfiguration.prepare(resource: url)
+                    id = prepared.id
                     // Kept without a client id (the server lets no app register): listed, with Set up… and the reason.
-                    notice = try await zeroConfiguration.prepare(resource: identifier).problem.map(Self.sentence)
+                    notice = prepared.problem.map(Self.sentence)
                 case .file(let path):
                     let file = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
                     // A file that names only its issuer is checked against the issuer's discovery document.
                     try await providers.catalog.refreshDiscovery(file: file, timeout: timeout)
-                    let added = try providers.catalog.addProvider(file: file)
+                    let added = try providers.catalog.addProvider(file: file, reservedIDs: providers.reservedIDs)
                     id = added.id
-                    await clearLeftBehind(id)
+                    // No provider had this id (addProvider refuses one that is taken), so whatever is stored
+                    // under it was left by one removed by hand: it must not reach this provider's endpoints.
+                    try? await store.remove(for: id)
+                    try? await providers.secrets.remove(for: id)
+                    try? await providers.secrets.remove(for: ResourceProviders.registrationKey(id))
                     if let secret = added.clientSecret {
                         do {
                             try await providers.secrets.save(secret, for: id)
@@ -441,9 +436,7 @@ final class AppController {
         let agent: any ExternalUserAgent = current.userAgent == .browser ? browser : webAgent(of: current)
         let id = current.configuration.id
         // A provider Latchkey registered itself with: the server may have forgotten it since.
-        let registration =
-            providers.isGivenFile(id)
-            ? nil : ResourceProviders.latchkey(catalog: providers.catalog, secrets: providers.secrets, timeout: timeout)
+        let registration = providers.isGivenFile(id) ? nil : providers.zeroConfiguration(store: store, timeout: timeout)
         let registered = current.session
         signInTask = Task.detached { [weak self] in
             var session = registered

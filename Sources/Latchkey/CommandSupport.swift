@@ -27,9 +27,15 @@ enum Stores {
 extension ResourceProviders {
     /// Latchkey's way of making a provider from a resource or an issuer: its client
     /// metadata document, if the environment names one.
-    static func latchkey(catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double) -> ResourceProviders {
+    /// `tokens`: where sign-ins are kept, cleared under an id nobody owns before it is used anew;
+    /// `reservedIDs`: ids the run owns besides the catalog's (the sandbox's, a `--provider-file`'s).
+    static func latchkey(
+        catalog: ProviderCatalog, secrets: any ClientSecretStore, tokens: any TokenStore,
+        reservedIDs: Set<String> = Set(Providers.sandboxIDs), timeout: Double
+    ) -> ResourceProviders {
         ResourceProviders(
-            catalog: catalog, secrets: secrets, timeout: timeout, clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument())
+            catalog: catalog, secrets: secrets, timeout: timeout, clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument(),
+            tokens: tokens, reservedIDs: reservedIDs)
     }
 }
 

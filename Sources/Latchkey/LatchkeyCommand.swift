@@ -86,10 +86,12 @@ struct WindowCommand: ParsableCommand {
         /// Named on the command line (or to sign out of), it must be usable: said now rather than in the window.
         var named: (ProviderConfiguration, ready: @Sendable () throws -> Void)?
         let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
+        let store = Stores.tokens(keyringTimeout: keyringTimeout)
         do {
+            let zeroConfiguration = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: networkTimeout)
             let resourceID =
-                try resource.map { try Self.prepareResource($0, catalog: catalog, secrets: secrets, timeout: networkTimeout) }
-                ?? issuer.map { try Self.prepareIssuer($0, catalog: catalog, secrets: secrets, timeout: networkTimeout) }
+                try resource.map { try Self.prepareResource($0, with: zeroConfiguration) }
+                ?? issuer.map { text in try wait { try await zeroConfiguration.prepare(issuer: text) }.id }
             providers = try Providers(
                 catalog: catalog, secrets: secrets, file: providerFile.map { URL(fileURLWithPath: $0) },
                 networkTimeout: networkTimeout, logger: logger)
@@ -115,11 +117,11 @@ struct WindowCommand: ParsableCommand {
         }
         defer { providers.stop() }
 
-        let store = Stores.tokens(keyringTimeout: keyringTimeout)
-
         if signOut, let (configuration, ready) = named {
             try ready()
-            let session = AuthSession(configuration: configuration, store: store)
+            // Revoking waits on the provider as long as every other path does: --network-timeout.
+            let session = AuthSession(
+                configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: networkTimeout))
             let warning = wait { await session.signOut() }
             print(warning ?? "Signed out of \(configuration.displayName).")
             return
@@ -151,26 +153,11 @@ struct WindowCommand: ParsableCommand {
     /// `--resource`: the provider for it, found and registered now (RFC 9728, RFC 7591)
     /// or saved from before; its id. A server that lets no app register leaves a
     /// provider without a client id, which the window opens on (with Set up…), after saying why.
-    static func prepareResource(_ text: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double) throws
-        -> String
-    {
+    static func prepareResource(_ text: String, with providers: ResourceProviders) throws -> String {
         guard let url = URL(string: text) else { throw LaunchError("“\(text)” is not a URL.") }
-        let providers = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, timeout: timeout)
         let (id, problem) = try wait { try await providers.prepare(resource: url) }
         if let problem { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }
         return id
-    }
-}
-
-extension WindowCommand {
-    /// `--issuer`: the provider for it (a file naming only the issuer, registered where
-    /// the server allows), made now or kept from before; its id. One the server lets
-    /// no app register with opens in the window lacking its client id, with Set up….
-    static func prepareIssuer(_ text: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double) throws
-        -> String
-    {
-        let providers = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, timeout: timeout)
-        return try wait { try await providers.prepare(issuer: text) }.id
     }
 }
 

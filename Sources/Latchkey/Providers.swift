@@ -48,6 +48,15 @@ final class Providers: @unchecked Sendable {
         (try? draft(for: id).displayName) ?? id
     }
 
+    /// Ids this run owns besides the catalog's: the sandbox's, and the one of `--provider-file`.
+    /// No provider added in the window takes one, nor clears what is stored under it.
+    var reservedIDs: Set<String> { Set(Self.sandboxIDs + (file.map { [$0.id] } ?? [])) }
+
+    /// The zero-configuration service over this run's catalog, secrets and `store`.
+    func zeroConfiguration(store: any TokenStore, timeout: Double) -> ResourceProviders {
+        ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, reservedIDs: reservedIDs, timeout: timeout)
+    }
+
     /// Whether `id` is the provider given with `--provider-file`: no settings are written beside it.
     func isGivenFile(_ id: String) -> Bool { file?.id == id }
 

@@ -75,7 +75,7 @@ struct TokenCommand: ParsableCommand {
         func makeSession(check: Bool) throws -> AuthSession {
             let configuration = try wait { () async throws -> ProviderConfiguration in
                 if let resourceURL {
-                    return try await ResourceProviders.latchkey(catalog: catalog, secrets: secrets, timeout: timeout)
+                    return try await ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
                         .configuration(for: resourceURL, checkRegistration: check).configuration
                 }
                 return try await Self.providerConfiguration(provider, catalog: catalog, secrets: secrets, timeout: timeout)

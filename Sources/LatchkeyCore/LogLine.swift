@@ -1,5 +1,5 @@
 /// One event, one line: text that reaches the log has its control characters
-/// written out, so a navigation path holding `%0A` (decoded to a line break)
+/// (and format characters) written out, so a navigation path holding `%0A` (decoded to a line break)
 /// cannot forge a line of its own, and no escape sequence reaches a terminal.
 public enum LogLine {
     public static func escaped(_ text: String) -> String {
@@ -11,8 +11,9 @@ public enum LogLine {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case "\\": out += "\\\\"
+            // Controls (C0, DEL, C1), format characters (bidi overrides reorder what a terminal shows), line separators.
             case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-                || scalar == "\u{2028}" || scalar == "\u{2029}":
+                || scalar.properties.generalCategory == .format || scalar == "\u{2028}" || scalar == "\u{2029}":
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             default: out.unicodeScalars.append(scalar)
             }

@@ -67,7 +67,11 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case profile = "profile endpoint"
     }
 
-    public var description: String {
+    /// The sentence, one line, with no control or format character: server text inside it
+    /// (a description, a resource's name, a URL) reaches no window or terminal as anything but text.
+    public var description: String { Redaction.printable(words) }
+
+    private var words: String {
         switch self {
         case .invalidConfiguration(let reason): "The provider configuration is not usable: \(reason)"
         case .unknownProvider(let name): "There is no provider called “\(name)”."

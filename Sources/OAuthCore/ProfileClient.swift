@@ -36,8 +36,9 @@ public struct ProfileClient: Sendable {
         }
 
         var profile = Profile(
-            name: ProfileMapping.first(mapping.name, in: object),
-            email: ProfileMapping.first(mapping.email, in: object),
+            // Shown in the window as they are: no control or format character reaches it.
+            name: ProfileMapping.first(mapping.name, in: object).map(Redaction.printable),
+            email: ProfileMapping.first(mapping.email, in: object).map(Redaction.printable),
             emailVerified: ProfileMapping.flag(mapping.emailVerified, in: object),
             pictureURL: ProfileMapping.first(mapping.picture, in: object).flatMap(Self.safeURL))
         profile.profileURL = ProfileMapping.first(mapping.url, in: object).flatMap(Self.safeURL)

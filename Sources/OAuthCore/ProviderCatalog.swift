@@ -65,7 +65,7 @@ public struct ProviderCatalog: Sendable {
             // A file naming only its issuer shows the issuer's place, as its discovered layer would.
             let name = layers.compactMap { $0["display_name"] as? String }.last
                 ?? layers.last.flatMap(Self.issuerNames)?.place
-            return (id, name ?? id)
+            return (id, Redaction.printable(name ?? id))
         }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
     }
 
@@ -229,8 +229,9 @@ public struct ProviderCatalog: Sendable {
     /// Adds a provider of the person's own from the bytes of a provider file:
     /// written as `<config>/<id>.json`, 0600, without its `client_secret`,
     /// which is returned for the caller to keep in a `ClientSecretStore`.
-    /// Refuses a file that is not of the provider shape, and an id already taken.
-    public func addProvider(from data: Data, name: String) throws -> (id: String, clientSecret: String?) {
+    /// Refuses a file that is not of the provider shape, and an id already taken (here, or by the
+    /// program: `reservedIDs`).
+    public func addProvider(from data: Data, name: String, reservedIDs: Set<String> = []) throws -> (id: String, clientSecret: String?) {
         var object = try Self.object(from: data, file: URL(fileURLWithPath: name))
         if object["id"] == nil, let names = Self.issuerNames(object) { object["id"] = names.id }
         guard let id = object["id"] as? String, Self.isPlainName(id), !id.hasPrefix("_") else {
@@ -239,7 +240,7 @@ public struct ProviderCatalog: Sendable {
         // Ids that differ only in case or in - and _ share their credential variables
         // (LATCHKEY_GITHUB_…): a file called "GitHub" would be handed GitHub's secret.
         let key = Self.credentialKey(id)
-        let taken = availableProviders
+        let taken = availableProviders + reservedIDs.map { ($0, $0) }
         if let clash = taken.first(where: { Self.credentialKey($0.id) == key })
             ?? (FileManager.default.fileExists(atPath: userFile(for: id).path) ? (id, id) : nil)
         {
@@ -271,8 +272,8 @@ public struct ProviderCatalog: Sendable {
     }
 
     /// `addProvider(from:name:)` with the bytes of `file` (see `read`).
-    public func addProvider(file: URL) throws -> (id: String, clientSecret: String?) {
-        try addProvider(from: Self.read(file), name: file.path)
+    public func addProvider(file: URL, reservedIDs: Set<String> = []) throws -> (id: String, clientSecret: String?) {
+        try addProvider(from: Self.read(file), name: file.path, reservedIDs: reservedIDs)
     }
 
     func draft(base: [String: Any], overrides: [String: String]) throws -> ProviderConfiguration {
@@ -292,16 +293,29 @@ public struct ProviderCatalog: Sendable {
         if FileManager.default.fileExists(atPath: user.path) {
             object = Self.merged(object, with: try Self.readObject(user))
         }
-        if let variable = credentialVariable(for: id, "CLIENT_ID"), let clientID = environment[variable], !clientID.isEmpty {
-            object["client_id"] = clientID
-        }
-        if let variable = credentialVariable(for: id, "CLIENT_SECRET"), let secret = environment[variable], !secret.isEmpty {
-            object["client_secret"] = secret
+        // A provider made from what a server said of itself takes nothing from the environment: its
+        // id came from that server, and a variable meant for a provider of the person's could match it.
+        if !Self.isDiscovered(object) {
+            if let variable = credentialVariable(for: id, "CLIENT_ID"), let clientID = environment[variable], !clientID.isEmpty {
+                object["client_id"] = clientID
+            }
+            if let variable = credentialVariable(for: id, "CLIENT_SECRET"), let secret = environment[variable], !secret.isEmpty {
+                object["client_secret"] = secret
+            }
         }
         object.merge(overrides) { _, new in new }
         object["id"] = id
         return object
     }
+
+    /// Whether a provider's layers were written for a resource or an issuer (see `ResourceProviders`),
+    /// whose id a server's URL chose.
+    static func isDiscovered(_ object: [String: Any]) -> Bool {
+        object[originKey] != nil || object["resource"] != nil || object["registration_client_uri"] != nil
+    }
+
+    /// The key that marks a file written for a resource or an issuer, and what it was made from.
+    static let originKey = "origin"
 
     /// The id and name of a file that names only its issuer, where it gives none: the
     /// issuer's, as its discovered layer has them (see `ProviderDiscovery.names`).
@@ -407,7 +421,7 @@ public struct ProviderCatalog: Sendable {
     }
 
     /// What an id becomes in a credential variable's name: ids equal here share credentials.
-    static func credentialKey(_ id: String) -> String {
+    public static func credentialKey(_ id: String) -> String {
         id.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
     }
 

@@ -159,7 +159,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
-        displayName = try c.decodeIfPresent(String.self, forKey: .displayName) ?? id
+        // A name shown in windows and terminals, which a server may have chosen (a resource's `resource_name`).
+        displayName = Redaction.printable(try c.decodeIfPresent(String.self, forKey: .displayName) ?? id)
         issuer = try c.decodeIfPresent(URL.self, forKey: .issuer)
         authorizationEndpoint = try c.decode(URL.self, forKey: .authorizationEndpoint)
         tokenEndpoint = try c.decode(URL.self, forKey: .tokenEndpoint)

@@ -43,9 +43,38 @@ enum Redaction {
 
     /// A provider's text, one line, of a length a status line can show.
     static func clip(_ text: String) -> String {
-        let line = text.map { $0.isNewline || $0 == "\t" ? " " : $0 }.filter { !($0.asciiValue.map { $0 < 32 } ?? false) }
+        let line = printable(text)
         let clipped = String(line.prefix(300))
         return clipped.count < line.count ? clipped + "…" : clipped
+    }
+
+    /// `text` fit to show in a window or a terminal: line and paragraph breaks and tabs become
+    /// spaces, and every other character of Unicode general category Cc (C0 and C1 controls, DEL:
+    /// U+009B alone starts a terminal's control sequence) or Cf (format characters: the bidi
+    /// overrides that reorder "(host)" so one name passes for another, zero-width characters)
+    /// is dropped.
+    public static func printable(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n", "\r", "\t", "\u{0B}", "\u{0C}", "\u{85}", "\u{2028}", "\u{2029}": out.append(" ")
+            case _ where isControlOrFormat(scalar): continue
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    /// Whether `text` holds nothing `printable` would change.
+    public static func isPrintable(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { isControlOrFormat($0) || $0 == "\u{2028}" || $0 == "\u{2029}" }
+    }
+
+    static func isControlOrFormat(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format: true
+        default: false
+        }
     }
 
     /// An error code (or a name such as a token type) fit to show: a short word

@@ -23,11 +23,17 @@ public struct ResourceProviders: Sendable {
     /// (draft-ietf-oauth-client-id-metadata-document): used as the client id, with no
     /// registration, at servers that say `client_id_metadata_document_supported`.
     public let clientIDMetadataDocument: URL?
+    /// Where sign-ins are kept: what a provider removed by hand left there under an id is
+    /// cleared before a new provider takes that id, so it never reaches the new one's endpoints.
+    public let tokens: (any TokenStore)?
+    /// Ids the program owns besides the catalog's (a provider file given on its command line,
+    /// a provider it serves itself): never taken, never cleared.
+    public let reservedIDs: Set<String>
 
     public init(
         catalog: ProviderCatalog, secrets: any ClientSecretStore, transport: any HTTPTransport = CurlTransport.shared,
         timeout: Double = 15, clientName: String = "Latchkey", redirectURI: URL = URL(string: "http://127.0.0.1/callback")!,
-        clientIDMetadataDocument: URL? = nil
+        clientIDMetadataDocument: URL? = nil, tokens: (any TokenStore)? = nil, reservedIDs: Set<String> = []
     ) {
         self.catalog = catalog
         self.secrets = secrets
@@ -36,6 +42,8 @@ public struct ResourceProviders: Sendable {
         self.clientName = clientName
         self.redirectURI = redirectURI
         self.clientIDMetadataDocument = clientIDMetadataDocument
+        self.tokens = tokens
+        self.reservedIDs = reservedIDs
     }
 
     /// The client id to use at a server whose metadata is `document`, when it takes
@@ -83,7 +91,7 @@ public struct ResourceProviders: Sendable {
     public func configuration(for resource: URL, checkRegistration: Bool = true) async throws -> Outcome {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
-        let saved = try savedFile(id, for: identifier.absoluteString) { $0["resource"] as? String == identifier.absoluteString }
+        let saved = try await claim(id, for: identifier.absoluteString) { $0["resource"] as? String == identifier.absoluteString }
         if let saved, !(saved["client_id"] as? String ?? "").isEmpty {
             guard checkRegistration, try await isForgottenAndCleared(saved, id: id) else {
                 return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
@@ -111,14 +119,26 @@ public struct ResourceProviders: Sendable {
     }
 
     /// The person's file for provider `id`, made for `what` (a resource or an issuer), if there is
-    /// one; nil if none. Throws when `id` is a name Latchkey comes with, or the file there is not
-    /// `isOurs` (another provider's): it is never overwritten.
-    private func savedFile(_ id: String, for what: String, isOurs: ([String: Any]) -> Bool) throws -> [String: Any]? {
-        if id == "sandbox" || catalog.presetFile(named: id) != nil {
+    /// one; nil if none. Throws, before anything is touched, when any other provider owns `id`:
+    /// a preset, an id the program reserves, a file there that is not `isOurs`, or a provider
+    /// whose credential variables `id` would share. Only an id nobody owns is then cleared of
+    /// what a provider removed by hand left behind (its sign-in, secret and registration).
+    private func claim(_ id: String, for what: String, isOurs: ([String: Any]) -> Bool) async throws -> [String: Any]? {
+        if reservedIDs.contains(id) || catalog.presetFile(named: id) != nil {
             throw OAuthError.invalidConfiguration("\(what) would be called “\(id)”, the name of a provider Latchkey comes with.")
         }
+        let key = ProviderCatalog.credentialKey(id)
+        if let clash = (catalog.availableProviders.map(\.id) + reservedIDs).first(where: { $0 != id && ProviderCatalog.credentialKey($0) == key }) {
+            throw OAuthError.invalidConfiguration(
+                "\(what) would be called “\(id)”, too like the provider “\(clash)” (they would share its credential variables).")
+        }
         let file = catalog.userFile(for: id)
-        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            try? await tokens?.remove(for: id)
+            try? await secrets.remove(for: id)
+            try? await secrets.remove(for: Self.registrationKey(id))
+            return nil
+        }
         let object = try ProviderCatalog.readObject(file)
         guard isOurs(object) else {
             throw OAuthError.invalidConfiguration("\(file.path) describes another provider than \(what); move it away to sign in there.")
@@ -177,6 +197,7 @@ public struct ResourceProviders: Sendable {
         let place = (identifier.host ?? "") + (identifier.port.map { ":\($0)" } ?? "")
         object["display_name"] = metadata.name.map { "\(Redaction.clip(String($0.prefix(60)))) (\(place))" } ?? place + identifier.path
         object["resource"] = identifier.absoluteString
+        object[ProviderCatalog.originKey] = "resource"
         object["redirect_uri"] = redirectURI.absoluteString
         var scopes = metadata.scopes
         // A refresh token, where the server hands them out for asking: `latchkey token` then works for weeks, not an hour.
@@ -269,17 +290,17 @@ public struct ResourceProviders: Sendable {
     public func prepare(issuer text: String, checkRegistration: Bool = true) async throws -> (id: String, registered: Bool) {
         let (issuer, issuerURL) = try ProviderDiscovery.issuerURL(text)
         let id = try Self.id(forIssuer: issuer)
-        let saved = try savedFile(id, for: issuer) {
+        let saved = try await claim(id, for: issuer) {
             ($0["issuer"] as? String).map(Issuer.normalised) == issuer && $0["resource"] == nil
         }
-        var object = saved ?? ["issuer": issuer]
+        // Marked as made for an issuer only when made here: a file of the person's own stays theirs.
+        var object = saved ?? ["issuer": issuer, ProviderCatalog.originKey: "issuer"]
         guard let discovery = catalog.discovery else {
             throw OAuthError.invalidConfiguration("this program keeps no discovery documents, so it cannot use \(issuer) by its issuer alone.")
         }
         let (document, _) = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout)
         if saved == nil { try catalog.writeUserFile(object, for: id) }
-        // A client id from any layer (the file, LATCHKEY_<ID>_CLIENT_ID) is the one to use, unless Latchkey
-        // registered it and the server forgot it since.
+        // A client id the file gives is the one to use, unless Latchkey registered it and the server forgot it since.
         if !(try catalog.draft(named: id).clientID.isEmpty) {
             guard checkRegistration, try await isForgottenAndCleared(object, id: id) else { return (id, false) }
             for key in ["client_id", "registration_client_uri", "registration_endpoint"] { object[key] = nil }

@@ -10,7 +10,7 @@ the way the desktop registers any browser. Screenshots of every state land in
 test-output/e2e/<scenario>/.
 
 The scenarios live by theme in basics.py, presets.py, command_line.py,
-hostile.py, keyrings.py, desktop.py, zero_config.py and oauth1.py; harness.py holds what they share, driver.py
+hostile.py, keyrings.py, desktop.py, zero_config.py, oauth1.py and trust.py; harness.py holds what they share, driver.py
 drives the app through the accessibility bus.
 """
 
@@ -26,10 +26,11 @@ import hostile  # noqa: E402
 import keyrings  # noqa: E402
 import oauth1  # noqa: E402
 import presets  # noqa: E402
+import trust  # noqa: E402
 import zero_config  # noqa: E402
 
 SCENARIOS = {}
-for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1):
+for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

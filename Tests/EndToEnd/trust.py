@@ -1,0 +1,177 @@
+"""Trust, round 3 (issue 24): what an attacker-minded review found, each driven
+through the real binary — a refused provider loses nothing, server text reaches
+no terminal with control characters, an account switched under you is said."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import unicodedata
+
+from harness import BIN, expect
+from desktop import wait_problem
+from driver import role, walk
+
+
+def plant_github_sign_in(home):
+    """A GitHub sign-in as one set up through LATCHKEY_GITHUB_CLIENT_ID/SECRET leaves it:
+    no ~/.config/latchkey/github.json, the token in the private file, bound to github.com."""
+    os.environ["LATCHKEY_GITHUB_CLIENT_ID"] = "env-client"
+    os.environ["LATCHKEY_GITHUB_CLIENT_SECRET"] = "env-secret-value"
+    path = os.path.join(home.state, "latchkey", "github.json")
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"access_token": "gho_planted_access_token", "token_type": "bearer", "scope": "read:user",
+                   "received_at": time.time(), "issued_by": "env-client at https://github.com/login/oauth/access_token"}, f)
+    os.chmod(path, 0o600)
+    with open(path, "rb") as f:
+        return path, f.read()
+
+
+def refused_add_keeps_sign_in(home):
+    """Issue 24 §1.1: an issuer or resource URL whose id is a preset's (https://github) is refused
+    in the add dialog before anything stored under that id is touched: the GitHub sign-in made
+    through environment variables is still there, and still used, afterwards."""
+    path, before = plant_github_sign_in(home)
+    expect(not os.path.exists(os.path.join(home.config, "latchkey", "github.json")), "GitHub has no file of the person's")
+    app = home.launch("--provider", "github")
+    try:
+        app.wait_status("Signed in with GitHub")
+        for field, url in (("Issuer URL", "https://github"), ("Resource URL", "https://github/")):
+            app.press(app.button("Add a provider"))
+            dialog = app.find("dialog", "Add a provider")
+            app.type_into(app.find("text", field, root=dialog), url)
+            app.press(app.find("push button", "Add", root=dialog))
+            wait_problem(app, dialog, "the name of a provider Latchkey comes with")
+            app.screenshot(f"refused-{field.split()[0].lower()}")
+            app.press(app.find("push button", "Cancel", root=dialog))
+            app.absent("dialog", "Add a provider")
+            expect(os.path.exists(path), f"the GitHub sign-in survives the refused {field}")
+            with open(path, "rb") as f:
+                expect(f.read() == before, f"the GitHub sign-in is unchanged after the refused {field}")
+        app.wait_status("Signed in with GitHub")
+    finally:
+        app.quit()
+    # Still used at the next launch: signed in, nothing to do again.
+    app = home.launch("--provider", "github", log_name="latchkey-2.log")
+    try:
+        app.wait_status("Signed in with GitHub")
+        app.wait_sensitive("Get my profile", True)
+    finally:
+        app.quit()
+    status = subprocess.run([os.path.join(BIN, "latchkey"), "status"], capture_output=True, text=True, timeout=60)
+    line = next((l for l in status.stdout.splitlines() if l.startswith("github ")), "")
+    expect("signed in" in line, f"latchkey status still lists the GitHub sign-in: {line!r}")
+
+
+# A protected resource whose server puts terminal controls and bidi overrides in every text it
+# gives: the resource's name (kept as the provider's) and a registration refusal's description.
+# argv[1]: "noreg" (no registration endpoint) or "refuse" (registration answers 400).
+HOSTILE_TEXT_SERVER = r"""
+import http.server, json, sys
+MODE = sys.argv[1]
+EVIL = "\u009b2J\u001b[31m\u202e\u2066\u200b\u0007\u007f"
+class Hostile(http.server.BaseHTTPRequestHandler):
+    def answer(self, status, body, headers=()):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        base = "http://127.0.0.1:%d" % self.server.server_address[1]
+        if self.path == "/mcp":
+            self.answer(401, {}, [("WWW-Authenticate", 'Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"' % base)])
+        elif self.path == "/.well-known/oauth-protected-resource/mcp":
+            self.answer(200, {"resource": base + "/mcp", "authorization_servers": [base], "resource_name": "Notes" + EVIL + "lacigam"})
+        elif self.path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+            document = {"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
+                        "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"]}
+            if MODE == "refuse":
+                document["registration_endpoint"] = base + "/register"
+            self.answer(200, document)
+        else:
+            self.answer(404, {})
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.answer(400, {"error": "invalid_client_metadata", "error_description": "Bad" + EVIL + " metadata"})
+    def log_message(self, *args): pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+# Bytes that must never reach a terminal from a server: CSI (U+009B) and ESC, BEL, DEL, and the
+# UTF-8 of U+202E (right-to-left override), U+2066 (left-to-right isolate), U+200B (zero width space).
+FORBIDDEN = [b"\xc2\x9b", b"\x1b", b"\x07", b"\x7f", b"\xe2\x80\xae", b"\xe2\x81\xa6", b"\xe2\x80\x8b"]
+
+
+def start_hostile_text_server(mode):
+    server = subprocess.Popen([sys.executable, "-c", HOSTILE_TEXT_SERVER, mode], stdout=subprocess.PIPE)
+    return server, f"http://127.0.0.1:{int(server.stdout.readline())}"
+
+
+def no_controls(what, data):
+    for sequence in FORBIDDEN:
+        expect(sequence not in data, f"{what} holds {sequence!r}: {data!r}")
+
+
+def printable_text(what, text):
+    odd = [c for c in text if unicodedata.category(c) in ("Cc", "Cf")]
+    expect(not odd, f"{what} holds control or format characters {odd!r}: {text!r}")
+
+
+def server_text_stays_text(home):
+    """Issue 24 §1.2: a server's error_description and a resource's resource_name reach
+    `latchkey token`'s stderr, `latchkey status`'s stdout and the window without a single
+    control (Cc) or format (Cf) character: no CSI, no escape, no bidi override."""
+    latchkey = os.path.join(BIN, "latchkey")
+    refusing, base = start_hostile_text_server("refuse")
+    try:
+        run = subprocess.run([latchkey, "token", "--resource", base + "/mcp"], capture_output=True, timeout=120)
+    finally:
+        refusing.kill()
+        refusing.wait()
+    expect(run.returncode == 1 and b"refused to register Latchkey" in run.stderr, f"the refusal is said: {run.stderr!r}")
+    expect(b"Bad2J[31m metadata" in run.stderr, f"the description's text stays, its controls go: {run.stderr!r}")
+    no_controls("latchkey token's stderr", run.stderr)
+
+    silent, base = start_hostile_text_server("noreg")
+    try:
+        run = subprocess.run([latchkey, "token", "--resource", base + "/mcp"], capture_output=True, timeout=120)
+        expect(run.returncode == 1 and b"does not let apps register" in run.stderr, f"no registration: {run.stderr!r}")
+        no_controls("latchkey token's stderr", run.stderr)
+        status = subprocess.run([latchkey, "status"], capture_output=True, timeout=60)
+        expect(status.returncode == 0, f"status: {status.stderr!r}")
+        place = base.split("//")[1]
+        expect(f"Notes2J[31mlacigam ({place})".encode() in status.stdout,
+               f"the resource's name is listed in the order it was written, with its host: {status.stdout!r}")
+        no_controls("latchkey status's stdout", status.stdout)
+
+        app = home.launch("--resource", base + "/mcp")
+        try:
+            app.wait_status("does not let apps register", timeout=30)
+            printable_text("the window's status", app.status())
+            combo = app.find("combo box", "Provider")
+            listed = app.find("menu item", f"Notes2J[31mlacigam ({place})", root=combo, showing=False)
+            expect(listed is not None, "the window lists the resource by its cleaned name")
+            for item in [node for node in walk(combo) if role(node) == "menu item"]:
+                printable_text("a provider's name in the list", item.get_name())
+            app.screenshot("hostile-text-window")
+        finally:
+            app.quit()
+        with open(app.log_path, "rb") as f:
+            no_controls("the app's log", f.read())
+    finally:
+        silent.kill()
+        silent.wait()
+
+
+SCENARIOS = {
+    "server_text_stays_text": server_text_stays_text,
+    "refused_add_keeps_sign_in": refused_add_keeps_sign_in,
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import OAuthCore
+
+/// Issue 24's findings, in the library: who owns a provider id, what a server's text may hold.
+@Suite struct ProviderIDOwnershipTests {
+    struct Setting {
+        let home: TemporaryDirectory
+        let catalog: ProviderCatalog
+        let secrets: FileClientSecretStore
+        let tokens = MemoryTokenStore()
+
+        init(environment: [String: String] = [:]) throws {
+            home = try TemporaryDirectory()
+            var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"), environment: environment)
+            catalog.discovery = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
+            self.catalog = catalog
+            secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))
+        }
+
+        func providers(reserved: Set<String> = []) -> ResourceProviders {
+            ResourceProviders(catalog: catalog, secrets: secrets, tokens: tokens, reservedIDs: reserved)
+        }
+    }
+
+    static let stored = Token(accessToken: "kept-access-token", refreshToken: "kept-refresh-token")
+
+    /// A URL whose id is a preset's is refused before anything under that id is touched: the
+    /// preset's sign-in and secret (given through the environment, so it has no file) stay.
+    @Test(arguments: ["https://github", "https://github/"])
+    func aURLNamedLikeAPresetIsRefusedAndClearsNothing(url: String) async throws {
+        let setting = try Setting(environment: ["LATCHKEY_GITHUB_CLIENT_ID": "env-client"])
+        try await setting.tokens.save(Self.stored, for: "github")
+        try await setting.secrets.save("github-secret", for: "github")
+        let providers = setting.providers()
+        let error = await #expect(throws: OAuthError.self) {
+            if url.hasSuffix("/") {
+                _ = try await providers.prepare(resource: URL(string: url)!)
+            } else {
+                _ = try await providers.prepare(issuer: url)
+            }
+        }
+        #expect("\(error!)".contains("the name of a provider Latchkey comes with"))
+        #expect(try await setting.tokens.load(for: "github") == Self.stored)
+        #expect(try await setting.secrets.load(for: "github") == "github-secret")
+    }
+
+    /// An id the program owns besides the catalog (a provider file named on its command line) is refused too.
+    @Test func aReservedIDIsRefusedAndClearsNothing() async throws {
+        let setting = try Setting()
+        try await setting.tokens.save(Self.stored, for: "id-example")
+        let error = await #expect(throws: OAuthError.self) {
+            _ = try await setting.providers(reserved: ["id-example"]).prepare(issuer: "https://id.example")
+        }
+        #expect("\(error!)".contains("“id-example”"))
+        #expect(try await setting.tokens.load(for: "id-example") == Self.stored)
+    }
+
+    /// `corp-sso` (from https://corp.sso) and the person's own `corp_sso` would share
+    /// LATCHKEY_CORP_SSO_CLIENT_SECRET: the derived id is refused.
+    @Test func anIDSharingAnotherProvidersCredentialVariablesIsRefused() async throws {
+        let setting = try Setting(environment: ["LATCHKEY_CORP_SSO_CLIENT_SECRET": "the-person's-secret"])
+        _ = try setting.home.write(
+            #"{"id": "corp_sso", "issuer": "https://login.corp.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_id": "c", "redirect_uri": "http://127.0.0.1/callback"}"#,
+            to: "config/corp_sso.json")
+        try await setting.tokens.save(Self.stored, for: "corp-sso")
+        let error = await #expect(throws: OAuthError.self) {
+            _ = try await setting.providers().prepare(issuer: "https://corp.sso")
+        }
+        #expect("\(error!)".contains("too like the provider “corp_sso”"))
+        #expect(try await setting.tokens.load(for: "corp-sso") == Self.stored)
+    }
+
+    /// A file Latchkey wrote for a resource or an issuer takes no credentials from the
+    /// environment, even where its id maps to variables that are set.
+    @Test(arguments: [#""resource": "https://api.example/mcp""#, #""origin": "issuer""#, #""registration_client_uri": "https://id.example/register/c1""#])
+    func environmentCredentialsNeverReachADiscoveredProvider(marker: String) throws {
+        let setting = try Setting(environment: [
+            "LATCHKEY_ID_EXAMPLE_CLIENT_ID": "env-client", "LATCHKEY_ID_EXAMPLE_CLIENT_SECRET": "env-secret",
+        ])
+        _ = try setting.home.write(
+            #"{"id": "id-example", "issuer": "https://id.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_id": "registered", "redirect_uri": "http://127.0.0.1/callback", \#(marker)}"#,
+            to: "config/id-example.json")
+        let draft = try setting.catalog.draft(named: "id-example")
+        #expect(draft.clientID == "registered")
+        #expect(draft.clientSecret == nil)
+    }
+
+    /// A provider file of the person's own, naming its issuer alone, still takes them.
+    @Test func environmentCredentialsStillReachThePersonsOwnProvider() throws {
+        let setting = try Setting(environment: ["LATCHKEY_MINE_CLIENT_ID": "env-client"])
+        _ = try setting.home.write(
+            #"{"id": "mine", "issuer": "https://id.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "redirect_uri": "http://127.0.0.1/callback"}"#,
+            to: "config/mine.json")
+        #expect(try setting.catalog.draft(named: "mine").clientID == "env-client")
+    }
+
+    /// A provider file that would take the id of a provider named on the command line is refused.
+    @Test func addingAFileWithAReservedIDIsRefused() throws {
+        let setting = try Setting()
+        let data = Data(
+            #"{"id": "given", "issuer": "https://id.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_id": "c", "redirect_uri": "http://127.0.0.1/callback"}"#
+                .utf8)
+        #expect(throws: OAuthError.self) { try setting.catalog.addProvider(from: data, name: "given.json", reservedIDs: ["given"]) }
+        #expect(!FileManager.default.fileExists(atPath: setting.catalog.userFile(for: "given").path))
+    }
+}
+
+/// Issue 24 §1.2: server text becomes a sentence or a name with no control (Cc) or format (Cf) character.
+@Suite struct PrintableServerTextTests {
+    static let hostile = "Bad\u{9B}2J\u{1B}[31m\u{202E}\u{2066}\u{200B}\u{07}\u{7F}\u{0}\u{FEFF} text\nnext\u{2028}line"
+
+    @Test func controlsAndFormatCharactersAreDroppedAndBreaksBecomeSpaces() {
+        #expect(Redaction.printable(Self.hostile) == "Bad2J[31m text next line")
+        #expect(Redaction.isPrintable(Redaction.printable(Self.hostile)))
+        #expect(!Redaction.isPrintable(Self.hostile))
+    }
+
+    /// Every scalar of random text that is neither a control nor a format character survives,
+    /// in order; none that is, does. 2,000 strings from every plane's interesting corners.
+    @Test func randomTextKeepsEverythingButControlsAndFormatCharacters() {
+        var generator = SystemRandomNumberGenerator()
+        let pools: [ClosedRange<UInt32>] = [
+            0x00...0x7F, 0x80...0x9F, 0xA0...0x2FF, 0x200B...0x206F, 0xFEFF...0xFEFF, 0xFFF9...0xFFFB, 0x1F300...0x1F6FF,
+            0xE0000...0xE007F, 0x110BD...0x110BD, 0x0600...0x0605,
+        ]
+        for _ in 0..<2000 {
+            var scalars = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 0...40, using: &generator) {
+                let pool = pools.randomElement(using: &generator)!
+                if let scalar = Unicode.Scalar(UInt32.random(in: pool, using: &generator)) { scalars.append(scalar) }
+            }
+            let text = String(scalars)
+            let shown = Redaction.printable(text)
+            #expect(Redaction.isPrintable(shown))
+            let kept = text.unicodeScalars.compactMap { scalar -> Unicode.Scalar? in
+                if "\n\r\t\u{0B}\u{0C}\u{85}\u{2028}\u{2029}".unicodeScalars.contains(scalar) { return " " }
+                switch scalar.properties.generalCategory {
+                case .control, .format: return nil
+                default: return scalar
+                }
+            }
+            #expect(Array(shown.unicodeScalars) == kept)
+        }
+    }
+
+    /// What a provider says in an error, and a provider's name, reach every sentence clean.
+    @Test func sentencesAndNamesHoldNoControlOrFormatCharacter() throws {
+        let errors: [OAuthError] = [
+            .tokenEndpoint(code: "invalid_request", description: Self.hostile),
+            .invalidConfiguration("the provider refused to register Latchkey: \(Self.hostile)"),
+            .signedOut(reason: "\(Self.hostile) no longer accepts your sign-in."),
+            .provider(code: "access_denied", description: Self.hostile),
+        ]
+        for error in errors { #expect(Redaction.isPrintable("\(error)"), "\(error)") }
+        let object: [String: Any] = [
+            "id": "odd", "display_name": "Notes\u{9B}\u{202E}evil", "authorization_endpoint": "https://id.example/a",
+            "token_endpoint": "https://id.example/t", "client_id": "c", "redirect_uri": "http://127.0.0.1/callback",
+        ]
+        #expect(try ProviderCatalog.decode(object).displayName == "Notesevil")
+    }
+}
