@@ -33,7 +33,12 @@ public struct FileClientSecretStore: ClientSecretStore {
     }
 
     public func load(for provider: String) throws -> String? {
-        guard let data = FileManager.default.contents(atPath: try file(for: provider).path) else { return nil }
+        let url = try file(for: provider)
+        // A directory that is a link, or someone else's, could hand us a secret (or a registration) of their choosing.
+        do { guard try PrivateFile.checkOwnDirectory(directory) else { return nil } } catch {
+            throw OAuthError.storage(error.sentence("cannot use"))
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
         let secret = String(decoding: data, as: UTF8.self)
         return secret.isEmpty ? nil : secret
     }

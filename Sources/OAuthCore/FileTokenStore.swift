@@ -37,6 +37,10 @@ public struct FileTokenStore: TokenStore {
 
     public func load(for provider: String) throws -> Token? {
         let url = try file(for: provider)
+        // A directory that is a link, or someone else's, could hand us tokens of their choosing.
+        do { guard try PrivateFile.checkOwnDirectory(directory) else { return nil } } catch {
+            throw OAuthError.storage(error.sentence("cannot use"))
+        }
         guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
         do {
             return try Self.decode(data)

@@ -41,19 +41,46 @@ enum PrivateFile {
         }
     }
 
-    /// Makes `directory` (and its parents) 0700 when missing, and takes back one others can read.
+    /// Makes `directory` (and its parents) when missing, 0700 from its first moment; takes back
+    /// one of the person's own that others can read. Refuses, without touching it, a symbolic
+    /// link there or a directory someone else owns (see `checkOwnDirectory`).
     static func prepareDirectory(_ directory: URL) throws(PrivateFileError) {
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+        if try !checkOwnDirectory(directory) {
             // The parents as any program's (~/.local/state); the directory itself 0700 from its first moment.
             try? FileManager.default.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true)
             guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else {
                 throw PrivateFileError(path: directory.path, code: errno)
             }
-        } else if !isDirectory.boolValue {
-            throw PrivateFileError(path: directory.path, code: ENOTDIR)
+            // Made by someone else in the moment between: checked like any other.
+            guard try checkOwnDirectory(directory) else { throw PrivateFileError(path: directory.path, code: ENOENT) }
         }
         chmod(directory.path, 0o700)
+    }
+
+    /// Whether `directory` is there (false: nothing is), as a directory of this user's own, seen
+    /// with `lstat`: a symbolic link (which would send secrets, or take them, wherever it
+    /// points) or a directory another user owns is refused with a sentence, never followed,
+    /// `chmod`ed or used.
+    static func checkOwnDirectory(_ directory: URL) throws(PrivateFileError) -> Bool {
+        var info = stat()
+        guard lstat(directory.path, &info) == 0 else {
+            if errno == ENOENT { return false }
+            throw PrivateFileError(path: directory.path, code: errno)
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: break
+        case S_IFLNK:
+            throw PrivateFileError(
+                path: directory.path, code: EPERM,
+                reason: "it is a symbolic link; a private directory must be a real directory of your own. Move the link away")
+        default: throw PrivateFileError(path: directory.path, code: ENOTDIR)
+        }
+        guard info.st_uid == geteuid() else {
+            throw PrivateFileError(
+                path: directory.path, code: EPERM,
+                reason: "it belongs to another user (uid \(info.st_uid)); a private directory must be your own. Move it away")
+        }
+        return true
     }
 }
 
@@ -61,9 +88,18 @@ enum PrivateFile {
 struct PrivateFileError: Error {
     let path: String
     let code: Int32
+    /// Said instead of the system's reason, when the refusal is ours.
+    var reason: String?
 
-    /// "cannot write /path (No space left on device)."
+    init(path: String, code: Int32, reason: String? = nil) {
+        self.path = path
+        self.code = code
+        self.reason = reason
+    }
+
+    /// "cannot write /path (No space left on device)." or, refused by us, "cannot use /path: it is a symbolic link; …."
     func sentence(_ verb: String = "cannot write") -> String {
-        "\(verb) \(path) (\(String(cString: strerror(code))))."
+        if let reason { return "\(verb) \(path): \(reason)." }
+        return "\(verb) \(path) (\(String(cString: strerror(code))))."
     }
 }

@@ -227,7 +227,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             + (isOpenIDConnect ? ", nonce \(sendsNonce ? "on" : "off")" : "")
     }
 
-    /// What a stored token is bound to: this client at this token endpoint. A loopback
+    /// What a stored token is bound to: this client at this token endpoint, for this resource
+    /// where the provider has one (two resources of one server never share a token). A loopback
     /// endpoint's port is left out, because the sandbox child listens on a new port at
     /// every launch; everything else (scheme, host, port, path, client id) must match.
     public var tokenBinding: String {
@@ -237,7 +238,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         if Self.isLoopback(tokenEndpoint) { components.port = nil }
         components.query = nil
         components.fragment = nil
-        return "\(clientID) at \(components.string ?? tokenEndpoint.absoluteString)"
+        let binding = "\(clientID) at \(components.string ?? tokenEndpoint.absoluteString)"
+        return resource.map { "\(binding) for \($0.absoluteString)" } ?? binding
     }
 
     /// Whether the scopes ask for OpenID Connect (and so an ID token).

@@ -9,6 +9,7 @@ import sys
 import time
 import unicodedata
 
+import presets
 from harness import BIN, expect
 from desktop import wait_problem
 from driver import role, walk
@@ -171,7 +172,37 @@ def server_text_stays_text(home):
         silent.wait()
 
 
+def sign_out_honours_network_timeout(home):
+    """Issue 24 §1.5: `latchkey --sign-out` waits on the revocation endpoint as long as
+    --network-timeout says, like every other path (it used the default 30 s): a revocation
+    endpoint that takes two minutes ends in a few seconds, signed out here, with a sentence."""
+    with presets.sandbox_running(home, "standard", "--fault", "revoke:delay", "--fault-delay", "120") as base:
+        directory = os.path.join(home.config, "latchkey")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, "slow.json"), "w") as f:
+            json.dump({"id": "slow", "display_name": "Slow revocation", "issuer": base, "authorization_endpoint": "/authorize",
+                       "token_endpoint": "/token", "revocation_endpoint": "/revoke", "client_id": "latchkey-desktop",
+                       "redirect_uri": "http://127.0.0.1/callback", "scopes": ["openid"]}, f)
+        token_file = os.path.join(home.state, "latchkey", "slow.json")
+        os.makedirs(os.path.dirname(token_file), mode=0o700, exist_ok=True)
+        with open(token_file, "w") as f:
+            json.dump({"access_token": "slow-access-token", "token_type": "Bearer", "received_at": time.time(),
+                       "expires_at": time.time() + 3600, "issued_by": "latchkey-desktop at http://127.0.0.1/token"}, f)
+        os.chmod(token_file, 0o600)
+        started = time.monotonic()
+        run = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out", "--provider", "slow", "--network-timeout", "2"],
+                             capture_output=True, text=True, timeout=110)
+        elapsed = time.monotonic() - started
+    expect(run.returncode == 0, f"--sign-out: {run.returncode} {run.stderr!r}")
+    expect("Signed out here, but Slow revocation could not be told" in run.stdout and "took too long" in run.stdout,
+           f"the sentence says revocation did not answer: {run.stdout!r}")
+    expect(not os.path.exists(token_file), "signed out here all the same")
+    # The default (30 s) would be past this; two seconds and a launch are far within it.
+    expect(elapsed < 25, f"--sign-out gave up after --network-timeout, not the default: {elapsed:.1f} s")
+
+
 SCENARIOS = {
+    "sign_out_honours_network_timeout": sign_out_honours_network_timeout,
     "server_text_stays_text": server_text_stays_text,
     "refused_add_keeps_sign_in": refused_add_keeps_sign_in,
 }

@@ -162,3 +162,77 @@ import TestSupport
         #expect(try ProviderCatalog.decode(object).displayName == "Notesevil")
     }
 }
+
+/// Issue 24 §1.5: hardening of what is kept.
+@Suite struct KeptSignInHardeningTests {
+    static func configuration(resource: String?) throws -> ProviderConfiguration {
+        var configuration = try Fixtures.configuration()
+        configuration.resource = resource.flatMap(URL.init(string:))
+        return configuration
+    }
+
+    /// Two resources of one server, with one client: a token for one is never sent to the
+    /// other, even when it is found under the other's id (a file deleted and made again by hand).
+    @Test func twoResourcesOfOneServerNeverShareAToken() async throws {
+        let notes = try Self.configuration(resource: "https://api.example/notes")
+        let me = try Self.configuration(resource: "https://api.example/me")
+        #expect(notes.tokenBinding != me.tokenBinding)
+        #expect(notes.tokenBinding.hasSuffix(" for https://api.example/notes"))
+        #expect(try Self.configuration(resource: nil).tokenBinding == "\(notes.clientID) at https://id.example/token")
+        let store = MemoryTokenStore()
+        var token = Token(accessToken: "for-notes", refreshToken: "rt-for-notes", expiresAt: Date().addingTimeInterval(3600))
+        token.issuedBy = notes.tokenBinding
+        try await store.save(token, for: me.id)
+        let session = AuthSession(configuration: me, store: store)
+        #expect(await !session.isSignedIn)
+        #expect(await session.storeWarning?.contains("not sent there") == true)
+        #expect(try await store.load(for: me.id) == token, "kept for the setup that made it")
+    }
+
+    /// A private directory that is a symbolic link is refused with a sentence: nothing is written
+    /// through it, nothing read from it, and where it points is not `chmod`ed.
+    @Test func aSymbolicLinkForThePrivateDirectoryIsRefused() throws {
+        let home = try TemporaryDirectory()
+        let elsewhere = home.url.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: elsewhere.path)
+        let planted = Token(accessToken: "planted", refreshToken: "planted-rt")
+        try FileTokenStore.encode(planted).write(to: elsewhere.appendingPathComponent("sandbox.json"))
+        let link = home.url.appendingPathComponent("state")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: elsewhere)
+
+        let store = FileTokenStore(directory: link)
+        let refusal = #expect(throws: OAuthError.self) { try store.save(Token(accessToken: "mine"), for: "github") }
+        #expect("\(refusal!)".contains("is a symbolic link"))
+        let reading = #expect(throws: OAuthError.self) { try store.load(for: "sandbox") }
+        #expect("\(reading!)".contains("is a symbolic link"))
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("github.json").path))
+        let mode = (try FileManager.default.attributesOfItem(atPath: elsewhere.path)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o755, "where the link points is left as it was")
+
+        let secrets = FileClientSecretStore(directory: link)
+        #expect(throws: OAuthError.self) { try secrets.save("secret", for: "github") }
+        #expect(throws: OAuthError.self) { try secrets.load(for: "github") }
+        var catalog = Fixtures.catalog(userDirectory: link)
+        catalog.environment = [:]
+        #expect(throws: OAuthError.self) { try catalog.saveUserSettings(["client_id": "c"], for: "github") }
+    }
+
+    /// A private directory another user owns is refused the same way. (Needs root to give the
+    /// directory away: the test machines and CI run as root.)
+    @Test(.enabled(if: geteuid() == 0, "giving a directory to another user needs root"))
+    func aPrivateDirectoryOwnedBySomeoneElseIsRefused() throws {
+        let home = try TemporaryDirectory()
+        let directory = home.url.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        #expect(chown(directory.path, 65534, 65534) == 0)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+        let store = FileTokenStore(directory: directory)
+        let refusal = #expect(throws: OAuthError.self) { try store.save(Token(accessToken: "mine"), for: "github") }
+        #expect("\(refusal!)".contains("belongs to another user"))
+        #expect(throws: OAuthError.self) { try store.load(for: "github") }
+        let mode = (try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o777, "someone else's directory is not chmod-ed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+}
