@@ -27,7 +27,22 @@ test_packages=(
   epiphany-browser         # GNOME Web: a real default browser for the sign-ins through the browser
   python3-oauthlib python3-jwt python3-cryptography  # an independent OAuth 1.0a peer: oauthlib signs for the
                            # sandbox's tests and checks OAuthCore's signatures (jwt, cryptography: its RSA-SHA1)
+  python3-venv             # .build/python-peers: the MCP Python SDK's authorization server, which Debian does not package
 )
+
+# Peers from PyPI, pinned, in a virtual environment of the project's own (never the system's Python).
+python_peers=(mcp==2.3.0)
+peers_dir="$(cd "$(dirname "$0")/.." && pwd)/.build/python-peers"
+
+install_python_peers() {
+  local stamp="$peers_dir/.installed"
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${python_peers[*]}" ] && return 0
+  echo "Installing into $peers_dir: ${python_peers[*]}"
+  rm -rf "$peers_dir"
+  /usr/bin/python3 -m venv "$peers_dir"
+  "$peers_dir/bin/pip" install -q --disable-pip-version-check "${python_peers[@]}"
+  printf '%s' "${python_peers[*]}" > "$stamp"
+}
 
 bench_packages=(
   gcc                      # the C baselines
@@ -51,12 +66,16 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  # With recommends, as a desktop would have them: WebKitGTK's are what it runs with.
+  $sudo apt-get install -y -q "${missing[@]}"
+fi
 
-echo "Installing: ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-# With recommends, as a desktop would have them: WebKitGTK's are what it runs with.
-$sudo apt-get install -y -q "${missing[@]}"
+case "${1:-run}" in
+  test|bench) install_python_peers ;;
+esac

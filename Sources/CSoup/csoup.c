@@ -180,7 +180,9 @@ static void request_ended(void *server, void *message, void *data) {
     }
 }
 
-csoup_listener *csoup_listen(csoup_request_callback callback, void *context, unsigned *port, char *error, size_t error_size) {
+csoup_listener *csoup_listen(csoup_request_callback callback, void *context, unsigned *port, int *taken, char *error, size_t error_size) {
+    unsigned wanted = *port;
+    *taken = 0;
     if (csoup_load(error, error_size) != 0) return NULL;
     csoup_listener *listener = calloc(1, sizeof *listener);
     if (!listener) {
@@ -202,8 +204,11 @@ csoup_listener *csoup_listen(csoup_request_callback callback, void *context, uns
     soup.signal_connect(listener->server, "request-finished", (void (*)(void))request_ended, listener, NULL, 0);
     soup.signal_connect(listener->server, "request-aborted", (void (*)(void))request_ended, listener, NULL, 0);
     GErrorLayout *failure = NULL;
-    if (!soup.listen_local(listener->server, 0, LISTEN_IPV4_ONLY, &failure)) {
-        snprintf(error, error_size, "could not listen on 127.0.0.1 (%s).", failure ? failure->message : "unknown error");
+    if (!soup.listen_local(listener->server, wanted, LISTEN_IPV4_ONLY, &failure)) {
+        // G_IO_ERROR_ADDRESS_IN_USE (33) in GIO's domain: another program has the port.
+        *taken = wanted != 0 && failure && failure->code == 33;
+        snprintf(error, error_size, "could not listen on 127.0.0.1%s%.0u (%s).", wanted ? ":" : "", wanted,
+                 failure ? failure->message : "unknown error");
         if (failure) soup.error_free(failure);
         soup.object_unref(listener->server);
         free(listener);

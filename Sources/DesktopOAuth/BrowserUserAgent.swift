@@ -6,7 +6,9 @@ import OAuthCore
 
 /// The system browser as the user agent (RFC 8252): the authorization page opens
 /// in the person's default browser, and the provider sends them back to a
-/// listener on 127.0.0.1 at a port the kernel picks (§7.3, §8.3).
+/// listener on 127.0.0.1 at a port the kernel picks (§7.3, §8.3) — or, for a provider
+/// whose server compares redirect URIs exactly, at the port registered with it
+/// (`browser_redirect_uri`).
 ///
 /// The listener is libsoup's server on GTK's main loop, loaded with dlopen only
 /// when such a sign-in starts. It answers every request; only a GET to the
@@ -35,7 +37,7 @@ public final class BrowserUserAgent: ExternalUserAgent {
     public var port: Int? { listener == nil ? nil : redirectURI?.port }
 
     public nonisolated func redirectURI(for configuration: ProviderConfiguration) async throws -> URL {
-        try await MainLoop.run { try self.listen(for: configuration.redirectURI) }
+        try await MainLoop.run { try self.listen(for: configuration.browserRedirectURI ?? configuration.redirectURI) }
     }
 
     public nonisolated func present(_ flow: any SignInFlow) async throws {
@@ -46,7 +48,8 @@ public final class BrowserUserAgent: ExternalUserAgent {
         await MainLoop.run { self.close(flow) }
     }
 
-    /// Opens the listener; the configured loopback redirect URI with its port.
+    /// Opens the listener on the configured URI's port, or (none) on one the kernel picks;
+    /// the configured loopback redirect URI with that port.
     func listen(for configured: URL) throws -> URL {
         guard listener == nil else { throw OAuthError.browser("a sign-in is already waiting for your browser.") }
         guard ProviderConfiguration.browserCanReturn(to: configured),
@@ -55,7 +58,8 @@ public final class BrowserUserAgent: ExternalUserAgent {
             throw OAuthError.browser(
                 "its redirect URI must be http://127.0.0.1/… for the browser to come back to Latchkey, not \(configured.absoluteString).")
         }
-        var port: UInt32 = 0
+        var port = UInt32(configured.port ?? 0)
+        var taken: Int32 = 0
         var message = [CChar](repeating: 0, count: 256)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard
@@ -65,8 +69,13 @@ public final class BrowserUserAgent: ExternalUserAgent {
                     let agent = Unmanaged<BrowserUserAgent>.fromOpaque(context)
                     let (method, uri) = (method.map { String(cString: $0) } ?? "", uri.map { String(cString: $0) } ?? "")
                     MainActor.assumeIsolated { agent.takeUnretainedValue().answer(message, method: method, uri: uri) }
-                }, context, &port, &message, message.count)
+                }, context, &port, &taken, &message, message.count)
         else {
+            if taken != 0 {
+                throw OAuthError.browser(
+                    "port \(port) on this computer, where the provider sends your browser back, is taken by another program. "
+                        + "Close that program, or sign in in the window instead.")
+            }
             throw OAuthError.browser(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         listener = opened

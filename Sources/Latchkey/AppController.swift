@@ -441,7 +441,7 @@ final class AppController {
         signInTask = Task.detached { [weak self] in
             var session = registered
             do {
-                if let renewed = try await registration?.checkedRegistration(of: id) {
+                if let renewed = try await registration?.checkedRegistration(of: id, forBrowser: agent is BrowserUserAgent) {
                     logger.notice("\(renewed.displayName) had forgotten Latchkey: registered again")
                     session = ActiveProvider.session(for: renewed, store: store, timeout: timeout)
                     MainLoop.perform { self?.reregistered(renewed, generation: generation) }

@@ -72,11 +72,11 @@ struct TokenCommand: ParsableCommand {
 
         /// The resource's provider (found and registered now if need be; with `check`, its
         /// registration read back first), or the provider's; as a session over the shared store.
-        func makeSession(check: Bool) throws -> AuthSession {
+        func makeSession(check: Bool, forBrowser: Bool = false) throws -> AuthSession {
             let configuration = try wait { () async throws -> ProviderConfiguration in
                 if let resourceURL {
                     return try await ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
-                        .configuration(for: resourceURL, checkRegistration: check).configuration
+                        .configuration(for: resourceURL, checkRegistration: check, forBrowser: forBrowser).configuration
                 }
                 return try await Self.providerConfiguration(provider, catalog: catalog, secrets: secrets, timeout: timeout)
             }
@@ -111,7 +111,18 @@ struct TokenCommand: ParsableCommand {
                 .signedOut)
         }
         // About to sign in: make sure the server still knows the client (RFC 7592), registering anew if not.
-        do { session = try makeSession(check: true) } catch { throw Self.fail("\(error)", .failed) }
+        do { session = try makeSession(check: true, forBrowser: session.configuration.userAgent == .browser) } catch {
+            throw Self.fail("\(error)", .failed)
+        }
+        if session.configuration.userAgent == .browser {
+            // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
+            FileHandle.standardError.write(Data("""
+                latchkey: Continue in your browser: Latchkey opens the \(session.configuration.displayName) sign-in page there \
+                and waits up to 10 minutes for it to send you back. If the page shows an error instead of a sign-in, \
+                press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resourceURL?.absoluteString ?? "URL")
+
+                """.utf8))
+        }
         switch MainActor.assumeIsolated({ [session] in Self.signInInteractively(session) }) {
         case .success(let token): Self.print(token, to: output)
         case .failure(let error): throw Self.fail("\(error)", Self.exit(for: error))
@@ -151,7 +162,7 @@ struct TokenCommand: ParsableCommand {
             configuration.userAgent == .browser
             ? BrowserUserAgent(parent: nil) : WebViewUserAgent(parent: nil, providerName: configuration.displayName)
         let result = ResultBox<Result<Token, OAuthError>>()
-        Task.detached {
+        let signIn = Task.detached {
             let outcome: Result<Token, OAuthError>
             do {
                 _ = try await session.signIn(using: agent)
@@ -167,7 +178,14 @@ struct TokenCommand: ParsableCommand {
                 MainLoop.quit()
             }
         }
+        // Ctrl+C cancels the sign-in (the window or the listener closes) and ends with its sentence, status 4.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler { signIn.cancel() }
+        interrupt.resume()
         MainLoop.runUntilQuit()
+        interrupt.cancel()
+        signal(SIGINT, SIG_DFL)
         return withExtendedLifetime(agent) { result.value ?? .failure(.cancelled) }
     }
 

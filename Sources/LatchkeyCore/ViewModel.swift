@@ -48,7 +48,9 @@ public struct ViewModel: Equatable, Sendable {
             signInEnabled = true
             status = notice ?? "Not signed in. Sign in with \(providerName) to begin."
         case .signingIn where userAgent == .browser:
-            status = "Continue in your browser… Latchkey opened the \(providerName) sign-in page there."
+            status =
+                "Continue in your browser… Latchkey opened the \(providerName) sign-in page there. "
+                + "If it shows an error instead of a sign-in, press Cancel and choose “In this window”."
             cancelVisible = true
             busy = true
         case .signingIn:

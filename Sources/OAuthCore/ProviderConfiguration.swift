@@ -42,6 +42,11 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public var clientSecret: String?
     public var clientAuthentication: ClientAuthentication
     public var redirectURI: URL
+    /// Where the browser comes back to, when it is not `redirectURI` on a port of the moment: a
+    /// loopback URI with a fixed port (`http://127.0.0.1:49152/callback`), for a server that
+    /// compares redirect URIs exactly (RFC 8252 §7.3 asks it not to, many do). Latchkey registers
+    /// one with every client it registers, and listens on that port.
+    public var browserRedirectURI: URL?
     public var scopes: [String]
     /// PKCE S256 (RFC 7636). On wherever the provider supports it.
     public var usePKCE: Bool
@@ -98,6 +103,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case clientSecret = "client_secret"
         case clientAuthentication = "client_authentication"
         case redirectURI = "redirect_uri"
+        case browserRedirectURI = "browser_redirect_uri"
         case usePKCE = "pkce"
         case useNonce = "nonce"
         case idTokenIssuer = "id_token_issuer"
@@ -172,6 +178,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             try c.decodeIfPresent(ClientAuthentication.self, forKey: .clientAuthentication)
             ?? (clientSecret == nil ? .none : .clientSecretBasic)
         redirectURI = try c.decode(URL.self, forKey: .redirectURI)
+        browserRedirectURI = try c.decodeIfPresent(URL.self, forKey: .browserRedirectURI)
         scopes = try c.decodeIfPresent([String].self, forKey: .scopes) ?? []
         usePKCE = try c.decodeIfPresent(Bool.self, forKey: .usePKCE) ?? true
         useNonce = try c.decodeIfPresent(Bool.self, forKey: .useNonce) ?? true
@@ -294,6 +301,13 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
                     + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))
         }
         try Self.validateRedirectURI(redirectURI)
+        if let browserRedirectURI, !Self.browserCanReturn(to: browserRedirectURI) || browserRedirectURI.port == nil
+            || browserRedirectURI.query != nil || browserRedirectURI.fragment != nil
+        {
+            throw fail(
+                "browser_redirect_uri must be http://127.0.0.1 with a port and a path, such as http://127.0.0.1:49152/callback, "
+                    + "not \(browserRedirectURI.absoluteString).")
+        }
         if let unsupported = idTokenSigningAlgorithms.first(where: { !IDTokenSignature.supportedAlgorithms.contains($0) })
             ?? (idTokenSigningAlgorithms.isEmpty ? "nothing" : nil)
         {

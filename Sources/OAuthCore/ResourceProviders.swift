@@ -65,7 +65,7 @@ public struct ResourceProviders: Sendable {
         object["client_id"] = clientID
         object["client_authentication"] = "none"
         object["registration_hint"] = nil
-        for key in ["registration_client_uri", "registration_endpoint"] { object[key] = nil }
+        for key in ["registration_client_uri", "registration_endpoint", "browser_redirect_uri"] { object[key] = nil }
     }
 
     /// The provider id for a resource: its host, port and path (`127-0-0-1-8080-api-me`).
@@ -88,12 +88,15 @@ public struct ResourceProviders: Sendable {
     /// and registered anew. With `checkRegistration`, a saved registration is read
     /// back first (RFC 7592), and made anew if the server forgot it: worth a request
     /// before a sign-in, not before every use of a token that is already there.
-    public func configuration(for resource: URL, checkRegistration: Bool = true) async throws -> Outcome {
+    /// `forBrowser`: the sign-in is through the browser, which needs the port registered for
+    /// it (`browser_redirect_uri`); a registration without one, or whose port another program
+    /// has taken, is made anew.
+    public func configuration(for resource: URL, checkRegistration: Bool = true, forBrowser: Bool = false) async throws -> Outcome {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
         let saved = try await claim(id, for: identifier.absoluteString) { $0["resource"] as? String == identifier.absoluteString }
         if let saved, !(saved["client_id"] as? String ?? "").isEmpty {
-            guard checkRegistration, try await isForgottenAndCleared(saved, id: id) else {
+            guard checkRegistration, try await mustRegisterAgain(saved, id: id, forBrowser: forBrowser) else {
                 return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
             }
         }
@@ -146,11 +149,18 @@ public struct ResourceProviders: Sendable {
         return object
     }
 
-    /// Whether the server forgot the client Latchkey registered for `saved` (see `isForgotten`);
-    /// if so, its registration access token and secret are gone too, so the next registration
-    /// starts from a clean slate. False for a client Latchkey did not register.
-    private func isForgottenAndCleared(_ saved: [String: Any], id: String) async throws -> Bool {
-        guard saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else { return false }
+    /// Whether the client Latchkey registered for `saved` must be registered anew: the server
+    /// forgot it (see `isForgotten`), or (`forBrowser`) it has no port of its own for the
+    /// browser's way back or another program now has that port. If so, its registration access
+    /// token and secret are gone too, so the next registration starts from a clean slate.
+    /// False for a client Latchkey did not register.
+    private func mustRegisterAgain(_ saved: [String: Any], id: String, forBrowser: Bool) async throws -> Bool {
+        guard saved["registration_endpoint"] != nil else { return false }
+        let portUnusable =
+            forBrowser && (saved["browser_redirect_uri"] as? String).flatMap(URL.init(string:))?.port.map(LoopbackPort.isFree) != true
+        if !portUnusable {
+            guard saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else { return false }
+        }
         try? await secrets.remove(for: Self.registrationKey(id))
         try? await secrets.remove(for: id)
         return true
@@ -241,8 +251,18 @@ public struct ResourceProviders: Sendable {
         guard let endpoint = URL(string: endpointText), ResourceDiscovery.allowed(endpoint, beside: issuerURL) else {
             throw OAuthError.invalidConfiguration("the registration_endpoint of \(issuer) must be an https URL: \(endpointText)")
         }
+        // The window's redirect URI (it never loads: the view stops it), and the browser's at a port
+        // chosen now: a server that compares redirect URIs exactly accepts both as registered.
+        var redirectURIs = [redirectURI]
+        object["browser_redirect_uri"] = nil
+        if ProviderConfiguration.browserCanReturn(to: redirectURI), redirectURI.port == nil,
+            let browser = LoopbackPort.unused().flatMap({ LoopbackPort.redirectURI(redirectURI, at: $0) })
+        {
+            redirectURIs.append(browser)
+            object["browser_redirect_uri"] = browser.absoluteString
+        }
         let registration = try await DynamicRegistration.register(
-            at: endpoint, redirectURIs: [redirectURI], clientName: clientName, transport: transport, timeout: timeout)
+            at: endpoint, redirectURIs: redirectURIs, clientName: clientName, transport: transport, timeout: timeout)
         object["registration_hint"] = nil
         object["client_id"] = registration.clientID
         object["client_authentication"] = registration.authentication.rawValue
@@ -258,16 +278,17 @@ public struct ResourceProviders: Sendable {
     /// issuer), its registration is read back (RFC 7592), and if the server forgot it, Latchkey
     /// registers again. Returns the provider's new configuration then; nil when nothing changed,
     /// or the provider is not one Latchkey registered.
-    public func checkedRegistration(of id: String) async throws -> ProviderConfiguration? {
+    /// `forBrowser`: the sign-in is through the browser (see `configuration(for:checkRegistration:forBrowser:)`).
+    public func checkedRegistration(of id: String, forBrowser: Bool = false) async throws -> ProviderConfiguration? {
         guard ProviderCatalog.isPlainName(id), let object = try? ProviderCatalog.readObject(catalog.userFile(for: id)),
-            object["registration_client_uri"] != nil
+            object["registration_endpoint"] != nil
         else { return nil }
         if let text = object["resource"] as? String, let resource = URL(string: text) {
-            let outcome = try await configuration(for: resource, checkRegistration: true)
+            let outcome = try await configuration(for: resource, checkRegistration: true, forBrowser: forBrowser)
             return outcome.registered ? outcome.configuration : nil
         }
         if let issuer = object["issuer"] as? String, ProviderCatalog.needsDiscovery(object) {
-            guard try await prepare(issuer: issuer, checkRegistration: true).registered else { return nil }
+            guard try await prepare(issuer: issuer, checkRegistration: true, forBrowser: forBrowser).registered else { return nil }
             return try await catalog.configuration(named: id, secrets: secrets, transport: transport, timeout: timeout)
         }
         return nil
@@ -287,7 +308,9 @@ public struct ResourceProviders: Sendable {
     /// Latchkey registers (and, with `checkRegistration`, registers again if the server
     /// forgot it). Without either, the provider is left lacking only its client id, whose
     /// `registration_hint` says where to get one. Returns its id and whether it registered now.
-    public func prepare(issuer text: String, checkRegistration: Bool = true) async throws -> (id: String, registered: Bool) {
+    public func prepare(issuer text: String, checkRegistration: Bool = true, forBrowser: Bool = false) async throws
+        -> (id: String, registered: Bool)
+    {
         let (issuer, issuerURL) = try ProviderDiscovery.issuerURL(text)
         let id = try Self.id(forIssuer: issuer)
         let saved = try await claim(id, for: issuer) {
@@ -302,8 +325,8 @@ public struct ResourceProviders: Sendable {
         if saved == nil { try catalog.writeUserFile(object, for: id) }
         // A client id the file gives is the one to use, unless Latchkey registered it and the server forgot it since.
         if !(try catalog.draft(named: id).clientID.isEmpty) {
-            guard checkRegistration, try await isForgottenAndCleared(object, id: id) else { return (id, false) }
-            for key in ["client_id", "registration_client_uri", "registration_endpoint"] { object[key] = nil }
+            guard checkRegistration, try await mustRegisterAgain(object, id: id, forBrowser: forBrowser) else { return (id, false) }
+            for key in ["client_id", "registration_client_uri", "registration_endpoint", "browser_redirect_uri"] { object[key] = nil }
         }
         var registered = false
         if let clientID = try metadataDocumentClientID(for: document) {

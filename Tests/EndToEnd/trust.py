@@ -4,15 +4,19 @@ no terminal with control characters, an account switched under you is said."""
 
 import json
 import os
+import signal
 import subprocess
+import urllib.error
+import urllib.parse
+import urllib.request
 import sys
 import time
 import unicodedata
 
 import presets
-from harness import BIN, expect
-from desktop import wait_problem
-from driver import role, walk
+from harness import BIN, ROOT, assert_no_secrets, expect
+from desktop import Epiphany, choose_user_agent, wait_problem
+from driver import role, walk, wait_until
 
 
 def plant_github_sign_in(home):
@@ -201,7 +205,117 @@ def sign_out_honours_network_timeout(home):
     expect(elapsed < 25, f"--sign-out gave up after --network-timeout, not the default: {elapsed:.1f} s")
 
 
+PEERS_PYTHON = os.path.join(ROOT, ".build", "python-peers", "bin", "python")
+
+
+def start_mcp_sdk_server(home, *flags):
+    """The official MCP Python SDK's authorization server and protected resource, as it ships
+    (redirect URIs compared exactly), on 127.0.0.1; its base URL."""
+    log = open(os.path.join(home.root, "mcp-sdk.log"), "wb")
+    server = subprocess.Popen([PEERS_PYTHON, os.path.join(ROOT, "Tests", "EndToEnd", "mcp_sdk_server.py"), *flags],
+                              stdout=subprocess.PIPE, stderr=log)
+    line = server.stdout.readline().decode().strip()
+    expect(line.isdigit(), f"the MCP SDK's server did not start: {line!r}")
+    return server, f"http://127.0.0.1:{line}"
+
+
+def resource_get(url, token):
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read().decode())
+    except urllib.error.HTTPError as error:
+        return error.code, None
+
+
+class NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def first_answer(url):
+    """The status and Location a server answers `url` with, its redirect not followed."""
+    try:
+        with urllib.request.build_opener(NoRedirects).open(url, timeout=10) as response:
+            return response.status, response.headers.get("Location", "")
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Location", "") or error.read().decode(errors="replace")[:300]
+
+
+def mcp_sdk_browser_sign_in(home):
+    """Issue 24 §1.6: a browser sign-in to a server that compares redirect URIs exactly (the
+    official MCP Python SDK's): Latchkey registers the window's redirect URI and one with a port
+    of its own for the browser, listens there, and the sign-in completes. While it waits,
+    `latchkey token` says so on stderr with what to do, and Ctrl+C ends it with a sentence."""
+    server, base = start_mcp_sdk_server(home)
+    resource = base + "/mcp"
+    provider_id = "127-0-0-1-" + base.rsplit(":", 1)[1] + "-mcp"
+    latchkey = os.path.join(BIN, "latchkey")
+    try:
+        app = home.launch("--resource", resource)
+        try:
+            app.wait_status("Not signed in", timeout=30)
+            choose_user_agent(app, "In your browser")
+            app.press(app.wait_sensitive("Sign in"))
+            app.wait_status("If it shows an error instead of a sign-in, press Cancel")
+            app.screenshot("mcp-sdk-waiting-on-the-browser")
+            url = wait_until("the browser to be asked", lambda: home.opened_urls() and home.opened_urls()[-1], 15)
+            # What the browser would get: the SDK's answer to the authorization request, not followed.
+            status, location = first_answer(url)
+            expect(status == 302 and location.startswith("http://127.0.0.1:"),
+                   f"the SDK's server accepts the browser's redirect URI and sends it back: {status} {location!r}")
+            with open(os.path.join(home.config, "latchkey", f"{provider_id}.json")) as f:
+                browser_uri = json.load(f).get("browser_redirect_uri", "")
+            expect(location.startswith(browser_uri + "?"), f"to the port registered for the browser: {browser_uri!r}")
+            app.press(app.button("Cancel"))
+            app.wait_status("Sign-in cancelled.")
+        finally:
+            app.quit()
+
+        # latchkey token, signed out, in the browser: the waiting is said, and Ctrl+C ends it with a sentence.
+        asked = len(home.opened_urls())
+        waiting = subprocess.Popen([latchkey, "token", "--resource", resource], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            said = waiting.stderr.readline()
+            expect("Continue in your browser" in said and "Ctrl+C" in said and resource in said,
+                   f"latchkey token says it waits on the browser, and what to do: {said!r}")
+            wait_until("the browser to be asked again", lambda: len(home.opened_urls()) > asked, 30)
+            waiting.send_signal(signal.SIGINT)
+            out, err = waiting.communicate(timeout=30)
+        finally:
+            if waiting.poll() is None:
+                waiting.kill()
+        expect(waiting.returncode == 4 and out == "" and "Sign-in cancelled." in err,
+               f"Ctrl+C ends the sign-in with a sentence and status 4: {waiting.returncode} {err!r}")
+
+        # A real browser now (GNOME Web): the SDK's server sends it straight back to the registered port.
+        browser = Epiphany(home)
+        try:
+            # Files, not pipes: the browser it starts inherits stderr, and outlives it.
+            out_path, err_path = os.path.join(home.root, "token.out"), os.path.join(home.root, "token.err")
+            with open(out_path, "w") as out, open(err_path, "w") as err:
+                status = subprocess.Popen([latchkey, "token", "--resource", resource], stdout=out, stderr=err).wait(120)
+            with open(err_path) as f:
+                expect(status == 0, f"latchkey token through the browser: {status} {f.read()!r}")
+            browser.page("Answer received · Latchkey")
+        finally:
+            browser.quit()
+        with open(out_path) as f:
+            token = f.read().strip()
+        code, answer = resource_get(resource, token)
+        expect(code == 200 and answer and answer.get("ok") and answer.get("resource") == resource,
+               f"the SDK's resource takes the token, issued for it: {code} {answer}")
+        again = subprocess.run([latchkey, "token", "--resource", resource], capture_output=True, text=True, timeout=60)
+        expect(again.returncode == 0 and again.stdout.strip() == token, f"the next run needs no browser: {again.stderr!r}")
+    finally:
+        server.kill()
+        server.wait()
+    assert_no_secrets(home, [app.log_path], [token])
+
+
 SCENARIOS = {
+    "mcp_sdk_browser_sign_in": mcp_sdk_browser_sign_in,
     "sign_out_honours_network_timeout": sign_out_honours_network_timeout,
     "server_text_stays_text": server_text_stays_text,
     "refused_add_keeps_sign_in": refused_add_keeps_sign_in,

@@ -236,3 +236,51 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 }
+
+/// Issue 24 §1.6: a port of its own for the browser, registered beside the window's redirect URI.
+@Suite struct BrowserPortRegistrationTests {
+    /// Registered with both redirect URIs; the browser's port kept, and used again while it is free;
+    /// taken by another program, Latchkey registers anew (a new client, a new port) before the sign-in.
+    @Test func theBrowsersPortIsRegisteredAndRegisteredAnewWhenTaken() async throws {
+        let sandbox = try RunningSandbox()
+        let setting = try ProviderIDOwnershipTests.Setting()
+        let providers = setting.providers()
+        let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
+        let first = try await providers.configuration(for: me)
+        #expect(first.registered)
+        let browser = try #require(first.configuration.browserRedirectURI)
+        let port = try #require(browser.port)
+        #expect(browser.absoluteString == "http://127.0.0.1:\(port)/callback")
+        #expect(first.configuration.redirectURI.absoluteString == "http://127.0.0.1/callback")
+
+        let again = try await providers.configuration(for: me, checkRegistration: true, forBrowser: true)
+        #expect(!again.registered && again.configuration.browserRedirectURI == browser, "a free port is used again")
+
+        // Another program listens on it now.
+        let squatter = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(squatter) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(squatter, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0 && listen(squatter, 1) == 0)
+        #expect(!LoopbackPort.isFree(port))
+        let window = try await providers.configuration(for: me, checkRegistration: true, forBrowser: false)
+        #expect(!window.registered, "the window's sign-in needs no port")
+        let moved = try await providers.configuration(for: me, checkRegistration: true, forBrowser: true)
+        #expect(moved.registered && moved.configuration.clientID != first.configuration.clientID)
+        #expect(moved.configuration.browserRedirectURI?.port != port)
+        #expect(try await HTTPClient().get(sandbox.baseURL + "/_admin/stats").json["registrations"] as? Int == 2)
+    }
+
+    @Test func aBrowserRedirectURIMustBeLoopbackWithAPort() throws {
+        for bad in ["http://127.0.0.1/callback", "https://127.0.0.1:4000/callback", "http://localhost:4000/callback"] {
+            var configuration = try Fixtures.configuration()
+            configuration.browserRedirectURI = URL(string: bad)
+            #expect(throws: OAuthError.self, "\(bad)") { try configuration.validate() }
+        }
+    }
+}

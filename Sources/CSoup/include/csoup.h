@@ -19,9 +19,9 @@ typedef void (*csoup_request_callback)(void *context, void *message, const char 
 /// Opens libsoup-3.0.so.0; thread-safe. 0 on success, else a sentence in `error`.
 int csoup_load(char *error, size_t error_size);
 
-/// Listens on 127.0.0.1 on a port the kernel picks, written to `port`.
-/// NULL on failure, with a sentence in `error`.
-csoup_listener *csoup_listen(csoup_request_callback callback, void *context, unsigned *port, char *error, size_t error_size);
+/// Listens on 127.0.0.1 on `*port`, or (0) on a port the kernel picks, written back to `port`.
+/// NULL on failure, with a sentence in `error`; `*taken` is then 1 when the port asked for is in use.
+csoup_listener *csoup_listen(csoup_request_callback callback, void *context, unsigned *port, int *taken, char *error, size_t error_size);
 
 /// Answers the request: status, an HTML body (copied), and headers that keep it
 /// out of caches, referrers and scripts.
