@@ -59,6 +59,13 @@ public struct OAuth1Verifier: Sendable, CustomStringConvertible {
             guard values[name] == nil else { throw OAuthError.repeatedParameter(name) }
             values[name] = value
         }
+        // A refusal that names no request token at all (`oauth_problem=user_refused`, as the
+        // Problem Reporting extension has providers say no): the sign-in ends as cancelled, in our
+        // words, never the page's. A page that merely knows the callback can do no more than Cancel can.
+        if Self.isBareRefusal(values) {
+            _ = authorization.complete()
+            throw OAuthError.cancelled
+        }
         // The request token first, as OAuth 2's state: without ours — as `oauth_token`, or as
         // `denied` for a refusal — nothing else in the address is read, so a page that merely
         // knows the callback can neither end the sign-in nor put words on screen.
@@ -72,7 +79,7 @@ public struct OAuth1Verifier: Sendable, CustomStringConvertible {
         }
         if let problem = values["oauth_problem"] {
             _ = authorization.complete()
-            if ["user_refused", "permission_denied"].contains(problem) { throw OAuthError.cancelled }
+            if Self.refusals.contains(problem) { throw OAuthError.cancelled }
             let secrets = [authorization.temporaryToken, authorization.temporarySecret]
             throw OAuthError.oauth1Problem(Redaction.safeCode(problem, removing: secrets), advice: nil, endpoint: .authorization)
         }
@@ -87,6 +94,15 @@ public struct OAuth1Verifier: Sendable, CustomStringConvertible {
 
     /// The parameters of a callback this code reads.
     static let read: Set<String> = ["oauth_token", "oauth_verifier", "denied", "oauth_problem"]
+
+    /// The Problem Reporting extension's ways of saying the person said no.
+    static let refusals: Set<String> = ["user_refused", "permission_denied"]
+
+    /// A callback that says no and nothing else: a refusal, no token, no verifier.
+    static func isBareRefusal(_ values: [String: String]) -> Bool {
+        values["oauth_token"] == nil && values["denied"] == nil && values["oauth_verifier"] == nil
+            && values["oauth_problem"].map(refusals.contains) == true
+    }
 
     public var description: String { "OAuth1Verifier(<redacted>)" }
 }
@@ -115,11 +131,14 @@ public final class OAuth1Flow: SignInFlow {
     }
 
     /// Only a GET to the callback naming this attempt's request token, once (as
-    /// `oauth_token`, or as `denied` for a refusal); anything else is refused and the flow waits on.
+    /// `oauth_token`, or as `denied` for a refusal), or a bare refusal (`oauth_problem=user_refused`,
+    /// which ends as cancelled); anything else is refused and the flow waits on.
     public func resumeFromListener(with url: URL, method: String) -> Bool {
-        outcome.listenerMayOffer(url, method: method, redirectURI: authorization.callback, names: ["oauth_token", "denied"]) {
+        (outcome.listenerMayOffer(url, method: method, redirectURI: authorization.callback, names: ["oauth_token", "denied"]) {
             authorization.isOurs($0)
-        } && resume(with: url, method: method)
+        } || outcome.listenerMayOfferRefusal(url, method: method, redirectURI: authorization.callback) {
+            OAuth1Verifier.isBareRefusal($0)
+        }) && resume(with: url, method: method)
     }
 
     public func cancel() { outcome.finish(.failure(.cancelled)) }

@@ -102,6 +102,21 @@ final class FlowOutcome<Value: Sendable>: Sendable {
         return named.count == 1 && isOurs(named[0].value)
     }
 
+    /// Whether the listener may hand on a GET to the redirect URI whose parameters (each named
+    /// once) `isRefusal` takes for a plain "no": it can only end the flow as cancelled.
+    func listenerMayOfferRefusal(_ url: URL, method: String, redirectURI: URL, isRefusal: ([String: String]) -> Bool) -> Bool {
+        guard method.uppercased() == "GET", !isFinished, RedirectMatcher(redirectURI: redirectURI).matches(url),
+            let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery,
+            let pairs = FormCoding.decode(query)
+        else { return false }
+        var values: [String: String] = [:]
+        for pair in pairs {
+            guard values[pair.name] == nil else { return false }
+            values[pair.name] = pair.value
+        }
+        return isRefusal(values)
+    }
+
     /// Ends with what `read` makes of the answer, or with its error.
     private func finish(reading read: () throws -> Value) {
         do {

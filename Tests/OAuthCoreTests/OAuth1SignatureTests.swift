@@ -198,7 +198,8 @@ enum OAuth1Fixtures {
         "oauth_verifier=planted",  // none at all
         "",  // the bare callback
         "denied=",  // a refusal naming nothing
-        "oauth_problem=user_refused",  // words without the binding
+        "oauth_problem=signature_invalid",  // words without the binding
+        "oauth_problem=user_refused&oauth_verifier=planted",  // a refusal is nothing more
         "oauth_token=someone-elses&oauth_verifier=v",
         "denied=someone-elses",
         "oauth_token=request-token-1&denied=request-token-1",  // two bindings
@@ -210,6 +211,8 @@ enum OAuth1Fixtures {
     @Test(arguments: [
         "denied=request-token-1", "oauth_token=request-token-1&oauth_problem=user_refused",
         "oauth_token=request-token-1&oauth_problem=permission_denied", "oauth_token=request-token-1",
+        // The Problem Reporting extension's refusal on its own: a cancel, said in our words.
+        "oauth_problem=user_refused", "oauth_problem=permission_denied",
     ])
     func aRefusalNamingOurTokenIsACancel(query: String) async throws {
         #expect(try await outcome(query) == .failure(.cancelled), "\(query)")
