@@ -56,7 +56,8 @@ final class AppController {
         nonisolated static func session(for configuration: ProviderConfiguration, store: any TokenStore, timeout: Double) -> AuthSession {
             let tokenClient = TokenClient(configuration: configuration, timeout: timeout, logger: Logger(label: "OAuthCore.TokenClient"))
             return AuthSession(
-                configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"))
+                configuration: configuration, store: store, tokenClient: tokenClient, logger: Logger(label: "OAuthCore.AuthSession"),
+                accounts: LatchkeyFiles.accounts)
         }
     }
 
@@ -455,7 +456,10 @@ final class AppController {
                     }
                 }
                 logger.debug("signed in")
-                MainLoop.perform { self?.deliver(generation, .signInSucceeded(notice: outcome.storeNotice)) }
+                // Another person than before is said first: someone else may have completed this sign-in.
+                let notice = [outcome.accountChange?.description, outcome.storeNotice].compactMap { $0 }.joined(separator: " ")
+                if let change = outcome.accountChange { logger.notice("\(change)") }
+                MainLoop.perform { self?.deliver(generation, .signInSucceeded(notice: notice.isEmpty ? nil : notice)) }
             } catch {
                 let failure = error as? OAuthError ?? .userAgent("\(error)")
                 logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])

@@ -86,7 +86,9 @@ struct TokenCommand: ParsableCommand {
                     "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret "
                         + "instead of carrying a token, so there is no token to print. Use the window's Get my profile.")
             }
-            return AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout))
+            return AuthSession(
+                configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout),
+                accounts: LatchkeyFiles.accounts)
         }
 
         var session: AuthSession
@@ -165,7 +167,9 @@ struct TokenCommand: ParsableCommand {
         let signIn = Task.detached {
             let outcome: Result<Token, OAuthError>
             do {
-                _ = try await session.signIn(using: agent)
+                let signedIn = try await session.signIn(using: agent)
+                // Another person than before: someone else may have completed this sign-in. Said, not hidden in a log.
+                if let change = signedIn.accountChange { FileHandle.standardError.write(Data("latchkey: \(change)\n".utf8)) }
                 outcome = await fresh(session)
             } catch let error as OAuthError {
                 outcome = .failure(error)

@@ -71,7 +71,7 @@ public enum AppState: Equatable, Sendable {
         case (.signedIn, .profileRequested), (.profileLoaded, .profileRequested), (.failed(_, true), .profileRequested):
             return .fetchingProfile
         case (.fetchingProfile, .profileLoaded(let profile)):
-            return .profileLoaded(profile, notice: nil)
+            return .profileLoaded(profile, notice: profile.accountChange?.description)
         case (.fetchingProfile, .profileFailed(let error)):
             if case .signedOut(let reason) = error { return .signedOut(notice: reason) }
             return .failed(message: error.description, signedIn: true)

@@ -55,6 +55,9 @@ public enum LatchkeyFiles {
     /// Client secrets typed into the set-up dialog while no keyring ran: one 0600 file per provider.
     public static var clientSecretDirectory: URL { stateDirectory.appendingPathComponent("client-secrets") }
 
+    /// Who was last signed in with each provider: a new sign-in as someone else is said.
+    public static var accounts: AccountRecords { AccountRecords(directory: stateDirectory.appendingPathComponent("accounts")) }
+
     /// The provider last chosen in the window, remembered across launches.
     public static func chosenProvider(in directory: URL = stateDirectory) -> String? {
         let text = try? String(contentsOf: directory.appendingPathComponent(chosenProviderFile), encoding: .utf8)

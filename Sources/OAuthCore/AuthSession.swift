@@ -11,9 +11,12 @@ public actor AuthSession {
     public nonisolated let configuration: ProviderConfiguration
     public nonisolated let store: any TokenStore
     public nonisolated let tokenClient: TokenClient
+    /// Who was signed in before: a new sign-in as someone else is said (`SignInOutcome.accountChange`,
+    /// `Profile.accountChange`). Nil: not kept, not said.
+    public nonisolated let accounts: AccountRecords?
     /// Refresh when the token expires within this many seconds.
     public let refreshMargin: TimeInterval
-    private let logger: Logger
+    let logger: Logger
     private let now: @Sendable () -> Date
 
     private var token: Token?
@@ -37,9 +40,10 @@ public actor AuthSession {
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, tokenClient: TokenClient? = nil,
         refreshMargin: TimeInterval = 60, logger: Logger = Logger(label: "OAuthCore.AuthSession"),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, accounts: AccountRecords? = nil
     ) {
         self.configuration = configuration
+        self.accounts = accounts
         self.store = store
         self.tokenClient = tokenClient ?? TokenClient(configuration: configuration)
         self.refreshMargin = refreshMargin

@@ -11,6 +11,8 @@ public struct Profile: Sendable, Equatable, CustomStringConvertible {
     public var profileURL: URL?
     /// Why there is no profile URL, when the provider explains it.
     public var note: String?
+    /// Set when this profile is another person's than the one signed in before with the provider.
+    public var accountChange: AccountChange?
 
     public init(
         name: String? = nil, email: String? = nil, emailVerified: Bool? = nil, pictureURL: URL? = nil, profileURL: URL? = nil,

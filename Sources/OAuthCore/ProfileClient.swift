@@ -59,6 +59,10 @@ public struct ProfileClient: Sendable {
             profile.profileURL = source.flatMap { ProfileMapping.fill(template, from: $0) }.flatMap(Self.safeURL)
         }
         if profile.profileURL == nil { profile.note = mapping.missingURLNote }
+        // Who this is: for a provider without ID tokens, the first time a new sign-in's person is known.
+        if let subject = ProfileMapping.first(mapping.id, in: object) {
+            profile.accountChange = session.accounts?.note(subject: subject, name: profile.email ?? profile.name, for: configuration.id)
+        }
         return profile
     }
 

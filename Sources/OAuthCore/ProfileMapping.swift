@@ -14,6 +14,8 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
     public var emailVerified: [String]
     public var picture: [String]
     public var url: [String]
+    /// Where the provider says who the person is, for telling one account from another (`sub`, GitHub's `id`).
+    public var id: [String]
     public var urlTemplate: String?
     /// Where the template's fields come from; the userinfo endpoint when absent.
     public var urlTemplateEndpoint: URL?
@@ -21,7 +23,7 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
     public var missingURLNote: String?
 
     enum CodingKeys: String, CodingKey {
-        case name, email, picture, url
+        case name, email, picture, url, id
         case emailVerified = "email_verified"
         case urlTemplate = "url_template"
         case urlTemplateEndpoint = "url_template_endpoint"
@@ -31,9 +33,10 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
     public init(
         name: [String] = ["name"], email: [String] = ["email"], emailVerified: [String] = ["email_verified"],
         picture: [String] = ["picture"],
-        url: [String] = ["profile"], urlTemplate: String? = nil, urlTemplateEndpoint: URL? = nil,
+        url: [String] = ["profile"], id: [String] = ["sub", "id"], urlTemplate: String? = nil, urlTemplateEndpoint: URL? = nil,
         missingURLNote: String? = nil
     ) {
+        self.id = id
         self.name = name
         self.email = email
         self.emailVerified = emailVerified
@@ -56,6 +59,7 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
         emailVerified = try keys(.emailVerified, default: ["email_verified"])
         picture = try keys(.picture, default: ["picture"])
         url = try keys(.url, default: ["profile"])
+        id = try keys(.id, default: ["sub", "id"])
         urlTemplate = try c.decodeIfPresent(String.self, forKey: .urlTemplate)
         urlTemplateEndpoint = try c.decodeIfPresent(URL.self, forKey: .urlTemplateEndpoint)
         missingURLNote = try c.decodeIfPresent(String.self, forKey: .missingURLNote)

@@ -14,6 +14,9 @@ extension AuthSession {
         public let token: Token
         /// The store's sentence when the tokens went somewhere other than usual; nil otherwise.
         public let storeNotice: String?
+        /// Set when the ID token names another person than the one signed in before with this
+        /// provider (see `AccountRecords`); without an ID token, the profile tells (`Profile.accountChange`).
+        public let accountChange: AccountChange?
     }
 
     /// The whole sign-in, in order: present the provider's page in `agent`,
@@ -80,7 +83,31 @@ extension AuthSession {
         guard !Task.isCancelled else { throw OAuthError.cancelled }
         progress(.tokensReceived)
         let notice = try await signIn(with: token)
-        return SignInOutcome(token: token, storeNotice: notice)
+        return SignInOutcome(token: token, storeNotice: notice, accountChange: await accountChange(of: token))
+    }
+
+    /// Whether `token`'s ID token (checked by the token client: signature, issuer, audience, nonce)
+    /// names someone else than the sign-in before; nil when it names no one or the same person.
+    /// An ID token that says no name for its person: the profile, asked once, says it
+    /// (and notes the person itself), so that the sentence names both accounts.
+    private nonisolated func accountChange(of token: Token) async -> AccountChange? {
+        guard let accounts, let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"] as? String,
+            !subject.isEmpty
+        else { return nil }
+        let name = Self.accountName(in: claims)
+        if name == nil, accounts.differs(subject: subject, for: configuration.id), configuration.userinfoEndpoint != nil,
+            let profile = try? await ProfileClient(
+                configuration: configuration, transport: tokenClient.transport, timeout: tokenClient.timeout, logger: logger
+            ).fetch(using: self)
+        {
+            return profile.accountChange
+        }
+        return accounts.note(subject: subject, name: name, for: configuration.id)
+    }
+
+    /// How a person is called in ID token claims: their e-mail address, else their user name, else their name.
+    static func accountName(in claims: [String: Any]) -> String? {
+        ["email", "preferred_username", "name"].lazy.compactMap { claims[$0] as? String }.first { !$0.isEmpty }
     }
 
     /// Shows `flow` in `agent`, waits for its answer (`wait`), and dismisses the

@@ -110,12 +110,12 @@ def open_sign_in(app):
     return app.find("entry", "Username", timeout=30)
 
 
-def sign_in(app, home, shot_prefix=None, action="Allow", password="engine"):
+def sign_in(app, home, shot_prefix=None, action="Allow", password="engine", user="ada"):
     """Sign in → the sandbox's page in the embedded view → credentials → Allow or Deny."""
     username = open_sign_in(app)
     if shot_prefix:
         app.screenshot(f"{shot_prefix}-sign-in-page")
-    app.type_into(username, "ada")
+    app.type_into(username, user)
     app.type_into(app.find("password text", "Password"), password)
     if shot_prefix:
         app.screenshot(f"{shot_prefix}-credentials-typed")

@@ -14,7 +14,7 @@ import time
 import unicodedata
 
 import presets
-from harness import BIN, ROOT, assert_no_secrets, expect
+from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
 from desktop import Epiphany, choose_user_agent, wait_problem
 from driver import role, walk, wait_until
 
@@ -314,7 +314,37 @@ def mcp_sdk_browser_sign_in(home):
     assert_no_secrets(home, [app.log_path], [token])
 
 
+def account_switch_is_said(home):
+    """Issue 24 §1.3: a sign-in that comes back as another person than the one signed in
+    before (someone who read the authorization request off the browser's command line can
+    complete it with a code of their own) is said plainly, in the window and by latchkey token."""
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        sign_in(app, home)
+        app.wait_status("Signed in with Sandbox provider")
+        app.press(app.wait_sensitive("Get my profile"))
+        app.wait_status("as Ada Lovelace")
+        app.press(app.button("Sign out"))
+        app.wait_status("Signed out")
+        sign_in(app, home, user="grace", password="compiler")
+        app.wait_status("Signed in as grace@sandbox.example, no longer as ada@sandbox.example.")
+        app.screenshot("account-switch-said")
+        app.press(app.wait_sensitive("Get my profile"))
+        app.wait_status("as Grace Hopper")
+        # Grace again: nothing more to say.
+        app.press(app.button("Sign out"))
+        app.wait_status("Signed out")
+        sign_in(app, home, user="grace", password="compiler")
+        app.wait_status("Signed in with Sandbox provider")
+    finally:
+        app.quit()
+    with open(app.log_path) as f:
+        expect("no longer as ada@sandbox.example" in f.read(), "the log says it too")
+
+
 SCENARIOS = {
+    "account_switch_is_said": account_switch_is_said,
     "mcp_sdk_browser_sign_in": mcp_sdk_browser_sign_in,
     "sign_out_honours_network_timeout": sign_out_honours_network_timeout,
     "server_text_stays_text": server_text_stays_text,
