@@ -59,8 +59,11 @@ public struct ProfileClient: Sendable {
             profile.profileURL = source.flatMap { ProfileMapping.fill(template, from: $0) }.flatMap(Self.safeURL)
         }
         if profile.profileURL == nil { profile.note = mapping.missingURLNote }
-        // Who this is: for a provider without ID tokens, the first time a new sign-in's person is known.
-        if let subject = ProfileMapping.first(mapping.id, in: object) {
+        // Who this is. With an ID token, its subject (the profile's own id may be another
+        // identifier for the same person, as GitLab's numeric one is); without, the profile's
+        // id: for such a provider, the first time a new sign-in's person is known.
+        let idTokenSubject = IDTokenClaims.subject(of: await session.currentToken()?.idToken)
+        if let subject = idTokenSubject ?? ProfileMapping.first(mapping.id, in: object) {
             profile.accountChange = session.accounts?.note(subject: subject, name: profile.email ?? profile.name, for: configuration.id)
         }
         return profile

@@ -330,6 +330,21 @@ import TestSupport
     }
 }
 
+extension AccountChangeTests {
+    /// GitLab's profile has an id of its own (a number) beside its ID token's subject: the same
+    /// person, so nothing is said (found by the e2e preset_gitlab, which showed a change).
+    @Test func aProfileIDBesideAnIDTokenIsNotAnotherPerson() async throws {
+        let gitlab = try PresetOnSandbox("gitlab", credentials: PresetOnSandbox.publicClient)
+        let accounts = AccountRecords(directory: gitlab.directory.url.appendingPathComponent("accounts"))
+        let session = AuthSession(
+            configuration: gitlab.configuration, store: gitlab.store, tokenClient: gitlab.tokenClient(), accounts: accounts)
+        _ = try await gitlab.signIn(into: session)
+        #expect(try await gitlab.profiles.fetch(using: session).accountChange == nil)
+        _ = try await gitlab.signIn(into: session)
+        #expect(try await gitlab.profiles.fetch(using: session).accountChange == nil)
+    }
+}
+
 /// The subject of an ID token, read as a test reads it: the middle part, base64url JSON.
 enum IDTokenClaimsProbe {
     static func subject(of idToken: String?) -> String? {
