@@ -30,11 +30,15 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
         // merely knows the redirect URI cannot end the sign-in or put words on screen.
         guard let state = values["state"] else { throw OAuthError.missingState }
         guard constantTimeEquals(state, request.state) else { throw OAuthError.stateMismatch }
-        // RFC 9207 §2.4: a wrong iss rejects errors too.
-        if let sent = values["iss"], let expected = request.configuration.issuer,
-            Issuer.normalised(sent) != Issuer.normalised(expected.absoluteString)
-        {
+        // RFC 9207 §2.4, before anything else is read, errors included: an iss is compared octet for
+        // octet with the issuer the metadata named (no case folding, no default port, no slash more
+        // or less), and a server that says it always sends one (authorization_response_iss_parameter_supported)
+        // must have sent one.
+        if let sent = values["iss"], let expected = request.configuration.issuer, sent != expected.absoluteString {
             throw OAuthError.issuerMismatch
+        }
+        if values["iss"] == nil, request.configuration.requiresIssuerInResponse {
+            throw OAuthError.issuerMissing
         }
         if let error = values["error"] {
             guard request.complete() else { throw OAuthError.requestAlreadyCompleted }

@@ -19,6 +19,8 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The provider posted its answer to the redirect URI (`response_mode=form_post`).
     case answerPosted
     case issuerMismatch
+    /// The provider says it names itself in every answer (`iss`, RFC 9207), and this one did not.
+    case issuerMissing
     case requestAlreadyCompleted
     /// OAuth 1.0a: the provider did not confirm the callback (`oauth_callback_confirmed`).
     case oauth1CallbackNotConfirmed
@@ -89,6 +91,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
             "The provider sent its answer as a posted form (response_mode=form_post), which the sign-in window cannot read. "
                 + "Remove response_mode from the provider file so the answer comes in the address."
         case .issuerMismatch: "The answer came from a different provider than the one asked. Try signing in again."
+        case .issuerMissing:
+            "The provider's answer did not say which server sent it (iss), though the provider says it always does, "
+                + "so it cannot be trusted. Try signing in again."
         case .requestAlreadyCompleted: "This sign-in has already finished. Start a new one."
         case .oauth1CallbackNotConfirmed:
             "The provider did not confirm where to send you back after signing in (oauth_callback_confirmed), "

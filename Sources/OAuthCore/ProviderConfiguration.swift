@@ -34,6 +34,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// The provider's issuer identifier. Endpoints given as paths (`/oauth/token`)
     /// are appended to it, so one preset serves gitlab.com and a self-hosted GitLab.
     public var issuer: URL?
+    /// The server names itself in every authorization response (`iss`, RFC 9207): one without is refused.
+    /// From its metadata's `authorization_response_iss_parameter_supported`.
+    public var requiresIssuerInResponse: Bool
     public var authorizationEndpoint: URL
     public var tokenEndpoint: URL
     public var revocationEndpoint: URL?
@@ -94,6 +97,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
 
     enum CodingKeys: String, CodingKey {
         case id, issuer, scopes, profile
+        case requiresIssuerInResponse = "authorization_response_iss_parameter_supported"
         case displayName = "display_name"
         case authorizationEndpoint = "authorization_endpoint"
         case tokenEndpoint = "token_endpoint"
@@ -134,6 +138,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         self.id = id
         self.displayName = displayName
         self.issuer = issuer
+        self.requiresIssuerInResponse = false
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint
@@ -168,6 +173,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         // A name shown in windows and terminals, which a server may have chosen (a resource's `resource_name`).
         displayName = Redaction.printable(try c.decodeIfPresent(String.self, forKey: .displayName) ?? id)
         issuer = try c.decodeIfPresent(URL.self, forKey: .issuer)
+        requiresIssuerInResponse = try c.decodeIfPresent(Bool.self, forKey: .requiresIssuerInResponse) ?? false
         authorizationEndpoint = try c.decode(URL.self, forKey: .authorizationEndpoint)
         tokenEndpoint = try c.decode(URL.self, forKey: .tokenEndpoint)
         revocationEndpoint = try c.decodeIfPresent(URL.self, forKey: .revocationEndpoint)
@@ -301,6 +307,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
                     + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))
         }
         try Self.validateRedirectURI(redirectURI)
+        if requiresIssuerInResponse, issuer == nil {
+            throw fail("authorization_response_iss_parameter_supported needs the issuer it is compared with.")
+        }
         if let browserRedirectURI, !Self.browserCanReturn(to: browserRedirectURI) || browserRedirectURI.port == nil
             || browserRedirectURI.query != nil || browserRedirectURI.fragment != nil
         {

@@ -36,10 +36,11 @@ public enum ProviderDiscovery {
         let response: HTTPResponse
     }
 
-    /// The issuer `text` names, normalised, as a URL: https (http only on this computer),
-    /// no query, no fragment; a sentence otherwise.
+    /// The issuer `text` names, exactly as written (less surrounding spaces), as a URL: https
+    /// (http only on this computer), no query, no fragment; a sentence otherwise. Exactly: an
+    /// issuer is compared octet for octet (RFC 8414 §3.3, RFC 9207 §2.4), a slash more or less included.
     static func issuerURL(_ text: String) throws -> (issuer: String, url: URL) {
-        let issuer = Issuer.normalised(text.trimmingCharacters(in: .whitespaces))
+        let issuer = text.trimmingCharacters(in: .whitespaces)
         guard let url = URL(string: issuer), let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil,
             ProviderConfiguration.isSecureOrLoopback(url)
         else {
@@ -49,11 +50,10 @@ public enum ProviderDiscovery {
         return (issuer, url)
     }
 
-    /// Fetches the metadata from the first of the issuer's well-known locations that
-    /// has it: OpenID Connect's `<issuer>/.well-known/openid-configuration`, then
-    /// RFC 8414's `/.well-known/oauth-authorization-server` inserted before the
-    /// issuer's path, then OpenID Connect's name inserted the same way (RFC 8414 §5).
-    /// Only "not there" (404, 410) moves on to the next; anything else is the answer.
+    /// Fetches the metadata from the first of the issuer's well-known locations that has it,
+    /// in the order the MCP authorization specification (2026-07-28) gives (see
+    /// `wellKnownLocations`). Only "not there" (404, 410) moves on to the next; anything
+    /// else is the answer.
     static func fetch(issuer text: String, transport: any HTTPTransport, timeout: Double) async throws -> Found {
         let (issuer, url) = try issuerURL(text)
         for location in wellKnownLocations(of: url) {
@@ -64,29 +64,57 @@ public enum ProviderDiscovery {
         }
         // Not there at all: most often a URL that is not the issuer (a console page, a path too many or too few).
         throw OAuthError.invalidConfiguration(
-            "\(issuer) has no discovery document (neither \(issuer)/.well-known/openid-configuration nor RFC 8414's metadata is there). "
-                + "Check that it is the provider's issuer URL.")
+            "\(issuer) has no discovery document (neither RFC 8414's metadata nor OpenID Connect's is at any of its well-known locations). "
+                + "Check that it is the provider's issuer URL, exactly.")
     }
 
-    /// Where an issuer's metadata may be, in the order they are tried.
+    /// The issuer a person typed, as the server names itself where the two differ by a trailing
+    /// slash alone (`https://id.example/` typed, `https://id.example` named): that name is then
+    /// looked up and checked exactly like any other. Anything else (no document, another
+    /// issuer, the network) leaves `typed` as it is, for the lookup to say what is wrong.
+    static func issuerAsNamed(_ typed: String, transport: any HTTPTransport, timeout: Double) async -> String {
+        guard let url = URL(string: typed) else { return typed }
+        for location in wellKnownLocations(of: url) {
+            guard let response = try? await getJSON(location, endpoint: .discovery, transport: transport, timeout: timeout) else {
+                return typed
+            }
+            if response.status == 404 || response.status == 410 { continue }
+            guard let named = (try? jsonObject(response, endpoint: .discovery))?["issuer"] as? String else { return typed }
+            return named != typed && Issuer.normalised(named) == Issuer.normalised(typed) ? named : typed
+        }
+        return typed
+    }
+
+    /// Where an issuer's metadata may be, in the order they are tried. With a path
+    /// (`https://id.example/tenant1`): RFC 8414's name inserted before it
+    /// (`/.well-known/oauth-authorization-server/tenant1`), then OpenID Connect's inserted the
+    /// same way, then OpenID Connect's appended (`/tenant1/.well-known/openid-configuration`).
+    /// Without one: RFC 8414's, then OpenID Connect's. Never a location that drops the path.
     static func wellKnownLocations(of issuer: URL) -> [URL] {
-        let path = issuer.path == "/" ? "" : issuer.path
         var origin = URLComponents(url: issuer, resolvingAgainstBaseURL: false)!
-        origin.path = ""
+        let path = origin.percentEncodedPath.hasSuffix("/") ? String(origin.percentEncodedPath.dropLast()) : origin.percentEncodedPath
+        origin.percentEncodedPath = ""
         let root = origin.string!
-        var locations = [issuer.absoluteString + "/.well-known/openid-configuration", root + "/.well-known/oauth-authorization-server" + path]
-        if !path.isEmpty { locations.append(root + "/.well-known/openid-configuration" + path) }
+        let locations =
+            path.isEmpty
+            ? [root + "/.well-known/oauth-authorization-server", root + "/.well-known/openid-configuration"]
+            : [
+                root + "/.well-known/oauth-authorization-server" + path, root + "/.well-known/openid-configuration" + path,
+                root + path + "/.well-known/openid-configuration",
+            ]
         return locations.compactMap(URL.init(string:))
     }
 
-    /// A metadata document that names `issuer` itself; anything else cannot be trusted.
+    /// A metadata document that names `issuer` itself, octet for octet (RFC 8414 §3.3, OpenID
+    /// Connect Discovery §4.3: no case folding, no slash more or less); anything else cannot be trusted.
     static func checkedIssuer(_ document: [String: Any], issuer: String) throws -> [String: Any] {
         guard let named = document["issuer"] as? String else {
             throw OAuthError.malformedResponse(endpoint: .discovery, reason: "it names no issuer")
         }
-        guard Issuer.normalised(named) == issuer else {
+        guard named == issuer else {
             throw OAuthError.invalidConfiguration(
-                "the discovery document of \(issuer) names another issuer (\(named)), so it cannot be trusted (OpenID Connect Discovery §4.3, RFC 8414 §3.3).")
+                "the discovery document of \(issuer) names another issuer (\(Redaction.clip(named))), so it cannot be trusted "
+                    + "(RFC 8414 §3.3, OpenID Connect Discovery §4.3; an issuer is compared exactly, a slash more or less included).")
         }
         return document
     }
@@ -163,6 +191,10 @@ public enum ProviderDiscovery {
                     "\(issuer) signs its ID tokens only with \(named.prefix(4).map { Redaction.safeCode($0) }.joined(separator: ", ")), which Latchkey cannot check.")
             }
             file["id_token_signing_alg_values"] = usable
+        }
+        // RFC 9207 §3: a server that says it names itself in every answer is held to it.
+        if JSONBoolean.value(document["authorization_response_iss_parameter_supported"]) == true {
+            file["authorization_response_iss_parameter_supported"] = true
         }
         let supported = Set(document["scopes_supported"] as? [String] ?? ["openid", "profile", "email"])
         file["scopes"] = ["openid"] + ["profile", "email", "offline_access"].filter(supported.contains)

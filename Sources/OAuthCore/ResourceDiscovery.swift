@@ -17,50 +17,65 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
 /// for the URL without a token; a 401's `WWW-Authenticate: Bearer resource_metadata="…"`
 /// names the metadata, else the resource's well-known location has it.
 public enum ResourceDiscovery {
-    /// The metadata for `resource`, checked: its `resource` is exactly the URL
-    /// asked about (§3.3, so a resource cannot send a client to another one's
-    /// server), and its servers are https (plain http only for a resource on this computer).
+    /// The metadata for `resource`, checked, from the first place that has it, in the order
+    /// the MCP authorization specification (2026-07-28) gives: the `resource_metadata` the 401's
+    /// challenge names, else the well-known location with the resource's path inserted (RFC 9728
+    /// §3.1), else the well-known location of its origin. Its `resource` must be the URL asked
+    /// about, or — found at the origin's location or where the challenge said — that URL's origin
+    /// or a path above it on the same origin (§3.3: a resource cannot send a client to another
+    /// one's server). Its servers must be https (plain http only for a resource on this computer).
+    /// `challenge`: a `WWW-Authenticate` a caller already has (a 401 or 403 its request got): its
+    /// `resource_metadata` and `scope` are used, and the resource is not asked again.
     public static func metadata(
-        for resource: URL, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+        for resource: URL, challenge: AuthenticateChallenge? = nil, transport: any HTTPTransport = CurlTransport.shared,
+        timeout: Double = 15
     ) async throws -> ProtectedResourceMetadata {
         let identifier = try identifier(of: resource)
-        let probe = try await ProviderDiscovery.getJSON(identifier, endpoint: .resource, transport: transport, timeout: timeout)
-        var challengeScopes: [String]?
-        var location: URL?
-        if probe.status == 401 || probe.status == 403, let header = probe.header("www-authenticate"),
-            let bearer = (try? AuthenticateChallenge.parse(header))?.first(where: { $0.is("Bearer") })
-        {
-            challengeScopes = bearer["scope"].map { $0.split(separator: " ").map(String.init) }
-            if let named = bearer["resource_metadata"] {
-                guard let url = URL(string: named), url.host?.isEmpty == false, allowed(url, beside: identifier) else {
-                    throw OAuthError.invalidConfiguration(
-                        "\(identifier.absoluteString) names its metadata at \(Redaction.clip(named)), which is not an https URL.")
-                }
-                location = url
+        var bearer = challenge
+        if bearer == nil {
+            let probe = try await ProviderDiscovery.getJSON(identifier, endpoint: .resource, transport: transport, timeout: timeout)
+            if probe.status == 401 || probe.status == 403, let header = probe.header("www-authenticate") {
+                bearer = (try? AuthenticateChallenge.parse(header))?.first(where: { $0.is("Bearer") })
+            }
+            if probe.status < 400, bearer?["resource_metadata"] == nil {
+                throw OAuthError.invalidConfiguration(
+                    "\(identifier.absoluteString) answered without asking for a sign-in (HTTP \(probe.status)), so there is no token to get for it.")
             }
         }
-        if probe.status < 400, location == nil {
-            throw OAuthError.invalidConfiguration(
-                "\(identifier.absoluteString) answered without asking for a sign-in (HTTP \(probe.status)), so there is no token to get for it.")
+        let challengeScopes = bearer?["scope"].map { $0.split(separator: " ").map(String.init) }
+        var places: [(url: URL, exact: Bool)] = []
+        if let named = bearer?["resource_metadata"] {
+            guard let url = URL(string: named), url.host?.isEmpty == false, allowed(url, beside: identifier) else {
+                throw OAuthError.invalidConfiguration(
+                    "\(identifier.absoluteString) names its metadata at \(Redaction.clip(named)), which is not an https URL.")
+            }
+            places.append((url, false))
+        } else {
+            places.append((wellKnownLocation(of: identifier), true))
+            let root = wellKnownLocation(of: origin(of: identifier))
+            if root != places[0].url { places.append((root, false)) }
         }
-        let metadataURL = location ?? wellKnownLocation(of: identifier)
-        let answer = try await ProviderDiscovery.getJSON(metadataURL, endpoint: .resourceMetadata, transport: transport, timeout: timeout)
-        if answer.status == 404 || answer.status == 410 {
-            throw OAuthError.invalidConfiguration(
-                "\(identifier.absoluteString) does not say where to sign in: it sent no resource_metadata, and \(metadataURL.absoluteString) is not there (RFC 9728).")
+        for place in places {
+            let answer = try await ProviderDiscovery.getJSON(place.url, endpoint: .resourceMetadata, transport: transport, timeout: timeout)
+            if answer.status == 404 || answer.status == 410 { continue }
+            let document = try ProviderDiscovery.jsonObject(answer, endpoint: .resourceMetadata)
+            return try metadata(from: document, for: identifier, challengeScopes: challengeScopes, mayBeAbove: !place.exact)
         }
-        let document = try ProviderDiscovery.jsonObject(answer, endpoint: .resourceMetadata)
-        return try metadata(from: document, for: identifier, challengeScopes: challengeScopes)
+        throw OAuthError.invalidConfiguration(
+            "\(identifier.absoluteString) does not say where to sign in: it names no resource_metadata, and neither "
+                + "\(places.map(\.url.absoluteString).joined(separator: " nor ")) is there (RFC 9728).")
     }
 
-    /// The checks of §3.3 and the choice of scopes, on a document already read.
-    static func metadata(from document: [String: Any], for identifier: URL, challengeScopes: [String]?) throws
+    /// The checks of §3.3 and the choice of scopes, on a document already read. `mayBeAbove`: the
+    /// document was not found at the location made from `identifier` itself, so it may be about
+    /// the origin, or a path above, on the same origin.
+    static func metadata(from document: [String: Any], for identifier: URL, challengeScopes: [String]?, mayBeAbove: Bool = false) throws
         -> ProtectedResourceMetadata
     {
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .resourceMetadata, reason: reason) }
         guard let named = document["resource"] as? String else { throw fail("it names no resource") }
         guard let namedURL = URL(string: named), let normalised = try? self.identifier(of: namedURL),
-            normalised == identifier
+            normalised == identifier || (mayBeAbove && contains(normalised, identifier))
         else {
             throw OAuthError.invalidConfiguration(
                 "the metadata of \(identifier.absoluteString) is about another resource (\(Redaction.clip(named))), so it cannot be trusted (RFC 9728 §3.3).")
@@ -78,7 +93,8 @@ public enum ResourceDiscovery {
         }
         let supported = (document["scopes_supported"] as? [String]) ?? []
         let name = (document["resource_name"] as? String).flatMap { $0.isEmpty ? nil : $0 }
-        return ProtectedResourceMetadata(resource: identifier, authorizationServers: urls, scopes: challengeScopes ?? supported, name: name)
+        // The scopes to ask for: the challenge's, else all the metadata lists, else none at all.
+        return ProtectedResourceMetadata(resource: normalised, authorizationServers: urls, scopes: challengeScopes ?? supported, name: name)
     }
 
     /// The resource identifier for `url` (RFC 9728 §1.2, RFC 8707 §2): absolute,
@@ -109,6 +125,22 @@ public enum ResourceDiscovery {
         let path = parts.percentEncodedPath == "/" ? "" : parts.percentEncodedPath
         parts.percentEncodedPath = "/.well-known/oauth-protected-resource" + path
         return parts.url!
+    }
+
+    /// `url` with no path, query or fragment: its origin, as a resource identifier.
+    static func origin(of url: URL) -> URL {
+        var parts = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        parts.percentEncodedPath = ""
+        parts.percentEncodedQuery = nil
+        parts.fragment = nil
+        return parts.url!
+    }
+
+    /// Whether `inner` is `outer` or under it: the same origin, and `outer`'s path a whole-segment prefix of `inner`'s.
+    static func contains(_ outer: URL, _ inner: URL) -> Bool {
+        guard origin(of: outer) == origin(of: inner), outer.query == nil else { return false }
+        let outerPath = outer.path.hasSuffix("/") ? String(outer.path.dropLast()) : outer.path
+        return outerPath.isEmpty || inner.path == outerPath || inner.path.hasPrefix(outerPath + "/")
     }
 
     /// https anywhere; plain http only when the resource itself is on this computer.

@@ -68,6 +68,12 @@ public struct ResourceProviders: Sendable {
         for key in ["registration_client_uri", "registration_endpoint", "browser_redirect_uri"] { object[key] = nil }
     }
 
+    /// The URL a provider file was made for: `resource_url`, where the token's audience is another
+    /// (the origin or a path above), else its `resource`.
+    static func resourceURL(in object: [String: Any]) -> String? {
+        (object["resource_url"] as? String) ?? (object["resource"] as? String)
+    }
+
     /// The provider id for a resource: its host, port and path (`127-0-0-1-8080-api-me`).
     public static func id(for resource: URL) throws -> String {
         ProviderDiscovery.names(of: try ResourceDiscovery.identifier(of: resource)).id
@@ -94,7 +100,7 @@ public struct ResourceProviders: Sendable {
     public func configuration(for resource: URL, checkRegistration: Bool = true, forBrowser: Bool = false) async throws -> Outcome {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
-        let saved = try await claim(id, for: identifier.absoluteString) { $0["resource"] as? String == identifier.absoluteString }
+        let saved = try await claim(id, for: identifier.absoluteString) { Self.resourceURL(in: $0) == identifier.absoluteString }
         if let saved, !(saved["client_id"] as? String ?? "").isEmpty {
             guard checkRegistration, try await mustRegisterAgain(saved, id: id, forBrowser: forBrowser) else {
                 return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
@@ -116,7 +122,7 @@ public struct ResourceProviders: Sendable {
             return (id, nil)
         } catch {
             let kept = try? ProviderCatalog.readObject(catalog.userFile(for: id))
-            guard kept?["resource"] as? String == identifier.absoluteString else { throw error }
+            guard kept.flatMap(Self.resourceURL(in:)) == identifier.absoluteString else { throw error }
             return (id, error)
         }
     }
@@ -196,22 +202,33 @@ public struct ResourceProviders: Sendable {
             issuer: server.absoluteString, transport: transport, timeout: timeout)
         // RFC 9728 §4: a server that lists the resources it serves must list this one.
         if let served = document["protected_resources"] as? [String],
-            !served.contains(where: { (URL(string: $0).flatMap { try? ResourceDiscovery.identifier(of: $0) }) == identifier })
+            !served.contains(where: { (URL(string: $0).flatMap { try? ResourceDiscovery.identifier(of: $0) }) == metadata.resource })
         {
             throw OAuthError.invalidConfiguration(
                 "\(identifier.absoluteString) names \(issuer) as its authorization server, but \(issuer) does not list it among its protected resources (RFC 9728 §4).")
+        }
+        // PKCE is checked before anything is asked of the person (MCP 2026-07-28, Security
+        // Considerations): a server that does not say it takes S256 is not signed in with.
+        guard (document["code_challenge_methods_supported"] as? [String])?.contains("S256") == true else {
+            throw OAuthError.invalidConfiguration(
+                "\(issuer), which signs in for \(identifier.absoluteString), does not say it supports PKCE with S256 "
+                    + "(code_challenge_methods_supported), which a sign-in for a protected resource requires.")
         }
         var object = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
         object["id"] = id
         // The resource's own name comes with where it is, so a resource cannot pass itself off as another.
         let place = (identifier.host ?? "") + (identifier.port.map { ":\($0)" } ?? "")
         object["display_name"] = metadata.name.map { "\(Redaction.clip(String($0.prefix(60)))) (\(place))" } ?? place + identifier.path
-        object["resource"] = identifier.absoluteString
+        // The token's audience (RFC 8707) is what the metadata says the resource is: the URL asked
+        // about, or the origin or a path above it; the URL asked about names the file.
+        object["resource"] = metadata.resource.absoluteString
+        if metadata.resource != identifier { object["resource_url"] = identifier.absoluteString }
         object[ProviderCatalog.originKey] = "resource"
         object["redirect_uri"] = redirectURI.absoluteString
         var scopes = metadata.scopes
-        // A refresh token, where the server hands them out for asking: `latchkey token` then works for weeks, not an hour.
-        if scopes.contains("openid"), (document["scopes_supported"] as? [String])?.contains("offline_access") == true,
+        // A refresh token, where the server lists offline_access (never assumed, never asked of one that
+        // does not): `latchkey token` then works for weeks, not an hour. No scope at all stays none.
+        if !scopes.isEmpty, (document["scopes_supported"] as? [String])?.contains("offline_access") == true,
             !scopes.contains("offline_access")
         {
             scopes.append("offline_access")
@@ -283,7 +300,7 @@ public struct ResourceProviders: Sendable {
         guard ProviderCatalog.isPlainName(id), let object = try? ProviderCatalog.readObject(catalog.userFile(for: id)),
             object["registration_endpoint"] != nil
         else { return nil }
-        if let text = object["resource"] as? String, let resource = URL(string: text) {
+        if let text = Self.resourceURL(in: object), let resource = URL(string: text) {
             let outcome = try await configuration(for: resource, checkRegistration: true, forBrowser: forBrowser)
             return outcome.registered ? outcome.configuration : nil
         }
@@ -311,10 +328,18 @@ public struct ResourceProviders: Sendable {
     public func prepare(issuer text: String, checkRegistration: Bool = true, forBrowser: Bool = false) async throws
         -> (id: String, registered: Bool)
     {
-        let (issuer, issuerURL) = try ProviderDiscovery.issuerURL(text)
-        let id = try Self.id(forIssuer: issuer)
-        let saved = try await claim(id, for: issuer) {
-            ($0["issuer"] as? String).map(Issuer.normalised) == issuer && $0["resource"] == nil
+        let (typed, issuerURL) = try ProviderDiscovery.issuerURL(text)
+        let id = try Self.id(forIssuer: typed)
+        let saved = try await claim(id, for: typed) {
+            ($0["issuer"] as? String).map(Issuer.normalised) == Issuer.normalised(typed) && $0["resource"] == nil
+        }
+        // The issuer exactly as the server names itself: as kept, or (typed now) as its metadata says,
+        // where that differs from what was typed by a trailing slash alone. Checked exactly all the same.
+        let issuer: String
+        if let kept = saved?["issuer"] as? String {
+            issuer = kept
+        } else {
+            issuer = await ProviderDiscovery.issuerAsNamed(typed, transport: transport, timeout: timeout)
         }
         // Marked as made for an issuer only when made here: a file of the person's own stays theirs.
         var object = saved ?? ["issuer": issuer, ProviderCatalog.originKey: "issuer"]

@@ -49,17 +49,20 @@ extension SandboxServer {
         guard let stateValue else {
             return fail("invalid_request", "state is missing; the sandbox requires it.")
         }
-        guard let scope = parameters["scope"] else {
+        // RFC 8707: the one protected resource the tokens will be for, named by its exact identifier.
+        let resource = parameters["resource"]
+        if let resource, protectedResource(identifiedBy: resource) == nil {
+            return fail("invalid_target", "No protected resource here is identified by \(resource).")
+        }
+        // No scope at all is the resource's default (RFC 6749 §3.3), for a token meant for one;
+        // otherwise the sandbox wants to be told.
+        await state.note(parameters["scope"] ?? "", in: \.authorizationScopes)
+        guard let scope = parameters["scope"] ?? (resource != nil ? "" : nil) else {
             return fail("invalid_scope", "scope is missing.")
         }
         let scopes = scope.split(separator: " ").map(String.init)
         if let unknown = scopes.first(where: { !likeness.scopes.contains($0) }) {
             return fail("invalid_scope", "The scope \(unknown) is not known here.")
-        }
-        // RFC 8707: the one protected resource the tokens will be for, named by its exact identifier.
-        let resource = parameters["resource"]
-        if let resource, protectedResource(identifiedBy: resource) == nil {
-            return fail("invalid_target", "No protected resource here is identified by \(resource).")
         }
         let challenge = parameters["code_challenge"]
         let method = parameters["code_challenge_method"]

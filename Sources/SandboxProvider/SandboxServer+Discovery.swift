@@ -55,8 +55,11 @@ extension SandboxServer {
             "scopes_supported": likeness.scopes,
             "claims_supported": claims,
             "token_endpoint_auth_methods_supported": authMethods,
-            "authorization_response_iss_parameter_supported": likeness.sendsIssuerInRedirect,
         ]
+        // RFC 9207 §3: said only where it holds (a situation may say it and then not do it).
+        if situation.iss?.advertised ?? likeness.sendsIssuerInRedirect {
+            document["authorization_response_iss_parameter_supported"] = true
+        }
         if let revokePath = likeness.revokePath {
             document["revocation_endpoint"] = "\(base)\(revokePath)"
             document["revocation_endpoint_auth_methods_supported"] = authMethods

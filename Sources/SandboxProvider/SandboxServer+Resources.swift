@@ -19,48 +19,86 @@ extension SandboxServer {
     static let protectedResources = [
         ProtectedResource(path: "/api/me", name: "Who am I", scopes: ["openid", "profile"]),
         ProtectedResource(path: "/api/notes", name: "Notes", scopes: ["openid"]),
+        // Asks for no scope in particular: its challenge names none, its metadata lists none.
+        ProtectedResource(path: "/api/open", name: "Open", scopes: []),
     ]
 
-    /// The resource whose identifier is exactly `identifier` (`http://127.0.0.1:PORT/api/me`).
+    /// The resource whose identifier is exactly `identifier` (`http://127.0.0.1:PORT/api/me`);
+    /// with metadata only at the origin's well-known location, the origin names them all.
     func protectedResource(identifiedBy identifier: String) -> ProtectedResource? {
-        Self.protectedResources.first { base + $0.path == identifier }
+        if situation.resourceMetadata == .root, identifier == base { return Self.protectedResources[0] }
+        return Self.protectedResources.first { base + $0.path == identifier }
     }
 
-    /// RFC 9728 §3.1: the metadata URL inserts the well-known suffix between host and path.
+    /// The identifier a token for `resource` must have been issued for.
+    func identifier(of resource: ProtectedResource) -> String {
+        situation.resourceMetadata == .root ? base : base + resource.path
+    }
+
+    /// Where `resource`'s metadata is, as its challenge names it: RFC 9728 §3.1's location, which
+    /// inserts the well-known suffix between host and path, or a location of its own.
     func metadataURL(of resource: ProtectedResource) -> String {
-        "\(base)/.well-known/oauth-protected-resource\(resource.path)"
+        situation.resourceMetadata == .custom
+            ? "\(base)/custom/resource-metadata\(resource.path).json" : "\(base)/.well-known/oauth-protected-resource\(resource.path)"
     }
 
     func addProtectedResources(to router: Router<SandboxRequestContext>) {
+        let location = situation.resourceMetadata
         for resource in Self.protectedResources {
-            router.get(RouterPath("/.well-known/oauth-protected-resource" + resource.path)) { _, _ in
-                self.resourceMetadata(resource)
+            let inserted = "/.well-known/oauth-protected-resource" + resource.path
+            router.get(RouterPath(inserted)) { _, _ in
+                await self.state.note(inserted, in: \.wellKnownPaths)
+                guard location == .named || location == .path else { return Self.json(.notFound, ["error": "not_found"]) }
+                return self.resourceMetadata(resource)
+            }
+            let custom = "/custom/resource-metadata\(resource.path).json"
+            router.get(RouterPath(custom)) { _, _ in
+                await self.state.note(custom, in: \.wellKnownPaths)
+                guard location == .custom else { return Self.json(.notFound, ["error": "not_found"]) }
+                return self.resourceMetadata(resource)
             }
             router.get(RouterPath(resource.path)) { request, _ in await self.serve(resource, request) }
+        }
+        router.get("/.well-known/oauth-protected-resource") { _, _ in
+            await self.state.note("/.well-known/oauth-protected-resource", in: \.wellKnownPaths)
+            guard location == .root else { return Self.json(.notFound, ["error": "not_found"]) }
+            return self.resourceMetadata(Self.protectedResources[0])
         }
     }
 
     /// RFC 9728 §2: the metadata that names this resource's authorization server.
     func resourceMetadata(_ resource: ProtectedResource) -> Response {
-        Self.json(
-            .ok,
-            [
-                "resource": base + resource.path,
-                "authorization_servers": [issuer],
-                "scopes_supported": resource.scopes,
-                "bearer_methods_supported": ["header"],
-                "resource_name": resource.name,
-            ])
+        var document: [String: Any] = [
+            "resource": identifier(of: resource),
+            "authorization_servers": [issuer],
+            "bearer_methods_supported": ["header"],
+            "resource_name": resource.name,
+        ]
+        if !resource.scopes.isEmpty { document["scopes_supported"] = resource.scopes }
+        return Self.json(.ok, document)
+    }
+
+    /// `?detail=email` of Who am I needs `email` too (a step up, RFC 6750 §3.1's insufficient_scope);
+    /// `?detail=never` asks for it whatever the token holds, as a server that keeps asking does.
+    static func scopes(for resource: ProtectedResource, detail: String?) -> [String] {
+        guard resource.path == "/api/me", detail == "email" || detail == "never" else { return resource.scopes }
+        return resource.scopes + ["email"]
     }
 
     func serve(_ resource: ProtectedResource, _ request: Request) async -> Response {
-        let scope = resource.scopes.joined(separator: " ")
-        /// RFC 6750 §3 with RFC 9728 §5.1's `resource_metadata`.
+        let detail = Parameters(FormEncoding.decode(request.uri.query ?? "") ?? [])["detail"]
+        let needed = Self.scopes(for: resource, detail: detail)
+        /// RFC 6750 §3 with RFC 9728 §5.1's `resource_metadata` (where the situation names it).
         func challenge(_ status: HTTPResponse.Status, error: String? = nil, _ description: String? = nil) -> Response {
-            var parameters = [#"resource_metadata="\#(metadataURL(of: resource))""#, #"scope="\#(scope)""#]
+            var parameters: [String] = []
+            if situation.resourceMetadata == .named || situation.resourceMetadata == .custom {
+                parameters.append(#"resource_metadata="\#(metadataURL(of: resource))""#)
+            }
+            if !needed.isEmpty { parameters.append(#"scope="\#(needed.joined(separator: " "))""#) }
             if let error { parameters.append(#"error="\#(error)""#) }
             if let description { parameters.append(#"error_description="\#(description)""#) }
-            return Response(status: status, headers: [.wwwAuthenticate: "Bearer " + parameters.joined(separator: ", ")])
+            let value = parameters.isEmpty ? "Bearer" : "Bearer " + parameters.joined(separator: ", ")
+            return Response(status: status, headers: [.wwwAuthenticate: value])
         }
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             return challenge(.unauthorized)
@@ -72,10 +110,10 @@ extension SandboxServer {
         case .revoked: return challenge(.unauthorized, error: "invalid_token", "The access token was revoked.")
         case .valid(let grant, let scopes):
             // RFC 8707 §3: a token for another audience (or for none) is no good here.
-            guard grant.resource == base + resource.path else {
+            guard grant.resource == identifier(of: resource) else {
                 return challenge(.unauthorized, error: "invalid_token", "The access token was issued for another resource.")
             }
-            guard resource.scopes.allSatisfy(scopes.contains) else {
+            guard needed.allSatisfy(scopes.contains), detail != "never" else {
                 return challenge(.forbidden, error: "insufficient_scope", "The access token lacks a scope this resource needs.")
             }
             guard let user = configuration.user(grant.username) else {
@@ -85,6 +123,9 @@ extension SandboxServer {
             if resource.path == "/api/me" {
                 answer["name"] = user.name
                 answer["username"] = user.username
+                if detail == "email" { answer["email"] = user.email }
+            } else if resource.path == "/api/open" {
+                answer["scopes"] = scopes
             } else {
                 answer["notes"] = ["Buy more punched cards.", "Write to Mr Babbage."]
             }

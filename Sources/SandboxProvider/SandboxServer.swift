@@ -19,12 +19,15 @@ public final class SandboxServer: Sendable {
     let state: SandboxState
     let signer: IDTokenSigner
     let logger: Logger
+    /// Which of the MCP authorization specification's situations it plays (usually none).
+    public let situation: SpecSituation
     private let baseURL = Mutex<String>("http://127.0.0.1")
 
     public init(
         configuration: SandboxConfiguration = .defaults, likeness: ProviderLikeness = .standard, faults: [Fault] = [],
-        stateFile: URL? = nil, idTokenAlgorithm: String? = nil, logger: Logger
+        stateFile: URL? = nil, idTokenAlgorithm: String? = nil, situation: SpecSituation = .usual, logger: Logger
     ) throws {
+        self.situation = situation
         // The imitated provider's algorithm unless told otherwise.
         let idTokenAlgorithm = idTokenAlgorithm ?? likeness.idTokenAlgorithm
         guard let algorithm = IDTokenSigner.Algorithm(rawValue: idTokenAlgorithm) else {
@@ -42,10 +45,10 @@ public final class SandboxServer: Sendable {
 
     /// The issuer identifier: the base URL, under the path the imitated provider uses
     /// (with `{tenantid}` left in, as Microsoft's `/common` discovery document has it).
-    var issuer: String { likeness.issuer(base: base) }
+    var issuer: String { likeness.issuer(base: base) + situation.issuerPath }
 
     /// The issuer an ID token names: for a tenant-specific provider, the user's tenant.
-    var tokenIssuer: String { likeness.issuer(base: base, tenant: likeness.tenantID) }
+    var tokenIssuer: String { likeness.issuer(base: base, tenant: likeness.tenantID) + situation.issuerPath }
 
     /// Binds to `127.0.0.1:port` (0 picks a free port), calls `onListening`
     /// with the base URL once connections are accepted, and serves until cancelled.
@@ -67,8 +70,13 @@ public final class SandboxServer: Sendable {
         let router = Router(context: SandboxRequestContext.self)
         router.middlewares.add(RequestLogMiddleware(logger: logger))
         // The imitated provider's own paths, so a preset pointed here differs only in its host.
-        for path in likeness.discoveryPaths {
-            router.get(RouterPath(path)) { request, context in try await self.discovery(request, context) }
+        // Where the metadata is, and where a client might look for it in vain (each asked-for path is noted).
+        for (path, served) in situation.metadataLocations(defaults: likeness.discoveryPaths) {
+            router.get(RouterPath(path)) { request, context in
+                await self.state.note(path, in: \.wellKnownPaths)
+                guard served else { return Self.json(.notFound, ["error": "not_found"]) }
+                return try await self.discovery(request, context)
+            }
         }
         router.get(RouterPath(likeness.jwksPath)) { _, _ in Self.json(.ok, self.signer.jwks) }
         router.get(RouterPath(likeness.authorizePath)) { request, _ in await self.authorize(request) }
@@ -156,7 +164,8 @@ public final class SandboxServer: Sendable {
     func redirect(to redirectURI: String, parameters: [(String, String)]) -> Response {
         let separator = redirectURI.contains("?") ? "&" : "?"
         // RFC 9207: the issuer rides along so a client can tell which server answered.
-        let query = FormEncoding.encode(parameters + (likeness.sendsIssuerInRedirect ? [("iss", issuer)] : []))
+        let iss = situation.iss.map { $0.value(issuer: issuer) } ?? (likeness.sendsIssuerInRedirect ? issuer : nil)
+        let query = FormEncoding.encode(parameters + (iss.map { [("iss", $0)] } ?? []))
         return Response(status: .found, headers: [.location: redirectURI + separator + query, .cacheControl: "no-store"])
     }
 

@@ -83,6 +83,10 @@ actor SandboxState {
         var discoveryNotModified = 0
         /// Client metadata documents fetched (a client whose id is a URL).
         var clientMetadataFetches = 0
+        /// Every well-known path asked for, served or not, in order: where a client looked.
+        var wellKnownPaths: [String] = []
+        /// The `scope` of every authorization request that reached the sign-in page, in order ("" for none).
+        var authorizationScopes: [String] = []
 
         enum CodingKeys: String, CodingKey {
             case tokenRequests = "token_requests"
@@ -94,6 +98,8 @@ actor SandboxState {
             case discoveryRequests = "discovery_requests"
             case discoveryNotModified = "discovery_not_modified"
             case clientMetadataFetches = "client_metadata_fetches"
+            case wellKnownPaths = "well_known_paths"
+            case authorizationScopes = "authorization_scopes"
         }
     }
 
@@ -342,5 +348,9 @@ actor SandboxState {
 
     func count(_ keyPath: WritableKeyPath<Statistics, Int>) {
         statistics[keyPath: keyPath] += 1
+    }
+
+    func note(_ value: String, in keyPath: WritableKeyPath<Statistics, [String]>) {
+        statistics[keyPath: keyPath].append(value)
     }
 }

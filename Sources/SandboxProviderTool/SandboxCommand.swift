@@ -52,6 +52,30 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A file where issued grants and tokens survive a restart (written 0600).")
     var stateFile: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "What the authorization response says of iss (RFC 9207): \(SpecSituation.Iss.allCases.map(\.rawValue).joined(separator: ", ")) (default: as the imitated provider; the strict sandbox: sent).",
+            valueName: "mode"))
+    var iss: String?
+
+    @Option(name: .long, help: ArgumentHelp("A path the issuer has beyond the base URL, e.g. /tenant1.", valueName: "path"))
+    var issuerPath: String = ""
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where the authorization server's metadata is served: \(SpecSituation.MetadataLocation.allCases.map(\.rawValue).joined(separator: ", ")).",
+            valueName: "where"))
+    var metadataAt: String = "all"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where the protected resources' metadata is served: \(SpecSituation.ResourceMetadataLocation.allCases.map(\.rawValue).joined(separator: ", ")).",
+            valueName: "where"))
+    var resourceMetadataAt: String = "named"
+
     @Flag(name: .long, help: "Exit when standard input closes: a parent process that dies takes the sandbox with it.")
     var exitWithStdin = false
 
@@ -63,6 +87,14 @@ struct SandboxCommand: AsyncParsableCommand {
             throw ValidationError("--fault \(argument): expected ENDPOINT:KIND[:COUNT], e.g. token:500:2.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+        if let iss, SpecSituation.Iss(rawValue: iss) == nil { throw ValidationError("Unknown --iss \(iss).") }
+        guard issuerPath.isEmpty || (issuerPath.hasPrefix("/") && !issuerPath.hasSuffix("/") && !issuerPath.contains("?")) else {
+            throw ValidationError("--issuer-path must begin with / and not end with one, e.g. /tenant1.")
+        }
+        guard SpecSituation.MetadataLocation(rawValue: metadataAt) != nil else { throw ValidationError("Unknown --metadata-at \(metadataAt).") }
+        guard SpecSituation.ResourceMetadataLocation(rawValue: resourceMetadataAt) != nil else {
+            throw ValidationError("Unknown --resource-metadata-at \(resourceMetadataAt).")
+        }
         guard ProviderLikeness.Name(rawValue: behaveLike) != nil else {
             throw ValidationError(
                 "--behave-like \(behaveLike): expected one of \(ProviderLikeness.Name.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -108,7 +140,12 @@ struct SandboxCommand: AsyncParsableCommand {
         do {
             server = try SandboxServer(
                 configuration: configuration, likeness: likeness, faults: faults, stateFile: stateFile.map { URL(fileURLWithPath: $0) },
-                idTokenAlgorithm: idTokenAlgorithm, logger: logger)
+                idTokenAlgorithm: idTokenAlgorithm,
+                situation: SpecSituation(
+                    iss: iss.flatMap(SpecSituation.Iss.init(rawValue:)), issuerPath: issuerPath,
+                    metadata: SpecSituation.MetadataLocation(rawValue: metadataAt) ?? .all,
+                    resourceMetadata: SpecSituation.ResourceMetadataLocation(rawValue: resourceMetadataAt) ?? .named),
+                logger: logger)
         } catch let error as SandboxConfigurationError {
             throw ValidationError("\(error)")
         } catch {

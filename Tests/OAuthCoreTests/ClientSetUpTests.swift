@@ -104,7 +104,10 @@ import Testing
         let sandbox = try RunningSandbox()
         let home = try TemporaryDirectory()
         let catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
-        let object = try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL + "/")
+        // An issuer is compared octet for octet (RFC 8414 §3.3): a slash more is another issuer.
+        let slashed = await #expect(throws: OAuthError.self) { try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL + "/") }
+        #expect(String(describing: slashed!).contains("compared exactly"), "\(slashed!)")
+        let object = try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL)
         #expect(object["token_endpoint"] as? String == sandbox.baseURL + "/token")
         #expect(object["pkce"] as? Bool == true)
         let added = try catalog.addProvider(from: JSONSerialization.data(withJSONObject: object), name: sandbox.baseURL)

@@ -219,16 +219,17 @@ import TestSupport
         #expect(
             ResourceDiscovery.wellKnownLocation(of: URL(string: "https://api.example/v1?tenant=7")!).absoluteString
                 == "https://api.example/.well-known/oauth-protected-resource/v1?tenant=7")
+        // The MCP authorization specification's order (2026-07-28, Authorization Server Metadata Discovery).
         #expect(
             ProviderDiscovery.wellKnownLocations(of: URL(string: "https://id.example")!).map(\.absoluteString) == [
-                "https://id.example/.well-known/openid-configuration",
                 "https://id.example/.well-known/oauth-authorization-server",
+                "https://id.example/.well-known/openid-configuration",
             ])
         #expect(
             ProviderDiscovery.wellKnownLocations(of: URL(string: "https://id.example:8443/tenant/1")!).map(\.absoluteString) == [
-                "https://id.example:8443/tenant/1/.well-known/openid-configuration",
                 "https://id.example:8443/.well-known/oauth-authorization-server/tenant/1",
                 "https://id.example:8443/.well-known/openid-configuration/tenant/1",
+                "https://id.example:8443/tenant/1/.well-known/openid-configuration",
             ])
     }
 

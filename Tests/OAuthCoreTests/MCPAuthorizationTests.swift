@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import OAuthCore
+
+/// The MCP authorization specification, revision 2026-07-28, as it asks of a client: each
+/// situation played by the real sandbox (`--iss`, `--issuer-path`, `--metadata-at`,
+/// `--resource-metadata-at`), and OAuthCore driven from a resource's URL to a token.
+@Suite struct MCPAuthorizationTests {
+    struct Setting {
+        let sandbox: RunningSandbox
+        let home: TemporaryDirectory
+        let catalog: ProviderCatalog
+        let providers: ResourceProviders
+
+        init(_ arguments: [String]) throws {
+            sandbox = try RunningSandbox(arguments)
+            home = try TemporaryDirectory()
+            var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
+            catalog.discovery = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
+            self.catalog = catalog
+            providers = ResourceProviders(
+                catalog: catalog, secrets: FileClientSecretStore(directory: home.url.appendingPathComponent("secrets")))
+        }
+
+        func url(_ path: String) -> URL { URL(string: sandbox.baseURL + path)! }
+
+        func statistics() async throws -> [String: Any] {
+            try await HTTPClient().get(sandbox.baseURL + "/_admin/stats").json
+        }
+
+        /// The well-known paths a client asked for, in order, those of `kind` only.
+        func asked(_ kind: String) async throws -> [String] {
+            (try await statistics()["well_known_paths"] as? [String] ?? []).filter { $0.contains(kind) }
+        }
+
+        /// From the resource's URL to a token, as `latchkey token --resource` goes.
+        func signIn(_ path: String) async throws -> (ProviderConfiguration, Token) {
+            let configuration = try await providers.configuration(for: url(path)).configuration
+            let session = AuthSession(configuration: configuration, store: MemoryTokenStore())
+            return (configuration, try await session.signIn(using: FormPostingUserAgent()).token)
+        }
+    }
+
+    // MARK: iss (RFC 9207), compared octet for octet
+
+    @Test(arguments: ["sent", "unadvertised"])
+    func anAnswerNamingItsServerExactlyOrNotAtAllWhenNotPromisedIsTaken(mode: String) async throws {
+        let setting = try Setting(["--iss", mode])
+        let (configuration, token) = try await setting.signIn("/api/me")
+        #expect(configuration.requiresIssuerInResponse == (mode == "sent"))
+        #expect(try await HTTPClient().get(setting.url("/api/me").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"]).status == 200)
+    }
+
+    /// Refused before the code goes anywhere: no token request reaches the server.
+    @Test(arguments: [
+        ("absent", OAuthError.issuerMissing), ("wrong", .issuerMismatch), ("slash", .issuerMismatch), ("unadvertised-wrong", .issuerMismatch),
+    ])
+    func anAnswerWithoutTheExactIssuerIsRefused(mode: String, expected: OAuthError) async throws {
+        let setting = try Setting(["--iss", mode])
+        let error = await #expect(throws: OAuthError.self) { _ = try await setting.signIn("/api/me") }
+        #expect(error == expected, "\(mode): \(String(describing: error))")
+        #expect(try await setting.statistics()["token_requests"] as? Int == 0, "the code never reached the token endpoint")
+    }
+
+    /// An error answer with the wrong iss is not read either: its words are not shown.
+    @Test func anErrorWithTheWrongIssuerIsNotShown() throws {
+        var configuration = try Fixtures.configuration()
+        configuration.issuer = URL(string: "https://id.example")
+        let request = AuthorizationRequest(configuration: configuration)
+        let url = URL(string: "https://app.example/callback?error=server_error&error_description=Call%20this%20number&state=\(request.state)&iss=https%3A%2F%2FID.example")!
+        #expect(throws: OAuthError.issuerMismatch) { try AuthorizationResponse(redirectURL: url, for: request) }
+    }
+
+    // MARK: Where metadata is looked for
+
+    /// With a path, the issuer's metadata is looked for at RFC 8414's location, then OpenID
+    /// Connect's inserted, then OpenID Connect's appended — never where the path is dropped.
+    @Test(arguments: [
+        ("oauth", ["/.well-known/oauth-authorization-server/tenant1"]),
+        ("oidc-inserted", ["/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1"]),
+        (
+            "oidc-appended",
+            [
+                "/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1",
+                "/tenant1/.well-known/openid-configuration",
+            ]
+        ),
+    ])
+    func anIssuerWithAPathIsLookedUpInTheSpecificationsOrder(location: String, expected: [String]) async throws {
+        let setting = try Setting(["--issuer-path", "/tenant1", "--metadata-at", location])
+        let (configuration, token) = try await setting.signIn("/api/me")
+        #expect(configuration.issuer?.absoluteString == setting.sandbox.baseURL + "/tenant1")
+        #expect(!token.accessToken.isEmpty)
+        let asked = (try await setting.statistics()["well_known_paths"] as? [String] ?? []).filter { !$0.contains("protected-resource") }
+        #expect(asked == expected, "in that order, and nowhere else: \(asked)")
+    }
+
+    @Test func anIssuerWithoutAPathIsLookedUpAtRFC8414sLocationThenOpenIDConnects() async throws {
+        let setting = try Setting(["--metadata-at", "oidc-inserted"])
+        _ = try await setting.signIn("/api/me")
+        #expect(
+            try await setting.asked("authorization-server") + (try await setting.asked("openid-configuration"))
+                == ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"])
+    }
+
+    /// A document that names its issuer with a slash more is another issuer's.
+    @Test func aDocumentNamingTheIssuerWithASlashMoreIsNotUsed() throws {
+        let document: [String: Any] = ["issuer": "https://id.example/", "authorization_endpoint": "https://id.example/a"]
+        #expect(throws: OAuthError.self) { try ProviderDiscovery.checkedIssuer(document, issuer: "https://id.example") }
+        #expect(throws: OAuthError.self) { try ProviderDiscovery.checkedIssuer(["issuer": "HTTPS://id.example"], issuer: "https://id.example") }
+        #expect(throws: Never.self) { try ProviderDiscovery.checkedIssuer(["issuer": "https://id.example"], issuer: "https://id.example") }
+    }
+
+    /// A resource's metadata: where the challenge names it, else with the path inserted, else at the origin.
+    @Test(arguments: [
+        ("named", ["/.well-known/oauth-protected-resource/api/me"]),
+        ("custom", ["/custom/resource-metadata/api/me.json"]),
+        ("path", ["/.well-known/oauth-protected-resource/api/me"]),
+        ("root", ["/.well-known/oauth-protected-resource/api/me", "/.well-known/oauth-protected-resource"]),
+    ])
+    func aResourcesMetadataIsLookedForInTheSpecificationsOrder(location: String, expected: [String]) async throws {
+        let setting = try Setting(["--resource-metadata-at", location])
+        let (configuration, token) = try await setting.signIn("/api/me")
+        #expect(try await setting.asked("resource") == expected)
+        // Found at the origin, it is about the origin: the token's audience is what the metadata says.
+        let audience = location == "root" ? setting.sandbox.baseURL : setting.sandbox.baseURL + "/api/me"
+        #expect(configuration.resource?.absoluteString == audience)
+        let answer = try await HTTPClient().get(setting.url("/api/me").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"])
+        #expect(answer.status == 200, "\(answer.text)")
+    }
+
+    /// Metadata about another origin's resource is refused wherever it was found.
+    @Test func metadataAboutAnotherResourceIsRefused() throws {
+        let me = URL(string: "https://api.example/mcp")!
+        let other: [String: Any] = ["resource": "https://evil.example/mcp", "authorization_servers": ["https://id.example"]]
+        #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: other, for: me, challengeScopes: nil, mayBeAbove: true) }
+        let above: [String: Any] = ["resource": "https://api.example", "authorization_servers": ["https://id.example"]]
+        #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: above, for: me, challengeScopes: nil, mayBeAbove: false) }
+        #expect(try ResourceDiscovery.metadata(from: above, for: me, challengeScopes: nil, mayBeAbove: true).resource.absoluteString == "https://api.example")
+        let sibling: [String: Any] = ["resource": "https://api.example/mc", "authorization_servers": ["https://id.example"]]
+        #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: sibling, for: me, challengeScopes: nil, mayBeAbove: true) }
+    }
+
+    // MARK: Scopes
+
+    /// The challenge's scope first (with offline_access where the server lists it); none said
+    /// anywhere, no scope parameter at all.
+    @Test func scopesComeFromTheChallengeElseTheMetadataElseNowhere() async throws {
+        let setting = try Setting([])
+        let (me, _) = try await setting.signIn("/api/me")
+        #expect(me.scopes == ["openid", "profile", "offline_access"])
+        let (open, token) = try await setting.signIn("/api/open")
+        #expect(open.scopes.isEmpty)
+        let asked = try await setting.statistics()["authorization_scopes"] as? [String]
+        #expect(asked == ["openid profile offline_access", ""], "\(String(describing: asked))")
+        #expect(AuthorizationRequest(configuration: open).url.query?.contains("scope=") == false)
+        let answer = try await HTTPClient().get(setting.url("/api/open").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"])
+        #expect(answer.status == 200)
+    }
+
+    /// PKCE is checked before anything is asked of the person: a server whose metadata does not
+    /// say it takes S256 (as LinkedIn's likeness says nothing) is not signed in with.
+    @Test func aServerThatDoesNotSayItTakesS256IsNotSignedInWith() async throws {
+        let setting = try Setting(["--behave-like", "linkedin"])
+        let error = await #expect(throws: OAuthError.self) { _ = try await setting.providers.configuration(for: setting.url("/api/me")) }
+        #expect(String(describing: error!).contains("does not say it supports PKCE with S256"), "\(error!)")
+    }
+}
