@@ -32,18 +32,15 @@ import TestSupport
 
         for _ in 0..<Self.kills {
             try store.save(old, for: "sandbox")
-            let process = Process()
-            process.executableURL = writer
-            process.arguments = [directory.url.path]
             let output = Pipe().closedOnExec()
-            process.standardOutput = output
-            try process.run()
+            let process = try Spawned(writer.path, [directory.url.path], output: output.fileHandleForWriting.fileDescriptor)
+            try? output.fileHandleForWriting.close()
             #expect(output.firstLine(within: 30, while: process) == "writing")
             // A random moment in the first ~40 ms of writing: before the first save
             // is whole, in the middle of one, or between two.
             usleep(UInt32.random(in: 0...40_000, using: &generator))
             kill(process.processIdentifier, SIGKILL)
-            let status = ChildExit.wait(for: process, timeout: 30)
+            let status = process.wait(timeout: 30)
             #expect(status == SIGKILL || status == 128 + SIGKILL, "the writer must die by the kill, not before: \(String(describing: status))")
 
             let left = try store.load(for: "sandbox")

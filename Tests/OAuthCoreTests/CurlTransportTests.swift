@@ -121,16 +121,11 @@ final class SelfSignedServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = directory.appendingPathComponent("key.pem").path
         let certificate = directory.appendingPathComponent("cert.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
+        let openssl = try Spawned("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out",
             certificate, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ]
-        openssl.standardOutput = FileHandle.nullDevice
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        guard ChildExit.wait(for: openssl, timeout: 60) == 0 else { throw SandboxTestError("openssl could not make a certificate") }
+        ])
+        guard openssl.wait(timeout: 60) == 0 else { throw SandboxTestError("openssl could not make a certificate") }
 
         let served = directory.appendingPathComponent("served").path
         server = try PythonServer(

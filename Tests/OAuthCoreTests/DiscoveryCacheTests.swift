@@ -13,7 +13,7 @@ import TestSupport
 
     static func stop(_ sandbox: RunningSandbox) {
         kill(sandbox.process.processIdentifier, SIGTERM)
-        ChildExit.wait(for: sandbox.process, timeout: 10)
+        sandbox.process.wait(timeout: 10)
     }
 
     @Test func anIssuerAndAClientIDAreAWholeProviderFile() async throws {

@@ -30,9 +30,7 @@ import Testing
             "rsa_key": rsaKey,
         ]
         let json = try JSONSerialization.data(withJSONObject: arguments.compactMapValues { $0 })
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
+        let (status, data) = try Spawned.run("/usr/bin/python3", [
             "-c",
             """
             import json, sys
@@ -46,13 +44,8 @@ import Testing
             uri, headers, body = c.sign(a["url"], http_method=a["method"], body=a.get("body"), headers=headers)
             print(json.dumps({"uri": uri, "headers": headers, "body": body}))
             """, String(decoding: json, as: UTF8.self),
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw SandboxTestError("oauthlib could not sign (exit \(process.terminationStatus))") }
+        ])
+        guard status == 0 else { throw SandboxTestError("oauthlib could not sign (exit \(String(describing: status)))") }
         return try JSONDecoder().decode(Signed.self, from: data)
     }
 
@@ -241,16 +234,8 @@ import Testing
 
     @discardableResult
     func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw SandboxTestError("\(tool) failed") }
+        let (status, data) = try Spawned.run(tool, arguments)
+        guard status == 0 else { throw SandboxTestError("\(tool) failed") }
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -252,7 +252,7 @@ import Testing
         let sandbox = try RunningSandbox(["--exit-with-stdin"])
         #expect(sandbox.process.isRunning)
         try sandbox.input.fileHandleForWriting.close()
-        #expect(ChildExit.wait(for: sandbox.process, timeout: 5) == 0)
+        #expect(sandbox.process.wait(timeout: 5) == 0)
     }
 
     @Test func aBrokenConfigurationFileStopsStartWithAReason() throws {

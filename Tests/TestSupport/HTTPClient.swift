@@ -71,22 +71,17 @@ public struct HTTPClient: Sendable {
         FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         FileManager.default.createFile(atPath: errorFile.path, contents: nil)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        let output = try FileHandle(forWritingTo: outputFile), errors = try FileHandle(forWritingTo: errorFile)
+        // posix_spawn, not Foundation's Process (see Spawned); the files opened close-on-exec,
+        // so only the curl they are meant for gets them.
+        let output = open(outputFile.path, O_WRONLY | O_TRUNC | O_CLOEXEC), errors = open(errorFile.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
         defer {
-            try? output.close()
-            try? errors.close()
+            close(output)
+            close(errors)
         }
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let process = try Spawned("/usr/bin/curl", arguments, output: output, errors: errors)
         // curl's own --max-time ends it; the margin only covers a curl that hangs anyway.
-        guard let exitStatus = await ChildExit.exit(of: process, timeout: timeout + 10) else {
-            kill(process.processIdentifier, SIGKILL)
-            ChildExit.wait(for: process, timeout: 5)
+        guard let exitStatus = await process.exit(timeout: timeout + 10) else {
+            process.kill()
             throw CurlFailure(code: 28, message: "curl did not finish")
         }
 

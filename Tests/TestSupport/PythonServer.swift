@@ -8,27 +8,22 @@ import Glibc
 /// prints the port it got as its first line. Stopped with SIGKILL (the child may
 /// inherit a mask that blocks SIGTERM from the test runner).
 public final class PythonServer: @unchecked Sendable {
-    public let process = Process()
+    public let process: Spawned
     public let port: Int
 
     public init(script: String, arguments: [String] = [], what: String) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script] + arguments
         let output = Pipe().closedOnExec()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try Spawned("/usr/bin/python3", ["-c", script] + arguments, output: output.fileHandleForWriting.fileDescriptor)
+        try? output.fileHandleForWriting.close()
         let line = output.firstLine(within: 30, while: process) ?? ""
         guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            kill(process.processIdentifier, SIGKILL)
-            ChildExit.wait(for: process, timeout: 5)
+            process.kill()
             throw SandboxTestError("\(what) did not start: \(line)")
         }
         self.port = port
     }
 
     public func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        ChildExit.wait(for: process, timeout: 5)
+        process.kill()
     }
 }

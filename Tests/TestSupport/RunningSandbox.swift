@@ -3,7 +3,7 @@ import Foundation
 /// The real `latchkey-sandbox` binary, started on a free loopback port for one
 /// test and stopped when the test lets go of it.
 public final class RunningSandbox: @unchecked Sendable {
-    public let process = Process()
+    public let process: Spawned
     public let baseURL: String
     public let logURL: URL
     /// The sandbox's standard input; closing it ends a sandbox started with --exit-with-stdin.
@@ -25,18 +25,18 @@ public final class RunningSandbox: @unchecked Sendable {
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-sandbox-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let stdout = Pipe().closedOnExec()
-        process.standardInput = input
-        process.executableURL = executable
-        process.arguments = ["--port", "0"] + arguments
-        process.standardOutput = stdout
-        process.standardError = try FileHandle(forWritingTo: logURL)
-        try process.run()
+        let log = open(logURL.path, O_WRONLY | O_CLOEXEC)
+        defer { close(log) }
+        process = try Spawned(
+            executable.path, ["--port", "0"] + arguments, input: input.fileHandleForReading.fileDescriptor,
+            output: stdout.fileHandleForWriting.fileDescriptor, errors: log)
+        // Ours no more: the child has its copy, and end-of-file must come when it goes.
+        try? stdout.fileHandleForWriting.close()
 
         // The first line on stdout is "listening http://127.0.0.1:PORT".
         let text = (stdout.firstLine(within: 15, while: process) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("listening http://127.0.0.1:") else {
-            if ChildExit.poll(process) == nil { kill(process.processIdentifier, SIGKILL) }
-            ChildExit.wait(for: process, timeout: 10)
+            process.kill()
             let log = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
             throw SandboxTestError(
                 "latchkey-sandbox printed \(text.debugDescription) instead of its address; it said: \(log)")
@@ -46,14 +46,16 @@ public final class RunningSandbox: @unchecked Sendable {
 
     public var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
+    /// Stops it now (SIGKILL), as a server that went away: nothing answers at its address after this returns.
+    public func stop() {
+        process.kill()
+    }
+
     deinit {
-        if ChildExit.poll(process) == nil {
+        if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
             // A graceful shutdown that lingers past two seconds is not the test's problem.
-            if ChildExit.wait(for: process, timeout: 2) == nil {
-                kill(process.processIdentifier, SIGKILL)
-                ChildExit.wait(for: process, timeout: 5)
-            }
+            if process.wait(timeout: 2) == nil { process.kill() }
         }
         try? FileManager.default.removeItem(at: logURL)
     }
