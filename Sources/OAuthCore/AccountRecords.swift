@@ -56,8 +56,8 @@ public struct AccountRecords: Sendable {
         // The same person with no name said this time keeps the name known.
         if now.name == nil, earlier?.subject == digest { now.name = earlier?.name }
         if earlier != now, let data = try? JSONEncoder().encode(now) {
-            try? PrivateFile.prepareDirectory(directory)
-            try? PrivateFile.replace(file(for: provider), with: data)
+            // Never through a directory that is a link or someone else's.
+            if (try? PrivateFile.prepareDirectory(directory)) != nil { try? PrivateFile.replace(file(for: provider), with: data) }
         }
         guard let earlier, earlier.subject != digest else { return nil }
         return AccountChange(before: earlier.name ?? "the account signed in before", now: now.name ?? "another account")

@@ -160,7 +160,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A reason written to follow "…: " as a sentence of its own: its first letter
     /// capitalised, unless it begins with a URL or a path, which stay as written
     /// (`http://…` is not `Http://…`).
+    /// Printable, as every sentence of OAuthCore's is (see `description`).
     public static func sentence(_ reason: String) -> String {
+        let reason = Redaction.printable(reason)
         let firstWord = reason.prefix { $0 != " " }
         guard !firstWord.contains("://"), !firstWord.hasPrefix("/"), !firstWord.hasPrefix("~") else { return reason }
         return reason.prefix(1).uppercased() + reason.dropFirst()

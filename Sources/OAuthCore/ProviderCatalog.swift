@@ -246,7 +246,8 @@ public struct ProviderCatalog: Sendable {
         {
             throw OAuthError.invalidConfiguration("there is a provider called “\(clash.id)” already.")
         }
-        if let name = object["display_name"] as? String,
+        // Compared as shown: a zero-width character or a bidi override does not make a name another.
+        if let name = (object["display_name"] as? String).map(Redaction.printable),
             let clash = taken.first(where: { $0.displayName.lowercased() == name.lowercased() })
         {
             throw OAuthError.invalidConfiguration("there is a provider shown as “\(clash.displayName)” already; give this one another display_name.")
@@ -308,10 +309,11 @@ public struct ProviderCatalog: Sendable {
         return object
     }
 
-    /// Whether a provider's layers were written for a resource or an issuer (see `ResourceProviders`),
-    /// whose id a server's URL chose.
+    /// Whether a provider's layers were written by `ResourceProviders` for a resource or an issuer
+    /// (marked with `origin`, or, written before that mark, holding a registration), whose id a
+    /// server's URL chose.
     static func isDiscovered(_ object: [String: Any]) -> Bool {
-        object[originKey] != nil || object["resource"] != nil || object["registration_client_uri"] != nil
+        object[originKey] != nil || object["registration_client_uri"] != nil
     }
 
     /// The key that marks a file written for a resource or an issuer, and what it was made from.
@@ -337,6 +339,8 @@ public struct ProviderCatalog: Sendable {
     /// Where this catalog reads `credential` for provider `id`, in words.
     func place(of credential: String, for id: String) -> String {
         let file = userFile(for: id).path
+        // A provider made from a server's URL takes nothing from the environment (see `layers`).
+        if let own = try? Self.readObject(userFile(for: id)), Self.isDiscovered(own) { return file }
         return credentialVariable(for: id, credential).map { "\(file) or set \($0)" } ?? file
     }
 

@@ -245,14 +245,21 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// endpoint's port is left out, because the sandbox child listens on a new port at
     /// every launch; everything else (scheme, host, port, path, client id) must match.
     public var tokenBinding: String {
+        return resource.map { "\(bindingWithoutResource) for \($0.absoluteString)" } ?? bindingWithoutResource
+    }
+
+    /// What a token of this setup was bound to before the resource was part of it: such a
+    /// token is never used, but a sign-out still revokes it where it was issued.
+    public var earlierTokenBinding: String? { resource == nil ? nil : bindingWithoutResource }
+
+    private var bindingWithoutResource: String {
         var components = URLComponents(url: tokenEndpoint, resolvingAgainstBaseURL: false) ?? URLComponents()
         components.host = components.host?.lowercased()
         components.scheme = components.scheme?.lowercased()
         if Self.isLoopback(tokenEndpoint) { components.port = nil }
         components.query = nil
         components.fragment = nil
-        let binding = "\(clientID) at \(components.string ?? tokenEndpoint.absoluteString)"
-        return resource.map { "\(binding) for \($0.absoluteString)" } ?? binding
+        return "\(clientID) at \(components.string ?? tokenEndpoint.absoluteString)"
     }
 
     /// Whether the scopes ask for OpenID Connect (and so an ID token).

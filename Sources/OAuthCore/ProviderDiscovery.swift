@@ -179,7 +179,7 @@ public enum ProviderDiscovery {
                 url.scheme?.lowercased() == "https" || (issuerIsLoopback && ProviderConfiguration.isSecureOrLoopback(url))
             else {
                 throw OAuthError.invalidConfiguration(
-                    "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(value)")
+                    "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(Redaction.clip(value))")
             }
             file[key] = value
         }

@@ -102,8 +102,16 @@ public struct ResourceProviders: Sendable {
         let id = try Self.id(for: identifier)
         let saved = try await claim(id, for: identifier.absoluteString) { Self.resourceURL(in: $0) == identifier.absoluteString }
         if let saved, !(saved["client_id"] as? String ?? "").isEmpty {
-            guard checkRegistration, try await mustRegisterAgain(saved, id: id, forBrowser: forBrowser) else {
+            guard checkRegistration, let reason = await registerAgain(saved, id: id, forBrowser: forBrowser) else {
                 return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
+            }
+            if reason == .noBrowserPort {
+                do {
+                    let (configuration, registered) = try await discoverAndRegister(identifier, id: id, saved: saved)
+                    return Outcome(configuration: configuration, registered: registered)
+                } catch {
+                    return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
+                }
             }
         }
         let (configuration, registered) = try await discoverAndRegister(identifier, id: id, saved: saved)
@@ -130,8 +138,8 @@ public struct ResourceProviders: Sendable {
     /// The person's file for provider `id`, made for `what` (a resource or an issuer), if there is
     /// one; nil if none. Throws, before anything is touched, when any other provider owns `id`:
     /// a preset, an id the program reserves, a file there that is not `isOurs`, or a provider
-    /// whose credential variables `id` would share. Only an id nobody owns is then cleared of
-    /// what a provider removed by hand left behind (its sign-in, secret and registration).
+    /// whose credential variables `id` would share. Only an id nobody owns is later cleared of
+    /// what a provider removed by hand left behind (`clearLeftBehind`), once its server has answered.
     private func claim(_ id: String, for what: String, isOurs: ([String: Any]) -> Bool) async throws -> [String: Any]? {
         if reservedIDs.contains(id) || catalog.presetFile(named: id) != nil {
             throw OAuthError.invalidConfiguration("\(what) would be called “\(id)”, the name of a provider Latchkey comes with.")
@@ -142,12 +150,7 @@ public struct ResourceProviders: Sendable {
                 "\(what) would be called “\(id)”, too like the provider “\(clash)” (they would share its credential variables).")
         }
         let file = catalog.userFile(for: id)
-        guard FileManager.default.fileExists(atPath: file.path) else {
-            try? await tokens?.remove(for: id)
-            try? await secrets.remove(for: id)
-            try? await secrets.remove(for: Self.registrationKey(id))
-            return nil
-        }
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
         let object = try ProviderCatalog.readObject(file)
         guard isOurs(object) else {
             throw OAuthError.invalidConfiguration("\(file.path) describes another provider than \(what); move it away to sign in there.")
@@ -155,21 +158,38 @@ public struct ResourceProviders: Sendable {
         return object
     }
 
-    /// Whether the client Latchkey registered for `saved` must be registered anew: the server
-    /// forgot it (see `isForgotten`), or (`forBrowser`) it has no port of its own for the
-    /// browser's way back or another program now has that port. If so, its registration access
-    /// token and secret are gone too, so the next registration starts from a clean slate.
-    /// False for a client Latchkey did not register.
-    private func mustRegisterAgain(_ saved: [String: Any], id: String, forBrowser: Bool) async throws -> Bool {
-        guard saved["registration_endpoint"] != nil else { return false }
-        let portUnusable =
-            forBrowser && (saved["browser_redirect_uri"] as? String).flatMap(URL.init(string:))?.port.map(LoopbackPort.isFree) != true
-        if !portUnusable {
-            guard saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else { return false }
-        }
-        try? await secrets.remove(for: Self.registrationKey(id))
+    /// What a provider removed by hand left under `id` (its sign-in, secret and registration):
+    /// cleared before a new provider takes the id, once `claim` found nobody owns it and its
+    /// server has answered, so that nothing of it reaches the new provider's endpoints.
+    private func clearLeftBehind(_ id: String) async {
+        try? await tokens?.remove(for: id)
         try? await secrets.remove(for: id)
-        return true
+        try? await secrets.remove(for: Self.registrationKey(id))
+    }
+
+    /// Why the client Latchkey registered for `saved` is to be registered anew, if it is.
+    enum RegisterAgain {
+        /// The server no longer knows it (see `isForgotten`).
+        case forgotten
+        /// Another program has the port registered for the browser's way back.
+        case portTaken
+        /// Registered before Latchkey registered a port for the browser: worth a try, and if
+        /// the new registration cannot be had, the old one still serves servers that take any port.
+        case noBrowserPort
+    }
+
+    /// Whether (and why) the client Latchkey registered for `saved` is to be registered anew;
+    /// `forBrowser`: the sign-in to come is through the browser. Nil for a client Latchkey did not
+    /// register. Nothing kept is touched here: a new registration replaces the old one's secrets
+    /// only once it has been made (see `register`), so one that fails loses nothing.
+    private func registerAgain(_ saved: [String: Any], id: String, forBrowser: Bool) async -> RegisterAgain? {
+        guard saved["registration_endpoint"] != nil else { return nil }
+        if forBrowser {
+            guard let port = (saved["browser_redirect_uri"] as? String).flatMap(URL.init(string:))?.port else { return .noBrowserPort }
+            if !LoopbackPort.isFree(port) { return .portTaken }
+        }
+        guard saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else { return nil }
+        return .forgotten
     }
 
     /// True only when the server says it no longer knows the client (RFC 7592 §2.1).
@@ -215,6 +235,7 @@ public struct ResourceProviders: Sendable {
                     + "(code_challenge_methods_supported), which a sign-in for a protected resource requires.")
         }
         var object = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
+        if saved == nil { await clearLeftBehind(id) }
         object["id"] = id
         // The resource's own name comes with where it is, so a resource cannot pass itself off as another.
         let place = (identifier.host ?? "") + (identifier.port.map { ":\($0)" } ?? "")
@@ -266,7 +287,7 @@ public struct ResourceProviders: Sendable {
         async throws
     {
         guard let endpoint = URL(string: endpointText), ResourceDiscovery.allowed(endpoint, beside: issuerURL) else {
-            throw OAuthError.invalidConfiguration("the registration_endpoint of \(issuer) must be an https URL: \(endpointText)")
+            throw OAuthError.invalidConfiguration("the registration_endpoint of \(issuer) must be an https URL: \(Redaction.clip(endpointText))")
         }
         // The window's redirect URI (it never loads: the view stops it), and the browser's at a port
         // chosen now: a server that compares redirect URIs exactly accepts both as registered.
@@ -285,9 +306,16 @@ public struct ResourceProviders: Sendable {
         object["client_authentication"] = registration.authentication.rawValue
         object["registration_client_uri"] = registration.registrationClientURI?.absoluteString
         object["registration_endpoint"] = endpoint.absoluteString
-        if let secret = registration.clientSecret { try await secrets.save(secret, for: id) }
+        // The new registration's secrets replace whatever an earlier one left, now that it exists.
+        if let secret = registration.clientSecret {
+            try await secrets.save(secret, for: id)
+        } else {
+            try? await secrets.remove(for: id)
+        }
         if let token = registration.registrationAccessToken {
             try await secrets.save(token, for: Self.registrationKey(id))
+        } else {
+            try? await secrets.remove(for: Self.registrationKey(id))
         }
     }
 
@@ -347,18 +375,30 @@ public struct ResourceProviders: Sendable {
             throw OAuthError.invalidConfiguration("this program keeps no discovery documents, so it cannot use \(issuer) by its issuer alone.")
         }
         let (document, _) = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout)
-        if saved == nil { try catalog.writeUserFile(object, for: id) }
+        if saved == nil {
+            await clearLeftBehind(id)
+            try catalog.writeUserFile(object, for: id)
+        }
         // A client id the file gives is the one to use, unless Latchkey registered it and the server forgot it since.
+        var reason: RegisterAgain?
         if !(try catalog.draft(named: id).clientID.isEmpty) {
-            guard checkRegistration, try await mustRegisterAgain(object, id: id, forBrowser: forBrowser) else { return (id, false) }
+            reason = checkRegistration ? await registerAgain(object, id: id, forBrowser: forBrowser) : nil
+            guard reason != nil else { return (id, false) }
             for key in ["client_id", "registration_client_uri", "registration_endpoint", "browser_redirect_uri"] { object[key] = nil }
         }
         var registered = false
         if let clientID = try metadataDocumentClientID(for: document) {
             Self.useMetadataDocument(clientID, in: &object)
         } else if let endpointText = document["registration_endpoint"] as? String {
-            try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
+            do {
+                try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
+            } catch where reason == .noBrowserPort {
+                // A registration from before browser ports still serves servers that take any port.
+                return (id, false)
+            }
             registered = true
+        } else if reason == .noBrowserPort {
+            return (id, false)
         }
         // Written even with no client to be had: a forgotten one must not stay.
         try catalog.writeUserFile(object, for: id)

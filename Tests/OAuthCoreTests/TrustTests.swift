@@ -75,7 +75,7 @@ import TestSupport
 
     /// A file Latchkey wrote for a resource or an issuer takes no credentials from the
     /// environment, even where its id maps to variables that are set.
-    @Test(arguments: [#""resource": "https://api.example/mcp""#, #""origin": "issuer""#, #""registration_client_uri": "https://id.example/register/c1""#])
+    @Test(arguments: [#""origin": "resource", "resource": "https://api.example/mcp""#, #""origin": "issuer""#, #""registration_client_uri": "https://id.example/register/c1""#])
     func environmentCredentialsNeverReachADiscoveredProvider(marker: String) throws {
         let setting = try Setting(environment: [
             "LATCHKEY_ID_EXAMPLE_CLIENT_ID": "env-client", "LATCHKEY_ID_EXAMPLE_CLIENT_SECRET": "env-secret",
@@ -88,13 +88,35 @@ import TestSupport
         #expect(draft.clientSecret == nil)
     }
 
-    /// A provider file of the person's own, naming its issuer alone, still takes them.
-    @Test func environmentCredentialsStillReachThePersonsOwnProvider() throws {
+    /// A provider file of the person's own still takes them — one naming a resource of its own too
+    /// (found by an attacker's review: a bare `resource` once counted as made by Latchkey).
+    @Test(arguments: ["", #", "resource": "https://api.example/mcp""#])
+    func environmentCredentialsStillReachThePersonsOwnProvider(extra: String) throws {
         let setting = try Setting(environment: ["LATCHKEY_MINE_CLIENT_ID": "env-client"])
         _ = try setting.home.write(
-            #"{"id": "mine", "issuer": "https://id.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "redirect_uri": "http://127.0.0.1/callback"}"#,
+            #"{"id": "mine", "issuer": "https://id.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "redirect_uri": "http://127.0.0.1/callback"\#(extra)}"#,
             to: "config/mine.json")
         #expect(try setting.catalog.draft(named: "mine").clientID == "env-client")
+    }
+
+    /// What a provider removed by hand left under an id is cleared only once the new provider's
+    /// server has answered: a resource whose server cannot be reached leaves the sign-in alone.
+    @Test func nothingIsClearedBeforeTheServerAnswers() async throws {
+        let setting = try ProviderIDOwnershipTests.Setting()
+        let unreachable = URL(string: "http://127.0.0.1:9/api/me")!
+        let id = try ResourceProviders.id(for: unreachable)
+        try await setting.tokens.save(Self.stored, for: id)
+        await #expect(throws: OAuthError.self) { _ = try await setting.providers().prepare(resource: unreachable) }
+        #expect(try await setting.tokens.load(for: id) == Self.stored)
+    }
+
+    /// A name that differs from another provider's only by characters nobody sees is the same name.
+    @Test func aNameThatLooksLikeAnothersIsRefused() throws {
+        let setting = try Setting()
+        let data = Data(
+            #"{"id": "lookalike", "display_name": "Git​Hub", "issuer": "https://id.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_id": "c", "redirect_uri": "http://127.0.0.1/callback"}"#
+                .utf8)
+        #expect(throws: OAuthError.self) { try setting.catalog.addProvider(from: data, name: "lookalike.json") }
     }
 
     /// A provider file that would take the id of a provider named on the command line is refused.
@@ -147,6 +169,11 @@ import TestSupport
     }
 
     /// What a provider says in an error, and a provider's name, reach every sentence clean.
+    /// The add dialog's problem line takes a reason as a sentence of its own: printable too.
+    @Test func aReasonMadeASentenceIsPrintable() {
+        #expect(Redaction.isPrintable(OAuthError.sentence("the discovery document's issuer is \(Self.hostile)")))
+    }
+
     @Test func sentencesAndNamesHoldNoControlOrFormatCharacter() throws {
         let errors: [OAuthError] = [
             .tokenEndpoint(code: "invalid_request", description: Self.hostile),
@@ -187,6 +214,25 @@ import TestSupport
         #expect(await !session.isSignedIn)
         #expect(await session.storeWarning?.contains("not sent there") == true)
         #expect(try await store.load(for: me.id) == token, "kept for the setup that made it")
+    }
+
+    /// A sign-in for a resource kept before the resource was part of the binding is not used, but
+    /// a sign-out still revokes it where it was issued (found by an attacker's review: it was left live).
+    @Test func aSignInBoundTheEarlierWayIsStillRevokedAtSignOut() async throws {
+        let sandbox = try RunningSandbox()
+        let setting = try ProviderIDOwnershipTests.Setting()
+        let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
+        let configuration = try await setting.providers().configuration(for: me).configuration
+        let session = AuthSession(configuration: configuration, store: setting.tokens)
+        var token = try await session.signIn(using: FormPostingUserAgent()).token
+        token.issuedBy = try #require(configuration.earlierTokenBinding)
+        try await setting.tokens.save(token, for: configuration.id)
+        let later = AuthSession(configuration: configuration, store: setting.tokens)
+        #expect(await !later.isSignedIn, "not used")
+        _ = await later.signOut()
+        #expect(try await HTTPClient().get(sandbox.baseURL + "/_admin/stats").json["revocation_requests"] as? Int == 1)
+        let answer = try await HTTPClient().get(me.absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"])
+        #expect(answer.status == 401, "revoked at the provider")
     }
 
     /// A private directory that is a symbolic link is refused with a sentence: nothing is written
@@ -239,6 +285,26 @@ import TestSupport
 
 /// Issue 24 §1.6: a port of its own for the browser, registered beside the window's redirect URI.
 @Suite struct BrowserPortRegistrationTests {
+    /// Found by an attacker's review: a registration to be replaced (its port taken) lost its
+    /// registration access token before the new one was made, so a failed one lost it for good.
+    @Test func aRegistrationThatCannotBeRenewedKeepsWhatItHad() async throws {
+        let sandbox = try RunningSandbox()
+        let setting = try ProviderIDOwnershipTests.Setting()
+        let providers = setting.providers()
+        let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
+        let first = try await providers.configuration(for: me)
+        let id = first.configuration.id
+        let kept = try await setting.secrets.load(for: ResourceProviders.registrationKey(id))
+        #expect(kept != nil)
+        let port = try #require(first.configuration.browserRedirectURI?.port)
+        let squatter = try Squatter(port: port)
+        defer { squatter.close() }
+        sandbox.stop()
+        await #expect(throws: OAuthError.self) { _ = try await providers.configuration(for: me, checkRegistration: true, forBrowser: true) }
+        #expect(try await setting.secrets.load(for: ResourceProviders.registrationKey(id)) == kept)
+        #expect(try setting.catalog.draft(named: id).clientID == first.configuration.clientID)
+    }
+
     /// Registered with both redirect URIs; the browser's port kept, and used again while it is free;
     /// taken by another program, Latchkey registers anew (a new client, a new port) before the sign-in.
     @Test func theBrowsersPortIsRegisteredAndRegisteredAnewWhenTaken() async throws {
@@ -257,16 +323,8 @@ import TestSupport
         #expect(!again.registered && again.configuration.browserRedirectURI == browser, "a free port is used again")
 
         // Another program listens on it now.
-        let squatter = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(squatter) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(squatter, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(bound == 0 && listen(squatter, 1) == 0)
+        let squatter = try Squatter(port: port)
+        defer { squatter.close() }
         #expect(!LoopbackPort.isFree(port))
         let window = try await providers.configuration(for: me, checkRegistration: true, forBrowser: false)
         #expect(!window.registered, "the window's sign-in needs no port")
@@ -356,4 +414,26 @@ enum IDTokenClaimsProbe {
         }
         return object["sub"] as? String
     }
+}
+
+/// Another program listening on a port of 127.0.0.1.
+final class Squatter {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 1) == 0 else {
+            Glibc.close(fd)
+            throw SandboxTestError("port \(port) could not be taken")
+        }
+    }
+
+    func close() { Glibc.close(fd) }
 }
