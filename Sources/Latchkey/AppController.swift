@@ -25,6 +25,8 @@ final class AppController {
     private var providerName: String
     private var current: ActiveProvider?
     private var generation = 0
+    /// What the shown provider's sign-in allows (its scopes), shown while signed in.
+    private var grantedScopes: [String] = []
     private var signInTask: Task<Void, Never>?
     /// The set-up or add-provider dialog, while one is open.
     private var dialog: FormDialog?
@@ -105,7 +107,8 @@ final class AppController {
     /// as `~/…`: the store's notices, and the sentences of its errors.
     private func render() {
         var model = ViewModel(
-            state: state, providerName: providerName, storeName: storeName, userAgent: current?.userAgent ?? .embedded)
+            state: state, providerName: providerName, storeName: storeName, userAgent: current?.userAgent ?? .embedded,
+            scopes: grantedScopes)
         model.status = Self.shortened(model.status)
         model.setUpVisible = model.setUpVisible && canSetUp
         window.render(model)
@@ -191,6 +194,7 @@ final class AppController {
         generation += 1
         signInTask = nil
         current = nil
+        grantedScopes = []
         providerID = id
         providerName = providers.entries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
         application.setActionState(LatchkeyApp.signOutAction, id)
@@ -248,7 +252,11 @@ final class AppController {
             }
             let signedIn = await session.isSignedIn
             let warning = await session.storeWarning ?? notice
-            MainLoop.perform { self?.deliver(generation, .launched(signedIn: signedIn, notice: warning)) }
+            let scopes = await session.currentToken()?.allowedScopes(asked: session.configuration.scopes) ?? []
+            MainLoop.perform {
+                self?.showScopes(scopes, generation: generation)
+                self?.deliver(generation, .launched(signedIn: signedIn, notice: warning))
+            }
             guard signedIn else { return }
             do {
                 _ = try await session.freshToken()
@@ -459,13 +467,23 @@ final class AppController {
                 // Another person than before is said first: someone else may have completed this sign-in.
                 let notice = [outcome.accountChange?.description, outcome.storeNotice].compactMap { $0 }.joined(separator: " ")
                 if let change = outcome.accountChange { logger.notice("\(change)") }
-                MainLoop.perform { self?.deliver(generation, .signInSucceeded(notice: notice.isEmpty ? nil : notice)) }
+                let scopes = outcome.token.allowedScopes(asked: session.configuration.scopes)
+                MainLoop.perform {
+                    self?.showScopes(scopes, generation: generation)
+                    self?.deliver(generation, .signInSucceeded(notice: notice.isEmpty ? nil : notice))
+                }
             } catch {
                 let failure = error as? OAuthError ?? .userAgent("\(error)")
                 logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])
                 MainLoop.perform { self?.deliver(generation, .signInFailed(failure)) }
             }
         }
+    }
+
+    /// What the sign-in of the provider of `generation` allows, shown from the next render on.
+    private func showScopes(_ scopes: [String], generation: Int) {
+        guard generation == self.generation else { return }
+        grantedScopes = scopes
     }
 
     /// The provider in use registered anew just before its sign-in: the rest of the window

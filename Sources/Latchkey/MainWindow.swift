@@ -28,6 +28,8 @@ final class MainWindow {
     private let name = Label()
     private let email = Label()
     private let note = Label("", wrap: true)
+    /// What the sign-in allows: its scopes.
+    private let scopes = Label("", wrap: true, selectable: true)
     private let profileBox = Box(vertical: false, spacing: 16)
 
     init(application: Application, providers: [(id: String, displayName: String)]) {
@@ -95,6 +97,8 @@ final class MainWindow {
         content.append(choices)
         content.append(profileBox)
         content.append(note)
+        scopes.addStyleClass("dim-label")
+        content.append(scopes)
         content.append(buttons)
         content.appendAtEnd(statusRow)
         window.setChild(content)
@@ -161,6 +165,9 @@ final class MainWindow {
         email.text = model.subline
         note.text = model.profile?.note ?? ""
         note.isVisible = model.profile?.note != nil
+        scopes.text = model.scopesLine ?? ""
+        scopes.setAccessible(name: model.scopesLine ?? "", description: "Scopes")
+        scopes.isVisible = model.scopesLine != nil
         if model.profile == nil { showPicture(nil) }
     }
 

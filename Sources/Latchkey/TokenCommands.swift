@@ -38,6 +38,14 @@ struct TokenCommand: ParsableCommand {
             valueName: "url"))
     var resource: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "What the resource answered the last token with: its WWW-Authenticate header (a 401, or a 403 insufficient_scope). "
+                + "Latchkey prints a token the resource will take: renewed, or after a new sign-in for the scopes asked "
+                + "(or at the server the resource moved to). With --resource.",
+            valueName: "header"))
+    var challenge: String?
+
     @OptionGroup var waits: Waits
 
     @Option(name: .customLong("log-level"), help: "What to say on stderr: trace, debug, info, notice, warning, error or critical.")
@@ -56,6 +64,10 @@ struct TokenCommand: ParsableCommand {
             throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+        if let challenge {
+            guard resource != nil else { throw ValidationError("--challenge answers a resource's refusal: name the resource with --resource.") }
+            do { _ = try ResourceChallenge(header: challenge) } catch { throw ValidationError("--challenge: \(error)") }
+        }
     }
 
     func run() throws {
@@ -98,11 +110,28 @@ struct TokenCommand: ParsableCommand {
         } catch {
             throw Self.fail("\(error)", .failed)
         }
-        switch wait({ [session] in await Self.fresh(session) }) {
-        case .success(let token):
-            return Self.print(token, to: output)
-        case .failure(let error):
-            guard case .signedOut = error, resourceURL != nil else { throw Self.fail("\(error)", Self.exit(for: error)) }
+        if let challenge, let resourceURL, let refusal = try? ResourceChallenge(header: challenge) {
+            // The resource refused the last token: renewed, or a new sign-in for what it asks (never the refused token again).
+            let answer: ChallengeAnswer
+            do {
+                answer = try wait {
+                    try await ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
+                        .answer(refusal, for: resourceURL, tokens: store, records: LatchkeyFiles.challengeRecords)
+                }
+            } catch {
+                throw Self.fail("\(error)", Self.exit(for: error as? OAuthError ?? .storage("\(error)")))
+            }
+            switch answer {
+            case .renewed(let token): return Self.print(token, to: output)
+            case .signIn(_, let reason): FileHandle.standardError.write(Data("latchkey: \(reason)\n".utf8))
+            }
+        } else {
+            switch wait({ [session] in await Self.fresh(session) }) {
+            case .success(let token):
+                return Self.print(token, to: output)
+            case .failure(let error):
+                guard case .signedOut = error, resourceURL != nil else { throw Self.fail("\(error)", Self.exit(for: error)) }
+            }
         }
 
         // Signed out, for a resource: sign in first, in the window (or the browser), then print.

@@ -22,11 +22,14 @@ public struct ViewModel: Equatable, Sendable {
     public var headline: String
     /// The line under it: their e-mail, or what to do next.
     public var subline: String
+    /// What the sign-in allows (its scopes), while signed in; nil otherwise, or when it allows nothing said.
+    public var scopesLine: String?
 
     public init(
         state: AppState, providerName: String, storeName: String,
-        userAgent: ProviderConfiguration.UserAgentKind = .embedded
+        userAgent: ProviderConfiguration.UserAgentKind = .embedded, scopes: [String] = []
     ) {
+        scopesLine = state.isSignedIn && !scopes.isEmpty ? "Allows: " + scopes.joined(separator: ", ") : nil
         signInEnabled = false
         cancelVisible = false
         setUpVisible = false

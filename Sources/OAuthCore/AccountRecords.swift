@@ -10,6 +10,11 @@ public struct AccountChange: Sendable, Equatable, CustomStringConvertible {
     /// How the account signed in now is called.
     public let now: String
 
+    public init(before: String, now: String) {
+        self.before = before
+        self.now = now
+    }
+
     public var description: String { "Signed in as \(now), no longer as \(before)." }
 }
 

@@ -47,6 +47,10 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
     /// The granted scopes one by one.
     public var scopes: [String] { scope?.split(separator: " ").map(String.init) ?? [] }
 
+    /// What this token allows: the scopes the provider said it granted, or, where it said none,
+    /// those asked for (RFC 6749 §5.1: an answer without `scope` granted what was asked).
+    public func allowedScopes(asked: [String]) -> [String] { scope == nil ? asked : scopes }
+
     public var canRefresh: Bool { refreshToken?.isEmpty == false }
 
     /// No secret: the kind of token, when it expires, whether it can be refreshed.

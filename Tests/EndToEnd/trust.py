@@ -323,6 +323,10 @@ def account_switch_is_said(home):
         app.wait_status("Not signed in")
         sign_in(app, home)
         app.wait_status("Signed in with Sandbox provider")
+        # What the sign-in allows is shown beside it (MCP 2026-07-28: the window shows the scopes a sign-in holds).
+        allows = app.find("label", "Allows: openid, profile, email, offline_access")
+        expect(allows is not None, "the window shows the scopes the sign-in holds")
+        app.screenshot("signed-in-with-its-scopes")
         app.press(app.wait_sensitive("Get my profile"))
         app.wait_status("as Ada Lovelace")
         app.press(app.button("Sign out"))
@@ -343,7 +347,90 @@ def account_switch_is_said(home):
         expect("no longer as ada@sandbox.example" in f.read(), "the log says it too")
 
 
+def token_through_window(home, base, *extra, user="ada", password="engine", name="run"):
+    """`latchkey token --resource <base>/api/me …` as a script runs it, signing in through its window;
+    the token printed, and what it said on stderr (in its log, with the debug lines)."""
+    out = os.path.join(home.root, f"{name}.out")
+    app = home.launch("--resource", base + "/api/me", *extra, command=("token",), stdout_path=out, log_name=f"{name}.log")
+    try:
+        app.type_into(app.find("entry", "Username", timeout=60), user)
+        app.type_into(app.find("password text", "Password"), password)
+        app.press(app.button("Allow"))
+        status = app.process.wait(60)
+    finally:
+        app.quit()
+    with open(out) as f, open(app.log_path) as log:
+        return status, f.read().strip(), log.read()
+
+
+def step_up_through_latchkey_token(home):
+    """MCP 2026-07-28 step-up, as a script does it: the resource answers 403 insufficient_scope,
+    the script hands the challenge to `latchkey token --challenge`, which signs in once more for
+    the union of the scopes (one consent) and prints a token the resource takes; a 401 is answered
+    with a renewed token, never the refused one, and no window; a server that keeps asking is
+    followed three times, then refused with a sentence."""
+    latchkey = os.path.join(BIN, "latchkey")
+    with presets.sandbox_running(home, "standard") as base:
+        status, first, _ = token_through_window(home, base, name="first")
+        expect(status == 0 and first, f"the first token: {status}")
+        code, header = challenge_of(base + "/api/me?detail=email", first)
+        expect(code == 403 and 'error="insufficient_scope"' in header, f"the resource wants more: {code} {header!r}")
+
+        status, widened, said = token_through_window(home, base, "--challenge", header, name="step-up")
+        expect(status == 0 and widened and widened != first, f"a new token after one more sign-in: {status}")
+        expect("asks for more: openid profile email" in said, "latchkey token says why it signs in again")
+        code, _ = challenge_of(base + "/api/me?detail=email", widened)
+        expect(code == 200, f"the resource takes it: {code}")
+        with open(os.path.join(home.config, "latchkey", f"127-0-0-1-{base.rsplit(':', 1)[1]}-api-me.json")) as f:
+            provider = json.load(f)
+        expect("email" in provider["scopes"], "the wider scopes are kept for the next sign-in")
+
+        # The token refused (revoked at the provider): renewed without a window, never the refused one printed.
+        revoke(base, widened, provider["client_id"])
+        code, header = challenge_of(base + "/api/me", widened)
+        expect(code == 401, f"the revoked token is refused: {code}")
+        renewed = subprocess.run([latchkey, "token", "--resource", base + "/api/me", "--challenge", header],
+                                 capture_output=True, text=True, timeout=60,
+                                 env={k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")})
+        expect(renewed.returncode == 0 and renewed.stdout.strip() not in ("", widened),
+               f"a renewed token, without any window: {renewed.returncode} {renewed.stderr!r}")
+        expect(challenge_of(base + "/api/me", renewed.stdout.strip())[0] == 200, "and the resource takes it")
+
+        # A server that keeps asking: every answer for one resource and scope set counts (the step-up
+        # and the renewal above did): one more sign-in, then a sentence instead of a fourth.
+        token = renewed.stdout.strip()
+        for round in (1,):
+            code, header = challenge_of(base + "/api/me?detail=never", token)
+            expect(code == 403, f"round {round}: {code}")
+            status, token, _ = token_through_window(home, base, "--challenge", header, name=f"never-{round}")
+            expect(status == 0 and token, f"round {round}: followed ({status})")
+        code, header = challenge_of(base + "/api/me?detail=never", token)
+        refused = subprocess.run([latchkey, "token", "--resource", base + "/api/me", "--challenge", header],
+                                 capture_output=True, text=True, timeout=60)
+        expect(refused.returncode == 1 and refused.stdout == "" and "answered 3 times" in refused.stderr,
+               f"the fourth time is refused with a sentence: {refused.returncode} {refused.stderr!r}")
+    assert_no_secrets(home, [os.path.join(home.root, n + ".log") for n in ("first", "step-up", "never-1")],
+                      extra=[first, widened, token])
+
+
+def challenge_of(url, token):
+    """The status and WWW-Authenticate a resource answers `token` with."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers.get("WWW-Authenticate", "")
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("WWW-Authenticate", "")
+
+
+def revoke(base, token, client_id):
+    """Revokes an access token at the sandbox (RFC 7009), as the person would in its settings."""
+    urllib.request.urlopen(urllib.request.Request(base + "/revoke", data=urllib.parse.urlencode(
+        {"token": token, "client_id": client_id}).encode(), method="POST"), timeout=10).read()
+
+
 SCENARIOS = {
+    "step_up_through_latchkey_token": step_up_through_latchkey_token,
     "account_switch_is_said": account_switch_is_said,
     "mcp_sdk_browser_sign_in": mcp_sdk_browser_sign_in,
     "sign_out_honours_network_timeout": sign_out_honours_network_timeout,

@@ -25,6 +25,26 @@ import Testing
         #expect(model.headline == "Not signed in")
     }
 
+    /// What a sign-in allows is shown while signed in, and never while signed out.
+    @Test func theScopesOfASignInAreShownWhileSignedIn() {
+        let scopes = ["openid", "profile", "email"]
+        let signedIn = ViewModel(state: .signedIn(notice: nil), providerName: "Sandbox", storeName: "the keyring", scopes: scopes)
+        #expect(signedIn.scopesLine == "Allows: openid, profile, email")
+        let loaded = ViewModel(state: .profileLoaded(ada, notice: nil), providerName: "Sandbox", storeName: "the keyring", scopes: scopes)
+        #expect(loaded.scopesLine == "Allows: openid, profile, email")
+        let out = ViewModel(state: .signedOut(notice: nil), providerName: "Sandbox", storeName: "the keyring", scopes: scopes)
+        #expect(out.scopesLine == nil)
+        #expect(view(.signedIn(notice: nil)).scopesLine == nil, "nothing said, nothing shown")
+    }
+
+    /// A profile that is another person's than before says so instead of the usual sentence.
+    @Test func aProfileOfAnotherAccountSaysSo() {
+        var grace = Profile(name: "Grace Hopper", email: "grace@sandbox.example")
+        grace.accountChange = AccountChange(before: "ada@sandbox.example", now: "grace@sandbox.example")
+        let model = view(run([.profileLoaded(grace)], from: .fetchingProfile))
+        #expect(model.status == "Signed in as grace@sandbox.example, no longer as ada@sandbox.example.")
+    }
+
     @Test func whileStartingNothingCanBePressed() {
         let model = view(.starting)
         #expect(!model.signInEnabled && !model.getProfileEnabled && !model.signOutVisible)

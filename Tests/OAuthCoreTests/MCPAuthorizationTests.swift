@@ -167,4 +167,81 @@ import TestSupport
         let error = await #expect(throws: OAuthError.self) { _ = try await setting.providers.configuration(for: setting.url("/api/me")) }
         #expect(String(describing: error!).contains("does not say it supports PKCE with S256"), "\(error!)")
     }
+
+    // MARK: Step-up and refused tokens
+
+    /// What the resource answers `token` with at `path`: status and challenge.
+    static func answer(_ setting: Setting, _ path: String, _ token: Token) async throws -> (Int, String?) {
+        let reply = try await HTTPClient().get(setting.sandbox.baseURL + path, headers: ["Authorization": "Bearer \(token.accessToken)"])
+        return (reply.status, reply.header("www-authenticate"))
+    }
+
+    /// 403 insufficient_scope: one new sign-in for the union of the scopes it had and those asked,
+    /// kept in the provider file; a refresh never widens a grant (the sandbox refuses that anyway).
+    @Test func insufficientScopeSignsInOnceForTheUnion() async throws {
+        let setting = try Setting([])
+        let store = MemoryTokenStore()
+        let records = ChallengeRecords(directory: setting.home.url.appendingPathComponent("challenges"))
+        let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
+        let first = try await AuthSession(configuration: configuration, store: store).signIn(using: FormPostingUserAgent()).token
+        let (status, header) = try await Self.answer(setting, "/api/me?detail=email", first)
+        #expect(status == 403)
+        let challenge = try ResourceChallenge(header: try #require(header))
+        #expect(challenge.kind == .insufficientScope && challenge.scopes == ["openid", "profile", "email"])
+        let answer = try await setting.providers.answer(challenge, for: setting.url("/api/me"), tokens: store, records: records)
+        guard case .signIn(let widened, let reason) = answer else { Issue.record("expected a sign-in, got \(answer)"); return }
+        #expect(widened.scopes == ["openid", "profile", "offline_access", "email"])
+        #expect(reason.contains("asks for more"))
+        #expect(try setting.catalog.draft(named: configuration.id).scopes == widened.scopes, "kept in the provider file")
+        let second = try await AuthSession(configuration: widened, store: store).signIn(using: FormPostingUserAgent()).token
+        #expect(try await Self.answer(setting, "/api/me?detail=email", second).0 == 200)
+        #expect(try await setting.statistics()["refresh_grants"] as? Int == 0, "no refresh was used to widen")
+        #expect(try await setting.statistics()["authorization_scopes"] as? [String] == ["openid profile offline_access", "openid profile offline_access email"])
+    }
+
+    /// 401: the refused token is renewed with the refresh token, and the renewed one is not the refused one.
+    @Test func aRefusedTokenIsRenewedNeverHandedOutAgain() async throws {
+        let setting = try Setting([])
+        let store = MemoryTokenStore()
+        let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
+        let token = try await AuthSession(configuration: configuration, store: store).signIn(using: FormPostingUserAgent()).token
+        _ = try await HTTPClient().postForm(setting.sandbox.baseURL + "/revoke", [("token", token.accessToken), ("client_id", configuration.clientID)])
+        let (status, header) = try await Self.answer(setting, "/api/me", token)
+        #expect(status == 401)
+        let answer = try await setting.providers.answer(
+            try ResourceChallenge(header: try #require(header)), for: setting.url("/api/me"), tokens: store, records: nil)
+        guard case .renewed(let renewed) = answer else { Issue.record("expected a renewal, got \(answer)"); return }
+        #expect(renewed.accessToken != token.accessToken)
+        #expect(try await Self.answer(setting, "/api/me", renewed).0 == 200)
+    }
+
+    /// A server that keeps asking is followed three times per resource and scope set, then refused with a sentence.
+    @Test func aServerThatKeepsAskingIsFollowedAFewTimesOnly() async throws {
+        let setting = try Setting([])
+        let store = MemoryTokenStore()
+        let records = ChallengeRecords(directory: setting.home.url.appendingPathComponent("challenges"))
+        var configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
+        for round in 1...4 {
+            let token = try await AuthSession(configuration: configuration, store: store).signIn(using: FormPostingUserAgent()).token
+            let (status, header) = try await Self.answer(setting, "/api/me?detail=never", token)
+            #expect(status == 403)
+            let challenge = try ResourceChallenge(header: try #require(header))
+            if round < 4 {
+                guard case .signIn(let next, _) = try await setting.providers.answer(challenge, for: setting.url("/api/me"), tokens: store, records: records)
+                else { Issue.record("round \(round): no sign-in"); return }
+                configuration = next
+            } else {
+                let error = await #expect(throws: OAuthError.self) {
+                    _ = try await setting.providers.answer(challenge, for: setting.url("/api/me"), tokens: store, records: records)
+                }
+                #expect(String(describing: error!).contains("answered 3 times"), "\(error!)")
+            }
+        }
+    }
+
+    @Test func aChallengeWithoutBearerIsNotOneToAnswer() throws {
+        #expect(throws: OAuthError.self) { try ResourceChallenge(header: #"Basic realm="x""#) }
+        #expect(throws: OAuthError.self) { try ResourceChallenge(header: "Bearer error=\"") }
+        #expect(try ResourceChallenge(header: #"Bearer error="invalid_token""#).kind == .refused)
+    }
 }

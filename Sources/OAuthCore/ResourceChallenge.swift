@@ -1,0 +1,170 @@
+import Foundation
+
+/// What a protected resource said when it refused a token (RFC 6750 §3): its `WWW-Authenticate`
+/// Bearer challenge, as a script hands it on. A 403 `insufficient_scope` asks for more scopes (a
+/// step up, RFC 6750 §3.1); anything else (401, `invalid_token`, no error) says the token was
+/// refused, which is also how a resource that moved to another authorization server is noticed.
+public struct ResourceChallenge: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case insufficientScope
+        case refused
+    }
+
+    public let kind: Kind
+    /// The scopes the resource names (`scope`), in its order.
+    public let scopes: [String]
+    public let challenge: AuthenticateChallenge
+
+    /// Reads a `WWW-Authenticate` header's value (`Bearer error="insufficient_scope", scope="…"`);
+    /// a sentence when it holds no Bearer challenge.
+    public init(header: String) throws {
+        let challenges: [AuthenticateChallenge]
+        do { challenges = try AuthenticateChallenge.parse(header) } catch {
+            throw OAuthError.invalidConfiguration("the challenge cannot be read as a WWW-Authenticate header: \(error.reason).")
+        }
+        guard let bearer = challenges.first(where: { $0.is("Bearer") }) else {
+            throw OAuthError.invalidConfiguration("the challenge holds no Bearer challenge (RFC 6750 §3), so there is no token to answer it with.")
+        }
+        challenge = bearer
+        kind = bearer["error"] == "insufficient_scope" ? .insufficientScope : .refused
+        scopes = bearer["scope"].map { $0.split(separator: " ").map(String.init) } ?? []
+    }
+}
+
+/// What answering a challenge takes (see `ResourceProviders.answer`).
+public enum ChallengeAnswer: Sendable {
+    /// A token the resource will take, renewed without asking the person (a refresh).
+    case renewed(Token)
+    /// A new sign-in with this configuration: wider scopes, or the server the resource moved to.
+    /// `reason` says why, for the person.
+    case signIn(ProviderConfiguration, reason: String)
+}
+
+/// Step-ups and renewals asked for each resource lately: a server that keeps refusing is followed
+/// a few times per resource and scope set, then refused with a sentence, instead of sending the
+/// person to one consent page after another. One 0600 file per provider in a 0700 directory.
+public struct ChallengeRecords: Sendable {
+    public let directory: URL
+    /// How many answers to one resource and scope set within `window` seconds.
+    public let limit: Int
+    public let window: TimeInterval
+
+    public init(directory: URL, limit: Int = 3, window: TimeInterval = 600) {
+        self.directory = directory
+        self.limit = limit
+        self.window = window
+    }
+
+    struct Entry: Codable, Equatable {
+        var scopes: String
+        var at: Double
+    }
+
+    /// Counts one more answer for `provider` and `scopes`; throws the sentence when it would be
+    /// more than `limit` within `window`.
+    public func note(provider: String, scopes: [String], resource: String, now: Date = Date()) throws {
+        guard ProviderCatalog.isPlainName(provider) else { return }
+        let key = Set(scopes).sorted().joined(separator: " ")
+        let file = directory.appendingPathComponent("\(provider).json")
+        var entries =
+            ((try? PrivateFile.checkOwnDirectory(directory)) == true
+            ? FileManager.default.contents(atPath: file.path).flatMap { try? JSONDecoder().decode([Entry].self, from: $0) } : nil) ?? []
+        entries.removeAll { now.timeIntervalSince1970 - $0.at > window || $0.at > now.timeIntervalSince1970 + 60 }
+        guard entries.filter({ $0.scopes == key }).count < limit else {
+            throw OAuthError.invalidConfiguration(
+                "\(resource) kept refusing its token\(key.isEmpty ? "" : " (asking for \(key))"): Latchkey answered \(limit) times in "
+                    + "\(Int(window / 60)) minutes and stops here, so as not to ask you for one consent after another. "
+                    + "The server may want something a sign-in cannot give; try again later.")
+        }
+        entries.append(Entry(scopes: key, at: now.timeIntervalSince1970))
+        if let data = try? JSONEncoder().encode(entries) {
+            // Never through a directory that is a link or someone else's.
+            if (try? PrivateFile.prepareDirectory(directory)) != nil { try? PrivateFile.replace(file, with: data) }
+        }
+    }
+}
+
+extension ResourceProviders {
+    /// Answers `challenge`, which `resource` sent for the token last given out: the resource's
+    /// metadata is read again (its authorization server may have changed: then the old grant is
+    /// revoked where the old server allows, Latchkey registers anew at the new one and signs in
+    /// there, and nothing of the old server's — client id, tokens — goes to the new one). Then:
+    /// - more scopes (`insufficient_scope`): a new sign-in for the union of the scopes it had and
+    ///   those asked, kept in the provider file; a refresh never widens a grant;
+    /// - a refused token: renewed with the refresh token where there is one, never the refused one
+    ///   again; else a new sign-in.
+    /// `records` bounds how often one resource and scope set is answered.
+    public func answer(
+        _ challenge: ResourceChallenge, for resource: URL, tokens store: any TokenStore, records: ChallengeRecords?
+    ) async throws -> ChallengeAnswer {
+        let identifier = try ResourceDiscovery.identifier(of: resource)
+        let id = try Self.id(for: identifier)
+        var configuration = try await configuration(for: identifier, checkRegistration: false).configuration
+        let session = AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, transport: transport, timeout: timeout))
+        let held = await session.currentToken()
+        let had = configuration.scopes + (held?.allowedScopes(asked: configuration.scopes) ?? [])
+        var wanted: [String] = []
+        for scope in had + challenge.scopes where !wanted.contains(scope) { wanted.append(scope) }
+        try records?.note(provider: id, scopes: wanted, resource: identifier.absoluteString)
+
+        let metadata = try await ResourceDiscovery.metadata(for: identifier, challenge: challenge.challenge, transport: transport, timeout: timeout)
+        let server = metadata.authorizationServers[0].absoluteString
+        if server != configuration.issuer?.absoluteString {
+            configuration = try await moved(identifier, id: id, to: server, from: session)
+            return .signIn(
+                try widened(configuration, to: wanted, id: id),
+                reason: "\(identifier.absoluteString) now takes tokens from \(server): signing in there.")
+        }
+        switch challenge.kind {
+        case .insufficientScope:
+            return .signIn(
+                try widened(configuration, to: wanted, id: id),
+                reason: "\(identifier.absoluteString) asks for more: \(challenge.scopes.joined(separator: " ")).")
+        case .refused:
+            let widenedConfiguration = try widened(configuration, to: wanted, id: id)
+            if widenedConfiguration.scopes == configuration.scopes, let held, held.canRefresh {
+                do {
+                    let renewed = try await session.replacement(forRejected: held)
+                    if renewed.accessToken != held.accessToken { return .renewed(renewed) }
+                } catch OAuthError.signedOut, OAuthError.invalidGrant {
+                    // The grant is over: a new sign-in.
+                }
+            }
+            return .signIn(widenedConfiguration, reason: "\(identifier.absoluteString) refused its token.")
+        }
+    }
+
+    /// `configuration` asking for `scopes` from now on, kept in the provider's file.
+    private func widened(_ configuration: ProviderConfiguration, to scopes: [String], id: String) throws -> ProviderConfiguration {
+        guard scopes != configuration.scopes else { return configuration }
+        var file = try ProviderCatalog.readObject(catalog.userFile(for: id))
+        file["scopes"] = scopes
+        try catalog.writeUserFile(file, for: id)
+        var widened = configuration
+        widened.scopes = scopes
+        return widened
+    }
+
+    /// The resource moved to the authorization server `issuer`: the old grant is revoked where the
+    /// old server allows and forgotten here, the old registration's secrets are dropped, and
+    /// Latchkey registers at the new server (RFC 7591 or a client metadata document). A client
+    /// id the person gave by hand was for the old server: that is said, not sent to the new one.
+    private func moved(_ identifier: URL, id: String, to issuer: String, from old: AuthSession) async throws -> ProviderConfiguration {
+        let file = try ProviderCatalog.readObject(catalog.userFile(for: id))
+        let registered = file["registration_endpoint"] != nil || (file["client_id"] as? String).map { $0.hasPrefix("https://") } == true
+        if let oldIssuer = old.configuration.issuer?.absoluteString, !(file["client_id"] as? String ?? "").isEmpty, !registered {
+            throw OAuthError.invalidConfiguration(
+                "\(identifier.absoluteString) now takes tokens from \(issuer), but the client id in \(catalog.userFile(for: id).path) "
+                    + "was given for \(oldIssuer). Register Latchkey at \(issuer) and put its client id there.")
+        }
+        _ = await old.signOut()
+        try? await secrets.remove(for: Self.registrationKey(id))
+        try? await secrets.remove(for: id)
+        var cleared = file
+        for key in ["client_id", "registration_client_uri", "registration_endpoint", "browser_redirect_uri", "client_authentication"] {
+            cleared[key] = nil
+        }
+        try catalog.writeUserFile(cleared, for: id)
+        return try await configuration(for: identifier, checkRegistration: false).configuration
+    }
+}
