@@ -137,7 +137,7 @@ extension SandboxServer {
         _ pending: SandboxState.PendingAuthorization, requestID: String, username: String = "", error: String? = nil
     ) -> String {
         Pages.signIn(
-            clientName: pending.client.name, scopes: pending.scopes, requestID: requestID, action: likeness.authorizePath,
+            clientName: pending.client.name, scopes: pending.scopes, requestID: requestID, action: Self.prefix + likeness.authorizePath,
             descriptions: likeness.scopeDescriptions, imitating: likeness.displayName, username: username, error: error)
     }
 }

@@ -68,8 +68,10 @@ extension SandboxServer {
 
     /// A client of the configuration, one that registered itself, or one whose id is the URL of its metadata document.
     func lookUpClient(_ id: String) async -> SandboxClient? {
-        if let configured = configuration.client(id) { return configured }
-        if let registered = await state.registration(id)?.client { return registered }
+        if Self.secondServer { await state.note(id, in: \.secondServerClientIDs) }
+        // The built-in clients are the first server's; a registration belongs to the server it was made at.
+        if !Self.secondServer, let configured = configuration.client(id) { return configured }
+        if let registration = await state.registration(id), (registration.issuer ?? issuer) == issuer { return registration.client }
         return await clientFromMetadataDocument(id)
     }
 

@@ -41,8 +41,8 @@ extension SandboxServer {
         if likeness.tenantID != nil { claims.append("tid") }
         var document: [String: Any] = [
             "issuer": issuer,
-            "authorization_endpoint": "\(base)\(likeness.authorizePath)",
-            "token_endpoint": "\(base)\(likeness.tokenPath)",
+            "authorization_endpoint": "\(base)\(Self.prefix)\(likeness.authorizePath)",
+            "token_endpoint": "\(base)\(Self.prefix)\(likeness.tokenPath)",
             "userinfo_endpoint": "\(base)\(likeness.userinfoPath)",
             "jwks_uri": "\(base)\(likeness.jwksPath)",
             "response_types_supported": ["code"],
@@ -61,10 +61,10 @@ extension SandboxServer {
             document["authorization_response_iss_parameter_supported"] = true
         }
         if let revokePath = likeness.revokePath {
-            document["revocation_endpoint"] = "\(base)\(revokePath)"
+            document["revocation_endpoint"] = "\(base)\(Self.prefix)\(revokePath)"
             document["revocation_endpoint_auth_methods_supported"] = authMethods
         }
-        if likeness.offersRegistration { document["registration_endpoint"] = "\(base)\(Self.registrationPath)" }
+        if likeness.offersRegistration { document["registration_endpoint"] = "\(base)\(Self.prefix)\(Self.registrationPath)" }
         if acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
         if likeness.pkce != .refusedForConfidentialClients || likeness.acceptsPublicClients {
             document["code_challenge_methods_supported"] = ["S256"]

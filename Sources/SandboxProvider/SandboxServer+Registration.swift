@@ -72,7 +72,7 @@ extension SandboxServer {
         let registration = SandboxState.Registration(
             client: SandboxClient(clientID: clientID, clientSecret: secret, name: name, redirectURIs: redirectURIs),
             accessTokenHash: Self.hash(accessToken), issuedAt: Date(), applicationType: applicationType,
-            authenticationMethod: method, grantTypes: grantTypes)
+            authenticationMethod: method, grantTypes: grantTypes, issuer: issuer)
         await state.register(registration)
         var answer = describe(registration)
         answer["registration_access_token"] = accessToken
@@ -107,7 +107,7 @@ extension SandboxServer {
             "grant_types": registration.grantTypes,
             "response_types": ["code"],
             "application_type": registration.applicationType,
-            "registration_client_uri": "\(base)\(Self.registrationPath)/\(registration.client.clientID)",
+            "registration_client_uri": "\(base)\(Self.prefix)\(Self.registrationPath)/\(registration.client.clientID)",
         ]
         if let secret = registration.client.clientSecret {
             answer["client_secret"] = secret

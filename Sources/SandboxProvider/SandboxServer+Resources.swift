@@ -49,28 +49,28 @@ extension SandboxServer {
             router.get(RouterPath(inserted)) { _, _ in
                 await self.state.note(inserted, in: \.wellKnownPaths)
                 guard location == .named || location == .path else { return Self.json(.notFound, ["error": "not_found"]) }
-                return self.resourceMetadata(resource)
+                return await self.resourceMetadata(resource)
             }
             let custom = "/custom/resource-metadata\(resource.path).json"
             router.get(RouterPath(custom)) { _, _ in
                 await self.state.note(custom, in: \.wellKnownPaths)
                 guard location == .custom else { return Self.json(.notFound, ["error": "not_found"]) }
-                return self.resourceMetadata(resource)
+                return await self.resourceMetadata(resource)
             }
             router.get(RouterPath(resource.path)) { request, _ in await self.serve(resource, request) }
         }
         router.get("/.well-known/oauth-protected-resource") { _, _ in
             await self.state.note("/.well-known/oauth-protected-resource", in: \.wellKnownPaths)
             guard location == .root else { return Self.json(.notFound, ["error": "not_found"]) }
-            return self.resourceMetadata(Self.protectedResources[0])
+            return await self.resourceMetadata(Self.protectedResources[0])
         }
     }
 
     /// RFC 9728 §2: the metadata that names this resource's authorization server.
-    func resourceMetadata(_ resource: ProtectedResource) -> Response {
+    func resourceMetadata(_ resource: ProtectedResource) async -> Response {
         var document: [String: Any] = [
             "resource": identifier(of: resource),
-            "authorization_servers": [issuer],
+            "authorization_servers": [await resourcesServer],
             "bearer_methods_supported": ["header"],
             "resource_name": resource.name,
         ]
@@ -110,6 +110,10 @@ extension SandboxServer {
         case .revoked: return challenge(.unauthorized, error: "invalid_token", "The access token was revoked.")
         case .valid(let grant, let scopes):
             // RFC 8707 §3: a token for another audience (or for none) is no good here.
+            // Moved to the second server: what the first one issued is no good here any more.
+            guard await (grant.issuer ?? issuer) == resourcesServer else {
+                return challenge(.unauthorized, error: "invalid_token", "The authorization server has changed.")
+            }
             guard grant.resource == identifier(of: resource) else {
                 return challenge(.unauthorized, error: "invalid_token", "The access token was issued for another resource.")
             }

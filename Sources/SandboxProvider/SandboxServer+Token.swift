@@ -94,7 +94,7 @@ extension SandboxServer {
             return .error("invalid_target", "The authorization was not for the resource \(asked).")
         }
         let grant = SandboxState.Grant(
-            clientID: client.clientID, username: code.username, scopes: code.scopes, resource: code.resource)
+            clientID: client.clientID, username: code.username, scopes: code.scopes, resource: code.resource, issuer: issuer)
         let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
         await state.attach(grantID: issued.grantID, toCode: codeValue)
         return tokenResponse(issued, grant: grant, nonce: code.nonce, withRefreshToken: code.grantsRefreshToken)
@@ -126,7 +126,7 @@ extension SandboxServer {
             guard requested.allSatisfy(grant.scopes.contains) else {
                 return .error("invalid_scope", "A refresh cannot add scopes the user did not grant.")
             }
-            grant = .init(clientID: grant.clientID, username: grant.username, scopes: requested, resource: grant.resource)
+            grant = .init(clientID: grant.clientID, username: grant.username, scopes: requested, resource: grant.resource, issuer: grant.issuer)
         }
         let issued = await state.issueTokens(for: grant, reusing: grantID, ttl: configuration.accessTokenTTL)
         return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: true)

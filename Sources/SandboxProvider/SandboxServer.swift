@@ -45,10 +45,12 @@ public final class SandboxServer: Sendable {
 
     /// The issuer identifier: the base URL, under the path the imitated provider uses
     /// (with `{tenantid}` left in, as Microsoft's `/common` discovery document has it).
-    var issuer: String { likeness.issuer(base: base) + situation.issuerPath }
+    var issuer: String { Self.secondServer ? base + Self.secondServerPath : likeness.issuer(base: base) + situation.issuerPath }
 
     /// The issuer an ID token names: for a tenant-specific provider, the user's tenant.
-    var tokenIssuer: String { likeness.issuer(base: base, tenant: likeness.tenantID) + situation.issuerPath }
+    var tokenIssuer: String {
+        Self.secondServer ? issuer : likeness.issuer(base: base, tenant: likeness.tenantID) + situation.issuerPath
+    }
 
     /// Binds to `127.0.0.1:port` (0 picks a free port), calls `onListening`
     /// with the base URL once connections are accepted, and serves until cancelled.
@@ -91,6 +93,7 @@ public final class SandboxServer: Sendable {
             router.get(RouterPath(closed.path)) { request, context in try await self.closedEndpoint(request, context) }
         }
         addRegistration(to: router)
+        addSecondServer(to: router)
         addProtectedResources(to: router)
         addOAuth1(to: router)
         router.get("/avatar/:file") { _, context in self.avatar(context.parameters.get("file") ?? "") }

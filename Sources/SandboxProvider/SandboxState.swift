@@ -44,6 +44,8 @@ actor SandboxState {
         /// The audience of its access tokens (RFC 8707): one protected resource, or
         /// nil for the provider's own UserInfo, which no protected resource accepts.
         var resource: String? = nil
+        /// The authorization server that issued it: the sandbox's own, or its second one (`/as2`).
+        var issuer: String? = nil
         var revoked = false
     }
 
@@ -56,6 +58,8 @@ actor SandboxState {
         let applicationType: String
         let authenticationMethod: String
         let grantTypes: [String]
+        /// The authorization server it was made at: a client of one is unknown at the other.
+        var issuer: String? = nil
     }
 
     struct AccessToken: Codable {
@@ -87,6 +91,8 @@ actor SandboxState {
         var wellKnownPaths: [String] = []
         /// The `scope` of every authorization request that reached the sign-in page, in order ("" for none).
         var authorizationScopes: [String] = []
+        /// Every client id the second authorization server was asked about (authorization, token, revocation).
+        var secondServerClientIDs: [String] = []
 
         enum CodingKeys: String, CodingKey {
             case tokenRequests = "token_requests"
@@ -100,6 +106,7 @@ actor SandboxState {
             case clientMetadataFetches = "client_metadata_fetches"
             case wellKnownPaths = "well_known_paths"
             case authorizationScopes = "authorization_scopes"
+            case secondServerClientIDs = "second_server_client_ids"
         }
     }
 
@@ -345,6 +352,11 @@ actor SandboxState {
         }
         return fault
     }
+
+    /// Whether the protected resources have moved to the second authorization server.
+    private(set) var resourcesMoved = false
+
+    func moveResources() { resourcesMoved = true }
 
     func count(_ keyPath: WritableKeyPath<Statistics, Int>) {
         statistics[keyPath: keyPath] += 1

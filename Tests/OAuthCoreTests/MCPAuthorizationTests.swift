@@ -244,4 +244,34 @@ import TestSupport
         #expect(throws: OAuthError.self) { try ResourceChallenge(header: "Bearer error=\"") }
         #expect(try ResourceChallenge(header: #"Bearer error="invalid_token""#).kind == .refused)
     }
+
+    // MARK: Keyed by issuer
+
+    /// The resource moves to another authorization server: the next 401 is how it is noticed. Latchkey
+    /// registers anew there and signs in there; the old server's client id never reaches the new one,
+    /// and the old grant is revoked where it was issued.
+    @Test func aResourceThatMovesIsFollowedWithNothingOfTheOldServer() async throws {
+        let setting = try Setting([])
+        let store = MemoryTokenStore()
+        let me = setting.url("/api/me")
+        let before = try await setting.providers.configuration(for: me).configuration
+        let old = try await AuthSession(configuration: before, store: store).signIn(using: FormPostingUserAgent()).token
+        _ = try await HTTPClient().send(method: "POST", setting.sandbox.baseURL + "/_admin/move-resources", headers: [:], body: nil)
+        let (status, header) = try await Self.answer(setting, "/api/me", old)
+        #expect(status == 401 && header?.contains("authorization server has changed") == true)
+
+        let answer = try await setting.providers.answer(try ResourceChallenge(header: try #require(header)), for: me, tokens: store, records: nil)
+        guard case .signIn(let after, let reason) = answer else { Issue.record("expected a sign-in, got \(answer)"); return }
+        #expect(after.issuer?.absoluteString == setting.sandbox.baseURL + "/as2")
+        #expect(after.clientID != before.clientID && reason.contains("now takes tokens from"))
+        #expect(try await store.load(for: before.id) == nil, "the old sign-in is forgotten here")
+        let token = try await AuthSession(configuration: after, store: store).signIn(using: FormPostingUserAgent()).token
+        #expect(try await Self.answer(setting, "/api/me", token).0 == 200)
+
+        let statistics = try await setting.statistics()
+        let seen = statistics["second_server_client_ids"] as? [String] ?? []
+        #expect(!seen.isEmpty && !seen.contains(before.clientID), "the new server never heard of the old client: \(seen)")
+        #expect(statistics["registrations"] as? Int == 2)
+        #expect(statistics["revocation_requests"] as? Int == 1, "the old grant was revoked at the old server")
+    }
 }
