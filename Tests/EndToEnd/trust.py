@@ -14,7 +14,7 @@ import time
 import unicodedata
 
 import presets
-from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
+from harness import BIN, ROOT, admin, assert_no_secrets, expect, sign_in
 from desktop import Epiphany, choose_user_agent, wait_problem
 from driver import role, walk, wait_until
 
@@ -429,7 +429,55 @@ def revoke(base, token, client_id):
         {"token": token, "client_id": client_id}).encode(), method="POST"), timeout=10).read()
 
 
+# Each situation of the MCP authorization specification (2026-07-28) the sandbox plays, driven
+# through `latchkey token --resource`: (sandbox options, what ends it: None for a token, else a
+# sentence on stderr and the exit status).
+MCP_SITUATIONS = [
+    ((), None),
+    (("--iss", "unadvertised"), None),
+    (("--iss", "absent"), ("did not say which server sent it", 1)),
+    (("--iss", "wrong"), ("came from a different provider", 1)),
+    (("--iss", "slash"), ("came from a different provider", 1)),
+    (("--iss", "unadvertised-wrong"), ("came from a different provider", 1)),
+    (("--issuer-path", "/tenant1", "--metadata-at", "oauth"), None),
+    (("--issuer-path", "/tenant1", "--metadata-at", "oidc-inserted"), None),
+    (("--issuer-path", "/tenant1", "--metadata-at", "oidc-appended"), None),
+    (("--metadata-at", "oidc-inserted"), None),
+    (("--resource-metadata-at", "path"), None),
+    (("--resource-metadata-at", "root"), None),
+    (("--resource-metadata-at", "custom"), None),
+    (("--behave-like", "linkedin"), ("does not say it supports PKCE with S256", 1)),
+]
+
+
+def mcp_situations_through_latchkey_token(home):
+    """Every situation above, from a clean home each time: a token the resource takes, or the
+    sentence that says why not (and no token, and for iss, no code sent to the token endpoint)."""
+    for number, (options, refusal) in enumerate(MCP_SITUATIONS):
+        for directory in (os.path.join(home.config, "latchkey"), os.path.join(home.state, "latchkey")):
+            subprocess.run(["rm", "-rf", directory], check=True)
+        with presets.sandbox_running(home, *((options[1],) if options[:1] == ("--behave-like",) else ("standard",)),
+                                     *(options if options[:1] != ("--behave-like",) else ())) as base:
+            name = f"situation-{number}"
+            if refusal and "PKCE" in refusal[0]:
+                run = subprocess.run([os.path.join(BIN, "latchkey"), "token", "--resource", base + "/api/me"],
+                                     capture_output=True, text=True, timeout=60)
+                status, token, said = run.returncode, run.stdout.strip(), run.stderr
+            else:
+                status, token, said = token_through_window(home, base, name=name)
+            label = " ".join(options) or "usual"
+            if refusal is None:
+                expect(status == 0 and challenge_of(base + "/api/me", token)[0] == 200,
+                       f"{label}: a token the resource takes ({status})")
+            else:
+                sentence, code = refusal
+                expect(status == code and token == "" and sentence in said, f"{label}: refused with a sentence ({status}): {said[-400:]!r}")
+                if "--iss" in options:
+                    expect(admin(base, "/_admin/stats")["token_requests"] == 0, f"{label}: the code went nowhere")
+
+
 SCENARIOS = {
+    "mcp_situations_through_latchkey_token": mcp_situations_through_latchkey_token,
     "step_up_through_latchkey_token": step_up_through_latchkey_token,
     "account_switch_is_said": account_switch_is_said,
     "mcp_sdk_browser_sign_in": mcp_sdk_browser_sign_in,
