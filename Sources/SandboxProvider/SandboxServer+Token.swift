@@ -35,6 +35,7 @@ extension SandboxServer {
         case .success(let authenticated): client = authenticated
         case .failure(let error): return .error(error.error, error.description, basicChallenge: error.basicChallenge)
         }
+        await state.note(parameters["resource"] ?? "", in: \.tokenRequestResources)
         switch parameters["grant_type"] ?? likeness.impliedGrantType {
         case nil:
             return .error("invalid_request", "grant_type is missing.")

@@ -93,6 +93,9 @@ actor SandboxState {
         var authorizationScopes: [String] = []
         /// Every client id the second authorization server was asked about (authorization, token, revocation).
         var secondServerClientIDs: [String] = []
+        /// The `resource` every token request named, in order ("" for none): RFC 8707 lets a client
+        /// leave it out; the MCP authorization specification does not.
+        var tokenRequestResources: [String] = []
 
         enum CodingKeys: String, CodingKey {
             case tokenRequests = "token_requests"
@@ -107,6 +110,7 @@ actor SandboxState {
             case wellKnownPaths = "well_known_paths"
             case authorizationScopes = "authorization_scopes"
             case secondServerClientIDs = "second_server_client_ids"
+            case tokenRequestResources = "token_request_resources"
         }
     }
 

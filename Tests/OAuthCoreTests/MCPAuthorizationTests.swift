@@ -274,4 +274,27 @@ import TestSupport
         #expect(statistics["registrations"] as? Int == 2)
         #expect(statistics["revocation_requests"] as? Int == 1, "the old grant was revoked at the old server")
     }
+
+    /// Registered as a native app that wants refresh tokens (application_type, grant_types), and
+    /// `resource` named at every token request, the refresh included (RFC 8707 lets a client leave
+    /// it out there; the MCP authorization specification does not).
+    @Test func registeredAsANativeAppAndTheResourceNamedAtEveryTokenRequest() async throws {
+        let setting = try Setting([])
+        let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
+        let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: configuration.id))
+        let secrets = FileClientSecretStore(directory: setting.home.url.appendingPathComponent("secrets"))
+        let token = try #require(try secrets.load(for: ResourceProviders.registrationKey(configuration.id)))
+        let registration = try await HTTPClient().get(
+            try #require(file["registration_client_uri"] as? String), headers: ["Authorization": "Bearer \(token)"]).json
+        #expect(registration["application_type"] as? String == "native")
+        #expect((registration["grant_types"] as? [String])?.contains("refresh_token") == true)
+
+        let session = AuthSession(configuration: configuration, store: MemoryTokenStore(), now: { Date().addingTimeInterval(7200) })
+        let first = try await session.signIn(using: FormPostingUserAgent()).token
+        let renewed = try await session.freshToken()
+        #expect(renewed.accessToken != first.accessToken && renewed.refreshToken != nil)
+        #expect(try await setting.statistics()["refresh_grants"] as? Int == 1)
+        let named = try await setting.statistics()["token_request_resources"] as? [String]
+        #expect(named == [setting.sandbox.baseURL + "/api/me", setting.sandbox.baseURL + "/api/me"], "\(String(describing: named))")
+    }
 }
