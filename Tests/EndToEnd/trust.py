@@ -476,7 +476,34 @@ def mcp_situations_through_latchkey_token(home):
                     expect(admin(base, "/_admin/stats")["token_requests"] == 0, f"{label}: the code went nowhere")
 
 
+def resource_moves_through_latchkey_token(home):
+    """MCP 2026-07-28, keyed by issuer: the resource moves to another authorization server; the
+    script's next request gets a 401, which it hands to `latchkey token --challenge`: Latchkey
+    registers at the new server, signs in there, and the new server never hears of the old client."""
+    with presets.sandbox_running(home, "standard") as base:
+        status, first, _ = token_through_window(home, base, name="before")
+        expect(status == 0 and first, f"the first token: {status}")
+        provider_file = os.path.join(home.config, "latchkey", f"127-0-0-1-{base.rsplit(':', 1)[1]}-api-me.json")
+        with open(provider_file) as f:
+            old_client = json.load(f)["client_id"]
+        admin(base, "/_admin/move-resources", method="POST")
+        code, header = challenge_of(base + "/api/me", first)
+        expect(code == 401 and "authorization server has changed" in header, f"refused: {code} {header!r}")
+        status, token, said = token_through_window(home, base, "--challenge", header, name="after")
+        expect(status == 0 and token and token != first, f"a token from the new server: {status}")
+        expect(f"now takes tokens from {base}/as2" in said, "latchkey token says where it signs in now")
+        expect(challenge_of(base + "/api/me", token)[0] == 200, "the resource takes it")
+        with open(provider_file) as f:
+            moved = json.load(f)
+        expect(moved["issuer"] == base + "/as2" and moved["client_id"] != old_client, f"the provider file follows: {moved}")
+        stats = admin(base, "/_admin/stats")
+        expect(old_client not in stats["second_server_client_ids"], "the new server never heard of the old client")
+        expect(stats["revocation_requests"] >= 1, "the old grant was revoked at the old server")
+    assert_no_secrets(home, [os.path.join(home.root, n + ".log") for n in ("before", "after")], extra=[first, token])
+
+
 SCENARIOS = {
+    "resource_moves_through_latchkey_token": resource_moves_through_latchkey_token,
     "mcp_situations_through_latchkey_token": mcp_situations_through_latchkey_token,
     "step_up_through_latchkey_token": step_up_through_latchkey_token,
     "account_switch_is_said": account_switch_is_said,
