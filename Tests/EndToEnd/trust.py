@@ -347,11 +347,11 @@ def account_switch_is_said(home):
         expect("no longer as ada@sandbox.example" in f.read(), "the log says it too")
 
 
-def token_through_window(home, base, *extra, user="ada", password="engine", name="run"):
-    """`latchkey token --resource <base>/api/me …` as a script runs it, signing in through its window;
+def token_through_window(home, base, *extra, user="ada", password="engine", name="run", path="/api/me"):
+    """`latchkey token --resource <base><path> …` as a script runs it, signing in through its window;
     the token printed, and what it said on stderr (in its log, with the debug lines)."""
     out = os.path.join(home.root, f"{name}.out")
-    app = home.launch("--resource", base + "/api/me", *extra, command=("token",), stdout_path=out, log_name=f"{name}.log")
+    app = home.launch("--resource", base + path, *extra, command=("token",), stdout_path=out, log_name=f"{name}.log")
     try:
         app.type_into(app.find("entry", "Username", timeout=60), user)
         app.type_into(app.find("password text", "Password"), password)
@@ -447,6 +447,8 @@ MCP_SITUATIONS = [
     (("--resource-metadata-at", "root"), None),
     (("--resource-metadata-at", "custom"), None),
     (("--behave-like", "linkedin"), ("does not say it supports PKCE with S256", 1)),
+    # A resource that names no scope, in its challenge or its metadata: no scope parameter at all.
+    (("/api/open",), None),
 ]
 
 
@@ -456,19 +458,23 @@ def mcp_situations_through_latchkey_token(home):
     for number, (options, refusal) in enumerate(MCP_SITUATIONS):
         for directory in (os.path.join(home.config, "latchkey"), os.path.join(home.state, "latchkey")):
             subprocess.run(["rm", "-rf", directory], check=True)
+        path = options[0] if options[:1] and options[0].startswith("/") else "/api/me"
+        sandbox_options = () if path != "/api/me" else options
         with presets.sandbox_running(home, *((options[1],) if options[:1] == ("--behave-like",) else ("standard",)),
-                                     *(options if options[:1] != ("--behave-like",) else ())) as base:
+                                     *(sandbox_options if options[:1] != ("--behave-like",) else ())) as base:
             name = f"situation-{number}"
             if refusal and "PKCE" in refusal[0]:
                 run = subprocess.run([os.path.join(BIN, "latchkey"), "token", "--resource", base + "/api/me"],
                                      capture_output=True, text=True, timeout=60)
                 status, token, said = run.returncode, run.stdout.strip(), run.stderr
             else:
-                status, token, said = token_through_window(home, base, name=name)
+                status, token, said = token_through_window(home, base, name=name, path=path)
             label = " ".join(options) or "usual"
             if refusal is None:
-                expect(status == 0 and challenge_of(base + "/api/me", token)[0] == 200,
+                expect(status == 0 and challenge_of(base + path, token)[0] == 200,
                        f"{label}: a token the resource takes ({status})")
+                if path == "/api/open":
+                    expect(admin(base, "/_admin/stats")["authorization_scopes"] == [""], f"{label}: no scope asked for")
             else:
                 sentence, code = refusal
                 expect(status == code and token == "" and sentence in said, f"{label}: refused with a sentence ({status}): {said[-400:]!r}")
