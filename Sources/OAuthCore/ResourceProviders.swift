@@ -144,13 +144,16 @@ public struct ResourceProviders: Sendable {
         if reservedIDs.contains(id) || catalog.presetFile(named: id) != nil {
             throw OAuthError.invalidConfiguration("\(what) would be called “\(id)”, the name of a provider Latchkey comes with.")
         }
-        let key = ProviderCatalog.credentialKey(id)
-        if let clash = (catalog.availableProviders.map(\.id) + reservedIDs).first(where: { $0 != id && ProviderCatalog.credentialKey($0) == key }) {
-            throw OAuthError.invalidConfiguration(
-                "\(what) would be called “\(id)”, too like the provider “\(clash)” (they would share its credential variables).")
-        }
         let file = catalog.userFile(for: id)
-        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            // A new id only: one already made here goes on being used (it takes nothing from the environment).
+            let key = ProviderCatalog.credentialKey(id)
+            if let clash = (catalog.availableProviders.map(\.id) + reservedIDs).first(where: { $0 != id && ProviderCatalog.credentialKey($0) == key }) {
+                throw OAuthError.invalidConfiguration(
+                    "\(what) would be called “\(id)”, too like the provider “\(clash)” (they would share its credential variables).")
+            }
+            return nil
+        }
         let object = try ProviderCatalog.readObject(file)
         guard isOurs(object) else {
             throw OAuthError.invalidConfiguration("\(file.path) describes another provider than \(what); move it away to sign in there.")

@@ -73,6 +73,20 @@ import TestSupport
         #expect(try await setting.tokens.load(for: "corp-sso") == Self.stored)
     }
 
+    /// A provider made before its twin appeared goes on working (found by an attacker's review:
+    /// the twin check made an existing resource's provider unusable).
+    @Test func anExistingProviderIsNotRefusedForATwinAddedLater() async throws {
+        let sandbox = try RunningSandbox()
+        let setting = try Setting()
+        let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
+        let id = try await setting.providers().prepare(resource: me).id
+        let twin = id.replacingOccurrences(of: "-", with: "_")
+        _ = try setting.home.write(
+            #"{"id": "\#(twin)", "issuer": "https://login.corp.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_id": "c", "redirect_uri": "http://127.0.0.1/callback"}"#,
+            to: "config/\(twin).json")
+        #expect(try await setting.providers().configuration(for: me).configuration.id == id)
+    }
+
     /// A file Latchkey wrote for a resource or an issuer takes no credentials from the
     /// environment, even where its id maps to variables that are set.
     @Test(arguments: [#""origin": "resource", "resource": "https://api.example/mcp""#, #""origin": "issuer""#, #""registration_client_uri": "https://id.example/register/c1""#])
