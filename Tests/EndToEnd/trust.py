@@ -346,6 +346,18 @@ def account_switch_is_said(home):
     with open(app.log_path) as f:
         expect("no longer as ada@sandbox.example" in f.read(), "the log says it too")
 
+    # And on latchkey token's stderr: a resource signed in to as Ada, signed out, then as Grace.
+    with presets.sandbox_running(home, "standard") as base:
+        status, _, _ = token_through_window(home, base, name="token-ada")
+        expect(status == 0, f"Ada's token: {status}")
+        provider = "127-0-0-1-" + base.rsplit(":", 1)[1] + "-api-me"
+        out = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out", "--provider", provider],
+                             capture_output=True, text=True, timeout=60)
+        expect(out.returncode == 0, f"signed out: {out.stderr!r}")
+        status, token, said = token_through_window(home, base, user="grace", password="compiler", name="token-grace")
+        line = next((l for l in said.splitlines() if l.startswith("latchkey: Signed in as")), "")
+        expect(status == 0 and token and "no longer as" in line, f"latchkey token says so on stderr: {status} {line!r}")
+
 
 def token_through_window(home, base, *extra, user="ada", password="engine", name="run", path="/api/me"):
     """`latchkey token --resource <base><path> …` as a script runs it, signing in through its window;
