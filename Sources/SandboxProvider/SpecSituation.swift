@@ -54,7 +54,8 @@ public struct SpecSituation: Sendable, Equatable {
     }
 
     public var iss: Iss?
-    /// A path the issuer has beyond the base URL (`/tenant1`); endpoints stay where they are.
+    /// A path the issuer has beyond the base URL (`/tenant1`, or `/` for a trailing slash alone);
+    /// endpoints stay where they are.
     public var issuerPath: String
     public var metadata: MetadataLocation
     public var resourceMetadata: ResourceMetadataLocation
@@ -71,7 +72,8 @@ public struct SpecSituation: Sendable, Equatable {
     /// Every well-known location a client may look for the metadata of an issuer with `path`,
     /// and whether this situation serves it there.
     func metadataLocations(defaults: [String]) -> [(path: String, served: Bool)] {
-        let path = issuerPath
+        // `/` alone makes the issuer the base URL with a trailing slash, whose metadata is at the root.
+        let path = issuerPath == "/" ? "" : issuerPath
         guard !path.isEmpty else {
             let oauth = "/.well-known/oauth-authorization-server", oidc = "/.well-known/openid-configuration"
             switch metadata {

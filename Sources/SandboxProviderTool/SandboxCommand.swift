@@ -88,8 +88,8 @@ struct SandboxCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         if let iss, SpecSituation.Iss(rawValue: iss) == nil { throw ValidationError("Unknown --iss \(iss).") }
-        guard issuerPath.isEmpty || (issuerPath.hasPrefix("/") && !issuerPath.hasSuffix("/") && !issuerPath.contains("?")) else {
-            throw ValidationError("--issuer-path must begin with / and not end with one, e.g. /tenant1.")
+        guard issuerPath.isEmpty || issuerPath == "/" || (issuerPath.hasPrefix("/") && !issuerPath.hasSuffix("/") && !issuerPath.contains("?")) else {
+            throw ValidationError("--issuer-path must begin with / and not end with one (or be / alone), e.g. /tenant1.")
         }
         guard SpecSituation.MetadataLocation(rawValue: metadataAt) != nil else { throw ValidationError("Unknown --metadata-at \(metadataAt).") }
         guard SpecSituation.ResourceMetadataLocation(rawValue: resourceMetadataAt) != nil else {

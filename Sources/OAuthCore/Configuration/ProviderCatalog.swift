@@ -126,7 +126,21 @@ public struct ProviderCatalog: Sendable {
     {
         guard Self.needsDiscovery(object), let issuer = object["issuer"] as? String else { return nil }
         guard let discovery else { throw Self.noDiscovery(issuer) }
-        return try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).source
+        do {
+            return try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).source
+        } catch OAuthError.invalidConfiguration(let reason) {
+            // Written before issuers were compared exactly, a file of Latchkey's may hold the issuer
+            // without the trailing slash its server names itself with: kept as the server names it
+            // from now on, then checked exactly like any other. Anything else stays the refusal it was.
+            guard let id = object["id"] as? String, case let file = userFile(for: id),
+                var own = try? Self.readObject(file), own["issuer"] as? String == issuer, Self.isDiscovered(own)
+            else { throw OAuthError.invalidConfiguration(reason) }
+            let named = await ProviderDiscovery.issuerAsNamed(issuer, transport: transport, timeout: timeout)
+            guard named != issuer else { throw OAuthError.invalidConfiguration(reason) }
+            own["issuer"] = named
+            try writeUserFile(own, for: id)
+            return try await discovery.document(issuer: named, transport: transport, timeout: timeout).source
+        }
     }
 
     /// A provider file that names its issuer and neither endpoint is completed from discovery.

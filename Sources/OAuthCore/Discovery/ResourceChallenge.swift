@@ -28,6 +28,21 @@ public struct ResourceChallenge: Sendable, Equatable {
         challenge = bearer
         kind = bearer["error"] == "insufficient_scope" ? .insufficientScope : .refused
         scopes = bearer["scope"].map { $0.split(separator: " ").map(String.init) } ?? []
+        // RFC 6749 §3.3's scope-tokens, of a size a consent page and a provider file can hold: a
+        // script hands on whatever the server sent, and these end up in both.
+        guard scopes.count <= Self.mostScopes, scopes.allSatisfy(Self.isScopeToken) else {
+            throw OAuthError.invalidConfiguration(
+                "the challenge asks for scopes that are not scope names (RFC 6749 §3.3), or for more than \(Self.mostScopes) of them.")
+        }
+    }
+
+    /// At most this many scopes asked at once, and in a sign-in's union.
+    static let mostScopes = 32
+
+    /// A scope-token (RFC 6749 §3.3: %x21 / %x23-5B / %x5D-7E), at most 128 characters.
+    static func isScopeToken(_ scope: String) -> Bool {
+        !scope.isEmpty && scope.utf8.count <= 128
+            && scope.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
     }
 }
 
@@ -47,11 +62,15 @@ public struct ChallengeRecords: Sendable {
     public let directory: URL
     /// How many answers to one resource and scope set within `window` seconds.
     public let limit: Int
+    /// How many answers to one resource within `window` seconds, whatever the scopes: a server
+    /// asking for a new scope each time is not followed for ever either.
+    public let resourceLimit: Int
     public let window: TimeInterval
 
-    public init(directory: URL, limit: Int = 3, window: TimeInterval = 600) {
+    public init(directory: URL, limit: Int = 3, resourceLimit: Int = 6, window: TimeInterval = 600) {
         self.directory = directory
         self.limit = limit
+        self.resourceLimit = resourceLimit
         self.window = window
     }
 
@@ -70,9 +89,9 @@ public struct ChallengeRecords: Sendable {
             ((try? PrivateFile.checkOwnDirectory(directory)) == true
             ? FileManager.default.contents(atPath: file.path).flatMap { try? JSONDecoder().decode([Entry].self, from: $0) } : nil) ?? []
         entries.removeAll { now.timeIntervalSince1970 - $0.at > window || $0.at > now.timeIntervalSince1970 + 60 }
-        guard entries.filter({ $0.scopes == key }).count < limit else {
+        guard entries.filter({ $0.scopes == key }).count < limit, entries.count < resourceLimit else {
             throw OAuthError.invalidConfiguration(
-                "\(resource) kept refusing its token\(key.isEmpty ? "" : " (asking for \(key))"): Latchkey answered \(limit) times in "
+                "\(resource) kept refusing its token\(key.isEmpty ? "" : " (asking for \(key))"): Latchkey answered \(min(entries.count, limit)) times in "
                     + "\(Int(window / 60)) minutes and stops here, so as not to ask you for one consent after another. "
                     + "The server may want something a sign-in cannot give; try again later.")
         }
@@ -105,15 +124,22 @@ extension ResourceProviders {
         let had = configuration.scopes + (held?.allowedScopes(asked: configuration.scopes) ?? [])
         var wanted: [String] = []
         for scope in had + challenge.scopes where !wanted.contains(scope) { wanted.append(scope) }
+        guard wanted.count <= ResourceChallenge.mostScopes else {
+            throw OAuthError.invalidConfiguration(
+                "\(identifier.absoluteString) asks for more scopes than a sign-in takes (\(wanted.count)); Latchkey does not ask for them.")
+        }
         try records?.note(provider: id, scopes: wanted, resource: identifier.absoluteString)
 
-        let metadata = try await ResourceDiscovery.metadata(for: identifier, challenge: challenge.challenge, transport: transport, timeout: timeout)
-        let server = metadata.authorizationServers[0].absoluteString
-        if server != configuration.issuer?.absoluteString {
-            configuration = try await moved(identifier, id: id, to: server, from: session)
+        // Where the resource sends its clients now, asked of the resource itself: the header a script
+        // hands on is not trusted to say where its metadata is, nor so to end a sign-in.
+        let metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
+        let servers = metadata.authorizationServers.map(\.absoluteString)
+        // Still named (in any order, a slash more or less), it has not moved.
+        if let issuer = configuration.issuer?.absoluteString, !servers.contains(where: { Issuer.normalised($0) == Issuer.normalised(issuer) }) {
+            configuration = try await moved(identifier, id: id, to: servers[0], from: session)
             return .signIn(
                 try widened(configuration, to: wanted, id: id),
-                reason: "\(identifier.absoluteString) now takes tokens from \(server): signing in there.")
+                reason: "\(identifier.absoluteString) now takes tokens from \(configuration.issuer?.absoluteString ?? servers[0]): signing in there.")
         }
         switch challenge.kind {
         case .insufficientScope:
@@ -145,10 +171,11 @@ extension ResourceProviders {
         return widened
     }
 
-    /// The resource moved to the authorization server `issuer`: the old grant is revoked where the
-    /// old server allows and forgotten here, the old registration's secrets are dropped, and
-    /// Latchkey registers at the new server (RFC 7591 or a client metadata document). A client
-    /// id the person gave by hand was for the old server: that is said, not sent to the new one.
+    /// The resource moved to the authorization server `issuer`: Latchkey registers at the new
+    /// server (RFC 7591 or a client metadata document) first; only once that is done is the old
+    /// grant revoked where the old server allows and forgotten here, so a move that cannot be
+    /// completed loses nothing. A client id the person gave by hand was for the old server: that
+    /// is said, not sent to the new one.
     private func moved(_ identifier: URL, id: String, to issuer: String, from old: AuthSession) async throws -> ProviderConfiguration {
         let file = try ProviderCatalog.readObject(catalog.userFile(for: id))
         let registered = file["registration_endpoint"] != nil || (file["client_id"] as? String).map { $0.hasPrefix("https://") } == true
@@ -157,14 +184,10 @@ extension ResourceProviders {
                 "\(identifier.absoluteString) now takes tokens from \(issuer), but the client id in \(catalog.userFile(for: id).path) "
                     + "was given for \(oldIssuer). Register Latchkey at \(issuer) and put its client id there.")
         }
+        // The new server's provider, registered there and written (its secrets replacing the old
+        // registration's), or an error with the old one untouched.
+        let (configuration, _) = try await discoverAndRegister(identifier, id: id, saved: file)
         _ = await old.signOut()
-        try? await secrets.remove(for: Self.registrationKey(id))
-        try? await secrets.remove(for: id)
-        var cleared = file
-        for key in ["client_id", "registration_client_uri", "registration_endpoint", "browser_redirect_uri", "client_authentication"] {
-            cleared[key] = nil
-        }
-        try catalog.writeUserFile(cleared, for: id)
-        return try await configuration(for: identifier, checkRegistration: false).configuration
+        return configuration
     }
 }

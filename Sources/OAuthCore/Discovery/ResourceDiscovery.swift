@@ -21,9 +21,8 @@ public enum ResourceDiscovery {
     /// the MCP authorization specification (2026-07-28) gives: the `resource_metadata` the 401's
     /// challenge names, else the well-known location with the resource's path inserted (RFC 9728
     /// §3.1), else the well-known location of its origin. Its `resource` must be the URL asked
-    /// about, or — found at the origin's location or where the challenge said — that URL's origin
-    /// or a path above it on the same origin (§3.3: a resource cannot send a client to another
-    /// one's server). Its servers must be https (plain http only for a resource on this computer).
+    /// about, or — found at the origin's location — that URL's origin or a path above it on the
+    /// same origin (§3.3: a resource cannot send a client to another one's server). Its servers must be https (plain http only for a resource on this computer).
     /// `challenge`: a `WWW-Authenticate` a caller already has (a 401 or 403 its request got): its
     /// `resource_metadata` and `scope` are used, and the resource is not asked again.
     public static func metadata(
@@ -49,7 +48,9 @@ public enum ResourceDiscovery {
                 throw OAuthError.invalidConfiguration(
                     "\(identifier.absoluteString) names its metadata at \(Redaction.clip(named)), which is not an https URL.")
             }
-            places.append((url, false))
+            // Named by the challenge, it is about exactly this resource (RFC 9728 §3.3); only the
+            // origin's own well-known document may be about something above it.
+            places.append((url, true))
         } else {
             places.append((wellKnownLocation(of: identifier), true))
             let root = wellKnownLocation(of: origin(of: identifier))

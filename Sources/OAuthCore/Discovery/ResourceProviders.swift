@@ -216,7 +216,7 @@ public struct ResourceProviders: Sendable {
 
     /// The provider for `identifier`, discovered and written now; whether Latchkey registered for it
     /// (not when a client metadata document stands in for a registration).
-    private func discoverAndRegister(_ identifier: URL, id: String, saved: [String: Any]?) async throws
+    func discoverAndRegister(_ identifier: URL, id: String, saved: [String: Any]?) async throws
         -> (ProviderConfiguration, registered: Bool)
     {
         let metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
