@@ -74,7 +74,10 @@ extension SandboxServer {
             "bearer_methods_supported": ["header"],
             "resource_name": resource.name,
         ]
-        if !resource.scopes.isEmpty { document["scopes_supported"] = resource.scopes }
+        // Who am I lists one scope more than its challenge asks for, so that a client's choice of one
+        // over the other shows (the challenge's comes first, MCP 2026-07-28).
+        let supported = resource.path == "/api/me" ? resource.scopes + ["email"] : resource.scopes
+        if !supported.isEmpty { document["scopes_supported"] = supported }
         return Self.json(.ok, document)
     }
 
