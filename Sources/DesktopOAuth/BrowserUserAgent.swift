@@ -27,11 +27,14 @@ public final class BrowserUserAgent: ExternalUserAgent {
     private var flow: (any SignInFlow)?
 
     /// - Parameter timeout: how long to wait for the browser to come back before the sign-in fails.
-    public init(parent: Window?, timeout: Duration = .seconds(600), logger: Logger = Logger(label: "Latchkey.BrowserUserAgent")) {
+    public init(parent: Window?, timeout: Duration = defaultTimeout, logger: Logger = Logger(label: "Latchkey.BrowserUserAgent")) {
         self.parent = parent
         self.timeout = timeout
         self.logger = logger
     }
+
+    /// How long a sign-in waits for the browser to come back, unless told otherwise.
+    public nonisolated static let defaultTimeout = Duration.seconds(600)
 
     /// The port the listener is on while a sign-in waits; nil otherwise.
     public var port: Int? { listener == nil ? nil : redirectURI?.port }

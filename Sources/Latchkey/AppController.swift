@@ -399,9 +399,7 @@ final class AppController {
                     id = added.id
                     // No provider had this id (addProvider refuses one that is taken), so whatever is stored
                     // under it was left by one removed by hand: it must not reach this provider's endpoints.
-                    try? await store.remove(for: id)
-                    try? await providers.secrets.remove(for: id)
-                    try? await providers.secrets.remove(for: ResourceProviders.registrationKey(id))
+                    await zeroConfiguration.clearLeftBehind(id)
                     if let secret = added.clientSecret {
                         do {
                             try await providers.secrets.save(secret, for: id)

@@ -81,14 +81,15 @@ struct TokenCommand: ParsableCommand {
         let store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
         let (timeout, provider) = (waits.networkTimeout, provider ?? "")
         let resourceURL = resource.flatMap(URL.init(string:))  // checked in validate()
+        let zeroConfiguration = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
 
         /// The resource's provider (found and registered now if need be; with `check`, its
         /// registration read back first), or the provider's; as a session over the shared store.
         func makeSession(check: Bool, forBrowser: Bool = false) throws -> AuthSession {
             let configuration = try wait { () async throws -> ProviderConfiguration in
                 if let resourceURL {
-                    return try await ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
-                        .configuration(for: resourceURL, checkRegistration: check, forBrowser: forBrowser).configuration
+                    return try await zeroConfiguration.configuration(for: resourceURL, checkRegistration: check, forBrowser: forBrowser)
+                        .configuration
                 }
                 return try await Self.providerConfiguration(provider, catalog: catalog, secrets: secrets, timeout: timeout)
             }
@@ -110,20 +111,23 @@ struct TokenCommand: ParsableCommand {
         } catch {
             throw Self.fail("\(error)", .failed)
         }
+        // Why a sign-in follows, should one be needed.
+        var why = "You are not signed in to \(session.configuration.displayName)"
         if let challenge, let resourceURL, let refusal = try? ResourceChallenge(header: challenge) {
             // The resource refused the last token: renewed, or a new sign-in for what it asks (never the refused token again).
             let answer: ChallengeAnswer
             do {
                 answer = try wait {
-                    try await ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
-                        .answer(refusal, for: resourceURL, tokens: store, records: LatchkeyFiles.challengeRecords)
+                    try await zeroConfiguration.answer(refusal, for: resourceURL, tokens: store, records: LatchkeyFiles.challengeRecords)
                 }
             } catch {
                 throw Self.fail("\(error)", Self.exit(for: error as? OAuthError ?? .storage("\(error)")))
             }
             switch answer {
             case .renewed(let token): return Self.print(token, to: output)
-            case .signIn(_, let reason): FileHandle.standardError.write(Data("latchkey: \(reason)\n".utf8))
+            case .signIn(_, let reason):
+                FileHandle.standardError.write(Data("latchkey: \(reason)\n".utf8))
+                why = "A new sign-in is needed"
             }
         } else {
             switch wait({ [session] in await Self.fresh(session) }) {
@@ -138,7 +142,7 @@ struct TokenCommand: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         guard environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false else {
             throw Self.fail(
-                "You are not signed in to \(session.configuration.displayName), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).",
+                "\(why), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).",
                 .signedOut)
         }
         // About to sign in: make sure the server still knows the client (RFC 7592), registering anew if not.
@@ -149,7 +153,8 @@ struct TokenCommand: ParsableCommand {
             // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
             FileHandle.standardError.write(Data("""
                 latchkey: Continue in your browser: Latchkey opens the \(session.configuration.displayName) sign-in page there \
-                and waits up to 10 minutes for it to send you back. If the page shows an error instead of a sign-in, \
+                and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
+                If the page shows an error instead of a sign-in, \
                 press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resourceURL?.absoluteString ?? "URL")
 
                 """.utf8))

@@ -45,24 +45,16 @@ extension SandboxServer {
     func addProtectedResources(to router: Router<SandboxRequestContext>) {
         let location = situation.resourceMetadata
         for resource in Self.protectedResources {
-            let inserted = "/.well-known/oauth-protected-resource" + resource.path
-            router.get(RouterPath(inserted)) { _, _ in
-                await self.state.note(inserted, in: \.wellKnownPaths)
-                guard location == .named || location == .path else { return Self.json(.notFound, ["error": "not_found"]) }
-                return await self.resourceMetadata(resource)
+            addWellKnown("/.well-known/oauth-protected-resource" + resource.path, served: location == .named || location == .path, to: router) {
+                _, _ in await self.resourceMetadata(resource)
             }
-            let custom = "/custom/resource-metadata\(resource.path).json"
-            router.get(RouterPath(custom)) { _, _ in
-                await self.state.note(custom, in: \.wellKnownPaths)
-                guard location == .custom else { return Self.json(.notFound, ["error": "not_found"]) }
-                return await self.resourceMetadata(resource)
+            addWellKnown("/custom/resource-metadata\(resource.path).json", served: location == .custom, to: router) { _, _ in
+                await self.resourceMetadata(resource)
             }
             router.get(RouterPath(resource.path)) { request, _ in await self.serve(resource, request) }
         }
-        router.get("/.well-known/oauth-protected-resource") { _, _ in
-            await self.state.note("/.well-known/oauth-protected-resource", in: \.wellKnownPaths)
-            guard location == .root else { return Self.json(.notFound, ["error": "not_found"]) }
-            return await self.resourceMetadata(Self.protectedResources[0])
+        addWellKnown("/.well-known/oauth-protected-resource", served: location == .root, to: router) { _, _ in
+            await self.resourceMetadata(Self.protectedResources[0])
         }
     }
 

@@ -27,9 +27,8 @@ extension SandboxServer {
 
     func addSecondServer(to router: Router<SandboxRequestContext>) {
         let second = Self.secondServerPath
-        router.get(RouterPath("/.well-known/oauth-authorization-server" + second)) { request, context in
-            await self.state.note("/.well-known/oauth-authorization-server" + second, in: \.wellKnownPaths)
-            return try await Self.onSecondServer { try await self.discovery(request, context) }
+        addWellKnown("/.well-known/oauth-authorization-server" + second, served: true, to: router) { request, context in
+            try await Self.onSecondServer { try await self.discovery(request, context) }
         }
         router.get(RouterPath(second + likeness.authorizePath)) { request, _ in await Self.onSecondServer { await self.authorize(request) } }
         router.post(RouterPath(second + likeness.authorizePath)) { request, _ in try await Self.onSecondServer { try await self.answerSignIn(request) } }

@@ -74,11 +74,7 @@ public final class SandboxServer: Sendable {
         // The imitated provider's own paths, so a preset pointed here differs only in its host.
         // Where the metadata is, and where a client might look for it in vain (each asked-for path is noted).
         for (path, served) in situation.metadataLocations(defaults: likeness.discoveryPaths) {
-            router.get(RouterPath(path)) { request, context in
-                await self.state.note(path, in: \.wellKnownPaths)
-                guard served else { return Self.json(.notFound, ["error": "not_found"]) }
-                return try await self.discovery(request, context)
-            }
+            addWellKnown(path, served: served, to: router) { request, context in try await self.discovery(request, context) }
         }
         router.get(RouterPath(likeness.jwksPath)) { _, _ in Self.json(.ok, self.signer.jwks) }
         router.get(RouterPath(likeness.authorizePath)) { request, _ in await self.authorize(request) }
@@ -126,6 +122,19 @@ public final class SandboxServer: Sendable {
     }
 
     // MARK: Helpers
+
+    /// A well-known location: every request to it noted (where a client looked, in order), and
+    /// answered by `answer` where the situation serves it, else 404.
+    func addWellKnown(
+        _ path: String, served: Bool, to router: Router<SandboxRequestContext>,
+        answer: @escaping @Sendable (Request, SandboxRequestContext) async throws -> Response
+    ) {
+        router.get(RouterPath(path)) { request, context in
+            await self.state.note(path, in: \.wellKnownPaths)
+            guard served else { return Self.json(.notFound, ["error": "not_found"]) }
+            return try await answer(request, context)
+        }
+    }
 
     static let noStore: HTTPFields = [.cacheControl: "no-store", HTTPField.Name("Pragma")!: "no-cache"]
 

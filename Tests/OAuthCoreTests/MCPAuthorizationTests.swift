@@ -105,6 +105,23 @@ import TestSupport
                 == ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"])
     }
 
+    /// An issuer typed as the server names itself costs one read of its metadata (a look-up for a
+    /// slash more or less once cost every new issuer a second).
+    @Test func anIssuerTypedExactlyIsReadOnce() async throws {
+        let setting = try Setting([])
+        _ = try await setting.providers.prepare(issuer: setting.sandbox.baseURL)
+        #expect(try await setting.asked("well-known") == ["/.well-known/oauth-authorization-server"])
+    }
+
+    /// An issuer a person types with a slash more than the server names itself with is taken as the
+    /// server names it, then checked exactly; its metadata is read once more for it.
+    @Test func anIssuerTypedWithASlashMoreIsTakenAsTheServerNamesIt() async throws {
+        let setting = try Setting([])
+        let id = try await setting.providers.prepare(issuer: setting.sandbox.baseURL + "/").id
+        #expect(try setting.catalog.draft(named: id).issuer?.absoluteString == setting.sandbox.baseURL)
+        #expect(try await setting.asked("authorization-server") == ["/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server"])
+    }
+
     /// A document that names its issuer with a slash more is another issuer's.
     @Test func aDocumentNamingTheIssuerWithASlashMoreIsNotUsed() throws {
         let document: [String: Any] = ["issuer": "https://id.example/", "authorization_endpoint": "https://id.example/a"]

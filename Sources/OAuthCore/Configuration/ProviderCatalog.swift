@@ -128,15 +128,13 @@ public struct ProviderCatalog: Sendable {
         guard let discovery else { throw Self.noDiscovery(issuer) }
         do {
             return try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).source
-        } catch OAuthError.invalidConfiguration(let reason) {
+        } catch OAuthError.issuerSpelledOtherwise(let asked, let named) {
             // Written before issuers were compared exactly, a file of Latchkey's may hold the issuer
             // without the trailing slash its server names itself with: kept as the server names it
-            // from now on, then checked exactly like any other. Anything else stays the refusal it was.
-            guard let id = object["id"] as? String, case let file = userFile(for: id),
-                var own = try? Self.readObject(file), own["issuer"] as? String == issuer, Self.isDiscovered(own)
-            else { throw OAuthError.invalidConfiguration(reason) }
-            let named = await ProviderDiscovery.issuerAsNamed(issuer, transport: transport, timeout: timeout)
-            guard named != issuer else { throw OAuthError.invalidConfiguration(reason) }
+            // from now on, then checked exactly like any other. A file of the person's own stays theirs.
+            guard let id = object["id"] as? String, var own = try? Self.readObject(userFile(for: id)),
+                own["issuer"] as? String == issuer, Self.isDiscovered(own)
+            else { throw OAuthError.issuerSpelledOtherwise(asked: asked, named: named) }
             own["issuer"] = named
             try writeUserFile(own, for: id)
             return try await discovery.document(issuer: named, transport: transport, timeout: timeout).source

@@ -68,23 +68,6 @@ public enum ProviderDiscovery {
                 + "Check that it is the provider's issuer URL, exactly.")
     }
 
-    /// The issuer a person typed, as the server names itself where the two differ by a trailing
-    /// slash alone (`https://id.example/` typed, `https://id.example` named): that name is then
-    /// looked up and checked exactly like any other. Anything else (no document, another
-    /// issuer, the network) leaves `typed` as it is, for the lookup to say what is wrong.
-    static func issuerAsNamed(_ typed: String, transport: any HTTPTransport, timeout: Double) async -> String {
-        guard let url = URL(string: typed) else { return typed }
-        for location in wellKnownLocations(of: url) {
-            guard let response = try? await getJSON(location, endpoint: .discovery, transport: transport, timeout: timeout) else {
-                return typed
-            }
-            if response.status == 404 || response.status == 410 { continue }
-            guard let named = (try? jsonObject(response, endpoint: .discovery))?["issuer"] as? String else { return typed }
-            return named != typed && Issuer.normalised(named) == Issuer.normalised(typed) ? named : typed
-        }
-        return typed
-    }
-
     /// Where an issuer's metadata may be, in the order they are tried. With a path
     /// (`https://id.example/tenant1`): RFC 8414's name inserted before it
     /// (`/.well-known/oauth-authorization-server/tenant1`), then OpenID Connect's inserted the
@@ -112,6 +95,7 @@ public enum ProviderDiscovery {
             throw OAuthError.malformedResponse(endpoint: .discovery, reason: "it names no issuer")
         }
         guard named == issuer else {
+            if Issuer.normalised(named) == Issuer.normalised(issuer) { throw OAuthError.issuerSpelledOtherwise(asked: issuer, named: named) }
             throw OAuthError.invalidConfiguration(
                 "the discovery document of \(issuer) names another issuer (\(Redaction.clip(named))), so it cannot be trusted "
                     + "(RFC 8414 §3.3, OpenID Connect Discovery §4.3; an issuer is compared exactly, a slash more or less included).")

@@ -85,9 +85,7 @@ public struct ChallengeRecords: Sendable {
         guard ProviderCatalog.isPlainName(provider) else { return }
         let key = Set(scopes).sorted().joined(separator: " ")
         let file = directory.appendingPathComponent("\(provider).json")
-        var entries =
-            ((try? PrivateFile.checkOwnDirectory(directory)) == true
-            ? FileManager.default.contents(atPath: file.path).flatMap { try? JSONDecoder().decode([Entry].self, from: $0) } : nil) ?? []
+        var entries = PrivateFile.ownContents(file, in: directory).flatMap { try? JSONDecoder().decode([Entry].self, from: $0) } ?? []
         entries.removeAll { now.timeIntervalSince1970 - $0.at > window || $0.at > now.timeIntervalSince1970 + 60 }
         guard entries.filter({ $0.scopes == key }).count < limit, entries.count < resourceLimit else {
             throw OAuthError.invalidConfiguration(
@@ -96,10 +94,7 @@ public struct ChallengeRecords: Sendable {
                     + "The server may want something a sign-in cannot give; try again later.")
         }
         entries.append(Entry(scopes: key, at: now.timeIntervalSince1970))
-        if let data = try? JSONEncoder().encode(entries) {
-            // Never through a directory that is a link or someone else's.
-            if (try? PrivateFile.prepareDirectory(directory)) != nil { try? PrivateFile.replace(file, with: data) }
-        }
+        if let data = try? JSONEncoder().encode(entries) { PrivateFile.writeOwn(data, to: file, in: directory) }
     }
 }
 
@@ -136,7 +131,7 @@ extension ResourceProviders {
         let servers = metadata.authorizationServers.map(\.absoluteString)
         // Still named (in any order, a slash more or less), it has not moved.
         if let issuer = configuration.issuer?.absoluteString, !servers.contains(where: { Issuer.normalised($0) == Issuer.normalised(issuer) }) {
-            configuration = try await moved(identifier, id: id, to: servers[0], from: session)
+            configuration = try await moved(identifier, id: id, to: metadata, from: session)
             return .signIn(
                 try widened(configuration, to: wanted, id: id),
                 reason: "\(identifier.absoluteString) now takes tokens from \(configuration.issuer?.absoluteString ?? servers[0]): signing in there.")
@@ -176,7 +171,10 @@ extension ResourceProviders {
     /// grant revoked where the old server allows and forgotten here, so a move that cannot be
     /// completed loses nothing. A client id the person gave by hand was for the old server: that
     /// is said, not sent to the new one.
-    private func moved(_ identifier: URL, id: String, to issuer: String, from old: AuthSession) async throws -> ProviderConfiguration {
+    private func moved(_ identifier: URL, id: String, to metadata: ProtectedResourceMetadata, from old: AuthSession) async throws
+        -> ProviderConfiguration
+    {
+        let issuer = metadata.authorizationServers[0].absoluteString
         let file = try ProviderCatalog.readObject(catalog.userFile(for: id))
         let registered = file["registration_endpoint"] != nil || (file["client_id"] as? String).map { $0.hasPrefix("https://") } == true
         if let oldIssuer = old.configuration.issuer?.absoluteString, !(file["client_id"] as? String ?? "").isEmpty, !registered {
@@ -186,7 +184,7 @@ extension ResourceProviders {
         }
         // The new server's provider, registered there and written (its secrets replacing the old
         // registration's), or an error with the old one untouched.
-        let (configuration, _) = try await discoverAndRegister(identifier, id: id, saved: file)
+        let (configuration, _) = try await discoverAndRegister(identifier, id: id, saved: file, known: metadata)
         _ = await old.signOut()
         return configuration
     }

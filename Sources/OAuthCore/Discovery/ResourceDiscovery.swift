@@ -22,24 +22,21 @@ public enum ResourceDiscovery {
     /// challenge names, else the well-known location with the resource's path inserted (RFC 9728
     /// §3.1), else the well-known location of its origin. Its `resource` must be the URL asked
     /// about, or — found at the origin's location — that URL's origin or a path above it on the
-    /// same origin (§3.3: a resource cannot send a client to another one's server). Its servers must be https (plain http only for a resource on this computer).
-    /// `challenge`: a `WWW-Authenticate` a caller already has (a 401 or 403 its request got): its
-    /// `resource_metadata` and `scope` are used, and the resource is not asked again.
+    /// same origin (§3.3: a resource cannot send a client to another one's server). Its servers
+    /// must be https (plain http only for a resource on this computer). The resource itself is
+    /// always asked: a challenge handed on by someone else does not say where its metadata is.
     public static func metadata(
-        for resource: URL, challenge: AuthenticateChallenge? = nil, transport: any HTTPTransport = CurlTransport.shared,
-        timeout: Double = 15
+        for resource: URL, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
     ) async throws -> ProtectedResourceMetadata {
         let identifier = try identifier(of: resource)
-        var bearer = challenge
-        if bearer == nil {
-            let probe = try await ProviderDiscovery.getJSON(identifier, endpoint: .resource, transport: transport, timeout: timeout)
-            if probe.status == 401 || probe.status == 403, let header = probe.header("www-authenticate") {
-                bearer = (try? AuthenticateChallenge.parse(header))?.first(where: { $0.is("Bearer") })
-            }
-            if probe.status < 400, bearer?["resource_metadata"] == nil {
-                throw OAuthError.invalidConfiguration(
-                    "\(identifier.absoluteString) answered without asking for a sign-in (HTTP \(probe.status)), so there is no token to get for it.")
-            }
+        let probe = try await ProviderDiscovery.getJSON(identifier, endpoint: .resource, transport: transport, timeout: timeout)
+        var bearer: AuthenticateChallenge?
+        if probe.status == 401 || probe.status == 403, let header = probe.header("www-authenticate") {
+            bearer = (try? AuthenticateChallenge.parse(header))?.first(where: { $0.is("Bearer") })
+        }
+        if probe.status < 400, bearer?["resource_metadata"] == nil {
+            throw OAuthError.invalidConfiguration(
+                "\(identifier.absoluteString) answered without asking for a sign-in (HTTP \(probe.status)), so there is no token to get for it.")
         }
         let challengeScopes = bearer?["scope"].map { $0.split(separator: " ").map(String.init) }
         var places: [(url: URL, exact: Bool)] = []

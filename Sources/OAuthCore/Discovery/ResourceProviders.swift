@@ -100,7 +100,7 @@ public struct ResourceProviders: Sendable {
     public func configuration(for resource: URL, checkRegistration: Bool = true, forBrowser: Bool = false) async throws -> Outcome {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
-        let saved = try await claim(id, for: identifier.absoluteString) { Self.resourceURL(in: $0) == identifier.absoluteString }
+        let saved = try claim(id, for: identifier.absoluteString) { Self.resourceURL(in: $0) == identifier.absoluteString }
         if let saved, !(saved["client_id"] as? String ?? "").isEmpty {
             guard checkRegistration, let reason = await registerAgain(saved, id: id, forBrowser: forBrowser) else {
                 return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
@@ -140,7 +140,7 @@ public struct ResourceProviders: Sendable {
     /// a preset, an id the program reserves, a file there that is not `isOurs`, or a provider
     /// whose credential variables `id` would share. Only an id nobody owns is later cleared of
     /// what a provider removed by hand left behind (`clearLeftBehind`), once its server has answered.
-    private func claim(_ id: String, for what: String, isOurs: ([String: Any]) -> Bool) async throws -> [String: Any]? {
+    private func claim(_ id: String, for what: String, isOurs: ([String: Any]) -> Bool) throws -> [String: Any]? {
         if reservedIDs.contains(id) || catalog.presetFile(named: id) != nil {
             throw OAuthError.invalidConfiguration("\(what) would be called “\(id)”, the name of a provider Latchkey comes with.")
         }
@@ -164,7 +164,7 @@ public struct ResourceProviders: Sendable {
     /// What a provider removed by hand left under `id` (its sign-in, secret and registration):
     /// cleared before a new provider takes the id, once `claim` found nobody owns it and its
     /// server has answered, so that nothing of it reaches the new provider's endpoints.
-    private func clearLeftBehind(_ id: String) async {
+    public func clearLeftBehind(_ id: String) async {
         try? await tokens?.remove(for: id)
         try? await secrets.remove(for: id)
         try? await secrets.remove(for: Self.registrationKey(id))
@@ -216,10 +216,16 @@ public struct ResourceProviders: Sendable {
 
     /// The provider for `identifier`, discovered and written now; whether Latchkey registered for it
     /// (not when a client metadata document stands in for a registration).
-    func discoverAndRegister(_ identifier: URL, id: String, saved: [String: Any]?) async throws
-        -> (ProviderConfiguration, registered: Bool)
+    /// `known`: the resource's metadata, when the caller has just read it.
+    func discoverAndRegister(_ identifier: URL, id: String, saved: [String: Any]?, known: ProtectedResourceMetadata? = nil)
+        async throws -> (ProviderConfiguration, registered: Bool)
     {
-        let metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
+        let metadata: ProtectedResourceMetadata
+        if let known {
+            metadata = known
+        } else {
+            metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
+        }
         let server = metadata.authorizationServers[0]
         let (issuer, issuerURL, document) = try await ProviderDiscovery.metadata(
             issuer: server.absoluteString, transport: transport, timeout: timeout)
@@ -361,23 +367,24 @@ public struct ResourceProviders: Sendable {
     {
         let (typed, issuerURL) = try ProviderDiscovery.issuerURL(text)
         let id = try Self.id(forIssuer: typed)
-        let saved = try await claim(id, for: typed) {
+        let saved = try claim(id, for: typed) {
             ($0["issuer"] as? String).map(Issuer.normalised) == Issuer.normalised(typed) && $0["resource"] == nil
         }
-        // The issuer exactly as the server names itself: as kept, or (typed now) as its metadata says,
-        // where that differs from what was typed by a trailing slash alone. Checked exactly all the same.
-        let issuer: String
-        if let kept = saved?["issuer"] as? String {
-            issuer = kept
-        } else {
-            issuer = await ProviderDiscovery.issuerAsNamed(typed, transport: transport, timeout: timeout)
+        guard let discovery = catalog.discovery else {
+            throw OAuthError.invalidConfiguration("this program keeps no discovery documents, so it cannot use \(typed) by its issuer alone.")
+        }
+        // The issuer exactly as the server names itself: as kept, or (typed now) as typed, unless the
+        // metadata names it with a trailing slash more or less. Checked exactly all the same.
+        var issuer = (saved?["issuer"] as? String) ?? typed
+        let document: [String: Any]
+        do {
+            document = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).document
+        } catch OAuthError.issuerSpelledOtherwise(_, let named) where saved == nil {
+            issuer = named
+            document = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).document
         }
         // Marked as made for an issuer only when made here: a file of the person's own stays theirs.
         var object = saved ?? ["issuer": issuer, ProviderCatalog.originKey: "issuer"]
-        guard let discovery = catalog.discovery else {
-            throw OAuthError.invalidConfiguration("this program keeps no discovery documents, so it cannot use \(issuer) by its issuer alone.")
-        }
-        let (document, _) = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout)
         if saved == nil {
             await clearLeftBehind(id)
             try catalog.writeUserFile(object, for: id)

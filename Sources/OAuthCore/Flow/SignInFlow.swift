@@ -94,27 +94,18 @@ final class FlowOutcome<Value: Sendable>: Sendable {
     /// at all: a GET to `redirectURI`, while the flow waits, whose query names exactly one
     /// of `names` (the attempt's binding), and that one `isOurs`.
     func listenerMayOffer(_ url: URL, method: String, redirectURI: URL, names: Set<String>, isOurs: (String) -> Bool) -> Bool {
-        guard method.uppercased() == "GET", !isFinished, RedirectMatcher(redirectURI: redirectURI).matches(url),
-            let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery,
-            let pairs = FormCoding.decode(query)
-        else { return false }
+        guard let pairs = listenerQuery(url, method: method, redirectURI: redirectURI) else { return false }
         let named = pairs.filter { names.contains($0.name) }
         return named.count == 1 && isOurs(named[0].value)
     }
 
-    /// Whether the listener may hand on a GET to the redirect URI whose parameters (each named
-    /// once) `isRefusal` takes for a plain "no": it can only end the flow as cancelled.
-    func listenerMayOfferRefusal(_ url: URL, method: String, redirectURI: URL, isRefusal: ([String: String]) -> Bool) -> Bool {
+    /// The query of a request to the listener that may be offered at all: a GET to
+    /// `redirectURI` while the flow waits. Nil for anything else.
+    func listenerQuery(_ url: URL, method: String, redirectURI: URL) -> [(name: String, value: String)]? {
         guard method.uppercased() == "GET", !isFinished, RedirectMatcher(redirectURI: redirectURI).matches(url),
-            let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery,
-            let pairs = FormCoding.decode(query)
-        else { return false }
-        var values: [String: String] = [:]
-        for pair in pairs {
-            guard values[pair.name] == nil else { return false }
-            values[pair.name] = pair.value
-        }
-        return isRefusal(values)
+            let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery
+        else { return nil }
+        return FormCoding.decode(query)
     }
 
     /// Ends with what `read` makes of the answer, or with its error.

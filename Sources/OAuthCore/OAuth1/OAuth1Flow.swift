@@ -136,9 +136,14 @@ public final class OAuth1Flow: SignInFlow {
     public func resumeFromListener(with url: URL, method: String) -> Bool {
         (outcome.listenerMayOffer(url, method: method, redirectURI: authorization.callback, names: ["oauth_token", "denied"]) {
             authorization.isOurs($0)
-        } || outcome.listenerMayOfferRefusal(url, method: method, redirectURI: authorization.callback) {
-            OAuth1Verifier.isBareRefusal($0)
-        }) && resume(with: url, method: method)
+        } || isBareRefusal(outcome.listenerQuery(url, method: method, redirectURI: authorization.callback))) && resume(with: url, method: method)
+    }
+
+    /// Whether a listener's query says no and nothing else (see `OAuth1Verifier.isBareRefusal`);
+    /// a name given twice is no plain refusal.
+    private func isBareRefusal(_ pairs: [(name: String, value: String)]?) -> Bool {
+        guard let pairs, Set(pairs.map(\.name)).count == pairs.count else { return false }
+        return OAuth1Verifier.isBareRefusal(Dictionary(uniqueKeysWithValues: pairs.map { ($0.name, $0.value) }))
     }
 
     public func cancel() { outcome.finish(.failure(.cancelled)) }

@@ -28,8 +28,10 @@ public struct ProfileClient: Sendable {
         logger.info("Fetching the profile", metadata: ["endpoint": "\(endpoint.host ?? "?")"])
         let object = try await authorizedJSON(endpoint, session: session)
         // OIDC Core §5.3.2: UserInfo about someone other than the ID token's subject is not used.
-        if let subject = object["sub"] as? String, let signedIn = IDTokenClaims.subject(of: await session.currentToken()?.idToken),
-            subject != signedIn
+        // With an ID token, its subject is who signed in (the profile's own id may be another
+        // identifier for the same person, as GitLab's numeric one is).
+        let idTokenSubject = IDTokenClaims.subject(of: await session.currentToken()?.idToken)
+        if let subject = object["sub"] as? String, let signedIn = idTokenSubject, subject != signedIn
         {
             logger.warning("The profile endpoint answered for another person; not shown")
             throw OAuthError.profileOfSomeoneElse
@@ -59,10 +61,8 @@ public struct ProfileClient: Sendable {
             profile.profileURL = source.flatMap { ProfileMapping.fill(template, from: $0) }.flatMap(Self.safeURL)
         }
         if profile.profileURL == nil { profile.note = mapping.missingURLNote }
-        // Who this is. With an ID token, its subject (the profile's own id may be another
-        // identifier for the same person, as GitLab's numeric one is); without, the profile's
-        // id: for such a provider, the first time a new sign-in's person is known.
-        let idTokenSubject = IDTokenClaims.subject(of: await session.currentToken()?.idToken)
+        // Who this is: the ID token's subject, else the profile's id, for a provider without ID
+        // tokens the first time a new sign-in's person is known.
         if let subject = idTokenSubject ?? ProfileMapping.first(mapping.id, in: object) {
             profile.accountChange = session.accounts?.note(subject: subject, name: profile.email ?? profile.name, for: configuration.id)
         }

@@ -47,8 +47,8 @@ public struct AccountRecords: Sendable {
     }
 
     private func earlier(for provider: String) -> Record? {
-        guard ProviderCatalog.isPlainName(provider), (try? PrivateFile.checkOwnDirectory(directory)) == true else { return nil }
-        return FileManager.default.contents(atPath: file(for: provider).path).flatMap { try? JSONDecoder().decode(Record.self, from: $0) }
+        guard ProviderCatalog.isPlainName(provider) else { return nil }
+        return PrivateFile.ownContents(file(for: provider), in: directory).flatMap { try? JSONDecoder().decode(Record.self, from: $0) }
     }
 
     /// Notes that `subject` (called `name`) is signed in with `provider` now; the change, when
@@ -60,10 +60,7 @@ public struct AccountRecords: Sendable {
         var now = Record(subject: digest, name: name.map(Redaction.printable).flatMap { $0.isEmpty ? nil : String($0.prefix(80)) })
         // The same person with no name said this time keeps the name known.
         if now.name == nil, earlier?.subject == digest { now.name = earlier?.name }
-        if earlier != now, let data = try? JSONEncoder().encode(now) {
-            // Never through a directory that is a link or someone else's.
-            if (try? PrivateFile.prepareDirectory(directory)) != nil { try? PrivateFile.replace(file(for: provider), with: data) }
-        }
+        if earlier != now, let data = try? JSONEncoder().encode(now) { PrivateFile.writeOwn(data, to: file(for: provider), in: directory) }
         guard let earlier, earlier.subject != digest else { return nil }
         return AccountChange(before: earlier.name ?? "the account signed in before", now: now.name ?? "another account")
     }

@@ -57,6 +57,19 @@ enum PrivateFile {
         chmod(directory.path, 0o700)
     }
 
+    /// The bytes of `file` in `directory`, a small record kept best-effort (account and challenge
+    /// records): nil when either is missing, or `directory` is not this user's own (see `checkOwnDirectory`).
+    static func ownContents(_ file: URL, in directory: URL) -> Data? {
+        guard (try? checkOwnDirectory(directory)) == true else { return nil }
+        return FileManager.default.contents(atPath: file.path)
+    }
+
+    /// Writes such a record, best-effort: never through a directory that is a link or someone else's.
+    static func writeOwn(_ data: Data, to file: URL, in directory: URL) {
+        guard (try? prepareDirectory(directory)) != nil else { return }
+        try? replace(file, with: data)
+    }
+
     /// Whether `directory` is there (false: nothing is), as a directory of this user's own, seen
     /// with `lstat`: a symbolic link (which would send secrets, or take them, wherever it
     /// points) or a directory another user owns is refused with a sentence, never followed,

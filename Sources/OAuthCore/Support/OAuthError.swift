@@ -19,6 +19,10 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The provider posted its answer to the redirect URI (`response_mode=form_post`).
     case answerPosted
     case issuerMismatch
+    /// A discovery document names its issuer as `named`, which differs from the `asked` one by a
+    /// trailing slash alone: another issuer all the same (RFC 8414 §3.3), but one a person may have
+    /// meant, or a file written before issuers were compared exactly may hold.
+    case issuerSpelledOtherwise(asked: String, named: String)
     /// The provider says it names itself in every answer (`iss`, RFC 9207), and this one did not.
     case issuerMissing
     case requestAlreadyCompleted
@@ -91,6 +95,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
             "The provider sent its answer as a posted form (response_mode=form_post), which the sign-in window cannot read. "
                 + "Remove response_mode from the provider file so the answer comes in the address."
         case .issuerMismatch: "The answer came from a different provider than the one asked. Try signing in again."
+        case .issuerSpelledOtherwise(let asked, let named):
+            "The discovery document of \(asked) names another issuer (\(Redaction.clip(named))), so it cannot be trusted "
+                + "(RFC 8414 §3.3, OpenID Connect Discovery §4.3; an issuer is compared exactly, a slash more or less included)."
         case .issuerMissing:
             "The provider's answer did not say which server sent it (iss), though the provider says it always does, "
                 + "so it cannot be trusted. Try signing in again."

@@ -162,7 +162,7 @@ public actor AuthSession {
         // Only those made with this setup (or with it before the resource was part of the binding)
         // are sent to its revocation endpoint: that is where they were issued.
         var revocable = ((try? await inOrder { store, id in try await store.allTokens(for: id) }) ?? [])
-            .filter { $0.issuedBy == configuration.tokenBinding || ($0.issuedBy != nil && $0.issuedBy == configuration.earlierTokenBinding) }
+            .filter { [configuration.tokenBinding, configuration.earlierTokenBinding].contains($0.issuedBy ?? "") }
         // The one in use now (a refresh may have renewed it while the store answered).
         if let token, !revocable.contains(token) { revocable.insert(token, at: 0) }
         // A sign-in asked for while the store answered is not undone.
