@@ -14,6 +14,7 @@ import time
 import unicodedata
 
 import presets
+from zero_config import resource_answer
 from harness import BIN, ROOT, admin, assert_no_secrets, expect, sign_in
 from desktop import Epiphany, choose_user_agent, wait_problem
 from driver import role, walk, wait_until
@@ -219,15 +220,6 @@ def start_mcp_sdk_server(home, *flags):
     return server, f"http://127.0.0.1:{line}"
 
 
-def resource_get(url, token):
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read().decode())
-    except urllib.error.HTTPError as error:
-        return error.code, None
-
-
 class NoRedirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
@@ -303,7 +295,7 @@ def mcp_sdk_browser_sign_in(home):
             browser.quit()
         with open(out_path) as f:
             token = f.read().strip()
-        code, answer = resource_get(resource, token)
+        code, answer = resource_answer(resource, token)
         expect(code == 200 and answer and answer.get("ok") and answer.get("resource") == resource,
                f"the SDK's resource takes the token, issued for it: {code} {answer}")
         again = subprocess.run([latchkey, "token", "--resource", resource], capture_output=True, text=True, timeout=60)

@@ -57,3 +57,33 @@ enum Fixtures {
         URL(string: "\(request.redirectURI.absoluteString)?\(query)")!
     }
 }
+
+/// A person's home for the zero-configuration path: a config directory read by a catalog of the
+/// shipped presets (with `environment` as its variables), a discovery cache, private client
+/// secrets, a token store, and `ResourceProviders` over them all.
+struct ZeroConfigurationHome {
+    let home: TemporaryDirectory
+    let catalog: ProviderCatalog
+    let secrets: FileClientSecretStore
+    let tokens = MemoryTokenStore()
+
+    init(environment: [String: String] = [:]) throws {
+        home = try TemporaryDirectory()
+        var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"), environment: environment)
+        catalog.discovery = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
+        self.catalog = catalog
+        secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))
+    }
+
+    var providers: ResourceProviders { providers() }
+
+    func providers(reserved: Set<String> = [], redirectURI: URL = URL(string: "http://127.0.0.1/callback")!) -> ResourceProviders {
+        ResourceProviders(catalog: catalog, secrets: secrets, redirectURI: redirectURI, tokens: tokens, reservedIDs: reserved)
+    }
+
+    /// Everything written under the temporary home, as one text.
+    func everythingWritten() throws -> String {
+        let paths = FileManager.default.enumerator(atPath: home.url.path)?.compactMap { $0 as? String } ?? []
+        return paths.compactMap { try? String(contentsOf: home.url.appendingPathComponent($0), encoding: .utf8) }.joined()
+    }
+}

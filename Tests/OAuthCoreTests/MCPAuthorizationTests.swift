@@ -8,21 +8,19 @@ import TestSupport
 /// situation played by the real sandbox (`--iss`, `--issuer-path`, `--metadata-at`,
 /// `--resource-metadata-at`), and OAuthCore driven from a resource's URL to a token.
 @Suite struct MCPAuthorizationTests {
+    /// The sandbox playing a situation, and a home to reach it from.
     struct Setting {
         let sandbox: RunningSandbox
-        let home: TemporaryDirectory
-        let catalog: ProviderCatalog
-        let providers: ResourceProviders
+        let local: ZeroConfigurationHome
 
         init(_ arguments: [String]) throws {
             sandbox = try RunningSandbox(arguments)
-            home = try TemporaryDirectory()
-            var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
-            catalog.discovery = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
-            self.catalog = catalog
-            providers = ResourceProviders(
-                catalog: catalog, secrets: FileClientSecretStore(directory: home.url.appendingPathComponent("secrets")))
+            local = try ZeroConfigurationHome()
         }
+
+        var home: TemporaryDirectory { local.home }
+        var catalog: ProviderCatalog { local.catalog }
+        var providers: ResourceProviders { local.providers }
 
         func url(_ path: String) -> URL { URL(string: sandbox.baseURL + path)! }
 
@@ -299,8 +297,7 @@ import TestSupport
         let setting = try Setting([])
         let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
         let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: configuration.id))
-        let secrets = FileClientSecretStore(directory: setting.home.url.appendingPathComponent("secrets"))
-        let token = try #require(try secrets.load(for: ResourceProviders.registrationKey(configuration.id)))
+        let token = try #require(try setting.local.secrets.load(for: ResourceProviders.registrationKey(configuration.id)))
         let registration = try await HTTPClient().get(
             try #require(file["registration_client_uri"] as? String), headers: ["Authorization": "Bearer \(token)"]).json
         #expect(registration["application_type"] as? String == "native")
@@ -356,9 +353,7 @@ import TestSupport
         let token = try await AuthSession(configuration: configuration, store: store).signIn(using: FormPostingUserAgent()).token
         _ = try await HTTPClient().send(method: "POST", setting.sandbox.baseURL + "/_admin/move-resources", headers: [:], body: nil)
         // The same providers, asking the new server for a redirect URI it refuses (not loopback, not https).
-        let refused = ResourceProviders(
-            catalog: setting.catalog, secrets: FileClientSecretStore(directory: setting.home.url.appendingPathComponent("secrets")),
-            redirectURI: URL(string: "http://app.example/callback")!)
+        let refused = setting.local.providers(redirectURI: URL(string: "http://app.example/callback")!)
         let (_, header) = try await Self.answer(setting, "/api/me", token)
         await #expect(throws: OAuthError.self) {
             _ = try await refused.answer(try ResourceChallenge(header: try #require(header)), for: me, tokens: store, records: nil)

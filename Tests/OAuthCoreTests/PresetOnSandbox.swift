@@ -63,8 +63,8 @@ struct PresetOnSandbox {
 
     var store: FileTokenStore { FileTokenStore(directory: directory.url.appendingPathComponent("tokens"), logger: log.logger) }
 
-    func session(now: @escaping @Sendable () -> Date = { Date() }) -> AuthSession {
-        AuthSession(configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now)
+    func session(now: @escaping @Sendable () -> Date = { Date() }, accounts: AccountRecords? = nil) -> AuthSession {
+        AuthSession(configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now, accounts: accounts)
     }
 
     var profiles: ProfileClient { ProfileClient(configuration: configuration, logger: log.logger) }

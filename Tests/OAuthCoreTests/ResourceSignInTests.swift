@@ -7,27 +7,7 @@ import TestSupport
 /// From a protected URL to a token it accepts: RFC 9728 → RFC 8414 → RFC 7591 → RFC 8707,
 /// against the real sandbox, and the checks on each document before it is believed.
 @Suite struct ResourceSignInTests {
-    struct Setting {
-        let home: TemporaryDirectory
-        let catalog: ProviderCatalog
-        let secrets: FileClientSecretStore
-        let providers: ResourceProviders
-
-        init() throws {
-            home = try TemporaryDirectory()
-            var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
-            catalog.discovery = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
-            self.catalog = catalog
-            secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))
-            providers = ResourceProviders(catalog: catalog, secrets: secrets)
-        }
-
-        /// Everything written under the temporary home, as one text.
-        func everythingWritten() throws -> String {
-            let paths = FileManager.default.enumerator(atPath: home.url.path)?.compactMap { $0 as? String } ?? []
-            return paths.compactMap { try? String(contentsOf: home.url.appendingPathComponent($0), encoding: .utf8) }.joined()
-        }
-    }
+    typealias Setting = ZeroConfigurationHome
 
     func statistics(_ sandbox: RunningSandbox) async throws -> [String: Any] {
         try await HTTPClient().get(sandbox.baseURL + "/_admin/stats").json

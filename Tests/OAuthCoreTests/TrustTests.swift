@@ -6,24 +6,7 @@ import TestSupport
 
 /// Issue 24's findings, in the library: who owns a provider id, what a server's text may hold.
 @Suite struct ProviderIDOwnershipTests {
-    struct Setting {
-        let home: TemporaryDirectory
-        let catalog: ProviderCatalog
-        let secrets: FileClientSecretStore
-        let tokens = MemoryTokenStore()
-
-        init(environment: [String: String] = [:]) throws {
-            home = try TemporaryDirectory()
-            var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"), environment: environment)
-            catalog.discovery = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
-            self.catalog = catalog
-            secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))
-        }
-
-        func providers(reserved: Set<String> = []) -> ResourceProviders {
-            ResourceProviders(catalog: catalog, secrets: secrets, tokens: tokens, reservedIDs: reserved)
-        }
-    }
+    typealias Setting = ZeroConfigurationHome
 
     static let stored = Token(accessToken: "kept-access-token", refreshToken: "kept-refresh-token")
 
@@ -386,9 +369,7 @@ import TestSupport
     /// Without ID tokens (GitHub): the profile tells, the first time it is fetched after the sign-in.
     @Test func withoutAnIDTokenTheProfileSaysIt() async throws {
         let github = try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
-        let accounts = AccountRecords(directory: github.directory.url.appendingPathComponent("accounts"))
-        let session = AuthSession(
-            configuration: github.configuration, store: github.store, tokenClient: github.tokenClient(), accounts: accounts)
+        let session = github.session(accounts: AccountRecords(directory: github.directory.url.appendingPathComponent("accounts")))
         _ = try await github.signIn(into: session)
         #expect(try await github.profiles.fetch(using: session).accountChange == nil)
         let grace = try await session.signIn(
@@ -407,9 +388,7 @@ extension AccountChangeTests {
     /// person, so nothing is said (found by the e2e preset_gitlab, which showed a change).
     @Test func aProfileIDBesideAnIDTokenIsNotAnotherPerson() async throws {
         let gitlab = try PresetOnSandbox("gitlab", credentials: PresetOnSandbox.publicClient)
-        let accounts = AccountRecords(directory: gitlab.directory.url.appendingPathComponent("accounts"))
-        let session = AuthSession(
-            configuration: gitlab.configuration, store: gitlab.store, tokenClient: gitlab.tokenClient(), accounts: accounts)
+        let session = gitlab.session(accounts: AccountRecords(directory: gitlab.directory.url.appendingPathComponent("accounts")))
         _ = try await gitlab.signIn(into: session)
         #expect(try await gitlab.profiles.fetch(using: session).accountChange == nil)
         _ = try await gitlab.signIn(into: session)
