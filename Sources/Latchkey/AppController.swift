@@ -377,7 +377,7 @@ final class AppController {
         Task.detached { [weak self, weak dialog] in
             do {
                 // Every check that can refuse an id runs before anything stored under it is cleared
-                // (see ResourceProviders.claim): a name that belongs to another provider loses nothing.
+                // (see ZeroConfiguration.claim): a name that belongs to another provider loses nothing.
                 let zeroConfiguration = providers.zeroConfiguration(store: store, timeout: timeout)
                 let id: String
                 var notice: String?

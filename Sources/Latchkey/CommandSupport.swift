@@ -24,7 +24,7 @@ enum Stores {
     }
 }
 
-extension ResourceProviders {
+extension ZeroConfiguration {
     /// Latchkey's way of making a provider from a resource or an issuer: its client
     /// metadata document, if the environment names one.
     /// `tokens`: where sign-ins are kept, cleared under an id nobody owns before it is used anew;
@@ -32,8 +32,8 @@ extension ResourceProviders {
     static func latchkey(
         catalog: ProviderCatalog, secrets: any ClientSecretStore, tokens: any TokenStore,
         reservedIDs: Set<String> = Set(Providers.sandboxIDs), timeout: Double
-    ) -> ResourceProviders {
-        ResourceProviders(
+    ) -> ZeroConfiguration {
+        ZeroConfiguration(
             catalog: catalog, secrets: secrets, timeout: timeout, clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument(),
             tokens: tokens, reservedIDs: reservedIDs)
     }

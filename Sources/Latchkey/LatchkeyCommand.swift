@@ -88,7 +88,7 @@ struct WindowCommand: ParsableCommand {
         let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
         let store = Stores.tokens(keyringTimeout: keyringTimeout)
         do {
-            let zeroConfiguration = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: networkTimeout)
+            let zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: networkTimeout)
             let resourceID =
                 try resource.map { try Self.prepareResource($0, with: zeroConfiguration) }
                 ?? issuer.map { text in try wait { try await zeroConfiguration.prepare(issuer: text) }.id }
@@ -153,7 +153,7 @@ struct WindowCommand: ParsableCommand {
     /// `--resource`: the provider for it, found and registered now (RFC 9728, RFC 7591)
     /// or saved from before; its id. A server that lets no app register leaves a
     /// provider without a client id, which the window opens on (with Set up…), after saying why.
-    static func prepareResource(_ text: String, with providers: ResourceProviders) throws -> String {
+    static func prepareResource(_ text: String, with providers: ZeroConfiguration) throws -> String {
         guard let url = URL(string: text) else { throw LaunchError("“\(text)” is not a URL.") }
         let (id, problem) = try wait { try await providers.prepare(resource: url) }
         if let problem { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }

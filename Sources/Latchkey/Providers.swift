@@ -53,8 +53,8 @@ final class Providers: @unchecked Sendable {
     var reservedIDs: Set<String> { Set(Self.sandboxIDs + (file.map { [$0.id] } ?? [])) }
 
     /// The zero-configuration service over this run's catalog, secrets and `store`.
-    func zeroConfiguration(store: any TokenStore, timeout: Double) -> ResourceProviders {
-        ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, reservedIDs: reservedIDs, timeout: timeout)
+    func zeroConfiguration(store: any TokenStore, timeout: Double) -> ZeroConfiguration {
+        ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, reservedIDs: reservedIDs, timeout: timeout)
     }
 
     /// Whether `id` is the provider given with `--provider-file`: no settings are written beside it.

@@ -81,7 +81,7 @@ struct TokenCommand: ParsableCommand {
         let store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
         let (timeout, provider) = (waits.networkTimeout, provider ?? "")
         let resourceURL = resource.flatMap(URL.init(string:))  // checked in validate()
-        let zeroConfiguration = ResourceProviders.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
+        let zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
 
         /// The resource's provider (found and registered now if need be; with `check`, its
         /// registration read back first), or the provider's; as a session over the shared store.

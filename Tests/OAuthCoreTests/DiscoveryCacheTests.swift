@@ -150,7 +150,7 @@ import TestSupport
     @Test func anIssuerAloneRegistersAndSignsInWithNoClientIDAnywhere() async throws {
         let sandbox = try RunningSandbox()
         let setting = try Setting()
-        let providers = ResourceProviders(catalog: setting.catalog, secrets: setting.secrets)
+        let providers = ZeroConfiguration(catalog: setting.catalog, secrets: setting.secrets)
 
         let prepared = try await providers.prepare(issuer: sandbox.baseURL + "/")
         #expect(prepared.registered)

@@ -60,7 +60,7 @@ enum Fixtures {
 
 /// A person's home for the zero-configuration path: a config directory read by a catalog of the
 /// shipped presets (with `environment` as its variables), a discovery cache, private client
-/// secrets, a token store, and `ResourceProviders` over them all.
+/// secrets, a token store, and `ZeroConfiguration` over them all.
 struct ZeroConfigurationHome {
     let home: TemporaryDirectory
     let catalog: ProviderCatalog
@@ -75,10 +75,10 @@ struct ZeroConfigurationHome {
         secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))
     }
 
-    var providers: ResourceProviders { providers() }
+    var providers: ZeroConfiguration { providers() }
 
-    func providers(reserved: Set<String> = [], redirectURI: URL = URL(string: "http://127.0.0.1/callback")!) -> ResourceProviders {
-        ResourceProviders(catalog: catalog, secrets: secrets, redirectURI: redirectURI, tokens: tokens, reservedIDs: reserved)
+    func providers(reserved: Set<String> = [], redirectURI: URL = URL(string: "http://127.0.0.1/callback")!) -> ZeroConfiguration {
+        ZeroConfiguration(catalog: catalog, secrets: secrets, redirectURI: redirectURI, tokens: tokens, reservedIDs: reserved)
     }
 
     /// Everything written under the temporary home, as one text.

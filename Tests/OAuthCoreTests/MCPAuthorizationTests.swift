@@ -20,7 +20,7 @@ import TestSupport
 
         var home: TemporaryDirectory { local.home }
         var catalog: ProviderCatalog { local.catalog }
-        var providers: ResourceProviders { local.providers }
+        var providers: ZeroConfiguration { local.providers }
 
         func url(_ path: String) -> URL { URL(string: sandbox.baseURL + path)! }
 
@@ -297,7 +297,7 @@ import TestSupport
         let setting = try Setting([])
         let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
         let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: configuration.id))
-        let token = try #require(try setting.local.secrets.load(for: ResourceProviders.registrationKey(configuration.id)))
+        let token = try #require(try setting.local.secrets.load(for: ZeroConfiguration.registrationKey(configuration.id)))
         let registration = try await HTTPClient().get(
             try #require(file["registration_client_uri"] as? String), headers: ["Authorization": "Bearer \(token)"]).json
         #expect(registration["application_type"] as? String == "native")

@@ -20,13 +20,13 @@ import TestSupport
         let documents = try ClientMetadataServer()
         let setting = try Setting()
         let document = try #require(URL(string: documents.url()))
-        let providers = ResourceProviders(catalog: setting.catalog, secrets: setting.secrets, clientIDMetadataDocument: document)
+        let providers = ZeroConfiguration(catalog: setting.catalog, secrets: setting.secrets, clientIDMetadataDocument: document)
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
 
         let outcome = try await providers.configuration(for: me)
         #expect(!outcome.registered)
         #expect(outcome.configuration.clientID == document.absoluteString && outcome.configuration.clientAuthentication == .none)
-        let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: try ResourceProviders.id(for: me)))
+        let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: try ZeroConfiguration.id(for: me)))
         #expect(file["registration_client_uri"] == nil && file["registration_endpoint"] == nil)
         let session = AuthSession(configuration: outcome.configuration, store: MemoryTokenStore())
         _ = try await session.signIn(using: FormPostingUserAgent())
@@ -35,10 +35,10 @@ import TestSupport
 
         // By its issuer too; and a URL that is no place for a document is a sentence, not a client id.
         #expect(try await providers.prepare(issuer: sandbox.baseURL).registered == false)
-        #expect(try setting.catalog.draft(named: try ResourceProviders.id(forIssuer: sandbox.baseURL)).clientID == document.absoluteString)
+        #expect(try setting.catalog.draft(named: try ZeroConfiguration.id(forIssuer: sandbox.baseURL)).clientID == document.absoluteString)
         let counted = try await statistics(sandbox)
         #expect(counted["registrations"] as? Int == 0)
-        let plain = ResourceProviders(
+        let plain = ZeroConfiguration(
             catalog: setting.catalog, secrets: setting.secrets, clientIDMetadataDocument: URL(string: "http://198.51.100.7/latchkey.json"))
         let error = await #expect(throws: OAuthError.self) { try await plain.configuration(for: URL(string: sandbox.baseURL + "/api/notes")!) }
         #expect("\(error!)".contains("client metadata document's URL must be https://"))
@@ -76,18 +76,18 @@ import TestSupport
 
         // Again, twice: the saved registration, read back with the server (which hands out a new
         // registration access token at each read, as Keycloak does), not a second registration.
-        let id = try ResourceProviders.id(for: me)
-        let firstToken = try setting.secrets.load(for: ResourceProviders.registrationKey(id))
+        let id = try ZeroConfiguration.id(for: me)
+        let firstToken = try setting.secrets.load(for: ZeroConfiguration.registrationKey(id))
         for _ in 0..<2 {
             let again = try await setting.providers.configuration(for: me)
             #expect(!again.registered)
             #expect(again.configuration.clientID == configuration.clientID)
         }
-        #expect(try setting.secrets.load(for: ResourceProviders.registrationKey(id)) != firstToken)
+        #expect(try setting.secrets.load(for: ZeroConfiguration.registrationKey(id)) != firstToken)
         #expect(try await statistics(sandbox)["registrations"] as? Int == 1)
 
         // The registration access token is in the secret store, and nowhere else.
-        let registrationToken = try #require(try setting.secrets.load(for: ResourceProviders.registrationKey(id)))
+        let registrationToken = try #require(try setting.secrets.load(for: ZeroConfiguration.registrationKey(id)))
         let file = try String(contentsOf: setting.catalog.userFile(for: id), encoding: .utf8)
         #expect(!file.contains(registrationToken))
         #expect(file.contains(configuration.clientID))
@@ -116,7 +116,7 @@ import TestSupport
         let setting = try Setting()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let error = await #expect(throws: OAuthError.self) { try await setting.providers.configuration(for: me) }
-        let id = try ResourceProviders.id(for: me)
+        let id = try ZeroConfiguration.id(for: me)
         #expect("\(error!)".contains("does not let apps register themselves"))
         #expect("\(error!)".contains(setting.catalog.userFile(for: id).path))
 

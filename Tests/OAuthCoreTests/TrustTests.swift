@@ -101,7 +101,7 @@ import TestSupport
     @Test func nothingIsClearedBeforeTheServerAnswers() async throws {
         let setting = try ProviderIDOwnershipTests.Setting()
         let unreachable = URL(string: "http://127.0.0.1:9/api/me")!
-        let id = try ResourceProviders.id(for: unreachable)
+        let id = try ZeroConfiguration.id(for: unreachable)
         try await setting.tokens.save(Self.stored, for: id)
         await #expect(throws: OAuthError.self) { _ = try await setting.providers().prepare(resource: unreachable) }
         #expect(try await setting.tokens.load(for: id) == Self.stored)
@@ -291,14 +291,14 @@ import TestSupport
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let first = try await providers.configuration(for: me)
         let id = first.configuration.id
-        let kept = try await setting.secrets.load(for: ResourceProviders.registrationKey(id))
+        let kept = try await setting.secrets.load(for: ZeroConfiguration.registrationKey(id))
         #expect(kept != nil)
         let port = try #require(first.configuration.browserRedirectURI?.port)
         let squatter = try Squatter(port: port)
         defer { squatter.close() }
         sandbox.stop()
         await #expect(throws: OAuthError.self) { _ = try await providers.configuration(for: me, checkRegistration: true, forBrowser: true) }
-        #expect(try await setting.secrets.load(for: ResourceProviders.registrationKey(id)) == kept)
+        #expect(try await setting.secrets.load(for: ZeroConfiguration.registrationKey(id)) == kept)
         #expect(try setting.catalog.draft(named: id).clientID == first.configuration.clientID)
     }
 

@@ -321,7 +321,7 @@ public struct ProviderCatalog: Sendable {
         return object
     }
 
-    /// Whether a provider's layers were written by `ResourceProviders` for a resource or an issuer
+    /// Whether a provider's layers were written by `ZeroConfiguration` for a resource or an issuer
     /// (marked with `origin`, or, written before that mark, holding a registration), whose id a
     /// server's URL chose.
     static func isDiscovered(_ object: [String: Any]) -> Bool {

@@ -46,7 +46,7 @@ public struct ResourceChallenge: Sendable, Equatable {
     }
 }
 
-/// What answering a challenge takes (see `ResourceProviders.answer`).
+/// What answering a challenge takes (see `ZeroConfiguration.answer`).
 public enum ChallengeAnswer: Sendable {
     /// A token the resource will take, renewed without asking the person (a refresh).
     case renewed(Token)
@@ -98,7 +98,7 @@ public struct ChallengeRecords: Sendable {
     }
 }
 
-extension ResourceProviders {
+extension ZeroConfiguration {
     /// Answers `challenge`, which `resource` sent for the token last given out: the resource's
     /// metadata is read again (its authorization server may have changed: then the old grant is
     /// revoked where the old server allows, Latchkey registers anew at the new one and signs in

@@ -1,15 +1,16 @@
 import Foundation
 
-/// A provider for a protected resource, made from nothing but its URL: the
-/// resource names its authorization server (RFC 9728), the server describes
-/// itself (RFC 8414 / OpenID Connect Discovery), and lets Latchkey register
+/// The zero-configuration service: a provider for a protected resource, made
+/// from nothing but its URL. The resource names its authorization server (RFC
+/// 9728), the server describes itself (RFC 8414 / OpenID Connect Discovery), and
+/// lets Latchkey register
 /// (RFC 7591). The result is an ordinary provider file in the person's config
 /// directory — `resource`, the endpoints, the client id it was given — so the
 /// next run needs no network until it signs in, and the window lists it.
 ///
 /// The registration access token (RFC 7592), when the server gives one, goes to
 /// the client-secret store, never into the file.
-public struct ResourceProviders: Sendable {
+public struct ZeroConfiguration: Sendable {
     public let catalog: ProviderCatalog
     public let secrets: any ClientSecretStore
     public let transport: any HTTPTransport
