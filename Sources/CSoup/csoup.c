@@ -58,7 +58,7 @@ static int loaded;
 // Through GModule, not dlopen: libsoup's constructor opens modules of its own
 // (g_module_open) while the loader's lock is held, and a sign-in library being
 // opened with g_module_open on another thread holds GModule's lock and waits
-// for the loader's: the two would wait on each other (README → Notes for developers).
+// for the loader's: the two would wait on each other (docs/developing.md, Notes for developers).
 static void *(*module_open)(const char *name, int flags);
 static int (*module_symbol)(void *module, const char *name, void **symbol);
 static const char *(*module_error)(void);

@@ -6,7 +6,7 @@ import LatchkeyCore
 import Logging
 import OAuthCore
 
-/// How `latchkey token` ends, for scripts (documented in README).
+/// How `latchkey token` ends, for scripts (documented in docs/using-the-app.md).
 enum TokenExit: Int32 {
     /// Anything else: the network, the provider, the configuration, the keyring.
     case failed = 1

@@ -56,13 +56,13 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         "http://127.0.0.1/callback",  // loopback, any port (RFC 8252 §7.3)
     ]
 
-    /// The OAuth 1.0a consumer Latchkey's sandbox preset uses, documented in README.
+    /// The OAuth 1.0a consumer Latchkey's sandbox preset uses, documented in docs/sandbox.md.
     public static let builtInConsumers = [
         SandboxConsumer(
             key: "latchkey-oauth1", secret: "sandbox-oauth1-secret", name: "Latchkey (OAuth 1.0a)", callbacks: appRedirectURIs)
     ]
 
-    /// The built-in users and clients, documented in README.
+    /// The built-in users and clients, documented in docs/sandbox.md.
     public static let defaults = SandboxConfiguration(
         users: [
             SandboxUser(

@@ -11,7 +11,7 @@ struct SandboxCommand: AsyncParsableCommand {
         abstract: "An offline OAuth 2.0 / OpenID Connect provider on 127.0.0.1, for Latchkey's first run and its tests.",
         discussion: """
             On start it prints one line, "listening http://127.0.0.1:PORT", on standard output; \
-            request logs go to standard error. See README.md for the built-in users and clients.
+            request logs go to standard error. docs/sandbox.md lists the built-in users and clients.
             """)
 
     @Option(help: "TCP port on 127.0.0.1; 0 picks a free one.")

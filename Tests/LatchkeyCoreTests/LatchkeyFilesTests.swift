@@ -37,7 +37,7 @@ import Testing
         #expect(stray.sourceTree == nil)
     }
 
-    @Test func theCatalogLooksInTheOrderTheREADMEGives() throws {
+    @Test func theCatalogLooksInTheOrderTheProvidersDocGives() throws {
         _ = try make("tree/Package.swift", file: true)
         let layout = InstallLayout(executableDirectory: try make("tree/.build/debug"))
         let catalog = LatchkeyFiles.catalog(

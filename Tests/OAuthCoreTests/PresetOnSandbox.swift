@@ -14,7 +14,7 @@ struct PresetOnSandbox {
     let configuration: ProviderConfiguration
     let log = CapturedLog()
     let directory: TemporaryDirectory
-    /// The user file that moved the preset: what README tells a person to write.
+    /// The user file that moved the preset: what docs/sandbox.md tells a person to write.
     let userFile: [String: Any]
 
     /// The sandbox's registered clients: a confidential one for presets that authenticate, a public one otherwise.

@@ -3,7 +3,7 @@
 // Linking libcurl (directly, or through FoundationNetworking) puts it and its
 // ~30 dependencies into every process's global symbol scope at start-up, and
 // every symbol GTK's later dlopens resolve walks that longer list: the app
-// started ~28 ms slower for it (see README → Performance). The types and
+// started ~28 ms slower for it (see docs/performance.md). The types and
 // constants come from curl's own header; the functions are looked up at
 // run time. curl_easy_setopt and curl_easy_getinfo are variadic, so each use
 // gets a typed wrapper that Swift can call.
