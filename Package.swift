@@ -137,7 +137,7 @@ let package = Package(
         .executableTarget(name: "LatchkeyFuzz", dependencies: ["OAuthCore"], path: "Fuzz/LatchkeyFuzz"),
 
         // Starts the real latchkey-sandbox for a test; speaks HTTP with curl.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["OAuthCore"], path: "Tests/TestSupport"),
         // Saves tokens until killed: CrashConsistencyTests kill it mid-write.
         .executableTarget(name: "TokenWriter", dependencies: ["OAuthCore"], path: "Tests/TokenWriter"),
         .testTarget(
@@ -145,7 +145,7 @@ let package = Package(
             dependencies: ["OAuthCore", "InstallLayout", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn", "OAuthCore", "TestSupport"]),
-        .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore", "InstallLayout", "OAuthCore"]),
+        .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore", "InstallLayout", "OAuthCore", "TestSupport"]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(
             name: "SandboxProviderTests",

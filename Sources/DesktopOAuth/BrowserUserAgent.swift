@@ -39,6 +39,8 @@ public final class BrowserUserAgent: ExternalUserAgent {
     /// The port the listener is on while a sign-in waits; nil otherwise.
     public var port: Int? { listener == nil ? nil : redirectURI?.port }
 
+    public nonisolated var listensOnLoopback: Bool { true }
+
     public nonisolated func redirectURI(for configuration: ProviderConfiguration) async throws -> URL {
         try await MainLoop.run { try self.listen(for: configuration.browserRedirectURI ?? configuration.redirectURI) }
     }

@@ -35,46 +35,6 @@ struct CapturingLogHandler: LogHandler {
     }
 }
 
-/// A user agent that drives the sandbox's sign-in page over HTTP, as a
-/// browser would: open the page, fill in the form, press Allow or Deny, and
-/// report the navigation to the redirect URI.
-final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable {
-    let action: String
-    let username: String
-    let password: String
-    private let lock = NSLock()
-    private var _redirect: URL?
-    private var _dismissed = false
-
-    init(action: String = "allow", username: String = "ada", password: String = "engine") {
-        self.action = action
-        self.username = username
-        self.password = password
-    }
-
-    var redirect: URL? { lock.withLock { _redirect } }
-    var dismissed: Bool { lock.withLock { _dismissed } }
-
-    func present(_ flow: any SignInFlow) async throws {
-        let url = flow.authorizationURL.absoluteString
-        Task {
-            do {
-                let reply = try await SandboxPages.answer(url, action: action, username: username, password: password)
-                guard let location = reply.header("location"), let redirect = URL(string: location) else {
-                    flow.fail(.userAgent("the sign-in page answered HTTP \(reply.status)"))
-                    return
-                }
-                lock.withLock { _redirect = redirect }
-                if !flow.resume(with: redirect) { flow.fail(.userAgent("the page went elsewhere")) }
-            } catch {
-                flow.fail(.userAgent("\(error)"))
-            }
-        }
-    }
-
-    func dismiss(_ flow: any SignInFlow) async { lock.withLock { _dismissed = true } }
-}
-
 /// The real latchkey-sandbox with OAuthCore configured for it.
 struct LiveSandbox {
     let sandbox: RunningSandbox

@@ -23,9 +23,14 @@ public protocol ExternalUserAgent: Sendable {
     /// Closes what `redirectURI(for:)` and `present` opened, once the flow has
     /// ended, whichever way — also when `present` threw.
     func dismiss(_ flow: any SignInFlow) async
+    /// Whether the redirect reaches this agent on a loopback listener (RFC 8252 §7.3), as it
+    /// does for the browser: a registered client must have a loopback redirect URI for it.
+    var listensOnLoopback: Bool { get }
 }
 
 extension ExternalUserAgent {
+    public var listensOnLoopback: Bool { false }
+
     public func redirectURI(for configuration: ProviderConfiguration) async throws -> URL {
         configuration.redirectURI
     }
