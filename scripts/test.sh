@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-output
+# House rules first: a plain Task on GTK's side, and the formatting (scripts/lint.sh says why).
+scripts/lint.sh
 swift build --build-tests
 # A hang must fail the run, not eat CI's whole budget: the suite takes ~15 s.
 # On a private Xvfb display: GtkKit's tests make real windows.

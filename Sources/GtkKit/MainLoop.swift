@@ -17,6 +17,27 @@ public enum MainLoop {
         g_idle_add_full(G_PRIORITY_DEFAULT, runOnce, retain(work), release)
     }
 
+    /// The one way off the GTK thread and back: `job` runs detached (a plain
+    /// `Task { }` started on this thread would wait for the main actor's
+    /// executor, which never runs while GTK's loop does: a silent hang, so the
+    /// tests fail the build on one), and `answer` gets its result on the GTK
+    /// thread, through GLib's loop. Cancelling the returned task cancels `job`.
+    @discardableResult
+    public static func work<T: Sendable>(
+        _ job: @escaping @Sendable () async -> T, then answer: @escaping @MainActor @Sendable (T) -> Void
+    ) -> Task<Void, Never> {
+        Task.detached {
+            let result = await job()
+            perform { answer(result) }
+        }
+    }
+
+    /// `work(_:then:)` for a job whose end nobody waits for.
+    @discardableResult
+    public static func work(_ job: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        Task.detached { await job() }
+    }
+
     /// Runs `work` on the GTK thread after `milliseconds`.
     public static func after(milliseconds: UInt32, _ work: @escaping @MainActor @Sendable () -> Void) {
         g_timeout_add_full(G_PRIORITY_DEFAULT, guint(milliseconds), runOnce, retain(work), release)

@@ -43,7 +43,7 @@ extension ZeroConfiguration {
 func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
     let done = DispatchSemaphore(value: 0)
     let result = ResultBox<T>()
-    Task {
+    Task.detached {
         result.value = await work()
         done.signal()
     }

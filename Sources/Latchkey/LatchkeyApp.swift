@@ -13,17 +13,13 @@ final class LatchkeyApp {
 
     private let providers: Providers
     private let providerID: String
-    private let store: any TokenStore
-    private let networkTimeout: Double
     private let logger: Logger
     private let application = Application(id: LatchkeyApp.id)
     private var controller: AppController?
 
-    init(providers: Providers, providerID: String, store: any TokenStore, networkTimeout: Double, logger: Logger) {
+    init(providers: Providers, providerID: String, logger: Logger) {
         self.providers = providers
         self.providerID = providerID
-        self.store = store
-        self.networkTimeout = networkTimeout
         self.logger = logger
         Application.setName("Latchkey", programName: "latchkey")
     }
@@ -47,9 +43,7 @@ final class LatchkeyApp {
             return
         }
         if let icons = LatchkeyFiles.iconDirectory() { Toolkit.appendIconSearchPath(icons.path) }
-        let controller = AppController(
-            application: application, providers: providers, providerID: providerID, store: store,
-            networkTimeout: networkTimeout, logger: logger)
+        let controller = AppController(application: application, providers: providers, providerID: providerID, logger: logger)
         self.controller = controller
         controller.start()
     }

@@ -84,7 +84,7 @@ struct WindowCommand: ParsableCommand {
         let providers: Providers
         let providerID: String
         /// Named on the command line (or to sign out of), it must be usable: said now rather than in the window.
-        var named: (ProviderConfiguration, ready: @Sendable () throws -> Void)?
+        var named: Provider?
         let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
         let store = Stores.tokens(keyringTimeout: keyringTimeout)
         do {
@@ -93,8 +93,8 @@ struct WindowCommand: ParsableCommand {
                 try resource.map { try Self.prepareResource($0, with: zeroConfiguration) }
                 ?? issuer.map { text in try wait { try await zeroConfiguration.prepare(issuer: text) }.id }
             providers = try Providers(
-                catalog: catalog, secrets: secrets, file: providerFile.map { URL(fileURLWithPath: $0) },
-                networkTimeout: networkTimeout, logger: logger)
+                catalog: catalog, secrets: secrets, store: store, file: providerFile.map { URL(fileURLWithPath: $0) },
+                network: Network(timeout: networkTimeout, logger: Logger(label: "OAuthCore")))
             // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
             let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.exists(id) ? id : nil }
             providerID = providers.file?.id ?? resourceID ?? provider ?? remembered ?? Providers.sandboxID
@@ -103,7 +103,7 @@ struct WindowCommand: ParsableCommand {
                 return
             }
             if signOut {
-                named = try wait { try await providers.configuration(for: providerID) }
+                named = try wait { try await providers.provider(for: providerID) }
             } else if let provider {
                 // A provider that only lacks its credentials (or its discovery document) opens in the window,
                 // which offers to set it up (or fetches the document).
@@ -117,21 +117,18 @@ struct WindowCommand: ParsableCommand {
         }
         defer { providers.stop() }
 
-        if signOut, let (configuration, ready) = named {
-            try ready()
+        if signOut, let named {
             // Revoking waits on the provider as long as every other path does: --network-timeout.
-            let session = AuthSession(
-                configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: networkTimeout))
-            let warning = wait { await session.signOut() }
-            print(warning ?? "Signed out of \(configuration.displayName).")
+            try wait { try await named.waitUntilReachable() }
+            let warning = wait { await named.signOut() }
+            print(warning ?? "Signed out of \(named.configuration.displayName).")
             return
         }
 
         // ArgumentParser runs a synchronous command on the main thread, which becomes GTK's.
         // The app is held for the whole run: GTK's callbacks reach it through weak references.
         let status = MainActor.assumeIsolated {
-            let app = LatchkeyApp(
-                providers: providers, providerID: providerID, store: store, networkTimeout: networkTimeout, logger: logger)
+            let app = LatchkeyApp(providers: providers, providerID: providerID, logger: logger)
             return withExtendedLifetime(app) { app.run() }
         }
         if status != 0 { throw ExitCode(status) }

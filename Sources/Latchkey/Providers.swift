@@ -19,8 +19,6 @@ final class Providers: @unchecked Sendable {
     /// after a provider is added; read (`readEntries`) off GTK's thread, kept and used on it only.
     var entries: [(id: String, displayName: String)] = []
     private let logger: Logger
-    /// Seconds to wait for a provider's discovery document.
-    private let networkTimeout: Double
     // Guarded by `lock`: the sandbox child, once started.
     private let lock = NSLock()
     private var sandbox: SandboxChild?
@@ -29,11 +27,16 @@ final class Providers: @unchecked Sendable {
     /// The sandbox's providers, as the list shows them first: OAuth 2.0, then OAuth 1.0a, both served by the one child.
     static let sandboxIDs = [sandboxID, "sandbox-oauth1"]
 
-    init(catalog: ProviderCatalog, secrets: any ClientSecretStore, file: URL?, networkTimeout: Double = 30, logger: Logger) throws {
+    /// Where sign-ins are kept, and how providers are reached: every provider made here shares them.
+    let store: any TokenStore
+    let network: Network
+
+    init(catalog: ProviderCatalog, secrets: any ClientSecretStore, store: any TokenStore, file: URL?, network: Network) throws {
         self.catalog = catalog
-        self.networkTimeout = networkTimeout
         self.secrets = secrets
-        self.logger = logger
+        self.store = store
+        self.network = network
+        logger = network.logger
         // The file is read for its id and name; its credentials may still be missing (the set-up dialog gives them).
         self.file = try file.map { (try catalog.readableID(file: $0), $0) }
     }
@@ -52,10 +55,13 @@ final class Providers: @unchecked Sendable {
     /// No provider added in the window takes one, nor clears what is stored under it.
     var reservedIDs: Set<String> { Set(Self.sandboxIDs + (file.map { [$0.id] } ?? [])) }
 
-    /// The zero-configuration service over this run's catalog, secrets and `store`.
-    func zeroConfiguration(store: any TokenStore, timeout: Double) -> ZeroConfiguration {
-        ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, reservedIDs: reservedIDs, timeout: timeout)
+    /// The zero-configuration service over this run's catalog, secrets and store.
+    var zeroConfiguration: ZeroConfiguration {
+        ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, reservedIDs: reservedIDs, timeout: network.timeout)
     }
+
+    /// Setting up and adding providers, over this run's files and stores.
+    var setUp: ProviderSetUp { ProviderSetUp(zeroConfiguration: zeroConfiguration) }
 
     /// Whether `id` is the provider given with `--provider-file`: no settings are written beside it.
     func isGivenFile(_ id: String) -> Bool { file?.id == id }
@@ -75,27 +81,24 @@ final class Providers: @unchecked Sendable {
         return try catalog.draft(named: id)
     }
 
-    /// Whether `id` is one of the person's own providers (no preset of that name):
-    /// its client secret is theirs to give or leave out.
-    func isOwn(_ id: String) -> Bool {
-        catalog.presetFile(named: id) == nil
-    }
-
-    /// The provider `id`, with the client secret the set-up dialog stored when
-    /// no file or variable gives one, and what must happen before it is first
-    /// spoken to (the sandbox child starting); throws a sentence when it cannot be used.
-    /// Asks the keyring, so it runs off GTK's thread.
+    /// The provider `id`, ready to use: with the client secret the set-up dialog stored when
+    /// no file or variable gives one, and, for the sandbox, its child process to wait for;
+    /// throws a sentence when it cannot be used. Asks the keyring, so it runs off GTK's thread.
     /// A provider that names only its issuer has its discovery document brought up to date first.
-    func configuration(for id: String) async throws -> (ProviderConfiguration, ready: @Sendable () throws -> Void) {
+    func provider(for id: String) async throws -> Provider {
         guard Self.sandboxIDs.contains(id), file?.id != id else {
             let source: DiscoveryCache.Source?
             if let file, file.id == id {
-                source = try await catalog.refreshDiscovery(file: file.url, timeout: networkTimeout)
+                source = try await catalog.refreshDiscovery(file: file.url, transport: network.transport, timeout: network.timeout)
             } else {
-                source = try await catalog.refreshDiscovery(named: id, timeout: networkTimeout)
+                source = try await catalog.refreshDiscovery(named: id, transport: network.transport, timeout: network.timeout)
             }
             if let source { logger.info("Discovery document \(Self.describe(source))") }
-            return (try await catalog.completed(draft(for: id), secrets: secrets), {})
+            let configuration = try await catalog.completed(draft(for: id), secrets: secrets)
+            // A provider given with --provider-file is that file's: never registered anew beside it.
+            return Provider(
+                configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts,
+                registrations: isGivenFile(id) ? nil : zeroConfiguration)
         }
         let child = try lock.withLock {
             if let sandbox { return sandbox }
@@ -104,7 +107,24 @@ final class Providers: @unchecked Sendable {
             return child
         }
         let configuration = try catalog.configuration(named: id, overrides: ["issuer": child.baseURL])
-        return (configuration, { try child.waitUntilReady() })
+        // Up to 10 s reading the child's first line: on a thread of its own, not the pool's.
+        return Provider(configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts) {
+            try await BlockingWork.run { Result { try child.waitUntilReady() } }.get()
+        }
+    }
+
+    /// Signs out of `id` (revoking where its provider can), with no window to show it:
+    /// `latchkey --sign-out` for a provider the window no longer shows.
+    func signOutInBackground(_ id: String) {
+        guard exists(id) else { return }
+        let logger = self.logger
+        Task.detached {
+            do {
+                if let warning = try await self.provider(for: id).signOut() { logger.notice("\(warning)") }
+            } catch {
+                logger.notice("Could not sign out of \(id)", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     static func describe(_ source: DiscoveryCache.Source) -> String {

@@ -79,19 +79,26 @@ struct TokenCommand: ParsableCommand {
         let catalog = LatchkeyCommand.catalog
         let secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
         let store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
-        let (timeout, provider) = (waits.networkTimeout, provider ?? "")
+        let (timeout, providerID) = (waits.networkTimeout, provider ?? "")
         let resourceURL = resource.flatMap(URL.init(string:))  // checked in validate()
         let zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
 
-        /// The resource's provider (found and registered now if need be; with `check`, its
-        /// registration read back first), or the provider's; as a session over the shared store.
-        func makeSession(check: Bool, forBrowser: Bool = false) throws -> AuthSession {
+        let network = Network(timeout: timeout, logger: Logger(label: "OAuthCore"))
+        /// A provider over the shared store; one made for a resource is registered again should its server forget it.
+        func makeProvider(_ configuration: ProviderConfiguration) -> Provider {
+            Provider(
+                configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts,
+                registrations: resourceURL == nil ? nil : zeroConfiguration)
+        }
+        var provider: Provider
+        do {
+            // The resource's provider (found and registered now if need be), or the provider's; its saved
+            // registration as it is: read back only if a sign-in turns out to be needed.
             let configuration = try wait { () async throws -> ProviderConfiguration in
                 if let resourceURL {
-                    return try await zeroConfiguration.configuration(for: resourceURL, checkRegistration: check, forBrowser: forBrowser)
-                        .configuration
+                    return try await zeroConfiguration.configuration(for: resourceURL, checkRegistration: false).configuration
                 }
-                return try await Self.providerConfiguration(provider, catalog: catalog, secrets: secrets, timeout: timeout)
+                return try await Self.providerConfiguration(providerID, catalog: catalog, secrets: secrets, timeout: timeout)
             }
             // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
             guard configuration.authProtocol == .oauth2 else {
@@ -99,20 +106,12 @@ struct TokenCommand: ParsableCommand {
                     "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret "
                         + "instead of carrying a token, so there is no token to print. Use the window's Get my profile.")
             }
-            return AuthSession(
-                configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: timeout),
-                accounts: LatchkeyFiles.accounts)
-        }
-
-        var session: AuthSession
-        do {
-            // The saved registration as it is: it is read back only if a sign-in turns out to be needed.
-            session = try makeSession(check: false)
+            provider = makeProvider(configuration)
         } catch {
             throw Self.fail("\(error)", .failed)
         }
         // Why a sign-in follows, should one be needed.
-        var why = "You are not signed in to \(session.configuration.displayName)"
+        var why = "You are not signed in to \(provider.configuration.displayName)"
         if let challenge, let resourceURL, let refusal = try? ResourceChallenge(header: challenge) {
             // The resource refused the last token: renewed, or a new sign-in for what it asks (never the refused token again).
             let answer: ChallengeAnswer
@@ -125,12 +124,14 @@ struct TokenCommand: ParsableCommand {
             }
             switch answer {
             case .renewed(let token): return Self.print(token, to: output)
-            case .signIn(_, let reason):
+            case .signIn(let configuration, let reason):
+                // Wider scopes, or the server the resource moved to: the sign-in is with that.
+                provider = makeProvider(configuration)
                 FileHandle.standardError.write(Data("latchkey: \(reason)\n".utf8))
                 why = "A new sign-in is needed"
             }
         } else {
-            switch wait({ [session] in await Self.fresh(session) }) {
+            switch wait({ [provider] in await Self.fresh(provider) }) {
             case .success(let token):
                 return Self.print(token, to: output)
             case .failure(let error):
@@ -145,21 +146,18 @@ struct TokenCommand: ParsableCommand {
                 "\(why), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).",
                 .signedOut)
         }
-        // About to sign in: make sure the server still knows the client (RFC 7592), registering anew if not.
-        do { session = try makeSession(check: true, forBrowser: session.configuration.userAgent == .browser) } catch {
-            throw Self.fail("\(error)", .failed)
-        }
-        if session.configuration.userAgent == .browser {
+        // The sign-in makes sure the server still knows the client (RFC 7592), registering anew if not.
+        if provider.configuration.userAgent == .browser {
             // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
             FileHandle.standardError.write(Data("""
-                latchkey: Continue in your browser: Latchkey opens the \(session.configuration.displayName) sign-in page there \
+                latchkey: Continue in your browser: Latchkey opens the \(provider.configuration.displayName) sign-in page there \
                 and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
                 If the page shows an error instead of a sign-in, \
                 press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resourceURL?.absoluteString ?? "URL")
 
                 """.utf8))
         }
-        switch MainActor.assumeIsolated({ [session] in Self.signInInteractively(session) }) {
+        switch MainActor.assumeIsolated({ [provider] in Self.signInInteractively(provider) }) {
         case .success(let token): Self.print(token, to: output)
         case .failure(let error): throw Self.fail("\(error)", Self.exit(for: error))
         }
@@ -177,9 +175,9 @@ struct TokenCommand: ParsableCommand {
         return try await catalog.configuration(named: id, secrets: secrets, timeout: timeout)
     }
 
-    static func fresh(_ session: AuthSession) async -> Result<Token, OAuthError> {
+    static func fresh(_ provider: Provider) async -> Result<Token, OAuthError> {
         do {
-            return .success(try await session.freshToken())
+            return .success(try await provider.freshToken())
         } catch let error as OAuthError {
             return .failure(error)
         } catch {
@@ -189,11 +187,11 @@ struct TokenCommand: ParsableCommand {
 
     /// Shows the sign-in (no window of Latchkey's own behind it) on this thread,
     /// which becomes GTK's, and runs GTK's loop until the sign-in has ended.
-    @MainActor static func signInInteractively(_ session: AuthSession) -> Result<Token, OAuthError> {
+    @MainActor static func signInInteractively(_ provider: Provider) -> Result<Token, OAuthError> {
         guard MainLoop.initializeWithoutApplication() else {
             return .failure(.userAgent("the display could not be opened."))
         }
-        let configuration = session.configuration
+        let configuration = provider.configuration
         let agent: any ExternalUserAgent =
             configuration.userAgent == .browser
             ? BrowserUserAgent(parent: nil) : WebViewUserAgent(parent: nil, providerName: configuration.displayName)
@@ -201,10 +199,10 @@ struct TokenCommand: ParsableCommand {
         let signIn = Task.detached {
             let outcome: Result<Token, OAuthError>
             do {
-                let signedIn = try await session.signIn(using: agent)
+                let signedIn = try await provider.signIn(using: agent)
                 // Another person than before: someone else may have completed this sign-in. Said, not hidden in a log.
                 if let change = signedIn.accountChange { FileHandle.standardError.write(Data("latchkey: \(change)\n".utf8)) }
-                outcome = await fresh(session)
+                outcome = await fresh(provider)
             } catch let error as OAuthError {
                 outcome = .failure(error)
             } catch {

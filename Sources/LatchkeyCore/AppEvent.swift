@@ -3,11 +3,18 @@ import OAuthCore
 /// What moves the app from one state to the next: a click, or OAuthCore's answer.
 public enum AppEvent: Equatable, Sendable {
     case launched(signedIn: Bool, notice: String?)
-    /// Another provider was chosen: its stored sign-in is being read.
+    /// Another provider was chosen: it is being made usable.
     case providerChosen
+    /// The chosen provider can be used; its stored sign-in is read next.
+    /// `notice`: what to say once it is read, in place of the usual sentence.
+    case providerReady(notice: String?)
     /// The chosen provider cannot be used as it is (not set up, a broken file): the sentence says why.
     case providerUnavailable(String)
     case signInRequested
+    /// Cancel, while the browser has the sign-in.
+    case cancelRequested
+    /// The person chose where to sign in (this window or the browser).
+    case userAgentChosen
     case redirectReceived
     /// The code was exchanged; the tokens are being saved.
     case tokensReceived
@@ -17,6 +24,7 @@ public enum AppEvent: Equatable, Sendable {
     case profileRequested
     case profileLoaded(Profile)
     case profileFailed(OAuthError)
+    case openProfileRequested
     case profileOpened
     case profileOpenFailed(String)
     case signOutRequested

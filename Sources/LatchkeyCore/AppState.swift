@@ -1,7 +1,8 @@
 import OAuthCore
 
 /// What the app is doing. The widgets only render this; every change is a
-/// transition `AppState.next(state, event)`, a pure function the tests call.
+/// transition `AppState.next(state, event)`, a pure function the tests call,
+/// which also names what the app must do next (`AppEffect`).
 public enum AppState: Equatable, Sendable {
     /// Reading the stored sign-in (the keyring may take a moment).
     case starting
@@ -38,58 +39,106 @@ public enum AppState: Equatable, Sendable {
         }
     }
 
-    /// Whether `event` would change anything now: a click the state does not
-    /// accept (a second Sign in while signing in) is ignored.
+    /// Whether `event` would do anything now: a click the state does not accept
+    /// (a second Sign in while signing in) changes nothing and runs nothing.
     public func accepts(_ event: AppEvent) -> Bool {
-        AppState.next(self, event) != self
+        AppState.next(self, event) != Transition(state: self)
     }
 
-    public static func next(_ state: AppState, _ event: AppEvent) -> AppState {
-        switch (state, event) {
-        case (_, .launched(let signedIn, let notice)):
-            return signedIn ? .signedIn(notice: notice) : .signedOut(notice: notice)
-        case (let current, .providerChosen) where current.allowsChoosingProvider:
-            return .starting
-        case (let current, .providerUnavailable(let reason)) where current.allowsChoosingProvider:
-            return .unavailable(reason)
-        case (_, .sessionEnded(let reason)):
-            return state == .signingIn || state == .exchanging || state == .saving ? state : .signedOut(notice: reason)
+    /// A state and what must be done on entering it.
+    public struct Transition: Equatable, Sendable {
+        public var state: AppState
+        public var effects: [AppEffect]
 
-        case (.signedOut, .signInRequested), (.failed(_, false), .signInRequested):
-            return .signingIn
+        public init(state: AppState, effects: [AppEffect] = []) {
+            self.state = state
+            self.effects = effects
+        }
+    }
+
+    /// The state after `event`, and the effects the app runs for it. Whenever Sign
+    /// in becomes possible, the next sign-in is prepared.
+    public static func next(_ state: AppState, _ event: AppEvent) -> Transition {
+        var transition = step(state, event)
+        if transition.state.acceptsSignIn, !state.acceptsSignIn || event == .userAgentChosen {
+            transition.effects.append(.prepareSignIn)
+        }
+        return transition
+    }
+
+    private var acceptsSignIn: Bool {
+        switch self {
+        case .signedOut, .failed(_, false): true
+        default: false
+        }
+    }
+
+    private static func step(_ state: AppState, _ event: AppEvent) -> Transition {
+        switch (state, event) {
+        case (let current, .providerChosen) where current.allowsChoosingProvider:
+            return Transition(state: .starting, effects: [.loadProvider])
+        case (.starting, .providerReady(let notice)):
+            return Transition(state: .starting, effects: [.readStoredSignIn(notice: notice)])
+        case (let current, .providerUnavailable(let reason)) where current.allowsChoosingProvider:
+            return Transition(state: .unavailable(reason))
+        case (_, .launched(let signedIn, let notice)):
+            return signedIn ? Transition(state: .signedIn(notice: notice), effects: [.renewIfDue]) : Transition(state: .signedOut(notice: notice))
+        case (_, .sessionEnded(let reason)):
+            let signingIn = state == .signingIn || state == .exchanging || state == .saving
+            return Transition(state: signingIn ? state : .signedOut(notice: reason))
+        default:
+            return signingIn(state, event) ?? signedIn(state, event) ?? Transition(state: state)
+        }
+    }
+
+    /// From Sign in to signed in, or to its failure.
+    private static func signingIn(_ state: AppState, _ event: AppEvent) -> Transition? {
+        switch (state, event) {
+        case (let current, .signInRequested) where current.acceptsSignIn:
+            return Transition(state: .signingIn, effects: [.signIn])
+        case (.signingIn, .cancelRequested):
+            return Transition(state: .signingIn, effects: [.cancelSignIn])
         case (.signingIn, .redirectReceived):
-            return .exchanging
+            return Transition(state: .exchanging)
         case (.exchanging, .tokensReceived):
-            return .saving
+            return Transition(state: .saving)
         case (.signingIn, .signInSucceeded(let notice)), (.exchanging, .signInSucceeded(let notice)),
             (.saving, .signInSucceeded(let notice)):
-            return .signedIn(notice: notice)
+            return Transition(state: .signedIn(notice: notice))
         case (.signingIn, .signInFailed(let error)), (.exchanging, .signInFailed(let error)),
             (.saving, .signInFailed(let error)):
-            return .failed(message: error.description, signedIn: false)
-
-        case (.signedIn, .profileRequested), (.profileLoaded, .profileRequested), (.failed(_, true), .profileRequested):
-            return .fetchingProfile
-        case (.fetchingProfile, .profileLoaded(let profile)):
-            return .profileLoaded(profile, notice: profile.accountChange?.description)
-        case (.fetchingProfile, .profileFailed(let error)):
-            if case .signedOut(let reason) = error { return .signedOut(notice: reason) }
-            return .failed(message: error.description, signedIn: true)
-
-        case (.profileLoaded(let profile, _), .profileOpened):
-            return .profileLoaded(profile, notice: "Opened your profile in your web browser.")
-        case (.profileLoaded(let profile, _), .profileOpenFailed(let message)):
-            return .profileLoaded(profile, notice: message)
-
-        case (let current, .signOutRequested) where current.isSignedIn:
-            return .signingOut
-        case (.signingOut, .signedOut(let notice)):
-            return .signedOut(notice: notice)
-
+            return Transition(state: .failed(message: error.description, signedIn: false))
+        case (let current, .userAgentChosen) where current.acceptsSignIn:
+            return Transition(state: current)
         default:
-            // An event that does not fit the state (a double click, a late
-            // answer) changes nothing.
-            return state
+            // An event that does not fit the state (a double click, a late answer) changes nothing.
+            return nil
+        }
+    }
+
+    /// What a sign-in allows: the profile, opening it, signing out.
+    private static func signedIn(_ state: AppState, _ event: AppEvent) -> Transition? {
+        switch (state, event) {
+        case (.signedIn, .profileRequested), (.profileLoaded, .profileRequested), (.failed(_, true), .profileRequested):
+            return Transition(state: .fetchingProfile, effects: [.fetchProfile])
+        case (.fetchingProfile, .profileLoaded(let profile)):
+            return Transition(state: .profileLoaded(profile, notice: profile.accountChange?.description))
+        case (.fetchingProfile, .profileFailed(let error)):
+            if case .signedOut(let reason) = error { return Transition(state: .signedOut(notice: reason)) }
+            return Transition(state: .failed(message: error.description, signedIn: true))
+        case (.profileLoaded(let profile, _), .openProfileRequested):
+            guard let url = profile.profileURL else { return nil }
+            return Transition(state: state, effects: [.openProfile(url)])
+        case (.profileLoaded(let profile, _), .profileOpened):
+            return Transition(state: .profileLoaded(profile, notice: "Opened your profile in your web browser."))
+        case (.profileLoaded(let profile, _), .profileOpenFailed(let message)):
+            return Transition(state: .profileLoaded(profile, notice: message))
+        case (let current, .signOutRequested) where current.isSignedIn:
+            return Transition(state: .signingOut, effects: [.signOut])
+        case (.signingOut, .signedOut(let notice)):
+            return Transition(state: .signedOut(notice: notice))
+        default:
+            return nil
         }
     }
 }

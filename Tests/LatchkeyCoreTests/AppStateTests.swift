@@ -12,7 +12,7 @@ import Testing
     }
 
     func run(_ events: [AppEvent], from state: AppState = .starting) -> AppState {
-        events.reduce(state, AppState.next)
+        events.reduce(state) { AppState.next($0, $1).state }
     }
 
     @Test func launchSignedOutEnablesOnlySignIn() {
@@ -90,7 +90,7 @@ import Testing
         #expect(view(state).status == "Sign-in cancelled.")
         #expect(view(state).signInEnabled)
         #expect(!view(state).isError, "cancelling is not an error")
-        #expect(AppState.next(state, .signInRequested) == .signingIn)
+        #expect(AppState.next(state, .signInRequested).state == .signingIn)
     }
 
     @Test func aFailedExchangeExplainsAndAllowsAnother() {
@@ -150,19 +150,19 @@ import Testing
         var state = run([.launched(signedIn: true, notice: nil), .profileRequested, .profileLoaded(ada), .signOutRequested])
         #expect(state == .signingOut)
         #expect(view(state).openProfileURL == nil)
-        state = AppState.next(state, .signedOut(notice: nil))
+        state = AppState.next(state, .signedOut(notice: nil)).state
         #expect(view(state).signInEnabled)
         #expect(!view(state).signOutVisible)
     }
 
     @Test func eventsThatDoNotFitChangeNothing() {
         let signedOut = AppState.signedOut(notice: nil)
-        #expect(AppState.next(signedOut, .profileRequested) == signedOut)
-        #expect(AppState.next(signedOut, .signOutRequested) == signedOut)
-        #expect(AppState.next(.signingIn, .signInRequested) == .signingIn, "a second click opens no second window")
-        #expect(AppState.next(.signedIn(notice: nil), .signInSucceeded(notice: nil)) == .signedIn(notice: nil))
-        #expect(AppState.next(.signingIn, .tokensReceived) == .signingIn)
-        #expect(AppState.next(.signedIn(notice: nil), .redirectReceived) == .signedIn(notice: nil))
+        #expect(AppState.next(signedOut, .profileRequested) == AppState.Transition(state: signedOut))
+        #expect(AppState.next(signedOut, .signOutRequested) == AppState.Transition(state: signedOut))
+        #expect(AppState.next(.signingIn, .signInRequested) == AppState.Transition(state: .signingIn), "a second click opens no second window")
+        #expect(AppState.next(.signedIn(notice: nil), .signInSucceeded(notice: nil)) == AppState.Transition(state: .signedIn(notice: nil)))
+        #expect(AppState.next(.signingIn, .tokensReceived) == AppState.Transition(state: .signingIn))
+        #expect(AppState.next(.signedIn(notice: nil), .redirectReceived) == AppState.Transition(state: .signedIn(notice: nil)))
     }
 
     @Test func aClickIsAcceptedOnlyWhereItChangesSomething() {
@@ -183,5 +183,58 @@ import Testing
         let model = view(run([.launched(signedIn: true, notice: nil), .profileRequested, .profileLoaded(linkedIn)]))
         #expect(model.openProfileURL == nil)
         #expect(model.profile?.note == "LinkedIn gives a profile link only to approved apps.")
+    }
+
+    // MARK: What the app does, as the state machine says
+
+    func effects(_ events: [AppEvent], from state: AppState = .starting) -> [[AppEffect]] {
+        var state = state
+        return events.map { event in
+            let transition = AppState.next(state, event)
+            state = transition.state
+            return transition.effects
+        }
+    }
+
+    @Test func choosingAProviderLoadsItThenReadsItsSignInThenPreparesTheNext() {
+        #expect(effects([.providerChosen, .providerReady(notice: "set up"), .launched(signedIn: false, notice: nil)]) == [
+            [.loadProvider], [.readStoredSignIn(notice: "set up")], [.prepareSignIn],
+        ])
+        #expect(
+            effects([.providerChosen, .providerReady(notice: nil), .launched(signedIn: true, notice: nil)]).last == [.renewIfDue],
+            "signed in at launch: renewed quietly when due, and no sign-in prepared")
+    }
+
+    @Test func aProviderReadyForAnotherStateRunsNothing() {
+        #expect(AppState.next(.signedIn(notice: nil), .providerReady(notice: nil)) == AppState.Transition(state: .signedIn(notice: nil)))
+        #expect(AppState.next(.signingIn, .providerChosen) == AppState.Transition(state: .signingIn), "no other provider mid-sign-in")
+    }
+
+    @Test func eachClickRunsItsWorkOnceAndASecondClickNothing() {
+        #expect(effects([.signInRequested, .signInRequested], from: .signedOut(notice: nil)) == [[.signIn], []])
+        #expect(effects([.profileRequested, .profileRequested], from: .signedIn(notice: nil)) == [[.fetchProfile], []])
+        #expect(effects([.signOutRequested, .signOutRequested], from: .signedIn(notice: nil)) == [[.signOut], []])
+        #expect(effects([.cancelRequested], from: .signingIn) == [[.cancelSignIn]])
+        #expect(effects([.cancelRequested], from: .exchanging) == [[]], "the code is on its way: too late to cancel")
+    }
+
+    @Test func signInBecomingPossibleAgainPreparesTheNextOne() {
+        #expect(effects([.signInRequested, .signInFailed(.cancelled)], from: .signedOut(notice: nil)) == [[.signIn], [.prepareSignIn]])
+        #expect(effects([.sessionEnded("expired")], from: .signedIn(notice: nil)) == [[.prepareSignIn]])
+        #expect(effects([.signOutRequested, .signedOut(notice: nil)], from: .signedIn(notice: nil)) == [[.signOut], [.prepareSignIn]])
+        #expect(effects([.signInRequested, .redirectReceived, .signInSucceeded(notice: nil)], from: .signedOut(notice: nil)).last == [])
+    }
+
+    @Test func choosingWhereToSignInPreparesThatAgentOnlyWhenSignInIsPossible() {
+        #expect(effects([.userAgentChosen], from: .signedOut(notice: nil)) == [[.prepareSignIn]])
+        #expect(effects([.userAgentChosen], from: .signedIn(notice: nil)) == [[]])
+        #expect(!AppState.signedIn(notice: nil).accepts(.userAgentChosen))
+    }
+
+    @Test func openProfileOpensTheProfilesOwnLinkAndOnlyThat() {
+        #expect(effects([.openProfileRequested], from: .profileLoaded(ada, notice: nil)) == [[.openProfile(ada.profileURL!)]])
+        let withoutLink = Profile(name: "Lin")
+        #expect(effects([.openProfileRequested], from: .profileLoaded(withoutLink, notice: nil)) == [[]])
+        #expect(effects([.openProfileRequested], from: .signedIn(notice: nil)) == [[]])
     }
 }

@@ -1,0 +1,28 @@
+import Foundation
+
+/// What the app must do after a transition, chosen by `AppState.next` and run by
+/// the app's controller, the way async-http-client's state machines return actions:
+/// the state machine decides, the controller only carries it out and sends back
+/// what came of it as the next `AppEvent`.
+public enum AppEffect: Equatable, Sendable {
+    /// Make the provider just chosen usable (its files, its client secret, the sandbox child);
+    /// answers `.providerReady` or `.providerUnavailable`.
+    case loadProvider
+    /// Read the stored sign-in (the keyring may take a moment); answers `.launched`.
+    /// `notice`: what to say once it is read, in place of the usual sentence.
+    case readStoredSignIn(notice: String?)
+    /// Renew the stored sign-in quietly if it is about to expire; answers `.sessionEnded` if the provider refuses.
+    case renewIfDue
+    /// Sign in has just become possible: have the next sign-in ready (its web view, libcurl).
+    case prepareSignIn
+    /// Sign in with the chosen user agent; answers with its steps and `.signInSucceeded` or `.signInFailed`.
+    case signIn
+    /// Stop the sign-in under way; it then ends as cancelled.
+    case cancelSignIn
+    /// Fetch the profile; answers `.profileLoaded` or `.profileFailed`.
+    case fetchProfile
+    /// Show the profile in the default browser; answers `.profileOpened` or `.profileOpenFailed`.
+    case openProfile(URL)
+    /// Sign out (and revoke); answers `.signedOut`.
+    case signOut
+}

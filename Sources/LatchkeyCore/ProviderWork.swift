@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+import OAuthCore
+
+/// What the app's effects do with the provider shown, each answered with the
+/// event the state machine takes next. The app runs these off its GTK thread;
+/// here, they are tested against a real provider without a display.
+extension Provider {
+    /// `.readStoredSignIn`: whether a sign-in is stored (once the provider can be reached),
+    /// and what it allows. `notice`: said in place of the usual sentence.
+    public func storedSignIn(notice: String?) async -> (event: AppEvent, scopes: [String]) {
+        do { try await waitUntilReachable() } catch { return (.launched(signedIn: false, notice: "\(error)"), []) }
+        let session = self.session
+        let (signedIn, warning) = (await session.isSignedIn, await session.storeWarning ?? notice)
+        let scopes = await session.currentToken()?.allowedScopes(asked: session.configuration.scopes) ?? []
+        return (.launched(signedIn: signedIn, notice: warning), scopes)
+    }
+
+    /// `.renewIfDue`: a refusal ends the sign-in; a passing failure keeps it (Get my profile tries again).
+    public func renewal(logger: Logger) async -> AppEvent? {
+        do {
+            _ = try await freshToken()
+        } catch OAuthError.signedOut(let reason) {
+            return .sessionEnded(reason)
+        } catch {
+            logger.notice("Could not renew the sign-in at launch", metadata: ["error": "\(error)"])
+        }
+        return nil
+    }
+
+    /// `.signIn` through `agent`, its steps told to `step` as they happen; and what it allows.
+    public func signIn(
+        using agent: some ExternalUserAgent, logger: Logger, step: @escaping @Sendable (AppEvent) -> Void
+    ) async -> (event: AppEvent, scopes: [String]) {
+        do {
+            let outcome = try await signIn(using: agent) { step($0 == .redirectReceived ? .redirectReceived : .tokensReceived) }
+            if let change = outcome.accountChange { logger.notice("\(change)") }
+            // Another person than before is said first: someone else may have completed this sign-in.
+            let notice = [outcome.accountChange?.description, outcome.storeNotice].compactMap { $0 }.joined(separator: " ")
+            let scopes = outcome.token.allowedScopes(asked: configuration.scopes)
+            return (.signInSucceeded(notice: notice.isEmpty ? nil : notice), scopes)
+        } catch {
+            let failure = error as? OAuthError ?? .userAgent("\(error)")
+            logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])
+            return (.signInFailed(failure), [])
+        }
+    }
+
+    /// `.fetchProfile`: the profile, and its picture's bytes when it has one.
+    public func profileEvent() async -> (event: AppEvent, picture: [UInt8]?) {
+        do {
+            let profile = try await profile()
+            return (.profileLoaded(profile), await Self.picture(at: profile.pictureURL))
+        } catch {
+            return (.profileFailed(error as? OAuthError ?? .network(endpoint: .profile, reason: "\(error)")), nil)
+        }
+    }
+
+    /// The picture's bytes, or nil: a missing picture is not worth an error.
+    static func picture(at url: URL?) async -> [UInt8]? {
+        guard let url else { return nil }
+        let response = try? await CurlTransport.shared.send(
+            HTTPRequest(method: "GET", url: url, headers: ["User-Agent": OAuthCoreInfo.userAgent], timeout: 10))
+        guard let response, response.status == 200, response.body.count < 5_000_000 else { return nil }
+        return [UInt8](response.body)
+    }
+
+    /// `.signOut`: signed out here whatever the provider says; its trouble is the notice.
+    public func signOutEvent() async -> AppEvent {
+        let name = configuration.displayName
+        return .signedOut(notice: await signOut() ?? "Signed out of \(name).")
+    }
+}

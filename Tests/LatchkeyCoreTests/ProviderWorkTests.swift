@@ -1,0 +1,110 @@
+import Foundation
+import LatchkeyCore
+import Logging
+import OAuthCore
+import Synchronization
+import TestSupport
+import Testing
+
+/// What each effect does, against the real sandbox: the event it answers with is the one
+/// the state machine takes next, so a run of effects is a run of the app without its window.
+@Suite struct ProviderWorkTests {
+    let logger = Logger(label: "test")
+
+    /// The sandbox preset, served by a real sandbox, over a store in a temporary directory.
+    func sandboxProvider(
+        _ sandbox: RunningSandbox, store: any TokenStore, reachable: @escaping @Sendable () async throws -> Void = {}
+    ) throws -> Provider {
+        let home = try SetUpHome()
+        let configuration = try home.catalog.configuration(named: "sandbox", overrides: ["issuer": sandbox.baseURL])
+        return Provider(configuration: configuration, store: store, reachable: reachable)
+    }
+
+    @Test func aWholeSessionRunsEffectByEffect() async throws {
+        let sandbox = try RunningSandbox()
+        let provider = try sandboxProvider(sandbox, store: MemoryTokenStore())
+        var state = AppState.Transition(state: .starting, effects: [.readStoredSignIn(notice: nil)])
+        func take(_ event: AppEvent) { state = AppState.next(state.state, event) }
+
+        let stored = await provider.storedSignIn(notice: nil)
+        #expect(stored.event == .launched(signedIn: false, notice: nil) && stored.scopes.isEmpty)
+        take(stored.event)
+        #expect(state.effects == [.prepareSignIn])
+
+        take(.signInRequested)
+        #expect(state.effects == [.signIn])
+        let steps = Mutex<[AppEvent]>([])
+        let signedIn = await provider.signIn(using: FormPostingUserAgent(), logger: logger) { step in steps.withLock { $0.append(step) } }
+        #expect(steps.withLock { $0 } == [.redirectReceived, .tokensReceived])
+        #expect(signedIn.event == .signInSucceeded(notice: nil))
+        #expect(signedIn.scopes == provider.configuration.scopes, "what the sign-in allows")
+        for step in steps.withLock({ $0 }) + [signedIn.event] { take(step) }
+        #expect(state.state == .signedIn(notice: nil))
+
+        take(.profileRequested)
+        #expect(state.effects == [.fetchProfile])
+        let (loaded, picture) = await provider.profileEvent()
+        guard case .profileLoaded(let profile) = loaded else { Issue.record("\(loaded)"); return }
+        #expect(profile.name == "Ada Lovelace")
+        #expect(picture.map { String(decoding: $0, as: UTF8.self).contains("<svg") } == true, "the picture's bytes")
+        take(loaded)
+        take(.openProfileRequested)
+        #expect(state.effects == [.openProfile(try #require(profile.profileURL))])
+
+        let again = await provider.storedSignIn(notice: nil)
+        #expect(again.event == .launched(signedIn: true, notice: nil))
+        #expect(again.scopes == signedIn.scopes, "what the stored sign-in allows is shown after a relaunch")
+        #expect(await provider.renewal(logger: logger) == nil, "a token still fresh needs no renewal and ends nothing")
+
+        take(.signOutRequested)
+        #expect(state.effects == [.signOut])
+        let out = await provider.signOutEvent()
+        #expect(out == .signedOut(notice: "Signed out of \(provider.configuration.displayName)."))
+        take(out)
+        #expect(state.effects == [.prepareSignIn])
+        #expect(await provider.storedSignIn(notice: nil).event == .launched(signedIn: false, notice: nil))
+    }
+
+    @Test func aDeniedSignInFailsWithItsSentenceAndKeepsTheSignInBefore() async throws {
+        let sandbox = try RunningSandbox()
+        let store = MemoryTokenStore()
+        let provider = try sandboxProvider(sandbox, store: store)
+        _ = await provider.signIn(using: FormPostingUserAgent(), logger: logger) { _ in }
+        let before = try await store.load(for: "sandbox")
+
+        let denied = await provider.signIn(using: FormPostingUserAgent(action: "deny"), logger: logger) { _ in }
+        guard case .signInFailed(let error) = denied.event else { Issue.record("\(denied.event)"); return }
+        #expect(AppState.next(.signingIn, denied.event).state == .failed(message: error.description, signedIn: false))
+        #expect(error.description.contains("denied") || error == .cancelled, "\(error)")
+        #expect(try await store.load(for: "sandbox") == before)
+    }
+
+    /// A refresh the provider refuses ends the sign-in with its reason; one it cannot answer keeps it.
+    @Test func aRenewalRefusedEndsTheSignInAndAPassingFailureKeepsIt() async throws {
+        let sandbox = try RunningSandbox(["--access-token-ttl", "1"])
+        let provider = try sandboxProvider(sandbox, store: MemoryTokenStore())
+        _ = await provider.signIn(using: FormPostingUserAgent(), logger: logger) { _ in }
+
+        try await sandbox.setFault("token", "500")
+        #expect(await provider.renewal(logger: logger) == nil)
+        #expect(await provider.session.isSignedIn)
+
+        // The refresh token revoked at the provider: the next refresh is refused for good.
+        let refreshToken = try #require(await provider.session.currentToken()?.refreshToken)
+        let revoked = try await HTTPClient().postForm(
+            sandbox.baseURL + "/revoke", [("token", refreshToken), ("client_id", provider.configuration.clientID)])
+        #expect(revoked.status == 200)
+        let ended = await provider.renewal(logger: logger)
+        guard case .sessionEnded(let reason) = ended else { Issue.record("\(String(describing: ended))"); return }
+        #expect(reason.contains("Sandbox"))
+        #expect(AppState.next(.signedIn(notice: nil), ended!).state == .signedOut(notice: reason))
+    }
+
+    @Test func aProviderOutOfReachSaysWhyInPlaceOfTheSignIn() async throws {
+        let sandbox = try RunningSandbox()
+        struct Unreachable: Error, CustomStringConvertible { var description: String { "The offline sandbox provider did not start." } }
+        let provider = try sandboxProvider(sandbox, store: MemoryTokenStore()) { throw Unreachable() }
+        let stored = await provider.storedSignIn(notice: "set up")
+        #expect(stored.event == .launched(signedIn: false, notice: "The offline sandbox provider did not start."))
+    }
+}
