@@ -23,4 +23,10 @@ if found=$(grep -rnE "$plain_task" --include='*.swift' "${gtk_targets[@]}"); the
     status=1
 fi
 
+# 2. The formatting: swift-format (shipped with the toolchain), as .swift-format configures it.
+if ! swift format lint --strict --recursive Sources Tests Package.swift; then
+    echo "lint: run swift format --in-place --recursive Sources Tests Package.swift" >&2
+    status=1
+fi
+
 exit $status
