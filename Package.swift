@@ -106,7 +106,9 @@ let package = Package(
             ],
             // Linked, not compiled, statically: Foundation's own static dependencies are then named
             // here, as the autolink entries of swift_static's modules would name them.
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCollections", "-l_FoundationCShims"])]),
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCollections", "-l_FoundationCShims"])
+            ]),
 
         // The offline OAuth 2.0 / OpenID Connect provider. It shares no code with
         // OAuthCore, so a parsing bug cannot hide by agreeing with itself.

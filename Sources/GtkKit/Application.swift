@@ -42,7 +42,7 @@ public final class Application: Object {
     public func run(arguments: [String]) -> Int32 {
         // GApplication reads only argv[0] here; our own options were parsed already.
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup(arguments.first ?? "latchkey"), nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         return g_application_run(cast(pointer), 1, &argv)
     }
 

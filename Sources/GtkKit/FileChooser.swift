@@ -4,7 +4,9 @@ import CGtk
 /// portal's dialog where one runs and GTK's own file dialog otherwise.
 public final class FileChooser: Object {
     public init(title: String, over parent: Window, patternName: String, pattern: String) {
-        super.init(adopting: UnsafeMutableRawPointer(gtk_file_chooser_native_new(title, parent.window, GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel"))!)
+        super.init(
+            adopting: UnsafeMutableRawPointer(
+                gtk_file_chooser_native_new(title, parent.window, GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel"))!)
         let filter = gtk_file_filter_new()
         gtk_file_filter_set_name(filter, patternName)
         gtk_file_filter_add_pattern(filter, pattern)

@@ -2,7 +2,7 @@ import CGtk
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// GTK's thread is the process's main thread, where GTK was initialised and its

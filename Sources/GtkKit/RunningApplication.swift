@@ -17,8 +17,9 @@ public struct RunningApplication {
 
     /// The string state of `action`, or nil when it has none (or the instance does not answer).
     public func state(of action: String) -> String? {
-        guard let reply = SessionBus.call(
-            id, objectPath, "org.gtk.Actions", "Describe", g_variant_new_string(action), replyType: "((bgav))")
+        guard
+            let reply = SessionBus.call(
+                id, objectPath, "org.gtk.Actions", "Describe", g_variant_new_string(action), replyType: "((bgav))")
         else { return nil }
         defer { g_variant_unref(reply) }
         // (bgav): enabled, parameter type, state as an array of zero or one variant.
@@ -40,8 +41,9 @@ public struct RunningApplication {
         var boxed: OpaquePointer? = g_variant_new_variant(g_variant_new_string(parameter))
         let parameters = g_variant_new_array(latchkey_variant_type_variant(), &boxed, 1)
         let noPlatformData = g_variant_new_array(latchkey_variant_type_string_to_variant(), nil, 0)
-        guard let reply = SessionBus.call(
-            id, objectPath, "org.gtk.Actions", "Activate", g_variant_new_string(action), parameters, noPlatformData)
+        guard
+            let reply = SessionBus.call(
+                id, objectPath, "org.gtk.Actions", "Activate", g_variant_new_string(action), parameters, noPlatformData)
         else { return false }
         g_variant_unref(reply)
         return true

@@ -5,8 +5,10 @@ public enum SessionBus {
     /// Whether some process owns `name` now. Asked without D-Bus activation:
     /// starting a service (a keyring daemon) just to ask would prompt or hang.
     public static func hasOwner(_ name: String) -> Bool {
-        guard let reply = call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-            g_variant_new_string(name), replyType: "(b)")
+        guard
+            let reply = call(
+                "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                g_variant_new_string(name), replyType: "(b)")
         else { return false }
         defer { g_variant_unref(reply) }
         let answer = g_variant_get_child_value(reply, 0)

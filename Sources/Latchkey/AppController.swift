@@ -132,7 +132,11 @@ final class AppController {
     /// Off GTK's thread: the provider's client secret may be asked of the keyring.
     private func loadProvider() {
         let (providers, id) = (self.providers, providerID)
-        work({ await Result.catching { try await providers.provider(for: id) } }) { $0.adopt($1) }
+        work {
+            await Result.catching { try await providers.provider(for: id) }
+        } then: {
+            $0.adopt($1)
+        }
     }
 
     /// The chosen provider can be used, or says what it lacks.
@@ -161,13 +165,21 @@ final class AppController {
     /// Sign in stays disabled until this answers: nothing reaches the provider before it listens.
     private func readStoredSignIn(notice: String?) {
         guard let provider = current else { return }
-        work({ await provider.storedSignIn(notice: notice) }) { $0.signedIn($1) }
+        work {
+            await provider.storedSignIn(notice: notice)
+        } then: {
+            $0.signedIn($1)
+        }
     }
 
     private func renewIfDue() {
         guard let provider = current else { return }
         let logger = self.logger
-        work({ await provider.renewal(logger: logger) }) { controller, event in event.map(controller.send) }
+        work {
+            await provider.renewal(logger: logger)
+        } then: { controller, event in
+            event.map(controller.send)
+        }
     }
 
     /// A sign-in is the likely next step: for the embedded view, WebKit and its web process
@@ -195,7 +207,11 @@ final class AppController {
         guard let provider = current else { return }
         let agent: any ExternalUserAgent = userAgent == .browser ? browser : webAgent()
         let (logger, post) = (self.logger, self.post)
-        signInTask = work({ await provider.signIn(using: agent, logger: logger, step: post) }) { $0.signedIn($1) }
+        signInTask = work {
+            await provider.signIn(using: agent, logger: logger, step: post)
+        } then: {
+            $0.signedIn($1)
+        }
     }
 
     /// A sign-in read or made: what it allows is shown from the next render on.
@@ -206,7 +222,9 @@ final class AppController {
 
     private func fetchProfile() {
         guard let provider = current else { return }
-        work({ await provider.profileEvent() }) { controller, answer in
+        work {
+            await provider.profileEvent()
+        } then: { controller, answer in
             if case .profileLoaded = answer.event { controller.window.showPicture(answer.picture) }
             controller.send(answer.event)
         }
@@ -224,7 +242,11 @@ final class AppController {
 
     private func signOut() {
         guard let provider = current else { return }
-        work({ await provider.signOutEvent() }) { $0.send($1) }
+        work {
+            await provider.signOutEvent()
+        } then: {
+            $0.send($1)
+        }
     }
 
     // MARK: Choosing a provider
@@ -249,7 +271,9 @@ final class AppController {
     /// and shows it, the chosen provider still chosen.
     private func listProviders(then next: (@MainActor @Sendable (AppController) -> Void)? = nil) {
         let providers = self.providers
-        MainLoop.work({ providers.readEntries() }) { [weak self] entries in
+        MainLoop.work {
+            providers.readEntries()
+        } then: { [weak self] entries in
             guard let self else { return }
             self.providers.entries = entries
             self.window.list(entries)

@@ -1,5 +1,5 @@
-import Foundation
 import DesktopOAuth
+import Foundation
 import GtkKit
 import LatchkeyCore
 import Logging

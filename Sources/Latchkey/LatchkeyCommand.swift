@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import DesktopOAuth
+import Foundation
 import GtkKit
 import LatchkeyCore
 import Logging
@@ -182,4 +182,3 @@ struct LaunchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
-

@@ -69,7 +69,9 @@ final class ProviderDialogs {
         dialog.action.onClicked { [weak self, weak dialog] in
             guard let self, let dialog, !dialog.isBusy, let work = job(dialog) else { return }
             dialog.setBusy(true)
-            MainLoop.work({ await Result.catching(work) }) { [weak self, weak dialog] result in
+            MainLoop.work {
+                await Result.catching(work)
+            } then: { [weak self, weak dialog] result in
                 self?.finish(dialog, result)
             }
         }

@@ -5,7 +5,7 @@ import Logging
 import OAuthCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The offline provider, started as a child on a free loopback port. Its
@@ -56,7 +56,8 @@ final class SandboxChild: @unchecked Sendable {
     static func prepare(logger: Logger) throws -> SandboxChild {
         guard let executable = locate() else {
             throw OAuthError.invalidConfiguration(
-                "the offline sandbox provider (latchkey-sandbox) is neither next to latchkey nor on PATH. Use --provider to sign in to a real provider.")
+                "the offline sandbox provider (latchkey-sandbox) is neither next to latchkey nor on PATH. Use --provider to sign in to a real provider."
+            )
         }
         // Grants and tokens the sandbox issued survive its restarts, as a real provider's would.
         let directory = LatchkeyFiles.stateDirectory
@@ -94,7 +95,8 @@ final class SandboxChild: @unchecked Sendable {
             stop()
             return .failure(
                 .invalidConfiguration(
-                    "the offline sandbox provider did not answer within \(Int(Self.readinessLimit)) seconds. Quit and start Latchkey again, or use --provider."))
+                    "the offline sandbox provider did not answer within \(Int(Self.readinessLimit)) seconds. Quit and start Latchkey again, or use --provider."
+                ))
         }
         // Quitting stopped it while it started: its output closed, and that is no fault of its own.
         if phaseLock.withLock({ phase == .stopped }) { return .failure(stopped) }

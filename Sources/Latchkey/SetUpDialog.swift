@@ -16,7 +16,8 @@ final class SetUpDialog: FormDialog {
         self.need = need
         providerName = draft.displayName
         let redirect = draft.redirectURI.absoluteString
-        let intro = (draft.registrationHint ?? "Register Latchkey as an app with \(draft.displayName).")
+        let intro =
+            (draft.registrationHint ?? "Register Latchkey as an app with \(draft.displayName).")
             + " Then copy its client id"
             + (need == .none ? "" : need == .optional ? " (and its secret, if it has one)" : " and secret") + " here."
         clientID = Entry(text: draft.clientID, placeholder: "From \(draft.displayName)’s app registration")

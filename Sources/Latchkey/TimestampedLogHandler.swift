@@ -25,7 +25,8 @@ struct TimestampedLogHandler: LogHandler {
         let (level, message) = (event.level, event.message)
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let details =
-            all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\(LogLine.escaped("\($0.value)"))" }.joined(separator: " ")
+            all.isEmpty
+            ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\(LogLine.escaped("\($0.value)"))" }.joined(separator: " ")
         let stamp = String(format: "%ld.%03ld", time.tv_sec, time.tv_nsec / 1_000_000)
         FileHandle.standardError.write(Data("\(stamp) \(level) \(label): \(LogLine.escaped("\(message)"))\(details)\n".utf8))
     }

@@ -65,7 +65,9 @@ struct TokenCommand: ParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         if let challenge {
-            guard resource != nil else { throw ValidationError("--challenge answers a resource's refusal: name the resource with --resource.") }
+            guard resource != nil else {
+                throw ValidationError("--challenge answers a resource's refusal: name the resource with --resource.")
+            }
             do { _ = try ResourceChallenge(header: challenge) } catch { throw ValidationError("--challenge: \(error)") }
         }
     }
@@ -149,13 +151,15 @@ struct TokenCommand: ParsableCommand {
         // The sign-in makes sure the server still knows the client (RFC 7592), registering anew if not.
         if provider.configuration.userAgent == .browser {
             // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
-            FileHandle.standardError.write(Data("""
-                latchkey: Continue in your browser: Latchkey opens the \(provider.configuration.displayName) sign-in page there \
-                and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
-                If the page shows an error instead of a sign-in, \
-                press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resourceURL?.absoluteString ?? "URL")
+            FileHandle.standardError.write(
+                Data(
+                    """
+                    latchkey: Continue in your browser: Latchkey opens the \(provider.configuration.displayName) sign-in page there \
+                    and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
+                    If the page shows an error instead of a sign-in, \
+                    press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resourceURL?.absoluteString ?? "URL")
 
-                """.utf8))
+                    """.utf8))
         }
         switch MainActor.assumeIsolated({ [provider] in Self.signInInteractively(provider) }) {
         case .success(let token): Self.print(token, to: output)
@@ -170,7 +174,8 @@ struct TokenCommand: ParsableCommand {
     {
         guard !Providers.sandboxIDs.contains(id) else {
             throw OAuthError.invalidConfiguration(
-                "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource.")
+                "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource."
+            )
         }
         return try await catalog.configuration(named: id, secrets: secrets, timeout: timeout)
     }
@@ -275,7 +280,8 @@ struct StatusCommand: ParsableCommand {
             }
             return rows
         }
-        let idWidth = max(8, rows.map(\.0.count).max() ?? 0), nameWidth = max(4, rows.map(\.1.count).max() ?? 0)
+        let idWidth = max(8, rows.map(\.0.count).max() ?? 0)
+        let nameWidth = max(4, rows.map(\.1.count).max() ?? 0)
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
         print(pad("PROVIDER", idWidth) + "  " + pad("NAME", nameWidth) + "  STATE")
         for (id, name, state) in rows { print(pad(id, idWidth) + "  " + pad(name, nameWidth) + "  " + state) }
@@ -290,7 +296,8 @@ struct StatusCommand: ParsableCommand {
             return "\(error)"  // OAuthError's sentence: "Trouble with the saved sign-in: …"
         }
         // As its files and kept documents describe it: a status asks no provider anything.
-        let configuration = Providers.sandboxIDs.contains(id) ? nil : try? await catalog.completed(catalog.draft(named: id), secrets: secrets)
+        let configuration =
+            Providers.sandboxIDs.contains(id) ? nil : try? await catalog.completed(catalog.draft(named: id), secrets: secrets)
         guard let token else {
             if Providers.sandboxIDs.contains(id) || configuration != nil { return "signed out" }
             return "not set up (no client id or secret yet)"

@@ -82,7 +82,8 @@ public enum AppState: Equatable, Sendable {
         case (let current, .providerUnavailable(let reason)) where current.allowsChoosingProvider:
             return Transition(state: .unavailable(reason))
         case (_, .launched(let signedIn, let notice)):
-            return signedIn ? Transition(state: .signedIn(notice: notice), effects: [.renewIfDue]) : Transition(state: .signedOut(notice: notice))
+            return signedIn
+                ? Transition(state: .signedIn(notice: notice), effects: [.renewIfDue]) : Transition(state: .signedOut(notice: notice))
         case (_, .sessionEnded(let reason)):
             let signingIn = state == .signingIn || state == .exchanging || state == .saving
             return Transition(state: signingIn ? state : .signedOut(notice: reason))

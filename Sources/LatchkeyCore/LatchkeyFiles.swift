@@ -56,7 +56,9 @@ public enum LatchkeyFiles {
     public static var clientSecretDirectory: URL { stateDirectory.appendingPathComponent("client-secrets") }
 
     /// How often each resource's refusals were answered lately: a server that keeps asking is followed a few times only.
-    public static var challengeRecords: ChallengeRecords { ChallengeRecords(directory: stateDirectory.appendingPathComponent("challenges")) }
+    public static var challengeRecords: ChallengeRecords {
+        ChallengeRecords(directory: stateDirectory.appendingPathComponent("challenges"))
+    }
 
     /// Who was last signed in with each provider: a new sign-in as someone else is said.
     public static var accounts: AccountRecords { AccountRecords(directory: stateDirectory.appendingPathComponent("accounts")) }

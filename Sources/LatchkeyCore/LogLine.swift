@@ -12,7 +12,8 @@ public enum LogLine {
             case "\t": out += "\\t"
             case "\\": out += "\\\\"
             // Controls (C0, DEL, C1), format characters (bidi overrides reorder what a terminal shows), line separators.
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+            case _
+            where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
                 || scalar.properties.generalCategory == .format || scalar == "\u{2028}" || scalar == "\u{2029}":
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             default: out.unicodeScalars.append(scalar)

@@ -65,7 +65,8 @@ public enum SetUpForm {
     }
 
     /// The add-provider form: exactly one of an issuer URL, a resource URL and a provider file.
-    public static func source(issuer rawIssuer: String, resource rawResource: String = "", file rawFile: String) -> Result<Source, Problem> {
+    public static func source(issuer rawIssuer: String, resource rawResource: String = "", file rawFile: String) -> Result<Source, Problem>
+    {
         let (issuer, resource, file) = (trim(rawIssuer), trim(rawResource), trim(rawFile))
         func problem(_ sentence: String) -> Result<Source, Problem> { .failure(Problem(field: .source, sentence: sentence)) }
         func isWebAddress(_ text: String) -> Bool { text.lowercased().hasPrefix("https://") || text.lowercased().hasPrefix("http://") }
@@ -79,7 +80,9 @@ public enum SetUpForm {
             return .success(.issuer(issuer))
         }
         if !resource.isEmpty {
-            guard isWebAddress(resource) else { return problem("A resource URL starts with https://, such as https://api.example.com/mcp.") }
+            guard isWebAddress(resource) else {
+                return problem("A resource URL starts with https://, such as https://api.example.com/mcp.")
+            }
             return .success(.resource(resource))
         }
         return .success(.file(file))

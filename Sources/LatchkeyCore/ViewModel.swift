@@ -74,7 +74,9 @@ public struct ViewModel: Equatable, Sendable {
             profile = loaded
             headline = loaded.name ?? loaded.email ?? "Signed in"
             let email = loaded.email.map { loaded.emailVerified == false ? "\($0) (not verified by \(providerName))" : $0 }
-            subline = loaded.name == nil ? (loaded.emailVerified == false ? "E-mail not verified by \(providerName)" : "")
+            subline =
+                loaded.name == nil
+                ? (loaded.emailVerified == false ? "E-mail not verified by \(providerName)" : "")
                 : email ?? ""
             openProfileURL = loaded.profileURL?.absoluteString
             status = notice ?? "Signed in with \(providerName) as \(loaded.name ?? loaded.email ?? "you")."

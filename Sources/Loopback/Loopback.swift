@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The one rule for "this computer": an IP literal in 127.0.0.0/8, or `::1`.

@@ -107,7 +107,8 @@ enum Base64URL {
 
 /// Compares secrets without leaking, through timing, how many leading bytes matched.
 func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
     guard x.count == y.count else { return false }
     var difference: UInt8 = 0
     for i in x.indices { difference |= x[i] ^ y[i] }

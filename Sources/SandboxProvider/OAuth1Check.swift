@@ -38,14 +38,20 @@ struct OAuth1Check {
         for (name, value) in all where name.hasPrefix("oauth_") {
             // §3.5: the protocol parameters are sent once, in one place.
             guard oauth[name] == nil else {
-                throw Problem(problem: "parameter_rejected", advice: "\(name) was sent more than once.", status: 400, extra: [("oauth_parameters_rejected", name)])
+                throw Problem(
+                    problem: "parameter_rejected", advice: "\(name) was sent more than once.", status: 400,
+                    extra: [("oauth_parameters_rejected", name)])
             }
             oauth[name] = value
         }
         self.oauth = oauth
         parameters = all.filter { $0.0 != "oauth_signature" }
         let normalized = parameters.map { (Self.encode($0.0), Self.encode($0.1)) }
-            .sorted { a, b in a.0 != b.0 ? Array(a.0.utf8).lexicographicallyPrecedes(Array(b.0.utf8)) : Array(a.1.utf8).lexicographicallyPrecedes(Array(b.1.utf8)) }
+            .sorted { a, b in
+                a.0 != b.0
+                    ? Array(a.0.utf8).lexicographicallyPrecedes(Array(b.0.utf8))
+                    : Array(a.1.utf8).lexicographicallyPrecedes(Array(b.1.utf8))
+            }
             .map { $0.0 + "=" + $0.1 }.joined(separator: "&")
         baseString = method.uppercased() + "&" + Self.encode(baseURI) + "&" + Self.encode(normalized)
     }
@@ -99,13 +105,17 @@ struct OAuth1Check {
     /// Checks the signature with the consumer's secret or key and the token's secret.
     func verify(consumer: SandboxConsumer, tokenSecret: String?, overHTTPS: Bool) throws(Problem) {
         guard let method = oauth["oauth_signature_method"], let signature = oauth["oauth_signature"] else {
-            throw Problem(problem: "parameter_absent", advice: "The request is not signed.", status: 400, extra: [("oauth_parameters_absent", "oauth_signature&oauth_signature_method")])
+            throw Problem(
+                problem: "parameter_absent", advice: "The request is not signed.", status: 400,
+                extra: [("oauth_parameters_absent", "oauth_signature&oauth_signature_method")])
         }
         let key = Self.encode(consumer.secret ?? "") + "&" + Self.encode(tokenSecret ?? "")
         switch method {
         case "HMAC-SHA1":
             guard consumer.secret != nil else {
-                throw Problem(problem: "signature_method_rejected", advice: "This consumer signs with RSA-SHA1.", status: 400, extra: [("oauth_acceptable_signature_methods", "RSA-SHA1")])
+                throw Problem(
+                    problem: "signature_method_rejected", advice: "This consumer signs with RSA-SHA1.", status: 400,
+                    extra: [("oauth_acceptable_signature_methods", "RSA-SHA1")])
             }
             let mac = HMAC<Insecure.SHA1>.authenticationCode(for: Data(baseString.utf8), using: SymmetricKey(data: Data(key.utf8)))
             guard constantTimeEquals(Data(mac).base64EncodedString(), signature) else {
@@ -113,7 +123,9 @@ struct OAuth1Check {
             }
         case "RSA-SHA1":
             guard let pem = consumer.rsaPublicKey, let publicKey = try? _RSA.Signing.PublicKey(unsafePEMRepresentation: pem) else {
-                throw Problem(problem: "signature_method_rejected", advice: "This consumer has no RSA key registered.", status: 400, extra: [("oauth_acceptable_signature_methods", "HMAC-SHA1")])
+                throw Problem(
+                    problem: "signature_method_rejected", advice: "This consumer has no RSA key registered.", status: 400,
+                    extra: [("oauth_acceptable_signature_methods", "HMAC-SHA1")])
             }
             guard let bytes = Data(base64Encoded: signature),
                 publicKey.isValidSignature(
@@ -123,11 +135,17 @@ struct OAuth1Check {
         case "PLAINTEXT":
             // §3.4.4: the secrets themselves, so never over plain http — which is all the sandbox speaks.
             guard overHTTPS else {
-                throw Problem(problem: "signature_method_rejected", advice: "PLAINTEXT is accepted only over https.", status: 400, extra: [("oauth_acceptable_signature_methods", "HMAC-SHA1&RSA-SHA1")])
+                throw Problem(
+                    problem: "signature_method_rejected", advice: "PLAINTEXT is accepted only over https.", status: 400,
+                    extra: [("oauth_acceptable_signature_methods", "HMAC-SHA1&RSA-SHA1")])
             }
-            guard constantTimeEquals(key, signature) else { throw Problem(problem: "signature_invalid", advice: "The signature does not match.") }
+            guard constantTimeEquals(key, signature) else {
+                throw Problem(problem: "signature_invalid", advice: "The signature does not match.")
+            }
         default:
-            throw Problem(problem: "signature_method_rejected", advice: "Unknown signature method.", status: 400, extra: [("oauth_acceptable_signature_methods", "HMAC-SHA1&RSA-SHA1")])
+            throw Problem(
+                problem: "signature_method_rejected", advice: "Unknown signature method.", status: 400,
+                extra: [("oauth_acceptable_signature_methods", "HMAC-SHA1&RSA-SHA1")])
         }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 // Clients known by the URL of their metadata document
@@ -48,6 +48,7 @@ extension SandboxServer {
         guard document["client_secret"] == nil, (document["token_endpoint_auth_method"] as? String ?? "none") == "none" else {
             return refuse("a shared secret")
         }
-        return SandboxClient(clientID: clientID, name: document["client_name"] as? String ?? url.host ?? clientID, redirectURIs: redirectURIs)
+        return SandboxClient(
+            clientID: clientID, name: document["client_name"] as? String ?? url.host ?? clientID, redirectURIs: redirectURIs)
     }
 }

@@ -15,7 +15,8 @@ extension SandboxServer {
     /// (RFC 9110 §13.1.2) and keeps its copy for another max-age.
     func discovery(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
         if let fault = try await applyFault(.discovery, context) { return fault }
-        let data = (try? JSONSerialization.data(withJSONObject: discoveryDocument(), options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let data =
+            (try? JSONSerialization.data(withJSONObject: discoveryDocument(), options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         let tag = "\"" + SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
         let headers: HTTPFields = [.cacheControl: "public, max-age=\(configuration.discoveryMaxAge)", .eTag: tag]
         let asked = request.headers[.ifNoneMatch]?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []

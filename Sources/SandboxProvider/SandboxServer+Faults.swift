@@ -15,7 +15,10 @@ extension SandboxServer {
         guard let fault = try? JSONDecoder().decode(Fault.self, from: Data(buffer: buffer)), fault.count > 0 else {
             return Self.json(
                 .badRequest,
-                ["error": "Expected {\"endpoint\": token|userinfo|revoke|discovery, \"kind\": 500|html|empty|truncated|delay|close, \"count\": N}"])
+                [
+                    "error":
+                        "Expected {\"endpoint\": token|userinfo|revoke|discovery, \"kind\": 500|html|empty|truncated|delay|close, \"count\": N}"
+                ])
         }
         await state.setFault(fault)
         return Response(status: .noContent)

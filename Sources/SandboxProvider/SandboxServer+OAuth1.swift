@@ -52,7 +52,8 @@ extension SandboxServer {
                 method: request.method.rawValue, baseURI: base + request.uri.path, authorization: request.headers[.authorization],
                 query: request.uri.query, form: form)
             let oauth = check.oauth
-            let required = ["oauth_consumer_key", "oauth_signature_method", "oauth_signature", "oauth_timestamp", "oauth_nonce"]
+            let required =
+                ["oauth_consumer_key", "oauth_signature_method", "oauth_signature", "oauth_timestamp", "oauth_nonce"]
                 + (needsToken ? ["oauth_token"] : [])
             let absent = required.filter { oauth[$0] == nil }
             guard absent.isEmpty else {
@@ -66,7 +67,8 @@ extension SandboxServer {
                     extra: [("oauth_acceptable_versions", "1.0-1.0")])
             }
             guard let consumer = configuration.consumer(oauth["oauth_consumer_key"]!) else {
-                throw OAuth1Check.Problem(problem: "consumer_key_unknown", advice: "No application with this consumer key is registered here.")
+                throw OAuth1Check.Problem(
+                    problem: "consumer_key_unknown", advice: "No application with this consumer key is registered here.")
             }
             // §3.3: a timestamp within the window, so a nonce need only be remembered that long.
             let now = Date().timeIntervalSince1970
@@ -119,11 +121,15 @@ extension SandboxServer {
         }
         guard let callback = signed.check.oauth["oauth_callback"] else {
             return Self.oauth1Refusal(
-                .init(problem: "parameter_absent", advice: "oauth_callback is required (OAuth 1.0a).", status: 400, extra: [("oauth_parameters_absent", "oauth_callback")]))
+                .init(
+                    problem: "parameter_absent", advice: "oauth_callback is required (OAuth 1.0a).", status: 400,
+                    extra: [("oauth_parameters_absent", "oauth_callback")]))
         }
         guard signed.consumer.accepts(callback: callback) else {
             return Self.oauth1Refusal(
-                .init(problem: "parameter_rejected", advice: "\(signed.consumer.name) did not register this callback.", status: 400, extra: [("oauth_parameters_rejected", "oauth_callback")]))
+                .init(
+                    problem: "parameter_rejected", advice: "\(signed.consumer.name) did not register this callback.", status: 400,
+                    extra: [("oauth_parameters_rejected", "oauth_callback")]))
         }
         let (token, secret) = await state.issueTemporary(
             consumerKey: signed.consumer.key, callback: callback, ttl: configuration.signInPageTTL)
@@ -138,7 +144,8 @@ extension SandboxServer {
             let temporary = await state.temporary(token), !temporary.used, temporary.verifier == nil,
             let consumer = configuration.consumer(temporary.consumerKey)
         else {
-            return Self.errorPage("Sign-in expired", "This sign-in request is unknown or was already answered. Go back to the application and start again.")
+            return Self.errorPage(
+                "Sign-in expired", "This sign-in request is unknown or was already answered. Go back to the application and start again.")
         }
         let pageID = await state.openOAuth1Page(for: token)
         return Self.html(.ok, oauth1SignInPage(consumer: consumer, pageID: pageID))
@@ -162,7 +169,9 @@ extension SandboxServer {
             guard let user = configuration.user(username), constantTimeEquals(user.password, body["password"] ?? "") else {
                 return Self.html(
                     .unauthorized,
-                    oauth1SignInPage(consumer: consumer, pageID: pageID, username: username, error: "That username and password do not match. Try again."))
+                    oauth1SignInPage(
+                        consumer: consumer, pageID: pageID, username: username, error: "That username and password do not match. Try again."
+                    ))
             }
             guard let verifier = await state.authorizeTemporary(token, username: user.username, pageID: pageID) else {
                 return Self.errorPage("Sign-in expired", "This sign-in request was already answered.", status: .badRequest)
@@ -181,7 +190,8 @@ extension SandboxServer {
 
     func oauth1Callback(_ callback: String, _ parameters: [(String, String)]) -> Response {
         let separator = callback.contains("?") ? "&" : "?"
-        return Response(status: .found, headers: [.location: callback + separator + FormEncoding.encode(parameters), .cacheControl: "no-store"])
+        return Response(
+            status: .found, headers: [.location: callback + separator + FormEncoding.encode(parameters), .cacheControl: "no-store"])
     }
 
     // MARK: §2.3 Token credentials
@@ -194,18 +204,22 @@ extension SandboxServer {
         }
         guard let verifier = signed.check.oauth["oauth_verifier"] else {
             return Self.oauth1Refusal(
-                .init(problem: "parameter_absent", advice: "oauth_verifier is required (OAuth 1.0a).", status: 400, extra: [("oauth_parameters_absent", "oauth_verifier")]))
+                .init(
+                    problem: "parameter_absent", advice: "oauth_verifier is required (OAuth 1.0a).", status: 400,
+                    extra: [("oauth_parameters_absent", "oauth_verifier")]))
         }
         let token = signed.check.oauth["oauth_token"]!
         switch await state.redeemVerifier(token, verifier: verifier, consumerKey: signed.consumer.key) {
-        case .unknown: return Self.oauth1Refusal(.init(problem: "token_rejected", advice: "The request token is not known here, or expired."))
+        case .unknown:
+            return Self.oauth1Refusal(.init(problem: "token_rejected", advice: "The request token is not known here, or expired."))
         case .used: return Self.oauth1Refusal(.init(problem: "token_used", advice: "This request token was already exchanged or refused."))
         case .notYetAuthorized:
             return Self.oauth1Refusal(.init(problem: "permission_unknown", advice: "The person has not answered the sign-in page yet."))
         case .wrongVerifier: return Self.oauth1Refusal(.init(problem: "verifier_invalid", advice: "The verifier does not match."))
         case .granted(let username):
             let (access, secret) = await state.issueAccess(consumerKey: signed.consumer.key, username: username)
-            return Self.form(.ok, [("oauth_token", access), ("oauth_token_secret", secret), ("user_id", username), ("screen_name", username)])
+            return Self.form(
+                .ok, [("oauth_token", access), ("oauth_token_secret", secret), ("user_id", username), ("screen_name", username)])
         }
     }
 

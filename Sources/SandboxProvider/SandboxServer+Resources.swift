@@ -45,7 +45,9 @@ extension SandboxServer {
     func addProtectedResources(to router: Router<SandboxRequestContext>) {
         let location = situation.resourceMetadata
         for resource in Self.protectedResources {
-            addWellKnown("/.well-known/oauth-protected-resource" + resource.path, served: location == .named || location == .path, to: router) {
+            addWellKnown(
+                "/.well-known/oauth-protected-resource" + resource.path, served: location == .named || location == .path, to: router
+            ) {
                 _, _ in await self.resourceMetadata(resource)
             }
             addWellKnown("/custom/resource-metadata\(resource.path).json", served: location == .custom, to: router) { _, _ in

@@ -30,14 +30,23 @@ extension SandboxServer {
         addWellKnown("/.well-known/oauth-authorization-server" + second, served: true, to: router) { request, context in
             try await Self.onSecondServer { try await self.discovery(request, context) }
         }
-        router.get(RouterPath(second + likeness.authorizePath)) { request, _ in await Self.onSecondServer { await self.authorize(request) } }
-        router.post(RouterPath(second + likeness.authorizePath)) { request, _ in try await Self.onSecondServer { try await self.answerSignIn(request) } }
-        router.post(RouterPath(second + likeness.tokenPath)) { request, context in try await Self.onSecondServer { try await self.token(request, context) } }
+        router.get(RouterPath(second + likeness.authorizePath)) { request, _ in await Self.onSecondServer { await self.authorize(request) }
+        }
+        router.post(RouterPath(second + likeness.authorizePath)) { request, _ in
+            try await Self.onSecondServer { try await self.answerSignIn(request) }
+        }
+        router.post(RouterPath(second + likeness.tokenPath)) { request, context in
+            try await Self.onSecondServer { try await self.token(request, context) }
+        }
         if let revokePath = likeness.revokePath {
-            router.post(RouterPath(second + revokePath)) { request, context in try await Self.onSecondServer { try await self.revoke(request, context) } }
+            router.post(RouterPath(second + revokePath)) { request, context in
+                try await Self.onSecondServer { try await self.revoke(request, context) }
+            }
         }
         if likeness.offersRegistration {
-            router.post(RouterPath(second + Self.registrationPath)) { request, _ in try await Self.onSecondServer { try await self.register(request) } }
+            router.post(RouterPath(second + Self.registrationPath)) { request, _ in
+                try await Self.onSecondServer { try await self.register(request) }
+            }
         }
         router.post("/_admin/move-resources") { _, _ in
             await self.state.moveResources()

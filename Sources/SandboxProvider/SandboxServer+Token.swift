@@ -127,7 +127,8 @@ extension SandboxServer {
             guard requested.allSatisfy(grant.scopes.contains) else {
                 return .error("invalid_scope", "A refresh cannot add scopes the user did not grant.")
             }
-            grant = .init(clientID: grant.clientID, username: grant.username, scopes: requested, resource: grant.resource, issuer: grant.issuer)
+            grant = .init(
+                clientID: grant.clientID, username: grant.username, scopes: requested, resource: grant.resource, issuer: grant.issuer)
         }
         let issued = await state.issueTokens(for: grant, reusing: grantID, ttl: configuration.accessTokenTTL)
         return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: true)

@@ -60,7 +60,9 @@ public struct SpecSituation: Sendable, Equatable {
     public var metadata: MetadataLocation
     public var resourceMetadata: ResourceMetadataLocation
 
-    public init(iss: Iss? = nil, issuerPath: String = "", metadata: MetadataLocation = .all, resourceMetadata: ResourceMetadataLocation = .named) {
+    public init(
+        iss: Iss? = nil, issuerPath: String = "", metadata: MetadataLocation = .all, resourceMetadata: ResourceMetadataLocation = .named
+    ) {
         self.iss = iss
         self.issuerPath = issuerPath
         self.metadata = metadata
@@ -75,7 +77,8 @@ public struct SpecSituation: Sendable, Equatable {
         // `/` alone makes the issuer the base URL with a trailing slash, whose metadata is at the root.
         let path = issuerPath == "/" ? "" : issuerPath
         guard !path.isEmpty else {
-            let oauth = "/.well-known/oauth-authorization-server", oidc = "/.well-known/openid-configuration"
+            let oauth = "/.well-known/oauth-authorization-server"
+            let oidc = "/.well-known/openid-configuration"
             switch metadata {
             case .all: return defaults.map { ($0, true) } + [oauth, oidc].filter { !defaults.contains($0) }.map { ($0, false) }
             case .oauth: return [(oauth, true), (oidc, false)]

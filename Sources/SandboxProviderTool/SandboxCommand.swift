@@ -32,7 +32,9 @@ struct SandboxCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: "Make the next answers of an endpoint fail: ENDPOINT:KIND[:COUNT], e.g. token:500:2. Endpoints: token, userinfo, revoke, discovery. Kinds: 500, html, empty, truncated, delay, close. Repeatable.")
+        help:
+            "Make the next answers of an endpoint fail: ENDPOINT:KIND[:COUNT], e.g. token:500:2. Endpoints: token, userinfo, revoke, discovery. Kinds: 500, html, empty, truncated, delay, close. Repeatable."
+    )
     var fault: [String] = []
 
     @Option(name: .long, help: "Seconds a client may keep the discovery document (its Cache-Control max-age).")
@@ -88,10 +90,15 @@ struct SandboxCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         if let iss, SpecSituation.Iss(rawValue: iss) == nil { throw ValidationError("Unknown --iss \(iss).") }
-        guard issuerPath.isEmpty || issuerPath == "/" || (issuerPath.hasPrefix("/") && !issuerPath.hasSuffix("/") && !issuerPath.contains("?")) else {
+        guard
+            issuerPath.isEmpty || issuerPath == "/"
+                || (issuerPath.hasPrefix("/") && !issuerPath.hasSuffix("/") && !issuerPath.contains("?"))
+        else {
             throw ValidationError("--issuer-path must begin with / and not end with one (or be / alone), e.g. /tenant1.")
         }
-        guard SpecSituation.MetadataLocation(rawValue: metadataAt) != nil else { throw ValidationError("Unknown --metadata-at \(metadataAt).") }
+        guard SpecSituation.MetadataLocation(rawValue: metadataAt) != nil else {
+            throw ValidationError("Unknown --metadata-at \(metadataAt).")
+        }
         guard SpecSituation.ResourceMetadataLocation(rawValue: resourceMetadataAt) != nil else {
             throw ValidationError("Unknown --resource-metadata-at \(resourceMetadataAt).")
         }

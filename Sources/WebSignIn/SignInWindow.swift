@@ -1,8 +1,8 @@
 import CGtk
 import CWebKit
-import Loopback
 import Foundation
 import GtkKit
+import Loopback
 
 /// The sign-in window: the provider's page in a WebKitGTK view, above it the
 /// page's host and whether the connection is secure, a progress bar, Cancel.
@@ -95,7 +95,8 @@ final class SignInWindow {
         webView.onLoadFailed { [weak self] failure in self?.loadFailed(failure) ?? true }
         webView.onTLSError { [weak self] uri, flags in
             let host = URL(string: uri)?.host ?? "the provider"
-            self?.event?(.failed("the connection to \(host) is not secure: its certificate \(WebView.describe(flags)). The page was not shown."))
+            self?.event?(
+                .failed("the connection to \(host) is not secure: its certificate \(WebView.describe(flags)). The page was not shown."))
         }
         webView.onWebProcessTerminated { [weak self] reason in
             guard let self, self.presented else { return }

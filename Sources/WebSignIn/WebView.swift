@@ -24,7 +24,8 @@ final class WebView: Widget {
         let cancelDownload: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, download, _ in
             if let download { webkit_download_cancel(cast(download)) }
         }
-        g_signal_connect_data(context, "download-started", unsafeBitCast(cancelDownload, to: GCallback.self), nil, nil, GConnectFlags(rawValue: 0))
+        g_signal_connect_data(
+            context, "download-started", unsafeBitCast(cancelDownload, to: GCallback.self), nil, nil, GConnectFlags(rawValue: 0))
     }
 
     deinit {
@@ -87,7 +88,8 @@ final class WebView: Widget {
             _, decision, type, data in
             guard let decision, type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE else { return 0 }
             let response: UnsafeMutablePointer<WebKitResponsePolicyDecision> = cast(decision)
-            let attachment = webkit_response_policy_decision_get_response(response)
+            let attachment =
+                webkit_response_policy_decision_get_response(response)
                 .flatMap { webkit_uri_response_get_http_headers($0) }
                 .flatMap { soup_message_headers_get_one($0, "Content-Disposition") }
                 .map { String(cString: $0).lowercased().hasPrefix("attachment") } ?? false
@@ -142,14 +144,15 @@ final class WebView: Widget {
 
     /// A main-frame load failed. Return true to suppress WebKit's own error page.
     func onLoadFailed(_ handler: @escaping @MainActor (LoadFailure) -> Bool) {
-        let trampoline: @convention(c) (gpointer?, WebKitLoadEvent, UnsafePointer<gchar>?, UnsafeMutablePointer<GError>?, gpointer?)
-            -> gboolean = { _, _, uri, error, data in
-                let failure = LoadFailure(
-                    uri: uri.map { String(cString: $0) } ?? "", domain: error?.pointee.domain ?? 0, code: error?.pointee.code ?? 0,
-                    message: error.map { String(cString: $0.pointee.message) } ?? "unknown error")
-                let handler = signalHandler(data, (@MainActor (LoadFailure) -> Bool).self)
-                return GtkThread.assumeIsolated { handler(failure) } ? 1 : 0
-            }
+        let trampoline:
+            @convention(c) (gpointer?, WebKitLoadEvent, UnsafePointer<gchar>?, UnsafeMutablePointer<GError>?, gpointer?)
+                -> gboolean = { _, _, uri, error, data in
+                    let failure = LoadFailure(
+                        uri: uri.map { String(cString: $0) } ?? "", domain: error?.pointee.domain ?? 0, code: error?.pointee.code ?? 0,
+                        message: error.map { String(cString: $0.pointee.message) } ?? "unknown error")
+                    let handler = signalHandler(data, (@MainActor (LoadFailure) -> Bool).self)
+                    return GtkThread.assumeIsolated { handler(failure) } ? 1 : 0
+                }
         connect("load-failed", unsafeBitCast(trampoline, to: GCallback.self), handler)
     }
 

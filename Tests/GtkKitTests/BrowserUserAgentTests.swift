@@ -3,8 +3,8 @@ import DesktopOAuth
 import Foundation
 import GtkKit
 import OAuthCore
-import Testing
 import TestSupport
+import Testing
 
 @testable import DesktopOAuth
 

@@ -128,7 +128,8 @@ final class Flag: @unchecked Sendable {
 
     /// Sets the flag when `object` is finalized (a weak reference's notify).
     func watch(_ object: UnsafeMutablePointer<GObject>) {
-        g_object_weak_ref(object, { data, _ in Unmanaged<Flag>.fromOpaque(data!).takeUnretainedValue().set() },
+        g_object_weak_ref(
+            object, { data, _ in Unmanaged<Flag>.fromOpaque(data!).takeUnretainedValue().set() },
             Unmanaged.passUnretained(self).toOpaque())
     }
 }
@@ -149,11 +150,13 @@ final class GLibWarnings: @unchecked Sendable {
     init() {
         let levels = GLogLevelFlags(rawValue: G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_CRITICAL.rawValue)
         for domain in ["GLib-GObject", "Gtk", "GLib"] {
-            let id = g_log_set_handler(domain, levels, { domain, _, message, data in
-                let warnings = Unmanaged<GLibWarnings>.fromOpaque(data!).takeUnretainedValue()
-                let text = "\(domain.map { String(cString: $0) } ?? ""): \(message.map { String(cString: $0) } ?? "")"
-                warnings.lock.withLock { warnings.collected.append(text) }
-            }, Unmanaged.passUnretained(self).toOpaque())
+            let id = g_log_set_handler(
+                domain, levels,
+                { domain, _, message, data in
+                    let warnings = Unmanaged<GLibWarnings>.fromOpaque(data!).takeUnretainedValue()
+                    let text = "\(domain.map { String(cString: $0) } ?? ""): \(message.map { String(cString: $0) } ?? "")"
+                    warnings.lock.withLock { warnings.collected.append(text) }
+                }, Unmanaged.passUnretained(self).toOpaque())
             handlers.append((domain, id))
         }
     }

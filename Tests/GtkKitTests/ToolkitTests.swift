@@ -1,8 +1,9 @@
-import Testing
-@testable import DesktopOAuth
-import GtkKit
-import WebSignIn
 import CWebSignIn
+import GtkKit
+import Testing
+import WebSignIn
+
+@testable import DesktopOAuth
 
 @Suite struct ToolkitTests {
     @Test func gtkIsVersionThreeAtRunTime() {

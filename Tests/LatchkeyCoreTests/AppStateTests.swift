@@ -1,6 +1,7 @@
 import Foundation
 import OAuthCore
 import Testing
+
 @testable import LatchkeyCore
 
 @Suite struct AppStateTests {
@@ -159,7 +160,8 @@ import Testing
         let signedOut = AppState.signedOut(notice: nil)
         #expect(AppState.next(signedOut, .profileRequested) == AppState.Transition(state: signedOut))
         #expect(AppState.next(signedOut, .signOutRequested) == AppState.Transition(state: signedOut))
-        #expect(AppState.next(.signingIn, .signInRequested) == AppState.Transition(state: .signingIn), "a second click opens no second window")
+        #expect(
+            AppState.next(.signingIn, .signInRequested) == AppState.Transition(state: .signingIn), "a second click opens no second window")
         #expect(AppState.next(.signedIn(notice: nil), .signInSucceeded(notice: nil)) == AppState.Transition(state: .signedIn(notice: nil)))
         #expect(AppState.next(.signingIn, .tokensReceived) == AppState.Transition(state: .signingIn))
         #expect(AppState.next(.signedIn(notice: nil), .redirectReceived) == AppState.Transition(state: .signedIn(notice: nil)))
@@ -197,9 +199,10 @@ import Testing
     }
 
     @Test func choosingAProviderLoadsItThenReadsItsSignInThenPreparesTheNext() {
-        #expect(effects([.providerChosen, .providerReady(notice: "set up"), .launched(signedIn: false, notice: nil)]) == [
-            [.loadProvider], [.readStoredSignIn(notice: "set up")], [.prepareSignIn],
-        ])
+        #expect(
+            effects([.providerChosen, .providerReady(notice: "set up"), .launched(signedIn: false, notice: nil)]) == [
+                [.loadProvider], [.readStoredSignIn(notice: "set up")], [.prepareSignIn],
+            ])
         #expect(
             effects([.providerChosen, .providerReady(notice: nil), .launched(signedIn: true, notice: nil)]).last == [.renewIfDue],
             "signed in at launch: renewed quietly when due, and no sign-in prepared")

@@ -45,12 +45,13 @@ import Testing
                 "HOME": root.appendingPathComponent("home").path, "LATCHKEY_PROVIDERS_DIR": "/explicit",
                 "XDG_DATA_DIRS": "/opt/share:/usr/share",
             ], layout: layout)
-        #expect(catalog.presetDirectories.map(\.path) == [
-            "/explicit", root.appendingPathComponent("home/.local/share/latchkey/providers").path,
-            root.appendingPathComponent("tree/.build/share/latchkey/providers").path,
-            "/opt/share/latchkey/providers", "/usr/share/latchkey/providers",
-            root.appendingPathComponent("tree/data/providers").path,
-        ])
+        #expect(
+            catalog.presetDirectories.map(\.path) == [
+                "/explicit", root.appendingPathComponent("home/.local/share/latchkey/providers").path,
+                root.appendingPathComponent("tree/.build/share/latchkey/providers").path,
+                "/opt/share/latchkey/providers", "/usr/share/latchkey/providers",
+                root.appendingPathComponent("tree/data/providers").path,
+            ])
         #expect(catalog.userConfigDirectory.path == root.appendingPathComponent("home/.config/latchkey").path)
         #expect(catalog.credentialVariable(for: "github", "CLIENT_ID") == "LATCHKEY_GITHUB_CLIENT_ID")
     }

@@ -50,9 +50,12 @@ struct SetUpHome {
         let home = try SetUpHome()
         #expect(home.setUp.secretNeed(for: try home.catalog.draft(named: "github")) == .required(stored: false))
         #expect(home.setUp.secretNeed(for: try home.catalog.draft(named: "gitlab")) == .none, "a preset public client takes none")
-        let own = try home.write(#"{"id": "own", "display_name": "Own", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_id": "c", "client_authentication": "none"}"#, to: "own.json")
+        let own = try home.write(
+            #"{"id": "own", "display_name": "Own", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_id": "c", "client_authentication": "none"}"#,
+            to: "own.json")
         _ = try home.catalog.addProvider(file: own)
-        #expect(home.setUp.secretNeed(for: try home.catalog.draft(named: "own")) == .optional, "their own provider: their registration decides")
+        #expect(
+            home.setUp.secretNeed(for: try home.catalog.draft(named: "own")) == .optional, "their own provider: their registration decides")
     }
 
     /// The secret goes first: when it cannot be kept, the file is left as it was, so the
@@ -90,7 +93,9 @@ struct SetUpHome {
     /// the way RFC 6749 §2.3.1 requires every server to accept.
     @Test func theirOwnPublicProviderGivenASecretSendsItWithBasic() async throws {
         let home = try SetUpHome()
-        let own = try home.write(#"{"id": "own", "display_name": "Own", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_authentication": "none"}"#, to: "own.json")
+        let own = try home.write(
+            #"{"id": "own", "display_name": "Own", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_authentication": "none"}"#,
+            to: "own.json")
         _ = try home.catalog.addProvider(file: own)
         _ = try await home.setUp.save(answer("c1", nil), for: try home.catalog.draft(named: "own"))
         #expect(try home.userFile("own")?["client_authentication"] as? String == "none", "no secret, no change")
@@ -105,7 +110,9 @@ struct SetUpHome {
         let home = try SetUpHome()
         let leftBehind = Token(accessToken: "left-behind")
         try await home.tokens.save(leftBehind, for: "mine")
-        let file = try home.write(#"{"id": "mine", "display_name": "Mine", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_id": "c", "client_secret": "s3cret-value", "client_authentication": "client_secret_post"}"#, to: "mine.json")
+        let file = try home.write(
+            #"{"id": "mine", "display_name": "Mine", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_id": "c", "client_secret": "s3cret-value", "client_authentication": "client_secret_post"}"#,
+            to: "mine.json")
         let (id, notice) = try await home.setUp.add(.file(file.path))
         #expect(id == "mine" && notice == nil)
         #expect(try await home.secrets.load(for: "mine") == "s3cret-value")
@@ -118,7 +125,9 @@ struct SetUpHome {
         let home = try SetUpHome()
         let kept = Token(accessToken: "kept")
         try await home.tokens.save(kept, for: "sandbox")
-        let file = try home.write(#"{"id": "sandbox", "display_name": "Not the sandbox", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_id": "c"}"#, to: "sandbox.json")
+        let file = try home.write(
+            #"{"id": "sandbox", "display_name": "Not the sandbox", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_id": "c"}"#,
+            to: "sandbox.json")
         await #expect(throws: (any Error).self) { try await home.setUp.add(.file(file.path)) }
         #expect(try await home.tokens.load(for: "sandbox") == kept)
     }

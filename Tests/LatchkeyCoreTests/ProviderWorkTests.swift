@@ -44,7 +44,10 @@ import Testing
         take(.profileRequested)
         #expect(state.effects == [.fetchProfile])
         let (loaded, picture) = await provider.profileEvent()
-        guard case .profileLoaded(let profile) = loaded else { Issue.record("\(loaded)"); return }
+        guard case .profileLoaded(let profile) = loaded else {
+            Issue.record("\(loaded)")
+            return
+        }
         #expect(profile.name == "Ada Lovelace")
         #expect(picture.map { String(decoding: $0, as: UTF8.self).contains("<svg") } == true, "the picture's bytes")
         take(loaded)
@@ -73,7 +76,10 @@ import Testing
         let before = try await store.load(for: "sandbox")
 
         let denied = await provider.signIn(using: FormPostingUserAgent(action: "deny"), logger: logger) { _ in }
-        guard case .signInFailed(let error) = denied.event else { Issue.record("\(denied.event)"); return }
+        guard case .signInFailed(let error) = denied.event else {
+            Issue.record("\(denied.event)")
+            return
+        }
         #expect(AppState.next(.signingIn, denied.event).state == .failed(message: error.description, signedIn: false))
         #expect(error.description.contains("denied") || error == .cancelled, "\(error)")
         #expect(try await store.load(for: "sandbox") == before)
@@ -95,7 +101,10 @@ import Testing
             sandbox.baseURL + "/revoke", [("token", refreshToken), ("client_id", provider.configuration.clientID)])
         #expect(revoked.status == 200)
         let ended = await provider.renewal(logger: logger)
-        guard case .sessionEnded(let reason) = ended else { Issue.record("\(String(describing: ended))"); return }
+        guard case .sessionEnded(let reason) = ended else {
+            Issue.record("\(String(describing: ended))")
+            return
+        }
         #expect(reason.contains("Sandbox"))
         #expect(AppState.next(.signedIn(notice: nil), ended!).state == .signedOut(notice: reason))
     }

@@ -1,5 +1,6 @@
-@testable import LatchkeyCore
 import Testing
+
+@testable import LatchkeyCore
 
 /// The set-up dialog's checks: each mistake is named beside its field, and
 /// nothing is kept until the form is right.
@@ -39,11 +40,13 @@ import Testing
     @Test func aProviderIsAddedFromExactlyOneSource() throws {
         #expect(try SetUpForm.source(issuer: " https://id.example ", file: "").get() == .issuer("https://id.example"))
         #expect(try SetUpForm.source(issuer: "", file: "/home/ada/acme.json").get() == .file("/home/ada/acme.json"))
-        #expect(try SetUpForm.source(issuer: "", resource: "https://api.example/mcp\n", file: "").get() == .resource("https://api.example/mcp"))
+        #expect(
+            try SetUpForm.source(issuer: "", resource: "https://api.example/mcp\n", file: "").get() == .resource("https://api.example/mcp"))
         for (issuer, resource, file, said) in [
             ("", "", "", "Give the provider's issuer URL"), ("https://id.example", "", "/a.json", "not more"),
             ("https://id.example", "https://api.example/mcp", "", "not more"), ("", "https://api.example/mcp", "/a.json", "not more"),
-            ("id.example", "", "", "An issuer URL starts with https://"), ("", "api.example/mcp", "", "A resource URL starts with https://"),
+            ("id.example", "", "", "An issuer URL starts with https://"),
+            ("", "api.example/mcp", "", "A resource URL starts with https://"),
         ] {
             guard case .failure(let problem) = SetUpForm.source(issuer: issuer, resource: resource, file: file) else {
                 Issue.record("\(issuer)/\(resource)/\(file) was accepted")
@@ -54,7 +57,8 @@ import Testing
     }
 
     @Test func setUpTakesSignInsPlaceOnlyWhileTheProviderIsNotReady() {
-        let unavailable = ViewModel(state: .unavailable("there is no client id for GitHub."), providerName: "GitHub", storeName: "the keyring")
+        let unavailable = ViewModel(
+            state: .unavailable("there is no client id for GitHub."), providerName: "GitHub", storeName: "the keyring")
         #expect(unavailable.setUpVisible && !unavailable.signInEnabled)
         #expect(unavailable.subline.contains("Set up…"))
         for state: AppState in [.starting, .signedOut(notice: nil), .signedIn(notice: nil), .failed(message: "x", signedIn: false)] {

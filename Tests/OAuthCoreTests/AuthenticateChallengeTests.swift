@@ -17,7 +17,8 @@ import Testing
 
     @Test func aProtectedResourceNamesItsMetadata() throws {
         // RFC 9728 §5.1, with RFC 6750's error and scope.
-        let header = #"Bearer error="invalid_token", resource_metadata="https://resource.example.com/.well-known/oauth-protected-resource", scope="read write""#
+        let header =
+            #"Bearer error="invalid_token", resource_metadata="https://resource.example.com/.well-known/oauth-protected-resource", scope="read write""#
         let bearer = try #require(try Challenge.parse(header).first { $0.is("bearer") })
         #expect(bearer["resource_metadata"] == "https://resource.example.com/.well-known/oauth-protected-resource")
         #expect(bearer["error"] == "invalid_token" && bearer["scope"] == "read write")

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import OAuthCore
 
 @Suite struct AuthorizationRequestTests {
@@ -28,8 +29,9 @@ import Testing
         #expect(!raw.contains("+"), "a + would read as a space")
         // Round trip: what a server decodes is what was configured.
         #expect(Fixtures.query(request.url)["redirect_uri"] == request.redirectURI.absoluteString)
-        #expect(FormCoding.decode(URLComponents(url: request.url, resolvingAgainstBaseURL: false)!.percentEncodedQuery!)!
-            .first { $0.name == "redirect_uri" }?.value == "https://app.example/cb?tenant=a%20b&x=1+2")
+        #expect(
+            FormCoding.decode(URLComponents(url: request.url, resolvingAgainstBaseURL: false)!.percentEncodedQuery!)!
+                .first { $0.name == "redirect_uri" }?.value == "https://app.example/cb?tenant=a%20b&x=1+2")
     }
 
     @Test func formEncodingRoundTripsEveryByte() {

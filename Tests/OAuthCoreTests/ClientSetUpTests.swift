@@ -80,15 +80,33 @@ import Testing
         let refusals: [(String, String)] = [
             (file, "already"),
             (#"{"id": "github", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t"}"#, "already"),
-            (#"{"id": "pub", "issuer": "https://p.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_secret": "s", "client_authentication": "none"}"#, "public client"),
-            (#"{"id": "shape", "issuer": "https://p.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "redirect_uri": "http://127.0.0.1/callback", "scopes": "openid"}"#, "scopes"),
+            (
+                #"{"id": "pub", "issuer": "https://p.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "client_secret": "s", "client_authentication": "none"}"#,
+                "public client"
+            ),
+            (
+                #"{"id": "shape", "issuer": "https://p.example", "authorization_endpoint": "/a", "token_endpoint": "/t", "redirect_uri": "http://127.0.0.1/callback", "scopes": "openid"}"#,
+                "scopes"
+            ),
             (#"{"id": "../x"}"#, "id"),
             // Ids that would share GitHub's credential variables, or a name already shown.
-            (#"{"id": "GitHub", "authorization_endpoint": "https://github.com/login/oauth/authorize", "token_endpoint": "https://evil.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#, "“github” already"),
-            (#"{"id": "ACME", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#, "“acme” already"),
-            (#"{"id": "hub2", "display_name": "github", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#, "shown as “GitHub”"),
+            (
+                #"{"id": "GitHub", "authorization_endpoint": "https://github.com/login/oauth/authorize", "token_endpoint": "https://evil.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#,
+                "“github” already"
+            ),
+            (
+                #"{"id": "ACME", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#,
+                "“acme” already"
+            ),
+            (
+                #"{"id": "hub2", "display_name": "github", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#,
+                "shown as “GitHub”"
+            ),
             // A provider that could never be used: its token endpoint in clear text.
-            (#"{"id": "clear", "authorization_endpoint": "https://a.example/a", "token_endpoint": "http://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#, "https"),
+            (
+                #"{"id": "clear", "authorization_endpoint": "https://a.example/a", "token_endpoint": "http://a.example/t", "redirect_uri": "http://127.0.0.1/callback"}"#,
+                "https"
+            ),
             ("[1]", "JSON object"),
         ]
         for (text, said) in refusals {

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import OAuthCore
 
 /// A process killed while it writes a token leaves the old token or a new one,
@@ -41,10 +42,12 @@ import TestSupport
             usleep(UInt32.random(in: 0...40_000, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             let status = process.wait(timeout: 30)
-            #expect(status == SIGKILL || status == 128 + SIGKILL, "the writer must die by the kill, not before: \(String(describing: status))")
+            #expect(
+                status == SIGKILL || status == 128 + SIGKILL, "the writer must die by the kill, not before: \(String(describing: status))")
 
             let left = try store.load(for: "sandbox")
-            let generation = try #require(left.flatMap(Self.generation), "a killed write left \(left == nil ? "no token" : "a token that mixes two")")
+            let generation = try #require(
+                left.flatMap(Self.generation), "a killed write left \(left == nil ? "no token" : "a token that mixes two")")
             seen[generation == 0 ? 0 : 1, default: 0] += 1
         }
         // Both outcomes happened, so the kills really landed before and after a save completed.

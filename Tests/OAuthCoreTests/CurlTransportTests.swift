@@ -121,10 +121,12 @@ final class SelfSignedServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = directory.appendingPathComponent("key.pem").path
         let certificate = directory.appendingPathComponent("cert.pem").path
-        let openssl = try Spawned("/usr/bin/openssl", [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out",
-            certificate, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ])
+        let openssl = try Spawned(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out",
+                certificate, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
         guard openssl.wait(timeout: 60) == 0 else { throw SandboxTestError("openssl could not make a certificate") }
 
         let served = directory.appendingPathComponent("served").path

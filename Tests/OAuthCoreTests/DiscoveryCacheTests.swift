@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import OAuthCore
 
@@ -44,7 +44,8 @@ import TestSupport
         #expect(counted["discovery_not_modified"] == 0)
 
         // What the person's file says wins over the document.
-        try setting.write(["issuer": sandbox.baseURL, "client_id": "latchkey-desktop", "scopes": ["openid"], "display_name": "Mine"], as: "mine")
+        try setting.write(
+            ["issuer": sandbox.baseURL, "client_id": "latchkey-desktop", "scopes": ["openid"], "display_name": "Mine"], as: "mine")
         let mine = try await setting.catalog.configuration(named: "mine", secrets: setting.secrets)
         #expect(mine.scopes == ["openid"] && mine.displayName == "Mine")
     }

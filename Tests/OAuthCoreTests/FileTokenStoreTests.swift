@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import OAuthCore
 
 @Suite struct FileTokenStoreTests {
@@ -68,7 +69,10 @@ import Testing
         let file = try store.file(for: "sandbox")
         try Data(#"{"access_token": "at-1", "tok"#.utf8).write(to: file)
         let error = #expect(throws: OAuthError.self) { try store.load(for: "sandbox") }
-        guard case .storage(let reason)? = error else { Issue.record("expected storage error"); return }
+        guard case .storage(let reason)? = error else {
+            Issue.record("expected storage error")
+            return
+        }
         #expect(reason.contains("was damaged"))
         #expect(reason.contains("sandbox.json.corrupt"))
         #expect(!reason.contains("at-1"))
@@ -84,7 +88,10 @@ import Testing
         #expect(throws: OAuthError.self) { try store.load(for: "sandbox") }
         try Data("second damage".utf8).write(to: file)
         let error = #expect(throws: OAuthError.self) { try store.load(for: "sandbox") }
-        guard case .storage(let reason)? = error else { Issue.record("expected storage error"); return }
+        guard case .storage(let reason)? = error else {
+            Issue.record("expected storage error")
+            return
+        }
         #expect(reason.contains("set aside as sandbox.json.corrupt-2"))
         #expect(try String(contentsOf: file.appendingPathExtension("corrupt"), encoding: .utf8) == "first damage")
         #expect(try String(contentsOf: file.appendingPathExtension("corrupt-2"), encoding: .utf8) == "second damage")

@@ -1,5 +1,6 @@
 import Foundation
 import InstallLayout
+
 @testable import OAuthCore
 
 /// A throwaway directory per test, removed when the test lets go of it.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import OAuthCore
 
 @Suite struct IDTokenClaimsTests {
@@ -42,7 +43,10 @@ import Testing
         var claims = good
         claims[claim] = claim == "exp" ? Int(value)! as Any : value as Any
         let error = #expect(throws: OAuthError.self) { try check(claims) }
-        guard case .invalidIDToken(let found)? = error else { Issue.record("expected invalidIDToken"); return }
+        guard case .invalidIDToken(let found)? = error else {
+            Issue.record("expected invalidIDToken")
+            return
+        }
         #expect(found.hasPrefix(reason))
     }
 
@@ -81,12 +85,13 @@ import Testing
         try checkTenant(claims)
     }
 
-    @Test(arguments: [
-        ("https://login.microsoftonline.com/another-tenant/v2.0", "tenant-a", "it was issued by someone else"),
-        ("https://login.microsoftonline.com/{tenantid}/v2.0", nil, "it does not say which tenant issued it"),
-        ("https://login.microsoftonline.com/x/../evil/v2.0", "x/../evil", "it does not say which tenant issued it"),
-        ("https://evil.example/tenant-a/v2.0", "tenant-a", "it was issued by someone else"),
-    ] as [(String, String?, String)])
+    @Test(
+        arguments: [
+            ("https://login.microsoftonline.com/another-tenant/v2.0", "tenant-a", "it was issued by someone else"),
+            ("https://login.microsoftonline.com/{tenantid}/v2.0", nil, "it does not say which tenant issued it"),
+            ("https://login.microsoftonline.com/x/../evil/v2.0", "x/../evil", "it does not say which tenant issued it"),
+            ("https://evil.example/tenant-a/v2.0", "tenant-a", "it was issued by someone else"),
+        ] as [(String, String?, String)])
     func anIssuerThatDoesNotNameItsOwnTenantIsRefused(issuer: String, tenant: String?, reason: String) throws {
         var claims = good
         claims["iss"] = issuer
@@ -114,7 +119,9 @@ import Testing
     @Test func severalAudiencesNeedTheAuthorizedPartyToBeUs() throws {
         var claims = good
         claims["aud"] = ["client-1", "someone-else"]
-        #expect(#expect(throws: OAuthError.self) { try check(claims) } == .invalidIDToken("it names several applications and not which one it is for"))
+        #expect(
+            #expect(throws: OAuthError.self) { try check(claims) }
+                == .invalidIDToken("it names several applications and not which one it is for"))
         claims["azp"] = "someone-else"
         #expect(#expect(throws: OAuthError.self) { try check(claims) } == .invalidIDToken("it was issued for another application"))
         claims["azp"] = "client-1"

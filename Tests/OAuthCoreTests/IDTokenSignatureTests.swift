@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import OAuthCore
 
@@ -92,7 +92,9 @@ import TestSupport
         let none = [try Self.encode(header.merging(["alg": "none"]) { $1 }), parts[1], ""].joined(separator: ".")
         let jwks = try await HTTPClient().get(sandbox.baseURL + "/jwks.json").body
         let hmacInput = "\(try Self.encode(header.merging(["alg": "HS256"]) { $1 })).\(parts[1])"
-        let hmac = hmacInput + "." + Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data(hmacInput.utf8), using: SymmetricKey(data: jwks))))
+        let hmac =
+            hmacInput + "."
+            + Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data(hmacInput.utf8), using: SymmetricKey(data: jwks))))
         // Not a JWS at all.
         let garbage = "not.a-token"
 
@@ -115,7 +117,8 @@ import TestSupport
     @Test func aForgedIDTokenFailsTheSignIn() async throws {
         // The whole sign-in, not only the function: a provider whose published keys do not sign
         // its tokens (its jwks_uri points at another sandbox) ends in a sentence, with nothing kept.
-        let sandbox = try RunningSandbox(), other = try RunningSandbox()
+        let sandbox = try RunningSandbox()
+        let other = try RunningSandbox()
         var configuration = try await configuration(sandbox)
         configuration.jwksURI = URL(string: other.baseURL + "/jwks.json")
         let store = MemoryTokenStore()

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import OAuthCore
 
@@ -48,12 +48,15 @@ import TestSupport
         let setting = try Setting(["--iss", mode])
         let (configuration, token) = try await setting.signIn("/api/me")
         #expect(configuration.requiresIssuerInResponse == (mode == "sent"))
-        #expect(try await HTTPClient().get(setting.url("/api/me").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"]).status == 200)
+        #expect(
+            try await HTTPClient().get(setting.url("/api/me").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"])
+                .status == 200)
     }
 
     /// Refused before the code goes anywhere: no token request reaches the server.
     @Test(arguments: [
-        ("absent", OAuthError.issuerMissing), ("wrong", .issuerMismatch), ("slash", .issuerMismatch), ("unadvertised-wrong", .issuerMismatch),
+        ("absent", OAuthError.issuerMissing), ("wrong", .issuerMismatch), ("slash", .issuerMismatch),
+        ("unadvertised-wrong", .issuerMismatch),
     ])
     func anAnswerWithoutTheExactIssuerIsRefused(mode: String, expected: OAuthError) async throws {
         let setting = try Setting(["--iss", mode])
@@ -67,7 +70,10 @@ import TestSupport
         var configuration = try Fixtures.configuration()
         configuration.issuer = URL(string: "https://id.example")
         let request = AuthorizationRequest(configuration: configuration)
-        let url = URL(string: "https://app.example/callback?error=server_error&error_description=Call%20this%20number&state=\(request.state)&iss=https%3A%2F%2FID.example")!
+        let url = URL(
+            string:
+                "https://app.example/callback?error=server_error&error_description=Call%20this%20number&state=\(request.state)&iss=https%3A%2F%2FID.example"
+        )!
         #expect(throws: OAuthError.issuerMismatch) { try AuthorizationResponse(redirectURL: url, for: request) }
     }
 
@@ -117,14 +123,19 @@ import TestSupport
         let setting = try Setting([])
         let id = try await setting.providers.prepare(issuer: setting.sandbox.baseURL + "/").id
         #expect(try setting.catalog.draft(named: id).issuer?.absoluteString == setting.sandbox.baseURL)
-        #expect(try await setting.asked("authorization-server") == ["/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server"])
+        #expect(
+            try await setting.asked("authorization-server") == [
+                "/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server",
+            ])
     }
 
     /// A document that names its issuer with a slash more is another issuer's.
     @Test func aDocumentNamingTheIssuerWithASlashMoreIsNotUsed() throws {
         let document: [String: Any] = ["issuer": "https://id.example/", "authorization_endpoint": "https://id.example/a"]
         #expect(throws: OAuthError.self) { try ProviderDiscovery.checkedIssuer(document, issuer: "https://id.example") }
-        #expect(throws: OAuthError.self) { try ProviderDiscovery.checkedIssuer(["issuer": "HTTPS://id.example"], issuer: "https://id.example") }
+        #expect(throws: OAuthError.self) {
+            try ProviderDiscovery.checkedIssuer(["issuer": "HTTPS://id.example"], issuer: "https://id.example")
+        }
         #expect(throws: Never.self) { try ProviderDiscovery.checkedIssuer(["issuer": "https://id.example"], issuer: "https://id.example") }
     }
 
@@ -142,7 +153,8 @@ import TestSupport
         // Found at the origin, it is about the origin: the token's audience is what the metadata says.
         let audience = location == "root" ? setting.sandbox.baseURL : setting.sandbox.baseURL + "/api/me"
         #expect(configuration.resource?.absoluteString == audience)
-        let answer = try await HTTPClient().get(setting.url("/api/me").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"])
+        let answer = try await HTTPClient().get(
+            setting.url("/api/me").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"])
         #expect(answer.status == 200, "\(answer.text)")
     }
 
@@ -153,7 +165,9 @@ import TestSupport
         #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: other, for: me, challengeScopes: nil, mayBeAbove: true) }
         let above: [String: Any] = ["resource": "https://api.example", "authorization_servers": ["https://id.example"]]
         #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: above, for: me, challengeScopes: nil, mayBeAbove: false) }
-        #expect(try ResourceDiscovery.metadata(from: above, for: me, challengeScopes: nil, mayBeAbove: true).resource.absoluteString == "https://api.example")
+        #expect(
+            try ResourceDiscovery.metadata(from: above, for: me, challengeScopes: nil, mayBeAbove: true).resource.absoluteString
+                == "https://api.example")
         let sibling: [String: Any] = ["resource": "https://api.example/mc", "authorization_servers": ["https://id.example"]]
         #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: sibling, for: me, challengeScopes: nil, mayBeAbove: true) }
     }
@@ -171,7 +185,8 @@ import TestSupport
         let asked = try await setting.statistics()["authorization_scopes"] as? [String]
         #expect(asked == ["openid profile offline_access", ""], "\(String(describing: asked))")
         #expect(AuthorizationRequest(configuration: open).url.query?.contains("scope=") == false)
-        let answer = try await HTTPClient().get(setting.url("/api/open").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"])
+        let answer = try await HTTPClient().get(
+            setting.url("/api/open").absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"])
         #expect(answer.status == 200)
     }
 
@@ -204,14 +219,20 @@ import TestSupport
         let challenge = try ResourceChallenge(header: try #require(header))
         #expect(challenge.kind == .insufficientScope && challenge.scopes == ["openid", "profile", "email"])
         let answer = try await setting.providers.answer(challenge, for: setting.url("/api/me"), tokens: store, records: records)
-        guard case .signIn(let widened, let reason) = answer else { Issue.record("expected a sign-in, got \(answer)"); return }
+        guard case .signIn(let widened, let reason) = answer else {
+            Issue.record("expected a sign-in, got \(answer)")
+            return
+        }
         #expect(widened.scopes == ["openid", "profile", "offline_access", "email"])
         #expect(reason.contains("asks for more"))
         #expect(try setting.catalog.draft(named: configuration.id).scopes == widened.scopes, "kept in the provider file")
         let second = try await AuthSession(configuration: widened, store: store).signIn(using: FormPostingUserAgent()).token
         #expect(try await Self.answer(setting, "/api/me?detail=email", second).0 == 200)
         #expect(try await setting.statistics()["refresh_grants"] as? Int == 0, "no refresh was used to widen")
-        #expect(try await setting.statistics()["authorization_scopes"] as? [String] == ["openid profile offline_access", "openid profile offline_access email"])
+        #expect(
+            try await setting.statistics()["authorization_scopes"] as? [String] == [
+                "openid profile offline_access", "openid profile offline_access email",
+            ])
     }
 
     /// 401: the refused token is renewed with the refresh token, and the renewed one is not the refused one.
@@ -220,12 +241,16 @@ import TestSupport
         let store = MemoryTokenStore()
         let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
         let token = try await AuthSession(configuration: configuration, store: store).signIn(using: FormPostingUserAgent()).token
-        _ = try await HTTPClient().postForm(setting.sandbox.baseURL + "/revoke", [("token", token.accessToken), ("client_id", configuration.clientID)])
+        _ = try await HTTPClient().postForm(
+            setting.sandbox.baseURL + "/revoke", [("token", token.accessToken), ("client_id", configuration.clientID)])
         let (status, header) = try await Self.answer(setting, "/api/me", token)
         #expect(status == 401)
         let answer = try await setting.providers.answer(
             try ResourceChallenge(header: try #require(header)), for: setting.url("/api/me"), tokens: store, records: nil)
-        guard case .renewed(let renewed) = answer else { Issue.record("expected a renewal, got \(answer)"); return }
+        guard case .renewed(let renewed) = answer else {
+            Issue.record("expected a renewal, got \(answer)")
+            return
+        }
         #expect(renewed.accessToken != token.accessToken)
         #expect(try await Self.answer(setting, "/api/me", renewed).0 == 200)
     }
@@ -242,8 +267,13 @@ import TestSupport
             #expect(status == 403)
             let challenge = try ResourceChallenge(header: try #require(header))
             if round < 4 {
-                guard case .signIn(let next, _) = try await setting.providers.answer(challenge, for: setting.url("/api/me"), tokens: store, records: records)
-                else { Issue.record("round \(round): no sign-in"); return }
+                guard
+                    case .signIn(let next, _) = try await setting.providers.answer(
+                        challenge, for: setting.url("/api/me"), tokens: store, records: records)
+                else {
+                    Issue.record("round \(round): no sign-in")
+                    return
+                }
                 configuration = next
             } else {
                 let error = await #expect(throws: OAuthError.self) {
@@ -275,8 +305,12 @@ import TestSupport
         let (status, header) = try await Self.answer(setting, "/api/me", old)
         #expect(status == 401 && header?.contains("authorization server has changed") == true)
 
-        let answer = try await setting.providers.answer(try ResourceChallenge(header: try #require(header)), for: me, tokens: store, records: nil)
-        guard case .signIn(let after, let reason) = answer else { Issue.record("expected a sign-in, got \(answer)"); return }
+        let answer = try await setting.providers.answer(
+            try ResourceChallenge(header: try #require(header)), for: me, tokens: store, records: nil)
+        guard case .signIn(let after, let reason) = answer else {
+            Issue.record("expected a sign-in, got \(answer)")
+            return
+        }
         #expect(after.issuer?.absoluteString == setting.sandbox.baseURL + "/as2")
         #expect(after.clientID != before.clientID && reason.contains("now takes tokens from"))
         #expect(try await store.load(for: before.id) == nil, "the old sign-in is forgotten here")
@@ -299,7 +333,8 @@ import TestSupport
         let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: configuration.id))
         let token = try #require(try setting.local.secrets.load(for: ZeroConfiguration.registrationKey(configuration.id)))
         let registration = try await HTTPClient().get(
-            try #require(file["registration_client_uri"] as? String), headers: ["Authorization": "Bearer \(token)"]).json
+            try #require(file["registration_client_uri"] as? String), headers: ["Authorization": "Bearer \(token)"]
+        ).json
         #expect(registration["application_type"] as? String == "native")
         #expect((registration["grant_types"] as? [String])?.contains("refresh_token") == true)
 
@@ -337,7 +372,10 @@ import TestSupport
         defer { forger.stop() }
         let header = #"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:\#(forger.port)/prm""#
         let answer = try await setting.providers.answer(try ResourceChallenge(header: header), for: me, tokens: store, records: nil)
-        guard case .renewed = answer else { Issue.record("expected a renewal at the same server, got \(answer)"); return }
+        guard case .renewed = answer else {
+            Issue.record("expected a renewal at the same server, got \(answer)")
+            return
+        }
         #expect(try await store.load(for: configuration.id) != nil)
         #expect(try await setting.statistics()["revocation_requests"] as? Int == 0)
         #expect(try setting.catalog.draft(named: configuration.id).issuer?.absoluteString == setting.sandbox.baseURL)
@@ -369,7 +407,10 @@ import TestSupport
         #expect(throws: OAuthError.self) { try ResourceChallenge(header: "Bearer error=\"insufficient_scope\", scope=\"read \u{7F}\"") }
         let many = (1...40).map { "s\($0)" }.joined(separator: " ")
         #expect(throws: OAuthError.self) { try ResourceChallenge(header: #"Bearer error="insufficient_scope", scope="\#(many)""#) }
-        #expect(try ResourceChallenge(header: #"Bearer error="insufficient_scope", scope="mcp:read files:write""#).scopes == ["mcp:read", "files:write"])
+        #expect(
+            try ResourceChallenge(header: #"Bearer error="insufficient_scope", scope="mcp:read files:write""#).scopes == [
+                "mcp:read", "files:write",
+            ])
     }
 
     /// A server asking for a new scope each time is not followed for ever either.

@@ -90,7 +90,8 @@ import Testing
         if method == "HMAC-SHA1" {
             // And oauthlib refuses what it should: the same request signed with another secret.
             let wrong = OAuth1Client(configuration: try configuration(port: server.port, method: method, secret: "other"), timeout: 10)
-            let refused = try wrong.signed(method: "GET", url: try #require(URL(string: "\(base)/photos")), token: token.accessToken, tokenSecret: token.tokenSecret)
+            let refused = try wrong.signed(
+                method: "GET", url: try #require(URL(string: "\(base)/photos")), token: token.accessToken, tokenSecret: token.tokenSecret)
             #expect(try await CurlTransport.shared.send(refused).status == 401)
         }
     }

@@ -107,7 +107,9 @@ import Testing
         #expect(first.status == 200)
         let again = try await CurlTransport.shared.send(request)
         #expect(again.status == 401)
-        #expect(throws: OAuthError.oauth1Problem("nonce_used", advice: "This nonce was used before with this timestamp.", endpoint: .resource)) {
+        #expect(
+            throws: OAuthError.oauth1Problem("nonce_used", advice: "This nonce was used before with this timestamp.", endpoint: .resource)
+        ) {
             _ = try OAuth1Client.fields(of: again, endpoint: .resource, secrets: [])
         }
     }
@@ -117,7 +119,9 @@ import Testing
         let (authorization, verifier) = try await live.authorize()
         let token = try await live.client().tokenCredentials(for: authorization, verifier: verifier)
         #expect(token.tokenSecret != nil)
-        let error = await #expect(throws: OAuthError.self) { try await live.client().tokenCredentials(for: authorization, verifier: verifier) }
+        let error = await #expect(throws: OAuthError.self) {
+            try await live.client().tokenCredentials(for: authorization, verifier: verifier)
+        }
         guard case .oauth1Problem("token_used", _, .token) = error else {
             Issue.record("expected token_used, got \(String(describing: error))")
             return
@@ -138,7 +142,9 @@ import Testing
 
         // The provider, asked to trade another attempt's verifier with this attempt's token, refuses too.
         let (_, theirs) = try await live.authorize()
-        let error = await #expect(throws: OAuthError.self) { try await live.client().tokenCredentials(for: authorization, verifier: theirs) }
+        let error = await #expect(throws: OAuthError.self) {
+            try await live.client().tokenCredentials(for: authorization, verifier: theirs)
+        }
         guard case .oauth1Problem("permission_unknown", _, .token) = error else {
             Issue.record("expected permission_unknown, got \(String(describing: error))")
             return
@@ -195,7 +201,9 @@ import Testing
         func parameters() -> [(String, String)] {
             var list: [(String, String)] = []
             for _ in 0..<Int.random(in: 0...5, using: &random) {
-                let name = Bool.random(using: &random) && !list.isEmpty ? list.randomElement(using: &random)!.0 : text(Int.random(in: 0...6, using: &random))
+                let name =
+                    Bool.random(using: &random) && !list.isEmpty
+                    ? list.randomElement(using: &random)!.0 : text(Int.random(in: 0...6, using: &random))
                 guard !name.hasPrefix("oauth_") else { continue }
                 list.append((name, text(Int.random(in: 0...8, using: &random))))
             }
@@ -206,7 +214,8 @@ import Testing
             // Spaces as `+` in some queries: §3.4.1.3.1 reads the query as a form.
             let plus = Bool.random(using: &random)
             let encodedQuery = query.map { pair in
-                [pair.0, pair.1].map { OAuth1Signature.percentEncode($0).replacingOccurrences(of: "%20", with: plus ? "+" : "%20") }.joined(separator: "=")
+                [pair.0, pair.1].map { OAuth1Signature.percentEncode($0).replacingOccurrences(of: "%20", with: plus ? "+" : "%20") }.joined(
+                    separator: "=")
             }.joined(separator: "&")
             var components = try #require(URLComponents(string: "\(live.sandbox.baseURL)/oauth1/echo"))
             components.percentEncodedQuery = encodedQuery.isEmpty ? nil : encodedQuery
@@ -215,12 +224,14 @@ import Testing
             let request = try live.client().signed(method: method, url: url, form: method == "POST" ? form : nil, token: nil)
             let answer = try await CurlTransport.shared.send(request)
             let context = "round \(round), seed \(seed): \(method) \(url.absoluteString) body \(form)"
-            try #require(answer.status == 200, "the sandbox refused the signature: \(String(decoding: answer.body, as: UTF8.self)); \(context)")
+            try #require(
+                answer.status == 200, "the sandbox refused the signature: \(String(decoding: answer.body, as: UTF8.self)); \(context)")
             let echo = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
             let read = try #require(echo["parameters"] as? [[String]]).map { ($0[0], $0[1]) }
             let sent = query + (method == "POST" ? form : [])
             #expect(
-                read.filter { !$0.0.hasPrefix("oauth_") }.map { "\($0.0)=\($0.1)" }.sorted() == sent.map { "\($0.0)=\($0.1)" }.sorted(), "\(context)")
+                read.filter { !$0.0.hasPrefix("oauth_") }.map { "\($0.0)=\($0.1)" }.sorted() == sent.map { "\($0.0)=\($0.1)" }.sorted(),
+                "\(context)")
             #expect(OAuth1Signature.baseString(method: method, url: url, parameters: read) == echo["base_string"] as? String, "\(context)")
         }
     }
@@ -269,7 +280,8 @@ import Testing
     }
 
     @Test func aProviderThatDoesNotConfirmTheCallbackIsRefused() async throws {
-        let answer = HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Data("oauth_token=t&oauth_token_secret=s".utf8))
+        let answer = HTTPResponse(
+            status: 200, headers: ["Content-Type": "text/plain"], body: Data("oauth_token=t&oauth_token_secret=s".utf8))
         let fields = try OAuth1Client.fields(of: answer, endpoint: .requestToken, secrets: [])
         #expect(fields["oauth_callback_confirmed"] == nil)
         // Through the client, against a server that answers so: a Python one line.

@@ -55,8 +55,9 @@ import Testing
         #expect(S.normalizedParameters([("a", "b"), ("c", "d")]) == "a=b&c=d")
         #expect(S.normalizedParameters([("a", "x!y"), ("a", "x y")]) == "a=x%20y&a=x%21y")
         #expect(S.normalizedParameters([("x!y", "a"), ("x", "a")]) == "x=a&x%21y=a")
-        #expect(S.normalizedParameters([("a", "1"), ("c", "hi there"), ("f", "25"), ("f", "50"), ("f", "a"), ("z", "p"), ("z", "t")])
-            == "a=1&c=hi%20there&f=25&f=50&f=a&z=p&z=t")
+        #expect(
+            S.normalizedParameters([("a", "1"), ("c", "hi there"), ("f", "25"), ("f", "50"), ("f", "a"), ("z", "p"), ("z", "t")])
+                == "a=1&c=hi%20there&f=25&f=50&f=a&z=p&z=t")
     }
 
     // MARK: §1.2 the worked example, HMAC-SHA1 end to end
@@ -66,13 +67,16 @@ import Testing
         func signature(_ method: String, _ url: String, _ parameters: [(String, String)], tokenSecret: String?) throws -> String {
             let url = try #require(URL(string: url))
             let all = try #require(S.requestParameters(url: url, formBody: nil, protocolParameters: parameters))
-            return S.hmacSHA1(S.baseString(method: method, url: url, parameters: all), consumerSecret: consumerSecret, tokenSecret: tokenSecret)
+            return S.hmacSHA1(
+                S.baseString(method: method, url: url, parameters: all), consumerSecret: consumerSecret, tokenSecret: tokenSecret)
         }
         let common = [("oauth_consumer_key", "dpf43f3p2l4k3l03"), ("oauth_signature_method", "HMAC-SHA1")]
         #expect(
             try signature(
                 "POST", "https://photos.example.net/initiate",
-                common + [("oauth_timestamp", "137131200"), ("oauth_nonce", "wIjqoS"), ("oauth_callback", "http://printer.example.com/ready")],
+                common + [
+                    ("oauth_timestamp", "137131200"), ("oauth_nonce", "wIjqoS"), ("oauth_callback", "http://printer.example.com/ready"),
+                ],
                 tokenSecret: nil) == "74KNZJeDHnMBp0EMJ9ZHt/XKycU=")
         #expect(
             try signature(
@@ -126,7 +130,8 @@ import Testing
     /// §3.5.1: every name and value encoded and quoted, realm first.
     @Test func theAuthorizationHeaderEncodesEveryValue() {
         #expect(
-            S.authorizationHeader([("oauth_callback", "http://printer.example.com/ready"), ("oauth_signature", "74KN/X+=")], realm: "Photos")
+            S.authorizationHeader(
+                [("oauth_callback", "http://printer.example.com/ready"), ("oauth_signature", "74KN/X+=")], realm: "Photos")
                 == #"OAuth realm="Photos", oauth_callback="http%3A%2F%2Fprinter.example.com%2Fready", oauth_signature="74KN%2FX%2B%3D""#)
     }
 
@@ -220,7 +225,8 @@ enum OAuth1Fixtures {
 
     @Test func aRepeatedParameterIsNotTrusted() async throws {
         #expect(
-            try await outcome("oauth_token=request-token-1&oauth_verifier=a&oauth_verifier=b") == .failure(.repeatedParameter("oauth_verifier")))
+            try await outcome("oauth_token=request-token-1&oauth_verifier=a&oauth_verifier=b")
+                == .failure(.repeatedParameter("oauth_verifier")))
     }
 
     @Test func anotherProblemIsSaidWithoutTheSecrets() async throws {

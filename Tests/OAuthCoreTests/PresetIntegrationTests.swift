@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import OAuthCore
 
 /// Each shipped preset, as it ships, against the sandbox behaving like its
@@ -52,7 +53,10 @@ import TestSupport
     @Test func withPKCEOnAStandardAppTheExchangeFails() async throws {
         // Why the preset says "pkce": false.
         let error = try await failure { $0.usePKCE = true }
-        guard case .invalidClient? = error else { Issue.record("expected invalidClient, got \(String(describing: error))"); return }
+        guard case .invalidClient? = error else {
+            Issue.record("expected invalidClient, got \(String(describing: error))")
+            return
+        }
     }
 
     @Test func theProfileHasNoLinkAndSaysWhy() async throws {
@@ -131,10 +135,10 @@ import TestSupport
 
         let grace = PresetOnSandboxSecondUser(live)
         _ = try await live.signIn(FormPostingUserAgent(username: "grace", password: "compiler"), into: grace.session)
-        let private_ = try await live.profiles.fetch(using: grace.session)
-        #expect(private_.name == "grace", "name is null for her: the login stands in")
-        #expect(private_.email == nil, "her e-mail is private")
-        #expect(private_.profileURL?.absoluteString == "\(live.sandbox.baseURL)/grace")
+        let hers = try await live.profiles.fetch(using: grace.session)
+        #expect(hers.name == "grace", "name is null for her: the login stands in")
+        #expect(hers.email == nil, "her e-mail is private")
+        #expect(hers.profileURL?.absoluteString == "\(live.sandbox.baseURL)/grace")
     }
 
     @Test func aCodeUsedTwiceIsRefusedAsInvalidGrantThoughGitHubSays200() async throws {
@@ -284,7 +288,9 @@ struct PresetOnSandboxSecondUser {
         user["user_agent"] = "embedded"
         let data = try JSONSerialization.data(withJSONObject: user)
         try data.write(to: live.directory.url.appendingPathComponent("google.json"))
-        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: live.directory.url).configuration(named: "google") }
+        let error = #expect(throws: OAuthError.self) {
+            try Fixtures.catalog(userDirectory: live.directory.url).configuration(named: "google")
+        }
         #expect(error?.description.contains("allows only \"browser\"") == true)
     }
 }

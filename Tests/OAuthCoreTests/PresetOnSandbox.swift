@@ -50,7 +50,9 @@ struct PresetOnSandbox {
             return base + path
         }
         var user: [String: Any] = [:]
-        for key in ["issuer", "id_token_issuer", "authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri"] {
+        for key in [
+            "issuer", "id_token_issuer", "authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri",
+        ] {
             if let moved = move(preset[key]) { user[key] = moved }
         }
         if let profile = preset["profile"] as? [String: Any], let moved = move(profile["url_template_endpoint"]) {
@@ -64,7 +66,8 @@ struct PresetOnSandbox {
     var store: FileTokenStore { FileTokenStore(directory: directory.url.appendingPathComponent("tokens"), logger: log.logger) }
 
     func session(now: @escaping @Sendable () -> Date = { Date() }, accounts: AccountRecords? = nil) -> AuthSession {
-        AuthSession(configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now, accounts: accounts)
+        AuthSession(
+            configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now, accounts: accounts)
     }
 
     var profiles: ProfileClient { ProfileClient(configuration: configuration, logger: log.logger) }

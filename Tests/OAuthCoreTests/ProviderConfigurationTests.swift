@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import OAuthCore
 
 @Suite struct ProviderConfigurationTests {
@@ -46,14 +47,17 @@ import Testing
         (#"{"user_agents": ["browser"], "redirect_uri": "https://app.example/callback"}"#, "needs a redirect URI on http://127.0.0.1"),
         // The listener is on 127.0.0.1 alone: another loopback address would never be answered.
         (#"{"user_agents": ["browser"], "redirect_uri": "http://[::1]/callback"}"#, "needs a redirect URI on http://127.0.0.1"),
-        (#"{"user_agents": ["embedded", "browser"], "user_agent": "browser", "redirect_uri": "http://127.0.0.2/callback"}"#,
-         "needs a redirect URI on http://127.0.0.1"),
+        (
+            #"{"user_agents": ["embedded", "browser"], "user_agent": "browser", "redirect_uri": "http://127.0.0.2/callback"}"#,
+            "needs a redirect URI on http://127.0.0.1"
+        ),
     ])
     func aUserAgentChoiceThatCannotWorkIsNamed(file: String, expected: String) throws {
         let home = try TemporaryDirectory()
         _ = try home.write(#"{"client_id": "id", "client_secret": "secret"}"#, to: "linkedin.json")
         let object = try JSONSerialization.jsonObject(with: Data(file.utf8)) as! [String: Any]
-        var user = try JSONSerialization.jsonObject(with: Data(contentsOf: home.url.appendingPathComponent("linkedin.json"))) as! [String: Any]
+        var user =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: home.url.appendingPathComponent("linkedin.json"))) as! [String: Any]
         user.merge(object) { _, new in new }
         try JSONSerialization.data(withJSONObject: user).write(to: home.url.appendingPathComponent("linkedin.json"))
         let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "linkedin") }
@@ -207,8 +211,9 @@ import Testing
         let home = try TemporaryDirectory()
         let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "myspace") }
         #expect(error == .unknownProvider("myspace"))
-        #expect(#expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "../etc/passwd") }
-            == .unknownProvider("../etc/passwd"))
+        #expect(
+            #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: home.url).configuration(named: "../etc/passwd") }
+                == .unknownProvider("../etc/passwd"))
     }
 
     @Test(arguments: [

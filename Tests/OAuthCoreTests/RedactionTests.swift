@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-import Testing
 import TestSupport
+import Testing
+
 @testable import OAuthCore
 
 @Suite struct RedactionTests {

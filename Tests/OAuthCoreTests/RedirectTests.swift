@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import OAuthCore
 
 @Suite struct RedirectMatchingTests {
@@ -222,7 +223,10 @@ import Testing
         let error = #expect(throws: OAuthError.self) {
             try response("error=weird&error_description=\(long)%0Anext%20line&state=\(request.state)")
         }
-        guard case .provider(_, let description?) = error else { Issue.record("no description"); return }
+        guard case .provider(_, let description?) = error else {
+            Issue.record("no description")
+            return
+        }
         #expect(description.count <= 301)
         #expect(!description.contains("\n"))
     }

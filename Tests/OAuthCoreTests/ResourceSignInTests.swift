@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import OAuthCore
 
@@ -40,7 +40,9 @@ import TestSupport
         #expect(counted["registrations"] as? Int == 0)
         let plain = ZeroConfiguration(
             catalog: setting.catalog, secrets: setting.secrets, clientIDMetadataDocument: URL(string: "http://198.51.100.7/latchkey.json"))
-        let error = await #expect(throws: OAuthError.self) { try await plain.configuration(for: URL(string: sandbox.baseURL + "/api/notes")!) }
+        let error = await #expect(throws: OAuthError.self) {
+            try await plain.configuration(for: URL(string: sandbox.baseURL + "/api/notes")!)
+        }
         #expect("\(error!)".contains("client metadata document's URL must be https://"))
     }
 

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import OAuthCore
 
 /// OAuthCore against the real latchkey-sandbox on 127.0.0.1, over real HTTP.
@@ -84,7 +85,10 @@ import TestSupport
         let error = await #expect(throws: OAuthError.self) {
             try await within(15) { try await live.tokenClient().exchange(response, for: request) }
         }
-        guard case .invalidClient? = error else { Issue.record("expected invalidClient, got \(String(describing: error))"); return }
+        guard case .invalidClient? = error else {
+            Issue.record("expected invalidClient, got \(String(describing: error))")
+            return
+        }
         #expect(!String(describing: error!).contains("not-the-secret"))
     }
 
@@ -169,7 +173,10 @@ import TestSupport
             logger: live.log.logger, now: anHourLater)
         #expect(await !session.isSignedIn)
         let error = await #expect(throws: OAuthError.self) { try await session.freshToken() }
-        guard case .signedOut? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        guard case .signedOut? = error else {
+            Issue.record("expected signedOut, got \(String(describing: error))")
+            return
+        }
         #expect(await session.storeWarning?.contains("not sent there") == true)
         #expect(try await elsewhere.statistics()["token_requests"] == 0, "nothing reached the other endpoint")
         #expect(try live.store.load(for: "sandbox") == token, "the sign-in is kept for the setup that made it")
@@ -215,7 +222,10 @@ import TestSupport
         try await live.revokeAtProvider(first.refreshToken!)
         let later = live.session(now: anHourLater)
         let error = await #expect(throws: OAuthError.self) { try await later.freshToken() }
-        guard case .signedOut(let reason)? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        guard case .signedOut(let reason)? = error else {
+            Issue.record("expected signedOut, got \(String(describing: error))")
+            return
+        }
         #expect(reason.contains("no longer accepts your sign-in"))
         #expect(try live.store.load(for: "sandbox") == nil)
         #expect(await later.isSignedIn == false)
@@ -271,7 +281,10 @@ import TestSupport
         let token = try await live.signIn(session)
         try await live.revokeAtProvider(token.refreshToken!)
         let error = await #expect(throws: OAuthError.self) { try await live.profiles.fetch(using: session) }
-        guard case .signedOut? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        guard case .signedOut? = error else {
+            Issue.record("expected signedOut, got \(String(describing: error))")
+            return
+        }
         #expect(try live.store.load(for: "sandbox") == nil)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import OAuthCore
 
 @Suite struct TokenResponseTests {
@@ -65,15 +66,20 @@ import Testing
         // The sandbox, like many providers, ends its descriptions with a full stop.
         #expect(
             "\(OAuthError.invalidClient(description: "Client authentication failed."))"
-                == "The provider did not accept this app's client credentials: Client authentication failed. Check the client id and secret.")
-        #expect("\(OAuthError.invalidGrant(description: "The refresh token was revoked."))" == "The provider no longer accepts this sign-in: The refresh token was revoked. Sign in again.")
+                == "The provider did not accept this app's client credentials: Client authentication failed. Check the client id and secret."
+        )
+        #expect(
+            "\(OAuthError.invalidGrant(description: "The refresh token was revoked."))"
+                == "The provider no longer accepts this sign-in: The refresh token was revoked. Sign in again.")
         #expect("\(OAuthError.invalidGrant(description: nil))" == "The provider no longer accepts this sign-in. Sign in again.")
     }
 
     /// A reason that begins with a URL or a path keeps it as written when it becomes a sentence of its own.
     @Test func aReasonBecomesASentenceWithoutCapitalisingAURL() {
         #expect(OAuthError.sentence("the field \"id\" is missing.") == "The field \"id\" is missing.")
-        #expect(OAuthError.sentence("http://127.0.0.1:8765/nope has no discovery document.") == "http://127.0.0.1:8765/nope has no discovery document.")
+        #expect(
+            OAuthError.sentence("http://127.0.0.1:8765/nope has no discovery document.")
+                == "http://127.0.0.1:8765/nope has no discovery document.")
         #expect(OAuthError.sentence("/home/ada/x.json is not a JSON object.") == "/home/ada/x.json is not a JSON object.")
         #expect(OAuthError.sentence("~/.config/latchkey/x.json is not a JSON object.") == "~/.config/latchkey/x.json is not a JSON object.")
         #expect(OAuthError.sentence("“idp” is not an issuer URL.") == "“idp” is not an issuer URL.")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import OAuthCore
 
@@ -72,7 +72,10 @@ import TestSupport
 
     /// A file Latchkey wrote for a resource or an issuer takes no credentials from the
     /// environment, even where its id maps to variables that are set.
-    @Test(arguments: [#""origin": "resource", "resource": "https://api.example/mcp""#, #""origin": "issuer""#, #""registration_client_uri": "https://id.example/register/c1""#])
+    @Test(arguments: [
+        #""origin": "resource", "resource": "https://api.example/mcp""#, #""origin": "issuer""#,
+        #""registration_client_uri": "https://id.example/register/c1""#,
+    ])
     func environmentCredentialsNeverReachADiscoveredProvider(marker: String) throws {
         let setting = try Setting(environment: [
             "LATCHKEY_ID_EXAMPLE_CLIENT_ID": "env-client", "LATCHKEY_ID_EXAMPLE_CLIENT_SECRET": "env-secret",

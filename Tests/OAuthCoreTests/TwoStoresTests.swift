@@ -24,9 +24,18 @@ final class StandInKeyring: TokenStore, @unchecked Sendable {
     private func answer() throws {
         if mood == .notAnswering { throw OAuthError.storage("the keyring did not answer within 5 s.") }
     }
-    func load(for provider: String) throws -> Token? { try answer(); return try files.load(for: provider) }
-    func save(_ token: Token, for provider: String) throws -> String? { try answer(); return try files.save(token, for: provider) }
-    func remove(for provider: String) throws { try answer(); try files.remove(for: provider) }
+    func load(for provider: String) throws -> Token? {
+        try answer()
+        return try files.load(for: provider)
+    }
+    func save(_ token: Token, for provider: String) throws -> String? {
+        try answer()
+        return try files.save(token, for: provider)
+    }
+    func remove(for provider: String) throws {
+        try answer()
+        try files.remove(for: provider)
+    }
 }
 
 struct TwoStores {
@@ -160,7 +169,10 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         _ = try await live.signIn(stale)
         #expect(await live.session().signOut() == nil)
         let error = await #expect(throws: OAuthError.self) { try await stale.freshToken() }
-        guard case .signedOut(let reason)? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        guard case .signedOut(let reason)? = error else {
+            Issue.record("expected signedOut, got \(String(describing: error))")
+            return
+        }
         #expect(reason.hasPrefix("You signed out of Sandbox provider") && reason.contains("elsewhere"))
         #expect(try await live.sandbox.statistics()["refresh_grants"] == 0)
     }
@@ -197,7 +209,10 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         let refreshing = try await live.refreshHeldAtTheProvider(session)
         #expect(await session.signOut()?.contains("could not be told") == true)
         let error = await #expect(throws: OAuthError.self) { try await refreshing.value }
-        guard case .signedOut? = error else { Issue.record("expected signedOut, got \(String(describing: error))"); return }
+        guard case .signedOut? = error else {
+            Issue.record("expected signedOut, got \(String(describing: error))")
+            return
+        }
         #expect(try live.store.load(for: "sandbox") == nil, "the refresh did not bring the sign-in back")
         #expect(await !session.isSignedIn)
         #expect(try await live.sandbox.statistics()["refresh_grants"] == 1, "the provider did renew it")
@@ -243,7 +258,8 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         try places.keyring.files.save(inKeyring, for: "sandbox")
         #expect(try places.file.load(for: "sandbox")?.refreshToken == inFile.refreshToken)
 
-        let fresh = AuthSession(configuration: live.configuration, store: TwoStores.store(places.keyring, places.file), tokenClient: live.tokenClient())
+        let fresh = AuthSession(
+            configuration: live.configuration, store: TwoStores.store(places.keyring, places.file), tokenClient: live.tokenClient())
         #expect(await fresh.signOut() == nil)
         #expect(try places.keyring.files.load(for: "sandbox") == nil && places.file.load(for: "sandbox") == nil)
         #expect(try await live.refreshStatus(inFile.refreshToken!) == "invalid_grant", "the file's grant is revoked")

@@ -71,8 +71,10 @@ struct Imitation {
 
     func exchange(_ code: String, extra: [(String, String)] = [("client_secret", Clients.secret)]) async throws -> Reply {
         try await li.exchange(
-            [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.https),
-             ("client_id", Clients.confidentialID)] + extra)
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.https),
+                ("client_id", Clients.confidentialID),
+            ] + extra)
     }
 
     @Test func itsIDTokenHasNoNonceAndItsScopeIsCommaSeparated() async throws {
@@ -163,12 +165,15 @@ struct Imitation {
     }
 
     func code() async throws -> String {
-        try await gh.code(Imitation.parameters(client: Clients.confidentialID, redirectURI: Clients.loopback, scope: "read:user user:email"))
+        try await gh.code(
+            Imitation.parameters(client: Clients.confidentialID, redirectURI: Clients.loopback, scope: "read:user user:email"))
     }
 
     func fields(_ code: String) -> [(String, String)] {
-        [("code", code), ("redirect_uri", Clients.loopback), ("client_id", Clients.confidentialID),
-         ("client_secret", Clients.secret)]
+        [
+            ("code", code), ("redirect_uri", Clients.loopback), ("client_id", Clients.confidentialID),
+            ("client_secret", Clients.secret),
+        ]
     }
 
     @Test func theAnswerIsAFormUnlessJSONIsAccepted() async throws {
@@ -193,8 +198,10 @@ struct Imitation {
         #expect(reply.status == 200)
         #expect(reply.error == "bad_verification_code")
         let wrongSecret = try await gh.exchange(
-            [("code", try await code()), ("redirect_uri", Clients.loopback), ("client_id", Clients.confidentialID),
-             ("client_secret", "wrong")])
+            [
+                ("code", try await code()), ("redirect_uri", Clients.loopback), ("client_id", Clients.confidentialID),
+                ("client_secret", "wrong"),
+            ])
         #expect(wrongSecret.status == 200)
         #expect(wrongSecret.error == "incorrect_client_credentials")
     }
@@ -243,8 +250,10 @@ struct Imitation {
         let code = try await ms.code(
             Imitation.parameters(client: Clients.publicID, redirectURI: Clients.loopback, scope: scope, pkce: pkce, nonce: "n-1"))
         return try await ms.exchange(
-            [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.loopback),
-             ("client_id", Clients.publicID), ("code_verifier", pkce.verifier)])
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.loopback),
+                ("client_id", Clients.publicID), ("code_verifier", pkce.verifier),
+            ])
     }
 
     @Test func theIDTokenNamesTheUsersTenantAndTheDiscoveryDocumentAPlaceholder() async throws {
@@ -268,8 +277,10 @@ struct Imitation {
         let code = try await ms.code(
             Imitation.parameters(client: Clients.publicID, redirectURI: Clients.loopback, scope: "openid", pkce: pkce))
         let reply = try await ms.exchange(
-            [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.loopback),
-             ("client_id", Clients.publicID), ("client_secret", "anything"), ("code_verifier", pkce.verifier)])
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.loopback),
+                ("client_id", Clients.publicID), ("client_secret", "anything"), ("code_verifier", pkce.verifier),
+            ])
         #expect(reply.status == 401)
         #expect(reply.error == "invalid_client")
     }
@@ -282,8 +293,10 @@ struct Imitation {
         let code = try await gl.code(
             Imitation.parameters(client: Clients.publicID, redirectURI: Clients.privateUse, scope: "openid read_user", pkce: pkce))
         let reply = try await gl.exchange(
-            [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.privateUse),
-             ("client_id", Clients.publicID), ("code_verifier", pkce.verifier)])
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.privateUse),
+                ("client_id", Clients.publicID), ("code_verifier", pkce.verifier),
+            ])
         #expect(reply.json["expires_in"] as? Int == 7200)
         #expect(reply.json["created_at"] is Int)
         #expect(Imitation.claims(reply.json["id_token"] as? String)["iss"] as? String == gl.base)
@@ -319,8 +332,10 @@ struct Imitation {
                     client: Clients.confidentialID, redirectURI: "http://127.0.0.1:61234/callback", scope: "openid email",
                     pkce: pkce, extra: offline ? [("access_type", "offline")] : []))
             let reply = try await google.exchange(
-                [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "http://127.0.0.1:61234/callback"),
-                 ("client_id", Clients.confidentialID), ("client_secret", Clients.secret), ("code_verifier", pkce.verifier)])
+                [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "http://127.0.0.1:61234/callback"),
+                    ("client_id", Clients.confidentialID), ("client_secret", Clients.secret), ("code_verifier", pkce.verifier),
+                ])
             #expect(reply.status == 200)
             #expect((reply.json["refresh_token"] != nil) == offline, "offline: \(offline)")
         }

@@ -43,7 +43,8 @@ import Testing
         #expect(same.header("cache-control") == "public, max-age=120")
         #expect(try await http.get(url, headers: ["If-None-Match": "\"other\""]).status == 200)
         // The RFC 8414 location carries the same document, so the same tag.
-        #expect(try await http.get("\(sandbox.baseURL)/.well-known/oauth-authorization-server", headers: ["If-None-Match": tag]).status == 304)
+        #expect(
+            try await http.get("\(sandbox.baseURL)/.well-known/oauth-authorization-server", headers: ["If-None-Match": tag]).status == 304)
         let counted = try await sandbox.statistics()
         #expect(counted["discovery_requests"] == 2 && counted["discovery_not_modified"] == 2)
         try await sandbox.setFault("discovery", "500")

@@ -30,21 +30,23 @@ import Testing
             "rsa_key": rsaKey,
         ]
         let json = try JSONSerialization.data(withJSONObject: arguments.compactMapValues { $0 })
-        let (status, data) = try Spawned.run("/usr/bin/python3", [
-            "-c",
-            """
-            import json, sys
-            from oauthlib.oauth1 import Client, SIGNATURE_RSA
-            a = json.loads(sys.argv[1])
-            c = Client(a["key"], client_secret=None if "rsa_key" in a else a["secret"], resource_owner_key=a.get("token"),
-                       resource_owner_secret=a.get("token_secret"), callback_uri=a.get("callback"), verifier=a.get("verifier"),
-                       timestamp=a.get("timestamp"), nonce=a.get("nonce"),
-                       signature_method=SIGNATURE_RSA if "rsa_key" in a else "HMAC-SHA1", rsa_key=a.get("rsa_key"))
-            headers = {"Content-Type": "application/x-www-form-urlencoded"} if "body" in a else {}
-            uri, headers, body = c.sign(a["url"], http_method=a["method"], body=a.get("body"), headers=headers)
-            print(json.dumps({"uri": uri, "headers": headers, "body": body}))
-            """, String(decoding: json, as: UTF8.self),
-        ])
+        let (status, data) = try Spawned.run(
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import json, sys
+                from oauthlib.oauth1 import Client, SIGNATURE_RSA
+                a = json.loads(sys.argv[1])
+                c = Client(a["key"], client_secret=None if "rsa_key" in a else a["secret"], resource_owner_key=a.get("token"),
+                           resource_owner_secret=a.get("token_secret"), callback_uri=a.get("callback"), verifier=a.get("verifier"),
+                           timestamp=a.get("timestamp"), nonce=a.get("nonce"),
+                           signature_method=SIGNATURE_RSA if "rsa_key" in a else "HMAC-SHA1", rsa_key=a.get("rsa_key"))
+                headers = {"Content-Type": "application/x-www-form-urlencoded"} if "body" in a else {}
+                uri, headers, body = c.sign(a["url"], http_method=a["method"], body=a.get("body"), headers=headers)
+                print(json.dumps({"uri": uri, "headers": headers, "body": body}))
+                """, String(decoding: json, as: UTF8.self),
+            ])
         guard status == 0 else { throw SandboxTestError("oauthlib could not sign (exit \(String(describing: status)))") }
         return try JSONDecoder().decode(Signed.self, from: data)
     }

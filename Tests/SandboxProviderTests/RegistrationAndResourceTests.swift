@@ -19,11 +19,13 @@ import Testing
             body: try JSONSerialization.data(withJSONObject: metadata))
     }
 
-    static var native: [String: any Sendable] { [
-        "client_name": "Latchkey", "application_type": "native", "token_endpoint_auth_method": "none",
-        "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-        "redirect_uris": [Clients.loopback],
-    ] }
+    static var native: [String: any Sendable] {
+        [
+            "client_name": "Latchkey", "application_type": "native", "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+            "redirect_uris": [Clients.loopback],
+        ]
+    }
 
     /// Code → tokens for `client`, with `resource` in both requests when given.
     func tokens(client: String, resource: String?, tokenResource: String?? = nil, scope: String = "openid profile") async throws -> Reply {
@@ -88,19 +90,20 @@ import Testing
         #expect(reply.json["client_secret_expires_at"] as? Int == 0)
     }
 
-    @Test(arguments: [
-        ([:], "invalid_redirect_uri"),
-        (["redirect_uris": [String]()], "invalid_redirect_uri"),
-        (["redirect_uris": ["http://example.com/callback"]], "invalid_redirect_uri"),
-        (["redirect_uris": ["https://app.example/cb#frag"]], "invalid_redirect_uri"),
-        (["redirect_uris": ["javascript:alert(1)"]], "invalid_redirect_uri"),
-        (["redirect_uris": ["myapp:/cb"]], "invalid_redirect_uri"),
-        (["redirect_uris": [Clients.loopback], "token_endpoint_auth_method": "private_key_jwt"], "invalid_client_metadata"),
-        (["redirect_uris": [Clients.loopback], "grant_types": ["implicit"]], "invalid_client_metadata"),
-        (["redirect_uris": [Clients.loopback], "response_types": ["token"]], "invalid_client_metadata"),
-        (["redirect_uris": [Clients.loopback], "application_type": "tv"], "invalid_client_metadata"),
-        (["redirect_uris": [Clients.loopback], "client_name": 7], "invalid_client_metadata"),
-    ] as [([String: any Sendable], String)])
+    @Test(
+        arguments: [
+            ([:], "invalid_redirect_uri"),
+            (["redirect_uris": [String]()], "invalid_redirect_uri"),
+            (["redirect_uris": ["http://example.com/callback"]], "invalid_redirect_uri"),
+            (["redirect_uris": ["https://app.example/cb#frag"]], "invalid_redirect_uri"),
+            (["redirect_uris": ["javascript:alert(1)"]], "invalid_redirect_uri"),
+            (["redirect_uris": ["myapp:/cb"]], "invalid_redirect_uri"),
+            (["redirect_uris": [Clients.loopback], "token_endpoint_auth_method": "private_key_jwt"], "invalid_client_metadata"),
+            (["redirect_uris": [Clients.loopback], "grant_types": ["implicit"]], "invalid_client_metadata"),
+            (["redirect_uris": [Clients.loopback], "response_types": ["token"]], "invalid_client_metadata"),
+            (["redirect_uris": [Clients.loopback], "application_type": "tv"], "invalid_client_metadata"),
+            (["redirect_uris": [Clients.loopback], "client_name": 7], "invalid_client_metadata"),
+        ] as [([String: any Sendable], String)])
     func badMetadataIsRefusedWithRFC7591Errors(metadata: [String: any Sendable], error: String) async throws {
         let reply = try await register(metadata)
         #expect(reply.status == 400)
@@ -124,11 +127,12 @@ import Testing
 
         func authorize(_ clientID: String) async throws -> Reply {
             try await HTTPClient().get(
-                "\(sandbox.baseURL)/authorize?" + HTTPClient.form([
-                    ("response_type", "code"), ("client_id", clientID), ("redirect_uri", "http://127.0.0.1:40111/callback"),
-                    ("scope", "openid"), ("state", "s"), ("code_challenge", String(repeating: "a", count: 43)),
-                    ("code_challenge_method", "S256"),
-                ]))
+                "\(sandbox.baseURL)/authorize?"
+                    + HTTPClient.form([
+                        ("response_type", "code"), ("client_id", clientID), ("redirect_uri", "http://127.0.0.1:40111/callback"),
+                        ("scope", "openid"), ("state", "s"), ("code_challenge", String(repeating: "a", count: 43)),
+                        ("code_challenge_method", "S256"),
+                    ]))
         }
         let page = try await authorize(documents.url())
         #expect(page.status == 200 && page.text.contains("Latchkey (by its document)"), "the sign-in page names the document's client")
@@ -157,7 +161,8 @@ import Testing
     }
 
     @Test func aTokenForOneResourceIsRefusedAtAnotherAndAtNone() async throws {
-        let me = "\(sandbox.baseURL)/api/me", notes = "\(sandbox.baseURL)/api/notes"
+        let me = "\(sandbox.baseURL)/api/me"
+        let notes = "\(sandbox.baseURL)/api/notes"
         let reply = try await tokens(client: Clients.publicID, resource: me)
         #expect(reply.status == 200, "\(reply.text)")
         let token = try #require(reply.json["access_token"] as? String)
@@ -187,7 +192,8 @@ import Testing
         #expect(page.redirectParameters["error"] == "invalid_target")
 
         // At the token endpoint, another resource than the authorized one is refused too.
-        let me = "\(sandbox.baseURL)/api/me", notes = "\(sandbox.baseURL)/api/notes"
+        let me = "\(sandbox.baseURL)/api/me"
+        let notes = "\(sandbox.baseURL)/api/notes"
         let reply = try await tokens(client: Clients.publicID, resource: me, tokenResource: .some(notes))
         #expect(reply.status == 400)
         #expect(reply.error == "invalid_target")

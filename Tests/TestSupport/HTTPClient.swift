@@ -50,7 +50,8 @@ public struct HTTPClient: Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let headerFile = directory.appendingPathComponent("headers"), bodyFile = directory.appendingPathComponent("body")
+        let headerFile = directory.appendingPathComponent("headers")
+        let bodyFile = directory.appendingPathComponent("body")
 
         var arguments = [
             "--silent", "--show-error", "--max-time", String(timeout), "--request", method,
@@ -62,7 +63,8 @@ public struct HTTPClient: Sendable {
         // leaks into every child spawned at the same moment (Foundation's Process does
         // not stop it), and then end-of-file never comes while those children live.
         let inputFile = directory.appendingPathComponent("request-body")
-        let outputFile = directory.appendingPathComponent("stdout"), errorFile = directory.appendingPathComponent("stderr")
+        let outputFile = directory.appendingPathComponent("stdout")
+        let errorFile = directory.appendingPathComponent("stderr")
         if let body {
             try body.write(to: inputFile)
             arguments += ["--data-binary", "@\(inputFile.path)"]
@@ -73,7 +75,8 @@ public struct HTTPClient: Sendable {
 
         // posix_spawn, not Foundation's Process (see Spawned); the files opened close-on-exec,
         // so only the curl they are meant for gets them.
-        let output = open(outputFile.path, O_WRONLY | O_TRUNC | O_CLOEXEC), errors = open(errorFile.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        let output = open(outputFile.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        let errors = open(errorFile.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
         defer {
             close(output)
             close(errors)

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A small Python server on 127.0.0.1 for a test: the script binds port 0 and

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// glibc ≥ 2.34's way of closing every descriptor from one on in the child; the Glibc module does not import it.
@@ -32,7 +32,7 @@ public final class Spawned: @unchecked Sendable {
         }
         _ = spawnActionsCloseFrom(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         var pid = pid_t()
         let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
         guard result == 0 else { throw SandboxTestError("\(path) could not be started: \(String(cString: strerror(result)))") }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Finds provider presets and layers a person's own settings over them.
@@ -63,7 +63,8 @@ public struct ProviderCatalog: Sendable {
         return Set(presetNames + own).map { id in
             let layers = [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readObject($0) }
             // A file naming only its issuer shows the issuer's place, as its discovered layer would.
-            let name = layers.compactMap { $0["display_name"] as? String }.last
+            let name =
+                layers.compactMap { $0["display_name"] as? String }.last
                 ?? layers.last.flatMap(Self.issuerNames)?.place
             return (id, Redaction.printable(name ?? id))
         }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
@@ -158,7 +159,8 @@ public struct ProviderCatalog: Sendable {
         guard let discovery else { throw Self.noDiscovery(issuer) }
         guard let document = discovery.cachedDocument(issuer: issuer) else {
             throw OAuthError.invalidConfiguration(
-                "\(issuer)'s discovery document, where this provider's endpoints are, has not been read yet. Check your connection and try again.")
+                "\(issuer)'s discovery document, where this provider's endpoints are, has not been read yet. Check your connection and try again."
+            )
         }
         let discovered = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
         return Self.merged(discovered, with: object)
@@ -262,12 +264,14 @@ public struct ProviderCatalog: Sendable {
         if let name = (object["display_name"] as? String).map(Redaction.printable),
             let clash = taken.first(where: { $0.displayName.lowercased() == name.lowercased() })
         {
-            throw OAuthError.invalidConfiguration("there is a provider shown as “\(clash.displayName)” already; give this one another display_name.")
+            throw OAuthError.invalidConfiguration(
+                "there is a provider shown as “\(clash.displayName)” already; give this one another display_name.")
         }
         let secret = (object.removeValue(forKey: "client_secret") as? String).flatMap { $0.isEmpty ? nil : $0 }
         if secret != nil, object["client_authentication"] as? String == "none" {
             throw OAuthError.invalidConfiguration(
-                "\(name) gives a client_secret, but its client_authentication is \"none\": a public client has no secret. Remove one of the two.")
+                "\(name) gives a client_secret, but its client_authentication is \"none\": a public client has no secret. Remove one of the two."
+            )
         }
         // Checked as it will be read back, against the same rules, with stand-ins for the
         // credentials the set-up dialog gives later: a provider that could never be used is not written.

@@ -129,7 +129,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         id: String, displayName: String, issuer: URL? = nil, authorizationEndpoint: URL, tokenEndpoint: URL,
         revocationEndpoint: URL? = nil, userinfoEndpoint: URL? = nil, clientID: String, clientSecret: String? = nil,
         clientAuthentication: ClientAuthentication = .none, redirectURI: URL, scopes: [String], usePKCE: Bool = true,
-        useNonce: Bool = true, idTokenIssuer: String? = nil, errorAliases: [String: String] = [:], authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
+        useNonce: Bool = true, idTokenIssuer: String? = nil, errorAliases: [String: String] = [:],
+        authorizationParameters: [String: String] = [:], profile: ProfileMapping = ProfileMapping(),
         registrationHint: String? = nil, userAgents: [UserAgentKind] = [.embedded], preferredUserAgent: UserAgentKind? = nil,
         resource: URL? = nil, jwksURI: URL? = nil, idTokenSigningAlgorithms: [String] = IDTokenSignature.defaultAlgorithms,
         authProtocol: AuthProtocol = .oauth2, requestTokenEndpoint: URL? = nil, signatureMethod: OAuth1Signature.Method = .hmacSHA1,
@@ -317,8 +318,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         if requiresIssuerInResponse, issuer == nil {
             throw fail("authorization_response_iss_parameter_supported needs the issuer it is compared with.")
         }
-        if let browserRedirectURI, !Self.browserCanReturn(to: browserRedirectURI) || browserRedirectURI.port == nil
-            || browserRedirectURI.query != nil || browserRedirectURI.fragment != nil
+        if let browserRedirectURI,
+            !Self.browserCanReturn(to: browserRedirectURI) || browserRedirectURI.port == nil
+                || browserRedirectURI.query != nil || browserRedirectURI.fragment != nil
         {
             throw fail(
                 "browser_redirect_uri must be http://127.0.0.1 with a port and a path, such as http://127.0.0.1:49152/callback, "
@@ -412,7 +414,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
             let endpoints = [requestTokenEndpoint, authorizationEndpoint, tokenEndpoint, userinfoEndpoint, profile.urlTemplateEndpoint]
             if let plain = endpoints.compactMap({ $0 }).first(where: { $0.scheme?.lowercased() != "https" }) {
                 throw fail(
-                    "PLAINTEXT sends the consumer and token secrets as they are, so it is used only over https (RFC 5849 §3.4.4), not at \(plain.absoluteString).")
+                    "PLAINTEXT sends the consumer and token secrets as they are, so it is used only over https (RFC 5849 §3.4.4), not at \(plain.absoluteString)."
+                )
             }
         }
         let reserved = ["oauth_token", "oauth_callback", "oauth_verifier"]

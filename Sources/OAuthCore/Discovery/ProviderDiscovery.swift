@@ -95,7 +95,9 @@ public enum ProviderDiscovery {
             throw OAuthError.malformedResponse(endpoint: .discovery, reason: "it names no issuer")
         }
         guard named == issuer else {
-            if Issuer.normalised(named) == Issuer.normalised(issuer) { throw OAuthError.issuerSpelledOtherwise(asked: issuer, named: named) }
+            if Issuer.normalised(named) == Issuer.normalised(issuer) {
+                throw OAuthError.issuerSpelledOtherwise(asked: issuer, named: named)
+            }
             throw OAuthError.invalidConfiguration(
                 "the discovery document of \(issuer) names another issuer (\(Redaction.clip(named))), so it cannot be trusted "
                     + "(RFC 8414 §3.3, OpenID Connect Discovery §4.3; an issuer is compared exactly, a slash more or less included).")
@@ -163,7 +165,8 @@ public enum ProviderDiscovery {
                 url.scheme?.lowercased() == "https" || (issuerIsLoopback && ProviderConfiguration.isSecureOrLoopback(url))
             else {
                 throw OAuthError.invalidConfiguration(
-                    "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(Redaction.clip(value))")
+                    "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(Redaction.clip(value))"
+                )
             }
             file[key] = value
         }
@@ -172,7 +175,8 @@ public enum ProviderDiscovery {
             let usable = named.filter(IDTokenSignature.supportedAlgorithms.contains)
             guard !usable.isEmpty else {
                 throw OAuthError.invalidConfiguration(
-                    "\(issuer) signs its ID tokens only with \(named.prefix(4).map { Redaction.safeCode($0) }.joined(separator: ", ")), which Latchkey cannot check.")
+                    "\(issuer) signs its ID tokens only with \(named.prefix(4).map { Redaction.safeCode($0) }.joined(separator: ", ")), which Latchkey cannot check."
+                )
             }
             file["id_token_signing_alg_values"] = usable
         }

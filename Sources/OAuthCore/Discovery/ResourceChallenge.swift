@@ -23,7 +23,8 @@ public struct ResourceChallenge: Sendable, Equatable {
             throw OAuthError.invalidConfiguration("the challenge cannot be read as a WWW-Authenticate header: \(error.reason).")
         }
         guard let bearer = challenges.first(where: { $0.is("Bearer") }) else {
-            throw OAuthError.invalidConfiguration("the challenge holds no Bearer challenge (RFC 6750 §3), so there is no token to answer it with.")
+            throw OAuthError.invalidConfiguration(
+                "the challenge holds no Bearer challenge (RFC 6750 §3), so there is no token to answer it with.")
         }
         challenge = bearer
         kind = bearer["error"] == "insufficient_scope" ? .insufficientScope : .refused
@@ -114,7 +115,9 @@ extension ZeroConfiguration {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
         var configuration = try await configuration(for: identifier, checkRegistration: false).configuration
-        let session = AuthSession(configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, transport: transport, timeout: timeout))
+        let session = AuthSession(
+            configuration: configuration, store: store,
+            tokenClient: TokenClient(configuration: configuration, transport: transport, timeout: timeout))
         let held = await session.currentToken()
         let had = configuration.scopes + (held?.allowedScopes(asked: configuration.scopes) ?? [])
         var wanted: [String] = []
@@ -130,11 +133,15 @@ extension ZeroConfiguration {
         let metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
         let servers = metadata.authorizationServers.map(\.absoluteString)
         // Still named (in any order, a slash more or less), it has not moved.
-        if let issuer = configuration.issuer?.absoluteString, !servers.contains(where: { Issuer.normalised($0) == Issuer.normalised(issuer) }) {
+        if let issuer = configuration.issuer?.absoluteString,
+            !servers.contains(where: { Issuer.normalised($0) == Issuer.normalised(issuer) })
+        {
             configuration = try await moved(identifier, id: id, to: metadata, from: session)
             return .signIn(
                 try widened(configuration, to: wanted, id: id),
-                reason: "\(identifier.absoluteString) now takes tokens from \(configuration.issuer?.absoluteString ?? servers[0]): signing in there.")
+                reason:
+                    "\(identifier.absoluteString) now takes tokens from \(configuration.issuer?.absoluteString ?? servers[0]): signing in there."
+            )
         }
         switch challenge.kind {
         case .insufficientScope:

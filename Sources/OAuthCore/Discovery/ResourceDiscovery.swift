@@ -36,7 +36,8 @@ public enum ResourceDiscovery {
         }
         if probe.status < 400, bearer?["resource_metadata"] == nil {
             throw OAuthError.invalidConfiguration(
-                "\(identifier.absoluteString) answered without asking for a sign-in (HTTP \(probe.status)), so there is no token to get for it.")
+                "\(identifier.absoluteString) answered without asking for a sign-in (HTTP \(probe.status)), so there is no token to get for it."
+            )
         }
         let challengeScopes = bearer?["scope"].map { $0.split(separator: " ").map(String.init) }
         var places: [(url: URL, exact: Bool)] = []
@@ -76,7 +77,8 @@ public enum ResourceDiscovery {
             normalised == identifier || (mayBeAbove && contains(normalised, identifier))
         else {
             throw OAuthError.invalidConfiguration(
-                "the metadata of \(identifier.absoluteString) is about another resource (\(Redaction.clip(named))), so it cannot be trusted (RFC 9728 §3.3).")
+                "the metadata of \(identifier.absoluteString) is about another resource (\(Redaction.clip(named))), so it cannot be trusted (RFC 9728 §3.3)."
+            )
         }
         guard let servers = document["authorization_servers"] as? [String], !servers.isEmpty else {
             throw OAuthError.invalidConfiguration(
@@ -85,7 +87,8 @@ public enum ResourceDiscovery {
         let urls = try servers.map { text in
             guard let url = URL(string: text), url.host?.isEmpty == false, allowed(url, beside: identifier) else {
                 throw OAuthError.invalidConfiguration(
-                    "the metadata of \(identifier.absoluteString) names an authorization server that is not an https URL: \(Redaction.clip(text))")
+                    "the metadata of \(identifier.absoluteString) names an authorization server that is not an https URL: \(Redaction.clip(text))"
+                )
             }
             return url
         }

@@ -149,7 +149,9 @@ public struct ZeroConfiguration: Sendable {
         guard FileManager.default.fileExists(atPath: file.path) else {
             // A new id only: one already made here goes on being used (it takes nothing from the environment).
             let key = ProviderCatalog.credentialKey(id)
-            if let clash = (catalog.availableProviders.map(\.id) + reservedIDs).first(where: { $0 != id && ProviderCatalog.credentialKey($0) == key }) {
+            if let clash = (catalog.availableProviders.map(\.id) + reservedIDs).first(where: {
+                $0 != id && ProviderCatalog.credentialKey($0) == key
+            }) {
                 throw OAuthError.invalidConfiguration(
                     "\(what) would be called “\(id)”, too like the provider “\(clash)” (they would share its credential variables).")
             }
@@ -235,7 +237,8 @@ public struct ZeroConfiguration: Sendable {
             !served.contains(where: { (URL(string: $0).flatMap { try? ResourceDiscovery.identifier(of: $0) }) == metadata.resource })
         {
             throw OAuthError.invalidConfiguration(
-                "\(identifier.absoluteString) names \(issuer) as its authorization server, but \(issuer) does not list it among its protected resources (RFC 9728 §4).")
+                "\(identifier.absoluteString) names \(issuer) as its authorization server, but \(issuer) does not list it among its protected resources (RFC 9728 §4)."
+            )
         }
         // PKCE is checked before anything is asked of the person (MCP 2026-07-28, Security
         // Considerations): a server that does not say it takes S256 is not signed in with.
@@ -297,7 +300,8 @@ public struct ZeroConfiguration: Sendable {
         async throws
     {
         guard let endpoint = URL(string: endpointText), ResourceDiscovery.allowed(endpoint, beside: issuerURL) else {
-            throw OAuthError.invalidConfiguration("the registration_endpoint of \(issuer) must be an https URL: \(Redaction.clip(endpointText))")
+            throw OAuthError.invalidConfiguration(
+                "the registration_endpoint of \(issuer) must be an https URL: \(Redaction.clip(endpointText))")
         }
         // The window's redirect URI (it never loads: the view stops it), and the browser's at a port
         // chosen now: a server that compares redirect URIs exactly accepts both as registered.
@@ -372,7 +376,8 @@ public struct ZeroConfiguration: Sendable {
             ($0["issuer"] as? String).map(Issuer.normalised) == Issuer.normalised(typed) && $0["resource"] == nil
         }
         guard let discovery = catalog.discovery else {
-            throw OAuthError.invalidConfiguration("this program keeps no discovery documents, so it cannot use \(typed) by its issuer alone.")
+            throw OAuthError.invalidConfiguration(
+                "this program keeps no discovery documents, so it cannot use \(typed) by its issuer alone.")
         }
         // The issuer exactly as the server names itself: as kept, or (typed now) as typed, unless the
         // metadata names it with a trailing slash more or less. Checked exactly all the same.
@@ -403,7 +408,7 @@ public struct ZeroConfiguration: Sendable {
         } else if let endpointText = document["registration_endpoint"] as? String {
             do {
                 try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
-            } catch where reason == .noBrowserPort {
+            } catch  where reason == .noBrowserPort {
                 // A registration from before browser ports still serves servers that take any port.
                 return (id, false)
             }

@@ -58,7 +58,8 @@ extension AuthSession {
         } catch {
             // Asked for, so dismissed whatever follows: the browser's listener is already open.
             // The dismissal takes a flow; this one was never shown.
-            await agent.dismiss(OAuth1Flow(authorization: OAuth1Authorization(configuration: configuration, callback: callback, token: "", secret: "")))
+            await agent.dismiss(
+                OAuth1Flow(authorization: OAuth1Authorization(configuration: configuration, callback: callback, token: "", secret: "")))
             throw error is CancellationError ? OAuthError.cancelled : error
         }
         let flow = OAuth1Flow(authorization: authorization)

@@ -136,7 +136,8 @@ public final class OAuth1Flow: SignInFlow {
     public func resumeFromListener(with url: URL, method: String) -> Bool {
         (outcome.listenerMayOffer(url, method: method, redirectURI: authorization.callback, names: ["oauth_token", "denied"]) {
             authorization.isOurs($0)
-        } || isBareRefusal(outcome.listenerQuery(url, method: method, redirectURI: authorization.callback))) && resume(with: url, method: method)
+        } || isBareRefusal(outcome.listenerQuery(url, method: method, redirectURI: authorization.callback)))
+            && resume(with: url, method: method)
     }
 
     /// Whether a listener's query says no and nothing else (see `OAuth1Verifier.isBareRefusal`);

@@ -31,8 +31,7 @@ public struct ProfileClient: Sendable {
         // With an ID token, its subject is who signed in (the profile's own id may be another
         // identifier for the same person, as GitLab's numeric one is).
         let idTokenSubject = IDTokenClaims.subject(of: await session.currentToken()?.idToken)
-        if let subject = object["sub"] as? String, let signedIn = idTokenSubject, subject != signedIn
-        {
+        if let subject = object["sub"] as? String, let signedIn = idTokenSubject, subject != signedIn {
             logger.warning("The profile endpoint answered for another person; not shown")
             throw OAuthError.profileOfSomeoneElse
         }

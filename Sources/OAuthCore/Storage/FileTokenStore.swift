@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Tokens in files: one per provider in a directory of the program's (`defaultDirectory(for:)`:
@@ -21,7 +21,8 @@ public struct FileTokenStore: TokenStore {
     /// `$XDG_STATE_HOME/<application>`, or `~/.local/state/<application>`.
     public static func defaultDirectory(for application: String) -> URL {
         let environment = ProcessInfo.processInfo.environment
-        let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let state =
+            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".local/state")
         return state.appendingPathComponent(application)
     }
@@ -53,7 +54,8 @@ public struct FileTokenStore: TokenStore {
             let movedAside = (try? FileManager.default.moveItem(at: url, to: aside)) != nil
             logger.warning("The saved sign-in could not be read", metadata: ["file": "\(url.path)"])
             throw OAuthError.storage(
-                "the file \(url.path) was damaged\(movedAside ? " and has been set aside as \(aside.lastPathComponent)" : ""). Sign in again.")
+                "the file \(url.path) was damaged\(movedAside ? " and has been set aside as \(aside.lastPathComponent)" : ""). Sign in again."
+            )
         }
     }
 

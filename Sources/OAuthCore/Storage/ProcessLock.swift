@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An advisory lock on a file (`flock`), shared by every process — and every

@@ -96,7 +96,8 @@ enum Base64URL {
 
 /// Compares two secrets in time that depends on their length only.
 func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
     var difference = UInt8(x.count == y.count ? 0 : 1)
     for i in 0..<min(x.count, y.count) { difference |= x[i] ^ y[i] }
     return difference == 0

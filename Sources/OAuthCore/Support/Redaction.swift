@@ -82,7 +82,8 @@ enum Redaction {
     /// not even glued to other letters, where no placeholder could stand in
     /// for it — or else a stand-in.
     static func safeCode(_ code: String, removing secrets: [String?] = []) -> String {
-        let allowed = code.count <= 64 && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") }
+        let allowed =
+            code.count <= 64 && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") }
         guard allowed, !code.isEmpty, redact(code, removing: secrets) == code else { return "unrecognised_error" }
         return code
     }

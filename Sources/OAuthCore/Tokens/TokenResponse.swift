@@ -13,7 +13,8 @@ enum TokenResponse {
         }
         let tokenType = (fields["token_type"] as? String) ?? "Bearer"
         guard tokenType.lowercased() == "bearer" else {
-            throw OAuthError.malformedResponse(endpoint: .token, reason: "token type “\(Redaction.safeCode(tokenType, removing: secrets))” is not supported")
+            throw OAuthError.malformedResponse(
+                endpoint: .token, reason: "token type “\(Redaction.safeCode(tokenType, removing: secrets))” is not supported")
         }
         var expiresAt: Date?
         if let seconds = lifetime(fields["expires_in"]) {
@@ -37,7 +38,8 @@ enum TokenResponse {
         let contentType = response.header("content-type")?.lowercased() ?? ""
 
         func statusError() -> OAuthError {
-            response.status == 401 && endpoint == .token ? .invalidClient(description: nil) : .httpStatus(response.status, endpoint: endpoint)
+            response.status == 401 && endpoint == .token
+                ? .invalidClient(description: nil) : .httpStatus(response.status, endpoint: endpoint)
         }
         if text.isEmpty {
             throw success ? OAuthError.emptyResponse(endpoint: endpoint) : statusError()

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Ports on 127.0.0.1 for a browser's way back (RFC 8252 §7.3): one to register with a server
