@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import OAuthCore
 
 /// What Latchkey reads from others, each as a function of raw bytes: the redirect
@@ -101,13 +102,18 @@ enum FuzzTarget: String, CaseIterable {
     static func providerFile(_ data: Data) {
         let catalog = ProviderCatalog(
             presetDirectories: [], userConfigDirectory: URL(fileURLWithPath: "/nonexistent/latchkey-fuzz"))
+        // Read and written unchanged, a file keeps its bytes; changed, it reads back as changed.
+        if var file = try? ProviderFile(data: data, file: URL(fileURLWithPath: "/fuzz/provider.json")) {
+            require(file.data == data, "a provider file read and written unchanged changed its bytes")
+            file.userAgent = .value(.browser)
+            let again = try? ProviderFile(data: file.data, file: URL(fileURLWithPath: "/fuzz/again.json"))
+            require(again == file, "a provider file written after a change does not read back as written")
+        }
         for layered in [false, true] {
             do {
-                var object = try ProviderCatalog.object(from: data, file: URL(fileURLWithPath: "/fuzz/provider.json"))
-                if layered {
-                    object = ProviderCatalog.merged(sandboxPreset, with: object)
-                }
-                let configuration = try catalog.validated(catalog.draft(base: object, overrides: [:]))
+                var file = try ProviderFile(data: data, file: URL(fileURLWithPath: "/fuzz/provider.json"))
+                if layered { file = file.over(try sandboxPreset) }
+                let configuration = try catalog.validated(catalog.draft(base: file, overrides: [:]))
                 require(Redaction.isPrintable(configuration.displayName), "a provider's name holds a control or format character")
                 // What validation promises: nothing secret travels in clear text.
                 if configuration.clientSecret != nil || configuration.usePKCE {
@@ -126,14 +132,18 @@ enum FuzzTarget: String, CaseIterable {
         }
     }
 
-    static var sandboxPreset: [String: Any] {
-        [
-        "id": "sandbox", "display_name": "Sandbox", "issuer": "http://127.0.0.1:8765",
-        "authorization_endpoint": "/authorize", "token_endpoint": "/token", "userinfo_endpoint": "/userinfo",
-        "client_id": "latchkey-desktop", "client_authentication": "none",
-        "redirect_uri": "https://latchkey.invalid/oauth2/callback", "scopes": ["openid", "profile"],
-        "profile": ["name": "name", "url": "profile"],
-        ]
+    static var sandboxPreset: ProviderFile {
+        get throws {
+            try ProviderFile(
+                data: Data(
+                    #"""
+                    {"id": "sandbox", "display_name": "Sandbox", "issuer": "http://127.0.0.1:8765",
+                     "authorization_endpoint": "/authorize", "token_endpoint": "/token", "userinfo_endpoint": "/userinfo",
+                     "client_id": "latchkey-desktop", "client_authentication": "none",
+                     "redirect_uri": "https://latchkey.invalid/oauth2/callback", "scopes": ["openid", "profile"],
+                     "profile": {"name": "name", "url": "profile"}}
+                    """#.utf8), file: URL(fileURLWithPath: "/fuzz/sandbox.json"))
+        }
     }
 
     /// A token file as `FileTokenStore` reads it; what it accepts must write back

@@ -59,7 +59,7 @@ final class AppController {
             (window.signIn, .signInRequested), (window.cancel, .cancelRequested), (window.getProfile, .profileRequested),
             (window.openProfile, .openProfileRequested), (window.signOut, .signOutRequested),
         ]
-        for (button, event) in clicks { button.onClicked { [weak self] in self?.send(event) } }
+        for (button, event) in clicks { button.onClicked { [weak self] in self?.clicked(event) } }
         window.provider.onChanged { [weak self] in
             guard let self, let id = self.window.provider.activeID, id != self.providerID else { return }
             self.choose(id, remember: true)
@@ -81,6 +81,13 @@ final class AppController {
     }
 
     // MARK: The runner
+
+    /// A click is an event for the provider shown, once it can be used: with none, nothing
+    /// would answer the work it starts, and the window would wait for good.
+    private func clicked(_ event: AppEvent) {
+        guard current != nil else { return }
+        send(event)
+    }
 
     private func send(_ event: AppEvent) {
         let transition = AppState.next(state, event)
@@ -291,7 +298,7 @@ final class AppController {
         logger.info("Signing in \(chosen == .browser ? "in the browser" : "in this window") from now on")
         // A provider given with --provider-file is not in the list of a later plain launch: no file for it.
         if canSetUp {
-            do { try providers.catalog.saveUserSettings(["user_agent": chosen.rawValue], for: providerID) } catch {
+            do { try providers.catalog.updateUserFile(for: providerID) { $0.userAgent = .value(chosen) } } catch {
                 logger.warning("The choice is kept for this run only", metadata: ["error": "\(error)"])
             }
         }

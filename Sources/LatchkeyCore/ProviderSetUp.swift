@@ -28,18 +28,18 @@ public struct ProviderSetUp: Sendable {
     /// Returns the sentence that says where each went.
     public func save(_ answer: SetUpForm.Answer, for draft: ProviderConfiguration) async throws -> String {
         let id = draft.id
-        var settings: [String: String?] = ["client_id": answer.clientID]
         var place: String?
-        if let secret = answer.secret {
-            settings["client_secret"] = .some(nil)
-            // The person's own provider, registered with a secret after all: it is sent as
-            // RFC 6749 §2.3.1 requires every server to accept.
-            if secretNeed(for: draft) == .optional, draft.authProtocol == .oauth2, draft.clientAuthentication == .none {
-                settings["client_authentication"] = "client_secret_basic"
-            }
-            place = try await zeroConfiguration.secrets.save(secret, for: id)
+        // The person's own provider, registered with a secret after all: it is sent as
+        // RFC 6749 §2.3.1 requires every server to accept.
+        let upgrade =
+            answer.secret != nil && secretNeed(for: draft) == .optional && draft.authProtocol == .oauth2
+            && draft.clientAuthentication == .none
+        if let secret = answer.secret { place = try await zeroConfiguration.secrets.save(secret, for: id) }
+        try catalog.updateUserFile(for: id) { file in
+            file.clientID = .value(answer.clientID)
+            if answer.secret != nil { file.clientSecret = .unset }
+            if upgrade { file.clientAuthentication = .value(.clientSecretBasic) }
         }
-        try catalog.saveUserSettings(settings, for: id)
         return "\(draft.displayName) is set up: its client id is in \(catalog.userFile(for: id).path)"
             + (place.map { ", its secret in \($0)." } ?? ".") + " Sign in to begin."
     }

@@ -78,7 +78,10 @@ struct SetUpHome {
 
     @Test func aSecretGivenNowRemovesOneKeptInClearInTheFile() async throws {
         let home = try SetUpHome()
-        try home.catalog.saveUserSettings(["client_id": "old", "client_secret": "in-clear"], for: "github")
+        try home.catalog.updateUserFile(for: "github") {
+            $0.clientID = .value("old")
+            $0.clientSecret = .value("in-clear")
+        }
         let draft = try home.catalog.draft(named: "github")
         _ = try await home.setUp.save(answer("Iv1.new", "s3cret-value"), for: draft)
         let file = try #require(try home.userFile("github"))

@@ -88,3 +88,11 @@ struct ZeroConfigurationHome {
         return paths.compactMap { try? String(contentsOf: home.url.appendingPathComponent($0), encoding: .utf8) }.joined()
     }
 }
+
+extension ProviderFile {
+    /// A provider file of `object`'s keys, as a person would write it.
+    init(_ object: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        try self.init(data: data, file: URL(fileURLWithPath: "/test/provider.json"))
+    }
+}

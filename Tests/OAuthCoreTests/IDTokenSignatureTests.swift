@@ -11,8 +11,8 @@ import Testing
     /// A provider discovered from the sandbox (jwks_uri and algorithms included), as the public client.
     func configuration(_ sandbox: RunningSandbox, pinned: [String]? = nil) async throws -> ProviderConfiguration {
         var object = try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL)
-        object["client_id"] = "latchkey-desktop"
-        if let pinned { object["id_token_signing_alg_values"] = pinned }
+        object.clientID = .value("latchkey-desktop")
+        if let pinned { object.idTokenSigningAlgorithms = .value(pinned) }
         return try ProviderCatalog.decode(object)
     }
 
@@ -132,10 +132,12 @@ import Testing
     @Test func aProviderFileCannotAllowNoneOrHMAC() {
         for algorithms in [["none"], ["HS256"], ["RS256", "HS512"], [String]()] {
             #expect(throws: OAuthError.self, "\(algorithms)") {
-                try ProviderCatalog.decode([
-                    "id": "p", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t",
-                    "client_id": "c", "redirect_uri": "http://127.0.0.1/callback", "id_token_signing_alg_values": algorithms,
-                ]).validate()
+                try ProviderCatalog.decode(
+                    ProviderFile([
+                        "id": "p", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t",
+                        "client_id": "c", "redirect_uri": "http://127.0.0.1/callback", "id_token_signing_alg_values": algorithms,
+                    ])
+                ).validate()
             }
         }
     }

@@ -68,7 +68,7 @@ import Testing
         let home = try TemporaryDirectory()
         let config = home.url.appendingPathComponent("config")
         let catalog = Fixtures.catalog(userDirectory: config)
-        try catalog.saveUserSettings(["user_agent": "browser"], for: "github")
+        try catalog.updateUserFile(for: "github") { $0.userAgent = .value(.browser) }
         let file = config.appendingPathComponent("github.json")
         #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600)
         #expect(try FileManager.default.attributesOfItem(atPath: config.path)[.posixPermissions] as? Int == 0o700)
@@ -78,7 +78,7 @@ import Testing
         try Data(#"{"client_id": "mine", "user_agent": "browser"}"#.utf8).write(to: elsewhere)
         try FileManager.default.removeItem(at: file)
         try FileManager.default.createSymbolicLink(at: file, withDestinationURL: elsewhere)
-        try catalog.saveUserSettings(["user_agent": "embedded"], for: "github")
+        try catalog.updateUserFile(for: "github") { $0.userAgent = .value(.embedded) }
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: file.path) == elsewhere.path, "still a link")
         let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: elsewhere)) as? [String: String]
         #expect(saved == ["client_id": "mine", "user_agent": "embedded"])
@@ -86,7 +86,7 @@ import Testing
         #expect(leftovers.isEmpty, "no temporary file left: \(leftovers)")
 
         try Data("[1, 2]".utf8).write(to: elsewhere)
-        #expect(throws: OAuthError.self) { try catalog.saveUserSettings(["user_agent": "browser"], for: "github") }
+        #expect(throws: OAuthError.self) { try catalog.updateUserFile(for: "github") { $0.userAgent = .value(.browser) } }
         #expect(try Data(contentsOf: elsewhere) == Data("[1, 2]".utf8), "a file that is not an object is left as it is")
     }
 

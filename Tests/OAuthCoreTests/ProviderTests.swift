@@ -22,11 +22,28 @@ import Testing
         let provider = Provider(configuration: first, store: home.tokens, registrations: home.providers)
         _ = try await provider.signIn(using: FormPostingUserAgent())
         #expect(provider.configuration.clientID != first.clientID)
-        #expect(provider.session.configuration.clientID == provider.configuration.clientID)
         #expect(try await statistics(sandbox)["registrations"] as? Int == 2)
         let token = try await provider.freshToken()
         #expect(try await HTTPClient().get(me.absoluteString, headers: ["Authorization": "Bearer \(token.accessToken)"]).status == 200)
+        // The refresh after it goes out as the new client: the old one is unknown to the server.
+        _ = try await provider.session.replacement(forRejected: token)
         #expect(try await provider.profile().name == "Ada Lovelace")
+    }
+
+    /// Read back and still known, the client signs in as the server and the store now have it
+    /// (a secret the server rotated at the read-back is kept by then), not as this value was made.
+    @Test func aKnownRegistrationSignsInAsKeptAfterTheReadBack() async throws {
+        let sandbox = try RunningSandbox()
+        let home = try ZeroConfigurationHome()
+        let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
+        let kept = try await home.providers.configuration(for: me).configuration
+        var stale = kept
+        stale.clientSecret = "rotated-away"
+        let provider = Provider(configuration: stale, store: home.tokens, registrations: home.providers)
+        _ = try await provider.signIn(using: FormPostingUserAgent())
+        #expect(provider.configuration.clientID == kept.clientID)
+        #expect(provider.configuration.clientSecret == kept.clientSecret, "the secret as kept, not the one it was made with")
+        #expect(try await statistics(sandbox)["registrations"] as? Int == 1, "known: not registered again")
     }
 
     /// Without the service, the client id is the person's own: never read back, never replaced.

@@ -26,8 +26,8 @@ import Testing
         let outcome = try await providers.configuration(for: me)
         #expect(!outcome.registered)
         #expect(outcome.configuration.clientID == document.absoluteString && outcome.configuration.clientAuthentication == .none)
-        let file = try ProviderCatalog.readObject(setting.catalog.userFile(for: try ZeroConfiguration.id(for: me)))
-        #expect(file["registration_client_uri"] == nil && file["registration_endpoint"] == nil)
+        let file = try ProviderCatalog.readFile(setting.catalog.userFile(for: try ZeroConfiguration.id(for: me)))
+        #expect(file.registrationClientURI == .unset && file.registrationEndpoint == .unset)
         let session = AuthSession(configuration: outcome.configuration, store: MemoryTokenStore())
         _ = try await session.signIn(using: FormPostingUserAgent())
         let token = try await session.freshToken()
@@ -122,7 +122,7 @@ import Testing
         #expect("\(error!)".contains("does not let apps register themselves"))
         #expect("\(error!)".contains(setting.catalog.userFile(for: id).path))
 
-        try setting.catalog.saveUserSettings(["client_id": "latchkey-desktop"], for: id)
+        try setting.catalog.updateUserFile(for: id) { $0.clientID = .value("latchkey-desktop") }
         let outcome = try await setting.providers.configuration(for: me)
         #expect(!outcome.registered)
         #expect(outcome.configuration.clientID == "latchkey-desktop")

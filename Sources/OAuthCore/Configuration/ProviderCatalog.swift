@@ -61,28 +61,28 @@ public struct ProviderCatalog: Sendable {
         let own = ((try? FileManager.default.contentsOfDirectory(atPath: userConfigDirectory.path)) ?? [])
             .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter(Self.isPlainName)
         return Set(presetNames + own).map { id in
-            let layers = [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readObject($0) }
+            let layers = [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readFile($0) }
             // A file naming only its issuer shows the issuer's place, as its discovered layer would.
             let name =
-                layers.compactMap { $0["display_name"] as? String }.last
+                layers.compactMap(\.displayName.value).last
                 ?? layers.last.flatMap(Self.issuerNames)?.place
             return (id, Redaction.printable(name ?? id))
         }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
     }
 
-    /// Sets keys of the person's own file for provider `id` (nil removes one),
-    /// keeping everything else in it; written whole, readable by the person only.
-    public func saveUserSettings(_ settings: [String: String?], for id: String) throws {
+    /// Changes the person's own file for provider `id` (made if there is none), keeping
+    /// everything else in it as it was written; written whole, readable by the person only.
+    public func updateUserFile(for id: String, _ change: (inout ProviderFile) throws -> Void) throws {
         guard Self.isPlainName(id) else { throw OAuthError.unknownProvider(id) }
         let file = userFile(for: id)
-        var object = FileManager.default.fileExists(atPath: file.path) ? try Self.readObject(file) : [:]
-        for (key, value) in settings { object[key] = value }
-        try writeUserFile(object, for: id)
+        var own = FileManager.default.fileExists(atPath: file.path) ? try Self.readFile(file) : ProviderFile()
+        try change(&own)
+        try writeUserFile(own, for: id)
     }
 
     /// Writes the person's whole file for provider `id`: 0600 in a 0700 directory, replaced atomically.
-    func writeUserFile(_ object: [String: Any], for id: String) throws {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+    func writeUserFile(_ file: ProviderFile, for id: String) throws {
+        let data = file.data
         do {
             try PrivateFile.prepareDirectory(userConfigDirectory)
             try PrivateFile.replace(userFile(for: id), with: data)
@@ -119,13 +119,13 @@ public struct ProviderCatalog: Sendable {
     public func refreshDiscovery(
         file: URL, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
     ) async throws -> DiscoveryCache.Source? {
-        try await refreshDiscovery(layers: layers(base: Self.readObject(file), overrides: [:]), transport: transport, timeout: timeout)
+        try await refreshDiscovery(layers: layers(base: Self.readFile(file), overrides: [:]), transport: transport, timeout: timeout)
     }
 
-    private func refreshDiscovery(layers object: [String: Any], transport: any HTTPTransport, timeout: Double) async throws
+    private func refreshDiscovery(layers file: ProviderFile, transport: any HTTPTransport, timeout: Double) async throws
         -> DiscoveryCache.Source?
     {
-        guard Self.needsDiscovery(object), let issuer = object["issuer"] as? String else { return nil }
+        guard Self.needsDiscovery(file), let issuer = file.issuer.value else { return nil }
         guard let discovery else { throw Self.noDiscovery(issuer) }
         do {
             return try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).source
@@ -133,18 +133,18 @@ public struct ProviderCatalog: Sendable {
             // Written before issuers were compared exactly, a file of Latchkey's may hold the issuer
             // without the trailing slash its server names itself with: kept as the server names it
             // from now on, then checked exactly like any other. A file of the person's own stays theirs.
-            guard let id = object["id"] as? String, var own = try? Self.readObject(userFile(for: id)),
-                own["issuer"] as? String == issuer, Self.isDiscovered(own)
+            guard let id = file.id.value, var own = try? Self.readFile(userFile(for: id)),
+                own.issuer.value == issuer, Self.isDiscovered(own)
             else { throw OAuthError.issuerSpelledOtherwise(asked: asked, named: named) }
-            own["issuer"] = named
+            own.issuer = .value(named)
             try writeUserFile(own, for: id)
             return try await discovery.document(issuer: named, transport: transport, timeout: timeout).source
         }
     }
 
     /// A provider file that names its issuer and neither endpoint is completed from discovery.
-    static func needsDiscovery(_ object: [String: Any]) -> Bool {
-        object["issuer"] is String && object["authorization_endpoint"] == nil && object["token_endpoint"] == nil
+    static func needsDiscovery(_ file: ProviderFile) -> Bool {
+        file.issuer.value != nil && file.authorizationEndpoint.value == nil && file.tokenEndpoint.value == nil
     }
 
     private static func noDiscovery(_ issuer: String) -> OAuthError {
@@ -153,8 +153,8 @@ public struct ProviderCatalog: Sendable {
 
     /// `object` under what the issuer's kept discovery document says (its own keys win), read
     /// without a request; a sentence when no copy is kept yet.
-    func withDiscoveredEndpoints(_ object: [String: Any]) throws -> [String: Any] {
-        guard Self.needsDiscovery(object), let text = object["issuer"] as? String else { return object }
+    func withDiscoveredEndpoints(_ file: ProviderFile) throws -> ProviderFile {
+        guard Self.needsDiscovery(file), let text = file.issuer.value else { return file }
         let (issuer, _) = try ProviderDiscovery.issuerURL(text)
         guard let discovery else { throw Self.noDiscovery(issuer) }
         guard let document = discovery.cachedDocument(issuer: issuer) else {
@@ -163,7 +163,7 @@ public struct ProviderCatalog: Sendable {
             )
         }
         let discovered = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
-        return Self.merged(discovered, with: object)
+        return file.over(discovered)
     }
 
     /// `draft` with the client secret `secrets` keeps for it when no layer gives one, then checked.
@@ -215,22 +215,27 @@ public struct ProviderCatalog: Sendable {
     /// Provider `name`'s id after its layers are read: throws when there is no such
     /// provider or its files cannot be read, without needing its discovery document.
     public func readableID(named name: String) throws -> String {
-        try layers(base: base(named: name), overrides: [:])["id"] as! String
+        try layers(base: base(named: name), overrides: [:]).id.value ?? name
     }
 
     /// `readableID(named:)` for a provider described by `file`.
     public func readableID(file: URL) throws -> String {
-        try layers(base: Self.readObject(file), overrides: [:])["id"] as! String
+        let layered = try layers(base: Self.readFile(file), overrides: [:])
+        guard let id = layered.id.value else { throw OAuthError.invalidConfiguration("\(file.path) has no usable \"id\".") }
+        return id
     }
 
     /// The first layer of provider `name`: its preset, or just its id for one of the person's own.
-    private func base(named name: String) throws -> [String: Any] {
+    private func base(named name: String) throws -> ProviderFile {
         guard contains(name) else { throw OAuthError.unknownProvider(name) }
-        return try presetFile(named: name).map(Self.readObject) ?? ["id": name]
+        if let preset = presetFile(named: name) { return try Self.readFile(preset) }
+        var own = ProviderFile()
+        own.id = .value(name)
+        return own
     }
 
     public func draft(file: URL, overrides: [String: String] = [:]) throws -> ProviderConfiguration {
-        try draft(base: Self.readObject(file), overrides: overrides)
+        try draft(base: Self.readFile(file), overrides: overrides)
     }
 
     /// `configuration` checked against the security rules, its errors naming
@@ -240,113 +245,53 @@ public struct ProviderCatalog: Sendable {
         return configuration
     }
 
-    /// Adds a provider of the person's own from the bytes of a provider file:
-    /// written as `<config>/<id>.json`, 0600, without its `client_secret`,
-    /// which is returned for the caller to keep in a `ClientSecretStore`.
-    /// Refuses a file that is not of the provider shape, and an id already taken (here, or by the
-    /// program: `reservedIDs`).
-    public func addProvider(from data: Data, name: String, reservedIDs: Set<String> = []) throws -> (id: String, clientSecret: String?) {
-        var object = try Self.object(from: data, file: URL(fileURLWithPath: name))
-        if object["id"] == nil, let names = Self.issuerNames(object) { object["id"] = names.id }
-        guard let id = object["id"] as? String, Self.isPlainName(id), !id.hasPrefix("_") else {
-            throw OAuthError.invalidConfiguration("\(name) has no usable \"id\" (letters, digits, - and _, not first).")
-        }
-        // Ids that differ only in case or in - and _ share their credential variables
-        // (LATCHKEY_GITHUB_…): a file called "GitHub" would be handed GitHub's secret.
-        let key = Self.credentialKey(id)
-        let taken = availableProviders + reservedIDs.map { ($0, $0) }
-        if let clash = taken.first(where: { Self.credentialKey($0.id) == key })
-            ?? (FileManager.default.fileExists(atPath: userFile(for: id).path) ? (id, id) : nil)
-        {
-            throw OAuthError.invalidConfiguration("there is a provider called “\(clash.id)” already.")
-        }
-        // Compared as shown: a zero-width character or a bidi override does not make a name another.
-        if let name = (object["display_name"] as? String).map(Redaction.printable),
-            let clash = taken.first(where: { $0.displayName.lowercased() == name.lowercased() })
-        {
-            throw OAuthError.invalidConfiguration(
-                "there is a provider shown as “\(clash.displayName)” already; give this one another display_name.")
-        }
-        let secret = (object.removeValue(forKey: "client_secret") as? String).flatMap { $0.isEmpty ? nil : $0 }
-        if secret != nil, object["client_authentication"] as? String == "none" {
-            throw OAuthError.invalidConfiguration(
-                "\(name) gives a client_secret, but its client_authentication is \"none\": a public client has no secret. Remove one of the two."
-            )
-        }
-        // Checked as it will be read back, against the same rules, with stand-ins for the
-        // credentials the set-up dialog gives later: a provider that could never be used is not written.
-        var check = try withDiscoveredEndpoints(object)
-        try Self.resolveEndpoints(in: &check)
-        if (check["client_id"] as? String ?? "").isEmpty { check["client_id"] = "to-be-set-up" }
-        // The secret the file gave (kept elsewhere) still decides how the client authenticates.
-        if secret != nil { check["client_secret"] = "to-be-set-up" }
-        var configuration = try Self.decode(check)
-        // And one the provider needs (client authentication, or an OAuth 1.0a signature) is given later.
-        if configuration.lacksClientSecret { configuration.clientSecret = "to-be-set-up" }
-        try configuration.validate()
-        try writeUserFile(object, for: id)
-        return (id, secret)
-    }
-
-    /// `addProvider(from:name:)` with the bytes of `file` (see `read`).
-    public func addProvider(file: URL, reservedIDs: Set<String> = []) throws -> (id: String, clientSecret: String?) {
-        try addProvider(from: Self.read(file), name: file.path, reservedIDs: reservedIDs)
-    }
-
-    func draft(base: [String: Any], overrides: [String: String]) throws -> ProviderConfiguration {
-        var object = try withDiscoveredEndpoints(layers(base: base, overrides: overrides))
-        object["client_id"] = object["client_id"] ?? ""
-        try Self.resolveEndpoints(in: &object)
-        return try Self.decode(object)
+    func draft(base: ProviderFile, overrides: [String: String]) throws -> ProviderConfiguration {
+        var file = try withDiscoveredEndpoints(layers(base: base, overrides: overrides)).resolvingEndpoints()
+        if file.clientID.value == nil { file.clientID = .value("") }
+        return try Self.decode(file)
     }
 
     /// The provider's layers merged, before discovery and checks.
-    func layers(base: [String: Any], overrides: [String: String]) throws -> [String: Any] {
-        var object = base
-        guard let id = (overrides["id"] ?? object["id"] as? String ?? Self.issuerNames(object)?.id), Self.isPlainName(id) else {
+    func layers(base: ProviderFile, overrides: [String: String]) throws -> ProviderFile {
+        guard let id = (overrides["id"] ?? base.id.value ?? Self.issuerNames(base)?.id), Self.isPlainName(id) else {
             throw OAuthError.invalidConfiguration("the provider file has no usable \"id\" (letters, digits, - and _).")
         }
+        var file = base
         let user = userFile(for: id)
-        if FileManager.default.fileExists(atPath: user.path) {
-            object = Self.merged(object, with: try Self.readObject(user))
-        }
+        if FileManager.default.fileExists(atPath: user.path) { file = try Self.readFile(user).over(file) }
         // A provider made from what a server said of itself takes nothing from the environment: its
         // id came from that server, and a variable meant for a provider of the person's could match it.
-        if !Self.isDiscovered(object) {
+        if !Self.isDiscovered(file) {
             if let variable = credentialVariable(for: id, "CLIENT_ID"), let clientID = environment[variable], !clientID.isEmpty {
-                object["client_id"] = clientID
+                file.clientID = .value(clientID)
             }
             if let variable = credentialVariable(for: id, "CLIENT_SECRET"), let secret = environment[variable], !secret.isEmpty {
-                object["client_secret"] = secret
+                file.clientSecret = .value(secret)
             }
         }
-        object.merge(overrides) { _, new in new }
-        object["id"] = id
-        return object
+        file = try ProviderFile(.object(overrides.sorted { $0.key < $1.key }.map { .init($0.key, .string($0.value)) })).over(file)
+        file.id = .value(id)
+        return file
     }
 
     /// Whether a provider's layers were written by `ZeroConfiguration` for a resource or an issuer
     /// (marked with `origin`, or, written before that mark, holding a registration), whose id a
     /// server's URL chose.
-    static func isDiscovered(_ object: [String: Any]) -> Bool {
-        object[originKey] != nil || object["registration_client_uri"] != nil
+    static func isDiscovered(_ file: ProviderFile) -> Bool {
+        file.origin.value != nil || file.registrationClientURI.value != nil
     }
-
-    /// The key that marks a file written for a resource or an issuer, and what it was made from.
-    static let originKey = "origin"
 
     /// The id and name of a file that names only its issuer, where it gives none: the
     /// issuer's, as its discovered layer has them (see `ProviderDiscovery.names`).
-    static func issuerNames(_ object: [String: Any]) -> (id: String, place: String)? {
-        guard needsDiscovery(object), let text = object["issuer"] as? String, let (_, url) = try? ProviderDiscovery.issuerURL(text)
+    static func issuerNames(_ file: ProviderFile) -> (id: String, place: String)? {
+        guard needsDiscovery(file), let text = file.issuer.value, let (_, url) = try? ProviderDiscovery.issuerURL(text)
         else { return nil }
         return ProviderDiscovery.names(of: url)
     }
 
-    static func decode(_ object: [String: Any]) throws -> ProviderConfiguration {
+    static func decode(_ file: ProviderFile) throws -> ProviderConfiguration {
         do {
-            let data = try JSONSerialization.data(withJSONObject: object)
-            return try JSONDecoder().decode(ProviderConfiguration.self, from: data)
+            return try JSONDecoder().decode(ProviderConfiguration.self, from: Data(file.json.text().utf8))
         } catch let error as DecodingError {
             throw OAuthError.invalidConfiguration(Self.explain(error))
         }
@@ -356,45 +301,13 @@ public struct ProviderCatalog: Sendable {
     func place(of credential: String, for id: String) -> String {
         let file = userFile(for: id).path
         // A provider made from a server's URL takes nothing from the environment (see `layers`).
-        if let own = try? Self.readObject(userFile(for: id)), Self.isDiscovered(own) { return file }
+        if let own = try? Self.readFile(userFile(for: id)), Self.isDiscovered(own) { return file }
         return credentialVariable(for: id, credential).map { "\(file) or set \($0)" } ?? file
     }
 
-    /// The user's file over the preset, key by key and into nested objects, so
-    /// that pointing `profile.url_template_endpoint` elsewhere keeps the rest of
-    /// the preset's profile mapping. `null` removes a key.
-    static func merged(_ base: [String: Any], with layer: [String: Any]) -> [String: Any] {
-        var result = base
-        for (key, value) in layer {
-            if value is NSNull {
-                result[key] = nil
-            } else if let inner = value as? [String: Any], let existing = result[key] as? [String: Any] {
-                result[key] = merged(existing, with: inner)
-            } else {
-                result[key] = value
-            }
-        }
-        return result
-    }
-
-    /// Appends endpoints written as paths to the issuer.
-    static func resolveEndpoints(in object: inout [String: Any]) throws {
-        let keys = [
-            "authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "request_token_endpoint",
-        ]
-        let issuer = (object["issuer"] as? String).map(Issuer.normalised)
-        for key in keys {
-            guard let value = object[key] as? String, value.hasPrefix("/") else { continue }
-            guard let issuer, !issuer.isEmpty else {
-                throw OAuthError.invalidConfiguration("\(key) is a path (\(value)) but there is no issuer to put it under.")
-            }
-            object[key] = issuer + value
-        }
-    }
-
-    /// A provider file's JSON object (see `read`).
-    public static func readObject(_ file: URL) throws -> [String: Any] {
-        try object(from: read(file), file: file)
+    /// A provider file (see `read`).
+    public static func readFile(_ file: URL) throws -> ProviderFile {
+        try ProviderFile(data: read(file), file: file)
     }
 
     /// A provider file's bytes: a regular file of at most 1 MB. A pipe or a
@@ -414,13 +327,6 @@ public struct ProviderCatalog: Sendable {
         let count = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, capacity) }
         guard count >= 0, count < capacity else { throw failure }
         return data.prefix(count)
-    }
-
-    static func object(from data: Data, file: URL) throws -> [String: Any] {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw OAuthError.invalidConfiguration("\(file.path) is not a JSON object.")
-        }
-        return object
     }
 
     static func explain(_ error: DecodingError) -> String {

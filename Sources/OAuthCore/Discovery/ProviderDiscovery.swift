@@ -12,7 +12,7 @@ public enum ProviderDiscovery {
     /// (OIDC Discovery §4.3, RFC 8414 §3.3), or an endpoint is off https.
     public static func providerFile(
         issuer text: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
-    ) async throws -> [String: Any] {
+    ) async throws -> ProviderFile {
         let (issuer, _, document) = try await metadata(issuer: text, transport: transport, timeout: timeout)
         return try providerFile(issuer: issuer, document: document)
     }
@@ -136,25 +136,28 @@ public enum ProviderDiscovery {
     }
 
     /// The provider file for a discovery document already read; `issuer` normalised.
-    static func providerFile(issuer: String, document: [String: Any]) throws -> [String: Any] {
+    static func providerFile(issuer: String, document: [String: Any]) throws -> ProviderFile {
         let (issuer, url) = try issuerURL(issuer)
         let issuerIsLoopback = ProviderConfiguration.isLoopback(url)
         let names = names(of: url)
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .discovery, reason: reason) }
         let document = try checkedIssuer(document, issuer: issuer)
-        var file: [String: Any] = [
-            "id": names.id, "display_name": names.place,
-            "issuer": issuer,
-            "client_authentication": "none", "redirect_uri": "http://127.0.0.1/callback",
-            "user_agents": ["embedded", "browser"],
-            "profile": ["name": "name", "email": "email", "picture": "picture", "url": "profile"],
-            "registration_hint":
-                "Register Latchkey with \(issuer) as a native (public) client, with the redirect URI http://127.0.0.1/callback.",
+        var file = ProviderFile()
+        file.id = .value(names.id)
+        file.displayName = .value(names.place)
+        file.issuer = .value(issuer)
+        file.clientAuthentication = .value(.none)
+        file.redirectURI = .value("http://127.0.0.1/callback")
+        file.userAgents = .value([.embedded, .browser])
+        file.profile = .value(Layered(["name", "email", "picture"].map { ($0, .value(.one($0))) } + [("url", .value(.one("profile")))]))
+        file.registrationHint = .value(
+            "Register Latchkey with \(issuer) as a native (public) client, with the redirect URI http://127.0.0.1/callback.")
+        let endpoints: [(String, WritableKeyPath<ProviderFile, Setting<String>>, required: Bool)] = [
+            ("authorization_endpoint", \.authorizationEndpoint, true), ("token_endpoint", \.tokenEndpoint, true),
+            ("userinfo_endpoint", \.userinfoEndpoint, false), ("revocation_endpoint", \.revocationEndpoint, false),
+            ("jwks_uri", \.jwksURI, false),
         ]
-        for (key, required) in [
-            ("authorization_endpoint", true), ("token_endpoint", true), ("userinfo_endpoint", false), ("revocation_endpoint", false),
-            ("jwks_uri", false),
-        ] {
+        for (key, path, required) in endpoints {
             guard let value = document[key] as? String else {
                 if required { throw fail("it has no \(key)") }
                 continue
@@ -168,7 +171,7 @@ public enum ProviderDiscovery {
                     "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(Redaction.clip(value))"
                 )
             }
-            file[key] = value
+            file[keyPath: path] = .value(value)
         }
         // The algorithms its ID tokens may use: those it names that Latchkey checks (none of `none`, none of HMAC).
         if let named = document["id_token_signing_alg_values_supported"] as? [String] {
@@ -178,17 +181,17 @@ public enum ProviderDiscovery {
                     "\(issuer) signs its ID tokens only with \(named.prefix(4).map { Redaction.safeCode($0) }.joined(separator: ", ")), which Latchkey cannot check."
                 )
             }
-            file["id_token_signing_alg_values"] = usable
+            file.idTokenSigningAlgorithms = .value(usable)
         }
         // RFC 9207 §3: a server that says it names itself in every answer is held to it.
         if JSONBoolean.value(document["authorization_response_iss_parameter_supported"]) == true {
-            file["authorization_response_iss_parameter_supported"] = true
+            file.requiresIssuerInResponse = .value(true)
         }
         let supported = Set(document["scopes_supported"] as? [String] ?? ["openid", "profile", "email"])
-        file["scopes"] = ["openid"] + ["profile", "email", "offline_access"].filter(supported.contains)
+        file.scopes = .value(["openid"] + ["profile", "email", "offline_access"].filter(supported.contains))
         // A public client always sends PKCE (RFC 8252 §8.1); many servers accept it without listing it.
         // Off only where the document lists methods and S256 is not among them.
-        file["pkce"] = (document["code_challenge_methods_supported"] as? [String])?.contains("S256") ?? true
+        file.pkce = .value((document["code_challenge_methods_supported"] as? [String])?.contains("S256") ?? true)
         return file
     }
 

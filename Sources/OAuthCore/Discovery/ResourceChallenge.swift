@@ -165,9 +165,7 @@ extension ZeroConfiguration {
     /// `configuration` asking for `scopes` from now on, kept in the provider's file.
     private func widened(_ configuration: ProviderConfiguration, to scopes: [String], id: String) throws -> ProviderConfiguration {
         guard scopes != configuration.scopes else { return configuration }
-        var file = try ProviderCatalog.readObject(catalog.userFile(for: id))
-        file["scopes"] = scopes
-        try catalog.writeUserFile(file, for: id)
+        try catalog.updateUserFile(for: id) { $0.scopes = .value(scopes) }
         var widened = configuration
         widened.scopes = scopes
         return widened
@@ -182,9 +180,9 @@ extension ZeroConfiguration {
         -> ProviderConfiguration
     {
         let issuer = metadata.authorizationServers[0].absoluteString
-        let file = try ProviderCatalog.readObject(catalog.userFile(for: id))
-        let registered = file["registration_endpoint"] != nil || (file["client_id"] as? String).map { $0.hasPrefix("https://") } == true
-        if let oldIssuer = old.configuration.issuer?.absoluteString, !(file["client_id"] as? String ?? "").isEmpty, !registered {
+        let file = try ProviderCatalog.readFile(catalog.userFile(for: id))
+        let registered = file.registrationEndpoint.value != nil || file.clientID.value.map { $0.hasPrefix("https://") } == true
+        if let oldIssuer = old.configuration.issuer?.absoluteString, !(file.clientID.value ?? "").isEmpty, !registered {
             throw OAuthError.invalidConfiguration(
                 "\(identifier.absoluteString) now takes tokens from \(issuer), but the client id in \(catalog.userFile(for: id).path) "
                     + "was given for \(oldIssuer). Register Latchkey at \(issuer) and put its client id there.")

@@ -61,18 +61,18 @@ public struct ZeroConfiguration: Sendable {
         return url.absoluteString
     }
 
-    /// `object` made to sign in as the client its metadata document describes: a public client, nothing to register.
-    private static func useMetadataDocument(_ clientID: String, in object: inout [String: Any]) {
-        object["client_id"] = clientID
-        object["client_authentication"] = "none"
-        object["registration_hint"] = nil
-        for key in ["registration_client_uri", "registration_endpoint", "browser_redirect_uri"] { object[key] = nil }
+    /// `file` made to sign in as the client its metadata document describes: a public client, nothing to register.
+    static func useMetadataDocument(_ clientID: String, in file: inout ProviderFile) {
+        file.clientID = .value(clientID)
+        file.clientAuthentication = .value(.none)
+        file.forgetRegistration()
+        file.registrationHint = .unset
     }
 
     /// The URL a provider file was made for: `resource_url`, where the token's audience is another
     /// (the origin or a path above), else its `resource`.
-    static func resourceURL(in object: [String: Any]) -> String? {
-        (object["resource_url"] as? String) ?? (object["resource"] as? String)
+    static func resourceURL(in file: ProviderFile) -> String? {
+        file.resourceURL.value ?? file.resource.value
     }
 
     /// The provider id for a resource: its host, port and path (`127-0-0-1-8080-api-me`).
@@ -102,7 +102,7 @@ public struct ZeroConfiguration: Sendable {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
         let saved = try claim(id, for: identifier.absoluteString) { Self.resourceURL(in: $0) == identifier.absoluteString }
-        if let saved, !(saved["client_id"] as? String ?? "").isEmpty {
+        if let saved, !(saved.clientID.value ?? "").isEmpty {
             guard checkRegistration, let reason = await registerAgain(saved, id: id, forBrowser: forBrowser) else {
                 return Outcome(configuration: try await catalog.configuration(named: id, secrets: secrets), registered: false)
             }
@@ -130,7 +130,7 @@ public struct ZeroConfiguration: Sendable {
             _ = try await configuration(for: identifier)
             return (id, nil)
         } catch {
-            let kept = try? ProviderCatalog.readObject(catalog.userFile(for: id))
+            let kept = try? ProviderCatalog.readFile(catalog.userFile(for: id))
             guard kept.flatMap(Self.resourceURL(in:)) == identifier.absoluteString else { throw error }
             return (id, error)
         }
@@ -141,7 +141,7 @@ public struct ZeroConfiguration: Sendable {
     /// a preset, an id the program reserves, a file there that is not `isOurs`, or a provider
     /// whose credential variables `id` would share. Only an id nobody owns is later cleared of
     /// what a provider removed by hand left behind (`clearLeftBehind`), once its server has answered.
-    private func claim(_ id: String, for what: String, isOurs: ([String: Any]) -> Bool) throws -> [String: Any]? {
+    func claim(_ id: String, for what: String, isOurs: (ProviderFile) -> Bool) throws -> ProviderFile? {
         if reservedIDs.contains(id) || catalog.presetFile(named: id) != nil {
             throw OAuthError.invalidConfiguration("\(what) would be called “\(id)”, the name of a provider Latchkey comes with.")
         }
@@ -157,11 +157,11 @@ public struct ZeroConfiguration: Sendable {
             }
             return nil
         }
-        let object = try ProviderCatalog.readObject(file)
-        guard isOurs(object) else {
+        let own = try ProviderCatalog.readFile(file)
+        guard isOurs(own) else {
             throw OAuthError.invalidConfiguration("\(file.path) describes another provider than \(what); move it away to sign in there.")
         }
-        return object
+        return own
     }
 
     /// What a provider removed by hand left under `id` (its sign-in, secret and registration):
@@ -188,22 +188,22 @@ public struct ZeroConfiguration: Sendable {
     /// `forBrowser`: the sign-in to come is through the browser. Nil for a client Latchkey did not
     /// register. Nothing kept is touched here: a new registration replaces the old one's secrets
     /// only once it has been made (see `register`), so one that fails loses nothing.
-    private func registerAgain(_ saved: [String: Any], id: String, forBrowser: Bool) async -> RegisterAgain? {
-        guard saved["registration_endpoint"] != nil else { return nil }
+    func registerAgain(_ saved: ProviderFile, id: String, forBrowser: Bool) async -> RegisterAgain? {
+        guard saved.registrationEndpoint.value != nil else { return nil }
         if forBrowser {
-            guard let port = (saved["browser_redirect_uri"] as? String).flatMap(URL.init(string:))?.port else { return .noBrowserPort }
+            guard let port = saved.browserRedirectURI.value.flatMap(URL.init(string:))?.port else { return .noBrowserPort }
             if !LoopbackPort.isFree(port) { return .portTaken }
         }
-        guard saved["registration_client_uri"] != nil, await isForgotten(saved, id: id) else { return nil }
+        guard saved.registrationClientURI.value != nil, await isForgotten(saved, id: id) else { return nil }
         return .forgotten
     }
 
     /// True only when the server says it no longer knows the client (RFC 7592 §2.1).
     /// A server that replaced the registration access token or the client secret
     /// in its answer (§3) has the new ones kept.
-    private func isForgotten(_ saved: [String: Any], id: String) async -> Bool {
-        guard let text = saved["registration_client_uri"] as? String, let uri = URL(string: text),
-            let endpointText = saved["registration_endpoint"] as? String, let endpoint = URL(string: endpointText),
+    private func isForgotten(_ saved: ProviderFile, id: String) async -> Bool {
+        guard let text = saved.registrationClientURI.value, let uri = URL(string: text),
+            let endpointText = saved.registrationEndpoint.value, let endpoint = URL(string: endpointText),
             DynamicRegistration.isSameOrigin(uri, as: endpoint),
             let token = try? await secrets.load(for: Self.registrationKey(id))
         else { return false }
@@ -211,8 +211,10 @@ public struct ZeroConfiguration: Sendable {
         case .forgotten: return true
         case .unclear: return false
         case .known(let newToken, let newSecret):
-            if let newToken { try? await secrets.save(newToken, for: Self.registrationKey(id)) }
-            if let newSecret, saved["client_authentication"] as? String != "none" { try? await secrets.save(newSecret, for: id) }
+            if let newToken { _ = try? await secrets.save(newToken, for: Self.registrationKey(id)) }
+            if let newSecret, saved.clientAuthentication.value != ProviderConfiguration.ClientAuthentication.none {
+                _ = try? await secrets.save(newSecret, for: id)
+            }
             return false
         }
     }
@@ -220,7 +222,7 @@ public struct ZeroConfiguration: Sendable {
     /// The provider for `identifier`, discovered and written now; whether Latchkey registered for it
     /// (not when a client metadata document stands in for a registration).
     /// `known`: the resource's metadata, when the caller has just read it.
-    func discoverAndRegister(_ identifier: URL, id: String, saved: [String: Any]?, known: ProtectedResourceMetadata? = nil)
+    func discoverAndRegister(_ identifier: URL, id: String, saved: ProviderFile?, known: ProtectedResourceMetadata? = nil)
         async throws -> (ProviderConfiguration, registered: Bool)
     {
         let metadata: ProtectedResourceMetadata
@@ -229,6 +231,58 @@ public struct ZeroConfiguration: Sendable {
         } else {
             metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
         }
+        let (issuer, issuerURL, document) = try await serverMetadata(for: metadata, asked: identifier)
+        var file = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
+        if saved == nil { await clearLeftBehind(id) }
+        file.id = .value(id)
+        // The resource's own name comes with where it is, so a resource cannot pass itself off as another.
+        let place = (identifier.host ?? "") + (identifier.port.map { ":\($0)" } ?? "")
+        file.displayName = .value(metadata.name.map { "\(Redaction.clip(String($0.prefix(60)))) (\(place))" } ?? place + identifier.path)
+        // The token's audience (RFC 8707) is what the metadata says the resource is: the URL asked
+        // about, or the origin or a path above it; the URL asked about names the file.
+        file.resource = .value(metadata.resource.absoluteString)
+        if metadata.resource != identifier { file.resourceURL = .value(identifier.absoluteString) }
+        file.origin = .value("resource")
+        file.redirectURI = .value(redirectURI.absoluteString)
+        var scopes = metadata.scopes
+        // A refresh token, where the server lists offline_access (never assumed, never asked of one that
+        // does not): `latchkey token` then works for weeks, not an hour. No scope at all stays none.
+        if !scopes.isEmpty, (document["scopes_supported"] as? [String])?.contains("offline_access") == true,
+            !scopes.contains("offline_access")
+        {
+            scopes.append("offline_access")
+        }
+        file.scopes = .value(scopes)
+        // What the person chose in the window (the user agent) stays.
+        if let agent = saved?.userAgent, agent != .unset { file.userAgent = agent }
+        let path = catalog.userFile(for: id).path
+        var registered = false
+        if let clientID = try metadataDocumentClientID(for: document) {
+            Self.useMetadataDocument(clientID, in: &file)
+            try catalog.writeUserFile(file, for: id)
+        } else if let endpointText = document["registration_endpoint"] as? String {
+            try await register(into: &file, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
+            try catalog.writeUserFile(file, for: id)
+            registered = true
+        } else {
+            // Kept without a client id, so that one given by hand (or in the window's set-up) is all that is missing.
+            file.registrationHint = .value(
+                "\(issuer) does not let apps register themselves: register Latchkey there as a native (public) client "
+                    + "with the redirect URI \(redirectURI.absoluteString), and put its client id in \(path).")
+            try catalog.writeUserFile(file, for: id)
+            throw OAuthError.invalidConfiguration(
+                "\(issuer), which signs in for \(identifier.absoluteString), does not let apps register themselves (it has no registration_endpoint). "
+                    + "Register Latchkey there as a native (public) client with the redirect URI \(redirectURI.absoluteString), "
+                    + "and put {\"client_id\": \"…\"} in \(path).")
+        }
+        return (try await catalog.configuration(named: id, secrets: secrets), registered)
+    }
+
+    /// The metadata of the resource's authorization server, once it is seen to serve the resource
+    /// and to take PKCE with S256.
+    private func serverMetadata(for metadata: ProtectedResourceMetadata, asked identifier: URL) async throws
+        -> (issuer: String, url: URL, document: [String: Any])
+    {
         let server = metadata.authorizationServers[0]
         let (issuer, issuerURL, document) = try await ProviderDiscovery.metadata(
             issuer: server.absoluteString, transport: transport, timeout: timeout)
@@ -247,56 +301,13 @@ public struct ZeroConfiguration: Sendable {
                 "\(issuer), which signs in for \(identifier.absoluteString), does not say it supports PKCE with S256 "
                     + "(code_challenge_methods_supported), which a sign-in for a protected resource requires.")
         }
-        var object = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
-        if saved == nil { await clearLeftBehind(id) }
-        object["id"] = id
-        // The resource's own name comes with where it is, so a resource cannot pass itself off as another.
-        let place = (identifier.host ?? "") + (identifier.port.map { ":\($0)" } ?? "")
-        object["display_name"] = metadata.name.map { "\(Redaction.clip(String($0.prefix(60)))) (\(place))" } ?? place + identifier.path
-        // The token's audience (RFC 8707) is what the metadata says the resource is: the URL asked
-        // about, or the origin or a path above it; the URL asked about names the file.
-        object["resource"] = metadata.resource.absoluteString
-        if metadata.resource != identifier { object["resource_url"] = identifier.absoluteString }
-        object[ProviderCatalog.originKey] = "resource"
-        object["redirect_uri"] = redirectURI.absoluteString
-        var scopes = metadata.scopes
-        // A refresh token, where the server lists offline_access (never assumed, never asked of one that
-        // does not): `latchkey token` then works for weeks, not an hour. No scope at all stays none.
-        if !scopes.isEmpty, (document["scopes_supported"] as? [String])?.contains("offline_access") == true,
-            !scopes.contains("offline_access")
-        {
-            scopes.append("offline_access")
-        }
-        object["scopes"] = scopes
-        // What the person chose in the window (the user agent) stays.
-        if let agent = saved?["user_agent"] { object["user_agent"] = agent }
-        let file = catalog.userFile(for: id).path
-        var registered = false
-        if let clientID = try metadataDocumentClientID(for: document) {
-            Self.useMetadataDocument(clientID, in: &object)
-            try catalog.writeUserFile(object, for: id)
-        } else if let endpointText = document["registration_endpoint"] as? String {
-            try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
-            try catalog.writeUserFile(object, for: id)
-            registered = true
-        } else {
-            // Kept without a client id, so that one given by hand (or in the window's set-up) is all that is missing.
-            object["registration_hint"] =
-                "\(issuer) does not let apps register themselves: register Latchkey there as a native (public) client "
-                + "with the redirect URI \(redirectURI.absoluteString), and put its client id in \(file)."
-            try catalog.writeUserFile(object, for: id)
-            throw OAuthError.invalidConfiguration(
-                "\(issuer), which signs in for \(identifier.absoluteString), does not let apps register themselves (it has no registration_endpoint). "
-                    + "Register Latchkey there as a native (public) client with the redirect URI \(redirectURI.absoluteString), "
-                    + "and put {\"client_id\": \"…\"} in \(file).")
-        }
-        return (try await catalog.configuration(named: id, secrets: secrets), registered)
+        return (issuer, issuerURL, document)
     }
 
     /// Registers Latchkey at the server's `registration_endpoint` (RFC 7591) and writes what it
     /// was given into `object`: the client id and how it authenticates, where to read the
     /// registration back; its secret and registration access token go to `secrets`.
-    private func register(into object: inout [String: Any], endpointText: String, issuer: String, issuerURL: URL, id: String)
+    func register(into file: inout ProviderFile, endpointText: String, issuer: String, issuerURL: URL, id: String)
         async throws
     {
         guard let endpoint = URL(string: endpointText), ResourceDiscovery.allowed(endpoint, beside: issuerURL) else {
@@ -306,20 +317,20 @@ public struct ZeroConfiguration: Sendable {
         // The window's redirect URI (it never loads: the view stops it), and the browser's at a port
         // chosen now: a server that compares redirect URIs exactly accepts both as registered.
         var redirectURIs = [redirectURI]
-        object["browser_redirect_uri"] = nil
+        file.browserRedirectURI = .unset
         if ProviderConfiguration.browserCanReturn(to: redirectURI), redirectURI.port == nil,
             let browser = LoopbackPort.unused().flatMap({ LoopbackPort.redirectURI(redirectURI, at: $0) })
         {
             redirectURIs.append(browser)
-            object["browser_redirect_uri"] = browser.absoluteString
+            file.browserRedirectURI = .value(browser.absoluteString)
         }
         let registration = try await DynamicRegistration.register(
             at: endpoint, redirectURIs: redirectURIs, clientName: clientName, transport: transport, timeout: timeout)
-        object["registration_hint"] = nil
-        object["client_id"] = registration.clientID
-        object["client_authentication"] = registration.authentication.rawValue
-        object["registration_client_uri"] = registration.registrationClientURI?.absoluteString
-        object["registration_endpoint"] = endpoint.absoluteString
+        file.registrationHint = .unset
+        file.clientID = .value(registration.clientID)
+        file.clientAuthentication = .value(registration.authentication)
+        file.registrationClientURI = registration.registrationClientURI.map { .value($0.absoluteString) } ?? .unset
+        file.registrationEndpoint = .value(endpoint.absoluteString)
         // The new registration's secrets replace whatever an earlier one left, now that it exists.
         if let secret = registration.clientSecret {
             try await secrets.save(secret, for: id)
@@ -335,89 +346,20 @@ public struct ZeroConfiguration: Sendable {
 
     /// Before a sign-in with provider `id`: when Latchkey registered it (for a resource or an
     /// issuer), its registration is read back (RFC 7592), and if the server forgot it, Latchkey
-    /// registers again. Returns the provider's new configuration then; nil when nothing changed,
-    /// or the provider is not one Latchkey registered.
+    /// registers again. Returns the provider's configuration as kept after that (a new client, or
+    /// the same with a secret the server rotated); nil for a provider Latchkey did not register.
     /// `forBrowser`: the sign-in is through the browser (see `configuration(for:checkRegistration:forBrowser:)`).
     public func checkedRegistration(of id: String, forBrowser: Bool = false) async throws -> ProviderConfiguration? {
-        guard ProviderCatalog.isPlainName(id), let object = try? ProviderCatalog.readObject(catalog.userFile(for: id)),
-            object["registration_endpoint"] != nil
+        guard ProviderCatalog.isPlainName(id), let own = try? ProviderCatalog.readFile(catalog.userFile(for: id)),
+            own.registrationEndpoint.value != nil
         else { return nil }
-        if let text = Self.resourceURL(in: object), let resource = URL(string: text) {
-            let outcome = try await configuration(for: resource, checkRegistration: true, forBrowser: forBrowser)
-            return outcome.registered ? outcome.configuration : nil
+        if let text = Self.resourceURL(in: own), let resource = URL(string: text) {
+            return try await configuration(for: resource, checkRegistration: true, forBrowser: forBrowser).configuration
         }
-        if let issuer = object["issuer"] as? String, ProviderCatalog.needsDiscovery(object) {
-            guard try await prepare(issuer: issuer, checkRegistration: true, forBrowser: forBrowser).registered else { return nil }
+        if let issuer = own.issuer.value, ProviderCatalog.needsDiscovery(own) {
+            _ = try await prepare(issuer: issuer, checkRegistration: true, forBrowser: forBrowser)
             return try await catalog.configuration(named: id, secrets: secrets, transport: transport, timeout: timeout)
         }
         return nil
-    }
-
-    // MARK: From an issuer
-
-    /// The provider id for an issuer: its host, port and path (`id-example-com-realms-staff`).
-    public static func id(forIssuer text: String) throws -> String {
-        ProviderDiscovery.names(of: try ProviderDiscovery.issuerURL(text).url).id
-    }
-
-    /// The provider for an authorization server named by its issuer (`latchkey --issuer`):
-    /// a file of the person's that names the issuer and no endpoints, which come from the
-    /// discovery document (kept in the catalog's cache, see `ProviderCatalog`), so they follow
-    /// the provider. When no client id is configured and the server offers registration,
-    /// Latchkey registers (and, with `checkRegistration`, registers again if the server
-    /// forgot it). Without either, the provider is left lacking only its client id, whose
-    /// `registration_hint` says where to get one. Returns its id and whether it registered now.
-    public func prepare(issuer text: String, checkRegistration: Bool = true, forBrowser: Bool = false) async throws
-        -> (id: String, registered: Bool)
-    {
-        let (typed, issuerURL) = try ProviderDiscovery.issuerURL(text)
-        let id = try Self.id(forIssuer: typed)
-        let saved = try claim(id, for: typed) {
-            ($0["issuer"] as? String).map(Issuer.normalised) == Issuer.normalised(typed) && $0["resource"] == nil
-        }
-        guard let discovery = catalog.discovery else {
-            throw OAuthError.invalidConfiguration(
-                "this program keeps no discovery documents, so it cannot use \(typed) by its issuer alone.")
-        }
-        // The issuer exactly as the server names itself: as kept, or (typed now) as typed, unless the
-        // metadata names it with a trailing slash more or less. Checked exactly all the same.
-        var issuer = (saved?["issuer"] as? String) ?? typed
-        let document: [String: Any]
-        do {
-            document = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).document
-        } catch OAuthError.issuerSpelledOtherwise(_, let named) where saved == nil {
-            issuer = named
-            document = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).document
-        }
-        // Marked as made for an issuer only when made here: a file of the person's own stays theirs.
-        var object = saved ?? ["issuer": issuer, ProviderCatalog.originKey: "issuer"]
-        if saved == nil {
-            await clearLeftBehind(id)
-            try catalog.writeUserFile(object, for: id)
-        }
-        // A client id the file gives is the one to use, unless Latchkey registered it and the server forgot it since.
-        var reason: RegisterAgain?
-        if !(try catalog.draft(named: id).clientID.isEmpty) {
-            reason = checkRegistration ? await registerAgain(object, id: id, forBrowser: forBrowser) : nil
-            guard reason != nil else { return (id, false) }
-            for key in ["client_id", "registration_client_uri", "registration_endpoint", "browser_redirect_uri"] { object[key] = nil }
-        }
-        var registered = false
-        if let clientID = try metadataDocumentClientID(for: document) {
-            Self.useMetadataDocument(clientID, in: &object)
-        } else if let endpointText = document["registration_endpoint"] as? String {
-            do {
-                try await register(into: &object, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
-            } catch  where reason == .noBrowserPort {
-                // A registration from before browser ports still serves servers that take any port.
-                return (id, false)
-            }
-            registered = true
-        } else if reason == .noBrowserPort {
-            return (id, false)
-        }
-        // Written even with no client to be had: a forgotten one must not stay.
-        try catalog.writeUserFile(object, for: id)
-        return (id, registered)
     }
 }

@@ -76,11 +76,13 @@ public final class Provider: Sendable {
     ) async throws -> AuthSession.SignInOutcome {
         try await reachable()
         let id = configuration.id
-        if let registrations,
-            let renewed = try await registrations.checkedRegistration(of: id, forBrowser: agent.listensOnLoopback)
-        {
-            network.logger.notice("\(Redaction.printable(renewed.displayName)) had forgotten this client: registered again")
-            let made = Self.clients(for: renewed, store: store, accounts: accounts, network: network)
+        // The registration read back (and made again if the server forgot it): its client as kept now,
+        // which may be a new one, or the same with a secret the server rotated.
+        if let registrations, let kept = try await registrations.checkedRegistration(of: id, forBrowser: agent.listensOnLoopback) {
+            if kept.clientID != configuration.clientID {
+                network.logger.notice("\(Redaction.printable(kept.displayName)) had forgotten this client: registered again")
+            }
+            let made = Self.clients(for: kept, store: store, accounts: accounts, network: network)
             clients.withLock { $0 = made }
         }
         return try await session.signIn(using: agent, progress: progress)

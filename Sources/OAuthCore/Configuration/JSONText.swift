@@ -1,0 +1,330 @@
+import Foundation
+
+/// A JSON value with its object members in the order they were written.
+public enum JSONValue: Sendable, Equatable {
+    case string(String)
+    /// The number as written, so that writing it back changes nothing.
+    case number(String)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object([Member])
+
+    public struct Member: Sendable, Equatable {
+        public var key: String
+        public var value: JSONValue
+
+        public init(_ key: String, _ value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The member `key` of an object; nil for anything else.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.last { $0.key == key }?.value
+    }
+
+    /// On one line: `{"a": 1, "b": [true]}`, or without spaces when `spaced` is false.
+    public func text(spaced: Bool = true) -> String {
+        let (comma, colon) = spaced ? (", ", ": ") : (",", ":")
+        switch self {
+        case .string(let text): return Self.quoted(text)
+        case .number(let text): return text
+        case .bool(let value): return value ? "true" : "false"
+        case .null: return "null"
+        case .array(let items): return "[" + items.map { $0.text(spaced: spaced) }.joined(separator: comma) + "]"
+        case .object(let members):
+            return "{" + members.map { Self.quoted($0.key) + colon + $0.value.text(spaced: spaced) }.joined(separator: comma) + "}"
+        }
+    }
+
+    /// A JSON string literal: quotes, backslashes and control characters escaped, nothing else.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// A JSON object's text kept as written: each member's key, value and the spaces
+/// around them. Members set or removed change only their own text; everything
+/// else (order, indentation, a value laid out over several lines) is written
+/// back byte for byte. A member added takes the layout of the last one.
+struct JSONObjectText: Sendable, Equatable {
+    struct Member: Sendable, Equatable {
+        /// From the `{` or `,` before it to the key.
+        var leading: String
+        var key: String
+        var keyText: String
+        /// From the key to the value: `": "`.
+        var separator: String
+        var value: JSONValue
+        var valueText: String
+        /// From the value to the `,` or `}` after it.
+        var trailing: String
+    }
+
+    var prefix = ""
+    var members: [Member] = []
+    /// Between `{` and `}` when there are no members.
+    var empty = ""
+    var suffix = "\n"
+
+    /// A new object, laid out as the presets are: a member per line, indented two spaces.
+    init() {}
+
+    /// Parses `data`, which must hold one JSON object.
+    init(parsing data: Data) throws {
+        var parser = JSONParser(bytes: [UInt8](data))
+        self = try parser.objectText()
+    }
+
+    var value: JSONValue { .object(members.map { JSONValue.Member($0.key, $0.value) }) }
+
+    var text: String {
+        guard !members.isEmpty else { return prefix + "{" + empty + "}" + suffix }
+        let inner = members.map { $0.leading + $0.keyText + $0.separator + $0.valueText + $0.trailing }
+        return prefix + "{" + inner.joined(separator: ",") + "}" + suffix
+    }
+
+    /// Sets `key` to `value` where it is (the last of its name), or adds it at the end; nil removes it.
+    mutating func set(_ key: String, _ value: JSONValue?) {
+        guard let value else { return remove(key) }
+        if let index = members.lastIndex(where: { $0.key == key }) {
+            guard members[index].value != value else { return }
+            members[index].value = value
+            members[index].valueText = value.text(spaced: spaced)
+            return
+        }
+        let last = members.last
+        members.append(
+            Member(
+                leading: last?.leading ?? "\n  ", key: key, keyText: JSONValue.quoted(key), separator: last?.separator ?? ": ",
+                value: value, valueText: value.text(spaced: spaced), trailing: last?.trailing ?? "\n"))
+        if members.count > 1 { members[members.count - 2].trailing = trailingBetween }
+    }
+
+    mutating func remove(_ key: String) {
+        while let index = members.lastIndex(where: { $0.key == key }) {
+            let removed = members.remove(at: index)
+            // The last member's trailing space (the line break before `}`) stays before `}`.
+            if index == members.count, !members.isEmpty { members[index - 1].trailing = removed.trailing }
+        }
+    }
+
+    /// Whether the file writes `", "` and `": "`, as the presets do, or no spaces at all.
+    private var spaced: Bool { members.first.map { $0.separator.hasSuffix(" ") } ?? true }
+
+    /// What stands between a member and the comma after it, as the file's members before the last have it.
+    private var trailingBetween: String { members.count > 2 ? members[members.count - 3].trailing : "" }
+}
+
+/// A JSON parser that keeps object members in order and, for the outer object, the text around them.
+struct JSONParser {
+    let bytes: [UInt8]
+    var index = 0
+    /// Nesting deeper than this is refused: a hostile file must not exhaust the stack.
+    static let deepest = 64
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    struct Failure: Error {}
+
+    mutating func objectText() throws -> JSONObjectText {
+        var object = JSONObjectText()
+        object.prefix = spaces()
+        try expect(UInt8(ascii: "{"))
+        let afterBrace = spaces()
+        if peek == UInt8(ascii: "}") {
+            index += 1
+            object.empty = afterBrace
+        } else {
+            var leading = afterBrace
+            while true {
+                let keyStart = index
+                let key = try string()
+                let keyText = text(from: keyStart)
+                let beforeColon = spaces()
+                try expect(UInt8(ascii: ":"))
+                let separator = beforeColon + ":" + spaces()
+                let valueStart = index
+                let value = try self.value(depth: 1)
+                let valueText = text(from: valueStart)
+                let trailing = spaces()
+                object.members.append(
+                    .init(
+                        leading: leading, key: key, keyText: keyText, separator: separator, value: value, valueText: valueText,
+                        trailing: trailing))
+                guard let next = peek else { throw Failure() }
+                index += 1
+                if next == UInt8(ascii: "}") { break }
+                guard next == UInt8(ascii: ",") else { throw Failure() }
+                leading = spaces()
+            }
+        }
+        object.suffix = spaces()
+        guard index == bytes.count else { throw Failure() }
+        return object
+    }
+
+    private var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private func text(from start: Int) -> String { String(decoding: bytes[start..<index], as: UTF8.self) }
+
+    private mutating func spaces() -> String {
+        let start = index
+        while let byte = peek, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+        return text(from: start)
+    }
+
+    private mutating func expect(_ byte: UInt8) throws {
+        guard peek == byte else { throw Failure() }
+        index += 1
+    }
+
+    mutating func value(depth: Int) throws -> JSONValue {
+        guard depth <= Self.deepest, let byte = peek else { throw Failure() }
+        switch byte {
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "{"): return try object(depth: depth)
+        case UInt8(ascii: "["): return try array(depth: depth)
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        default: return try number()
+        }
+    }
+
+    private mutating func object(depth: Int) throws -> JSONValue {
+        index += 1
+        var members: [JSONValue.Member] = []
+        _ = spaces()
+        if peek == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            _ = spaces()
+            let key = try string()
+            _ = spaces()
+            try expect(UInt8(ascii: ":"))
+            _ = spaces()
+            members.append(.init(key, try value(depth: depth + 1)))
+            _ = spaces()
+            guard let next = peek else { throw Failure() }
+            index += 1
+            if next == UInt8(ascii: "}") { return .object(members) }
+            guard next == UInt8(ascii: ",") else { throw Failure() }
+        }
+    }
+
+    private mutating func array(depth: Int) throws -> JSONValue {
+        index += 1
+        var items: [JSONValue] = []
+        _ = spaces()
+        if peek == UInt8(ascii: "]") {
+            index += 1
+            return .array(items)
+        }
+        while true {
+            _ = spaces()
+            items.append(try value(depth: depth + 1))
+            _ = spaces()
+            guard let next = peek else { throw Failure() }
+            index += 1
+            if next == UInt8(ascii: "]") { return .array(items) }
+            guard next == UInt8(ascii: ",") else { throw Failure() }
+        }
+    }
+
+    private mutating func literal(_ word: String, _ value: JSONValue) throws -> JSONValue {
+        let utf8 = Array(word.utf8)
+        guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else { throw Failure() }
+        index += utf8.count
+        return value
+    }
+
+    private mutating func number() throws -> JSONValue {
+        let start = index
+        while let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "+-.eE".utf8.contains(byte) { index += 1 }
+        let text = text(from: start)
+        // JSON's grammar, which Double's parser is looser than (it takes "+1" and "1.").
+        guard text.range(of: #"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$"#, options: .regularExpression) != nil else {
+            throw Failure()
+        }
+        return .number(text)
+    }
+
+    private mutating func string() throws -> String {
+        try expect(UInt8(ascii: "\""))
+        var scalars = String.UnicodeScalarView()
+        var run = index
+        func flush(_ end: Int) { scalars.append(contentsOf: String(decoding: bytes[run..<end], as: UTF8.self).unicodeScalars) }
+        while let byte = peek {
+            switch byte {
+            case UInt8(ascii: "\""):
+                flush(index)
+                index += 1
+                return String(scalars)
+            case UInt8(ascii: "\\"):
+                flush(index)
+                index += 1
+                scalars.append(try escaped())
+                run = index
+            case ..<0x20:
+                throw Failure()
+            default:
+                index += 1
+            }
+        }
+        throw Failure()
+    }
+
+    private mutating func escaped() throws -> Unicode.Scalar {
+        guard let byte = peek else { throw Failure() }
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""): return "\""
+        case UInt8(ascii: "\\"): return "\\"
+        case UInt8(ascii: "/"): return "/"
+        case UInt8(ascii: "b"): return "\u{08}"
+        case UInt8(ascii: "f"): return "\u{0C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "u"):
+            let first = try hex()
+            guard (0xD800...0xDBFF).contains(first) else { return Unicode.Scalar(first) ?? "\u{FFFD}" }
+            // A surrogate pair: the second half must follow.
+            guard peek == UInt8(ascii: "\\") else { return "\u{FFFD}" }
+            index += 1
+            try expect(UInt8(ascii: "u"))
+            let second = try hex()
+            guard (0xDC00...0xDFFF).contains(second) else { return "\u{FFFD}" }
+            return Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)) ?? "\u{FFFD}"
+        default: throw Failure()
+        }
+    }
+
+    private mutating func hex() throws -> UInt32 {
+        guard index + 4 <= bytes.count, bytes[index..<index + 4].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
+            let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+        else { throw Failure() }
+        index += 4
+        return value
+    }
+}

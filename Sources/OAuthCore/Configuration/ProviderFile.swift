@@ -1,0 +1,192 @@
+import Foundation
+
+/// One layer of a provider's settings as a key of its file has it: absent, so a
+/// lower layer's value stands; `null`, which removes a lower layer's value; or a value.
+public enum Setting<Value: Sendable & Equatable>: Sendable, Equatable {
+    case unset
+    case removed
+    case value(Value)
+
+    /// The value, when this layer gives one.
+    public var value: Value? {
+        if case .value(let value) = self { return value }
+        return nil
+    }
+
+    /// This layer over `lower`.
+    func over(_ lower: Setting) -> Setting {
+        switch self {
+        case .unset: lower
+        case .removed: .unset
+        case .value: self
+        }
+    }
+}
+
+/// A provider file: a preset, a person's own file, or one layer of either, with
+/// every key Latchkey knows as a typed field. Keys it does not know are kept and
+/// written back as they were; a file read and written unchanged keeps its bytes
+/// (see `JSONObjectText`). Layering (`over`), endpoints written as paths
+/// (`resolvingEndpoints`), and every write of a person's file go through it.
+public struct ProviderFile: Sendable, Equatable {
+    public var id = Setting<String>.unset
+    public var displayName = Setting<String>.unset
+    public var issuer = Setting<String>.unset
+    public var requiresIssuerInResponse = Setting<Bool>.unset
+    public var idTokenIssuer = Setting<String>.unset
+    public var authorizationEndpoint = Setting<String>.unset
+    public var tokenEndpoint = Setting<String>.unset
+    public var revocationEndpoint = Setting<String>.unset
+    public var userinfoEndpoint = Setting<String>.unset
+    public var jwksURI = Setting<String>.unset
+    public var idTokenSigningAlgorithms = Setting<[String]>.unset
+    public var requestTokenEndpoint = Setting<String>.unset
+    public var clientID = Setting<String>.unset
+    public var clientSecret = Setting<String>.unset
+    public var clientAuthentication = Setting<ProviderConfiguration.ClientAuthentication>.unset
+    public var redirectURI = Setting<String>.unset
+    public var browserRedirectURI = Setting<String>.unset
+    public var userAgents = Setting<[ProviderConfiguration.UserAgentKind]>.unset
+    public var userAgent = Setting<ProviderConfiguration.UserAgentKind>.unset
+    public var scopes = Setting<[String]>.unset
+    public var pkce = Setting<Bool>.unset
+    public var nonce = Setting<Bool>.unset
+    /// Nested objects are layered key by key: a person's file can point one profile key elsewhere.
+    public var errorAliases = Setting<Layered<String>>.unset
+    public var authorizationParameters = Setting<Layered<String>>.unset
+    public var profile = Setting<Layered<KeyList>>.unset
+    public var registrationHint = Setting<String>.unset
+    public var resource = Setting<String>.unset
+    /// The URL a resource was asked for by, where its metadata names itself otherwise.
+    public var resourceURL = Setting<String>.unset
+    public var authProtocol = Setting<ProviderConfiguration.AuthProtocol>.unset
+    public var signatureMethod = Setting<OAuth1Signature.Method>.unset
+    public var privateKeyFile = Setting<String>.unset
+    /// Set by the zero-configuration service on a file it made: what it was made from.
+    public var origin = Setting<String>.unset
+    public var registrationEndpoint = Setting<String>.unset
+    public var registrationClientURI = Setting<String>.unset
+    /// Keys this version does not know, as written (a newer version's, or a typo of the person's).
+    public var unknown: [JSONValue.Member] = []
+    /// The file as read: written back with only what changed changed.
+    private var text = JSONObjectText()
+
+    public init() {}
+
+    /// The file in `data`; throws a sentence naming `file` when it is not a provider file's shape.
+    public init(data: Data, file: URL) throws {
+        do {
+            text = try JSONObjectText(parsing: data)
+        } catch {
+            throw OAuthError.invalidConfiguration("\(file.path) is not a JSON object.")
+        }
+        try read(text.value)
+    }
+
+    /// A layer made of `object`'s members (a discovery document's, the caller's overrides).
+    public init(_ object: JSONValue) throws {
+        try read(object)
+    }
+
+    /// The file's bytes: as read, but for what was set since.
+    public var data: Data {
+        var text = self.text
+        for field in Self.fields { text.set(field.key, field.get(self)) }
+        let known = Set(Self.fields.map(\.key))
+        for member in text.members.map(\.key) where !known.contains(member) && !unknown.contains(where: { $0.key == member }) {
+            text.remove(member)
+        }
+        for member in unknown { text.set(member.key, member.value) }
+        return Data(text.text.utf8)
+    }
+
+    /// Every member, as JSON (for decoding into a `ProviderConfiguration`).
+    public var json: JSONValue {
+        .object(Self.fields.compactMap { field in field.get(self).map { JSONValue.Member(field.key, $0) } } + unknown)
+    }
+
+    /// This layer over `lower`: each key this layer gives wins, `null` removes, nested objects key by key.
+    public func over(_ lower: ProviderFile) -> ProviderFile {
+        var result = lower
+        for field in Self.fields { field.layer(self, &result) }
+        for member in unknown {
+            result.unknown.removeAll { $0.key == member.key }
+            if member.value != .null { result.unknown.append(member) }
+        }
+        return result
+    }
+
+    /// A file of the person's naming only `issuer`, made by the zero-configuration service.
+    static func madeFor(issuer: String) -> ProviderFile {
+        var file = ProviderFile()
+        file.issuer = .value(issuer)
+        file.origin = .value("issuer")
+        return file
+    }
+
+    /// Without the registration the zero-configuration service made (where to read it back, the browser's port).
+    mutating func forgetRegistration() {
+        registrationClientURI = .unset
+        registrationEndpoint = .unset
+        browserRedirectURI = .unset
+    }
+
+    private mutating func read(_ object: JSONValue) throws {
+        guard case .object(let members) = object else { throw OAuthError.invalidConfiguration("a provider file is a JSON object.") }
+        for member in members {
+            if let field = Self.fields.first(where: { $0.key == member.key }) {
+                try field.set(&self, member.value)
+            } else {
+                unknown.removeAll { $0.key == member.key }
+                unknown.append(member)
+            }
+        }
+    }
+}
+
+/// A nested object of a provider file (`profile`, `error_aliases`), layered key by key.
+public struct Layered<Value: JSONConvertible>: Sendable, Equatable {
+    public var entries: [(key: String, value: Setting<Value>)]
+
+    public init(_ entries: [(key: String, value: Setting<Value>)] = []) {
+        self.entries = entries
+    }
+
+    public subscript(key: String) -> Value? {
+        entries.last { $0.key == key }?.value.value
+    }
+
+    public static func == (a: Layered, b: Layered) -> Bool {
+        a.entries.map(\.key) == b.entries.map(\.key) && a.entries.map(\.value) == b.entries.map(\.value)
+    }
+
+    func over(_ lower: Layered) -> Layered {
+        var result = lower.entries
+        for (key, value) in entries {
+            result.removeAll { $0.key == key }
+            if case .value = value { result.append((key, value)) }
+        }
+        return Layered(result)
+    }
+}
+
+/// A profile key list: one JSON key, or several tried in order (written as the file had it).
+public enum KeyList: Sendable, Equatable, JSONConvertible {
+    case one(String)
+    case many([String])
+
+    public init(json: JSONValue) throws {
+        switch json {
+        case .string(let key): self = .one(key)
+        case .array: self = .many(try [String](json: json))
+        default: throw ProviderFile.wrongKind
+        }
+    }
+
+    public var json: JSONValue {
+        switch self {
+        case .one(let key): .string(key)
+        case .many(let keys): keys.json
+        }
+    }
+}

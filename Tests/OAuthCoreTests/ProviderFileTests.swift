@@ -1,0 +1,114 @@
+import Foundation
+import InstallLayout
+import Testing
+
+@testable import OAuthCore
+
+/// The provider file as a type: every key typed, unknown keys kept, `null` a third state,
+/// and a file read and written unchanged keeps its bytes.
+@Suite struct ProviderFileTests {
+    static let tree = InstallLayout.current.sourceTree!
+
+    /// Every preset, every seed of the provider-file fuzzer that is an object, and every provider
+    /// file the end-to-end tests write.
+    static var files: [URL] {
+        let places = ["data/providers", "Fuzz/corpus/provider-file"].map { tree.appendingPathComponent($0) }
+        return places.flatMap { place in
+            ((try? FileManager.default.contentsOfDirectory(atPath: place.path)) ?? []).filter { $0.hasSuffix(".json") }
+                .map { place.appendingPathComponent($0) }
+        }
+    }
+
+    @Test func everyPresetAndFixtureRoundTripsByteForByte() throws {
+        var read = 0
+        for url in Self.files {
+            let data = try Data(contentsOf: url)
+            guard let file = try? ProviderFile(data: data, file: url) else {
+                #expect(url.lastPathComponent == "not-object.json", "only the seed that is not an object is refused: \(url.path)")
+                continue
+            }
+            #expect(file.data == data, "\(url.lastPathComponent)")
+            read += 1
+        }
+        #expect(read >= 18, "the presets and the fuzzer's seeds: \(read)")
+    }
+
+    @Test func everyKeyOfThePresetsIsKnown() throws {
+        for url in Self.files where url.path.contains("data/providers") {
+            let file = try ProviderFile(data: Data(contentsOf: url), file: url)
+            #expect(file.unknown.isEmpty, "\(url.lastPathComponent): \(file.unknown.map(\.key))")
+        }
+    }
+
+    /// A change touches its own key: the layout of the rest (a hand-written file's, a value over
+    /// several lines) stays, unknown keys included; a new key takes the layout of the last.
+    @Test func aChangeTouchesOnlyItsKey() throws {
+        let text = """
+            {
+                "id":"mine",
+                "future_key": {"kept": [1, 2.50, true, null]},
+                "profile": {
+                    "name": ["name", "login"]
+                },
+                "client_secret": "in-clear"
+            }
+
+            """
+        var file = try ProviderFile(data: Data(text.utf8), file: URL(fileURLWithPath: "/mine.json"))
+        #expect(
+            file.unknown == [.init("future_key", .object([.init("kept", .array([.number("1"), .number("2.50"), .bool(true), .null]))]))])
+        file.clientSecret = .unset
+        file.userAgent = .value(.browser)
+        #expect(
+            String(decoding: file.data, as: UTF8.self) == """
+                {
+                    "id":"mine",
+                    "future_key": {"kept": [1, 2.50, true, null]},
+                    "profile": {
+                        "name": ["name", "login"]
+                    },
+                    "user_agent": "browser"
+                }
+
+                """)
+    }
+
+    /// Absent, `null` and a value: a person's file removes a preset's key with `null`, and
+    /// changes one key of a nested object without repeating the rest.
+    @Test func nullRemovesAndNestedObjectsLayerKeyByKey() throws {
+        let preset = try ProviderFile([
+            "id": "p", "userinfo_endpoint": "https://id.example/me", "scopes": ["openid"],
+            "profile": ["name": "name", "url": "profile", "url_template": "https://x.example/{id}"],
+        ])
+        let own = try ProviderFile(
+            data: Data(#"{"userinfo_endpoint": null, "profile": {"url": null, "name": ["name", "login"]}}"#.utf8),
+            file: URL(fileURLWithPath: "/p.json"))
+        #expect(own.userinfoEndpoint == .removed && own.scopes == .unset)
+        let layered = own.over(preset)
+        #expect(layered.userinfoEndpoint == .unset, "null removes the preset's value")
+        #expect(layered.scopes == .value(["openid"]), "absent keeps it")
+        let profile = try #require(layered.profile.value)
+        #expect(profile["name"] == .many(["name", "login"]) && profile["url"] == nil)
+        #expect(profile["url_template"] == .one("https://x.example/{id}"))
+    }
+
+    @Test func aKnownKeyOfTheWrongKindIsNamed() {
+        for (text, said) in [
+            (#"{"scopes": "openid"}"#, #"the field "scopes" has the wrong kind of value."#),
+            (#"{"client_authentication": "telepathy"}"#, #"the field "client_authentication" is not valid."#),
+            (#"{"pkce": "yes"}"#, #"the field "pkce" has the wrong kind of value."#),
+        ] {
+            let error = #expect(throws: OAuthError.self) { try ProviderFile(data: Data(text.utf8), file: URL(fileURLWithPath: "/x.json")) }
+            #expect(error == .invalidConfiguration(String(said.dropFirst(0))) || "\(error!)".contains(said), "\(error!)")
+        }
+    }
+
+    @Test func anythingButOneJSONObjectIsRefused() {
+        let values = [
+            "01", "1.", "+1", #""\u12""#, "\"\u{1}\"", "tru", String(repeating: "[", count: 100) + String(repeating: "]", count: 100),
+        ]
+        for text in ["[1]", "{", "{} {}", "", "null"] + values.map({ #"{"a": \#($0)}"# }) {
+            #expect(throws: OAuthError.self, "\(text)") { try ProviderFile(data: Data(text.utf8), file: URL(fileURLWithPath: "/x.json")) }
+        }
+    }
+}
