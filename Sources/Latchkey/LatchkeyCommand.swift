@@ -70,7 +70,6 @@ struct WindowCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (networkTimeout, keyringTimeout) = (waits.networkTimeout, waits.keyringTimeout)
         let environment = ProcessInfo.processInfo.environment
         if !signOut, environment["DISPLAY"]?.isEmpty != false, environment["WAYLAND_DISPLAY"]?.isEmpty != false {
             throw LaunchError(
@@ -80,50 +79,10 @@ struct WindowCommand: ParsableCommand {
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey")
 
-        let catalog = LatchkeyCommand.catalog
-        let providers: Providers
-        let providerID: String
-        /// Named on the command line (or to sign out of), it must be usable: said now rather than in the window.
-        var named: Provider?
-        let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
-        let store = Stores.tokens(keyringTimeout: keyringTimeout)
-        do {
-            let zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: networkTimeout)
-            let resourceID =
-                try resource.map { try Self.prepareResource($0, with: zeroConfiguration) }
-                ?? issuer.map { text in try wait { try await zeroConfiguration.prepare(issuer: text) }.id }
-            providers = try Providers(
-                catalog: catalog, secrets: secrets, store: store, file: providerFile.map { URL(fileURLWithPath: $0) },
-                network: Network(timeout: networkTimeout, logger: Logger(label: "OAuthCore")))
-            // The command line's provider, else the one last chosen in the window (if it is still there), else the sandbox.
-            let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.exists(id) ? id : nil }
-            providerID = providers.file?.id ?? resourceID ?? provider ?? remembered ?? Providers.sandboxID
-            if signOut, providerFile == nil, let sentence = Self.signOutInRunningInstance(provider: providerID) {
-                print(sentence)
-                return
-            }
-            if signOut {
-                named = try wait { try await providers.provider(for: providerID) }
-            } else if let provider {
-                // A provider that only lacks its credentials (or its discovery document) opens in the window,
-                // which offers to set it up (or fetches the document).
-                _ = try catalog.readableID(named: provider)
-            }
-        } catch let error as OAuthError {
-            if case .unknownProvider = error {
-                throw LaunchError("\(error) Presets: \(catalog.presetNames.joined(separator: ", ")).")
-            }
-            throw LaunchError(error.description)
-        }
+        guard let chosen = try chooseProvider() else { return }
+        let (providers, providerID, named) = chosen
         defer { providers.stop() }
-
-        if signOut, let named {
-            // Revoking waits on the provider as long as every other path does: --network-timeout.
-            try wait { try await named.waitUntilReachable() }
-            let warning = wait { await named.signOut() }
-            print(warning ?? "Signed out of \(named.configuration.displayName).")
-            return
-        }
+        if signOut, let named { return try Self.signOutHere(named) }
 
         // ArgumentParser runs a synchronous command on the main thread, which becomes GTK's.
         // The app is held for the whole run: GTK's callbacks reach it through weak references.
@@ -132,6 +91,50 @@ struct WindowCommand: ParsableCommand {
             return withExtendedLifetime(app) { app.run() }
         }
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// The providers of this run and the one to show: the command line's, else the one last
+    /// chosen in the window (if it is still there), else the sandbox. Named on the command line (or
+    /// to sign out of), it must be usable: said now rather than in the window. Nil: a running
+    /// instance signs out, and this one has nothing more to do.
+    private func chooseProvider() throws -> (Providers, String, named: Provider?)? {
+        let (networkTimeout, keyringTimeout) = (waits.networkTimeout, waits.keyringTimeout)
+        let catalog = LatchkeyCommand.catalog
+        let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
+        let store = Stores.tokens(keyringTimeout: keyringTimeout)
+        do {
+            let zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: networkTimeout)
+            let resourceID =
+                try resource.map { try Self.prepareResource($0, with: zeroConfiguration) }
+                ?? issuer.map { text in try wait { try await zeroConfiguration.prepare(issuer: text) }.id }
+            let providers = try Providers(
+                catalog: catalog, secrets: secrets, store: store, file: providerFile.map { URL(fileURLWithPath: $0) },
+                network: Network(timeout: networkTimeout, logger: Logger(label: "OAuthCore")))
+            let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.exists(id) ? id : nil }
+            let providerID = providers.file?.id ?? resourceID ?? provider ?? remembered ?? Providers.sandboxID
+            if signOut, providerFile == nil, let sentence = Self.signOutInRunningInstance(provider: providerID) {
+                print(sentence)
+                return nil
+            }
+            if signOut { return (providers, providerID, try wait { try await providers.provider(for: providerID) }) }
+            // A provider that only lacks its credentials (or its discovery document) opens in the window,
+            // which offers to set it up (or fetches the document).
+            if let provider { _ = try catalog.readableID(named: provider) }
+            return (providers, providerID, nil)
+        } catch let error as OAuthError {
+            if case .unknownProvider = error {
+                throw LaunchError("\(error) Presets: \(catalog.presetNames.joined(separator: ", ")).")
+            }
+            throw LaunchError(error.description)
+        }
+    }
+
+    /// `--sign-out` with no window showing the provider: done here. Revoking waits on the
+    /// provider as long as every other path does: --network-timeout.
+    private static func signOutHere(_ provider: Provider) throws {
+        try wait { try await provider.waitUntilReachable() }
+        let warning = wait { await provider.signOut() }
+        print(warning ?? "Signed out of \(provider.configuration.displayName).")
     }
 
     /// `--sign-out` while Latchkey runs with the same provider: that instance

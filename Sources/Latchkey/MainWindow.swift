@@ -32,6 +32,7 @@ final class MainWindow {
     private let scopes = Label("", wrap: true, selectable: true)
     private let profileBox = Box(vertical: false, spacing: 16)
 
+    // Layout: every widget of the window, in the order it shows them.
     init(application: Application, providers: [(id: String, displayName: String)]) {
         window = Window(application: application, title: "Latchkey")
         window.setDefaultSize(width: 460, height: 500)

@@ -78,93 +78,25 @@ struct TokenCommand: ParsableCommand {
         let output = Self.setStandardOutputAside()
         let level = Logger.Level(rawValue: logLevel) ?? .error
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
-        let catalog = LatchkeyCommand.catalog
-        let secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
-        let store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
-        let (timeout, providerID) = (waits.networkTimeout, provider ?? "")
-        let resourceURL = resource.flatMap(URL.init(string:))  // checked in validate()
-        let zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: timeout)
-
-        let network = Network(timeout: timeout, logger: Logger(label: "OAuthCore"))
-        /// A provider over the shared store; one made for a resource is registered again should its server forget it.
-        func makeProvider(_ configuration: ProviderConfiguration) -> Provider {
-            Provider(
-                configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts,
-                registrations: resourceURL == nil ? nil : zeroConfiguration)
-        }
-        var provider: Provider
-        do {
-            // The resource's provider (found and registered now if need be), or the provider's; its saved
-            // registration as it is: read back only if a sign-in turns out to be needed.
-            let configuration = try wait { () async throws -> ProviderConfiguration in
-                if let resourceURL {
-                    return try await zeroConfiguration.configuration(for: resourceURL, checkRegistration: false).configuration
-                }
-                return try await Self.providerConfiguration(providerID, catalog: catalog, secrets: secrets, timeout: timeout)
-            }
-            // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
-            guard configuration.authProtocol == .oauth2 else {
-                throw OAuthError.invalidConfiguration(
-                    "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret "
-                        + "instead of carrying a token, so there is no token to print. Use the window's Get my profile.")
-            }
-            provider = makeProvider(configuration)
-        } catch {
-            throw Self.fail("\(error)", .failed)
-        }
+        // The resource is checked in validate().
+        let request = TokenRequest(resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", waits: waits)
+        var provider = try request.provider()
         // Why a sign-in follows, should one be needed.
         var why = "You are not signed in to \(provider.configuration.displayName)"
-        if let challenge, let resourceURL, let refusal = try? ResourceChallenge(header: challenge) {
+        if let challenge, let refusal = try? ResourceChallenge(header: challenge) {
             // The resource refused the last token: renewed, or a new sign-in for what it asks (never the refused token again).
-            let answer: ChallengeAnswer
-            do {
-                answer = try wait {
-                    try await zeroConfiguration.answer(refusal, for: resourceURL, tokens: store, records: LatchkeyFiles.challengeRecords)
-                }
-            } catch {
-                throw Self.fail("\(error)", Self.exit(for: error as? OAuthError ?? .storage("\(error)")))
-            }
-            switch answer {
+            switch try request.answer(refusal) {
             case .renewed(let token): return Self.print(token, to: output)
             case .signIn(let configuration, let reason):
                 // Wider scopes, or the server the resource moved to: the sign-in is with that.
-                provider = makeProvider(configuration)
+                provider = request.provider(configuration)
                 FileHandle.standardError.write(Data("latchkey: \(reason)\n".utf8))
                 why = "A new sign-in is needed"
             }
-        } else {
-            switch wait({ [provider] in await Self.fresh(provider) }) {
-            case .success(let token):
-                return Self.print(token, to: output)
-            case .failure(let error):
-                guard case .signedOut = error, resourceURL != nil else { throw Self.fail("\(error)", Self.exit(for: error)) }
-            }
+        } else if let token = try request.stored(provider) {
+            return Self.print(token, to: output)
         }
-
-        // Signed out, for a resource: sign in first, in the window (or the browser), then print.
-        let environment = ProcessInfo.processInfo.environment
-        guard environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false else {
-            throw Self.fail(
-                "\(why), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).",
-                .signedOut)
-        }
-        // The sign-in makes sure the server still knows the client (RFC 7592), registering anew if not.
-        if provider.configuration.userAgent == .browser {
-            // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
-            FileHandle.standardError.write(
-                Data(
-                    """
-                    latchkey: Continue in your browser: Latchkey opens the \(provider.configuration.displayName) sign-in page there \
-                    and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
-                    If the page shows an error instead of a sign-in, \
-                    press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resourceURL?.absoluteString ?? "URL")
-
-                    """.utf8))
-        }
-        switch MainActor.assumeIsolated({ [provider] in Self.signInInteractively(provider) }) {
-        case .success(let token): Self.print(token, to: output)
-        case .failure(let error): throw Self.fail("\(error)", Self.exit(for: error))
-        }
+        Self.print(try request.signIn(provider, why: why), to: output)
     }
 
     /// The provider named with --provider, its stored client secret filled in.
@@ -312,5 +244,106 @@ struct StatusCommand: ParsableCommand {
             return token.canRefresh ? "signed in; access token expired at \(when)\(renews)" : "expired at \(when); sign in again"
         }
         return "signed in; access token expires \(when)\(renews)"
+    }
+}
+
+/// One `latchkey token` request: the stores and services it reads, and each of its steps,
+/// which throw the sentence and exit status to end with.
+struct TokenRequest {
+    let resource: URL?
+    let providerID: String
+    let catalog = LatchkeyCommand.catalog
+    let secrets: FallbackClientSecretStore
+    let store: FallbackTokenStore
+    let network: Network
+    let zeroConfiguration: ZeroConfiguration
+
+    init(resource: URL?, provider: String, waits: Waits) {
+        self.resource = resource
+        providerID = provider
+        secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
+        store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
+        network = Network(timeout: waits.networkTimeout, logger: Logger(label: "OAuthCore"))
+        zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: waits.networkTimeout)
+    }
+
+    /// A provider over the shared store; one made for a resource is registered again should its server forget it.
+    func provider(_ configuration: ProviderConfiguration) -> Provider {
+        Provider(
+            configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts,
+            registrations: resource == nil ? nil : zeroConfiguration)
+    }
+
+    /// The resource's provider (found and registered now if need be), or the provider's; its saved
+    /// registration as it is: read back only if a sign-in turns out to be needed.
+    func provider() throws -> Provider {
+        let (resource, providerID, catalog, secrets, zeroConfiguration) = (resource, providerID, catalog, secrets, zeroConfiguration)
+        let timeout = network.timeout
+        do {
+            let configuration = try wait { () async throws -> ProviderConfiguration in
+                if let resource {
+                    return try await zeroConfiguration.configuration(for: resource, checkRegistration: false).configuration
+                }
+                return try await TokenCommand.providerConfiguration(providerID, catalog: catalog, secrets: secrets, timeout: timeout)
+            }
+            // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
+            guard configuration.authProtocol == .oauth2 else {
+                throw OAuthError.invalidConfiguration(
+                    "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret "
+                        + "instead of carrying a token, so there is no token to print. Use the window's Get my profile.")
+            }
+            return provider(configuration)
+        } catch {
+            throw TokenCommand.fail("\(error)", .failed)
+        }
+    }
+
+    /// What answering the resource's refusal takes (validate() made sure there is a resource).
+    func answer(_ refusal: ResourceChallenge) throws -> ChallengeAnswer {
+        guard let resource else { throw TokenCommand.fail("--challenge needs --resource.", .failed) }
+        let (store, zeroConfiguration) = (store, zeroConfiguration)
+        do {
+            return try wait {
+                try await zeroConfiguration.answer(refusal, for: resource, tokens: store, records: LatchkeyFiles.challengeRecords)
+            }
+        } catch {
+            throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error as? OAuthError ?? .storage("\(error)")))
+        }
+    }
+
+    /// The stored sign-in's token, renewed when due; nil when a resource's sign-in must come first.
+    func stored(_ provider: Provider) throws -> Token? {
+        switch wait({ await TokenCommand.fresh(provider) }) {
+        case .success(let token): return token
+        case .failure(let error):
+            guard case .signedOut = error, resource != nil else { throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error)) }
+            return nil
+        }
+    }
+
+    /// Signed out, for a resource: a sign-in in the window (or the browser), then its token.
+    /// The sign-in makes sure the server still knows the client (RFC 7592), registering anew if not.
+    func signIn(_ provider: Provider, why: String) throws -> Token {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false else {
+            throw TokenCommand.fail(
+                "\(why), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).", .signedOut)
+        }
+        if provider.configuration.userAgent == .browser {
+            // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
+            FileHandle.standardError.write(
+                Data(
+                    """
+                    latchkey: Continue in your browser: Latchkey opens the \(provider.configuration.displayName) sign-in page there \
+                    and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
+                    If the page shows an error instead of a sign-in, \
+                    press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resource?.absoluteString ?? "URL")
+
+                    """.utf8))
+        }
+        switch MainActor.assumeIsolated({ TokenCommand.signInInteractively(provider) }) {
+        case .success(let token): return token
+        case .failure(let error): throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error))
+        }
     }
 }

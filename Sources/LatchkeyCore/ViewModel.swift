@@ -38,61 +38,71 @@ public struct ViewModel: Equatable, Sendable {
         signOutVisible = state.isSignedIn || state == .signingOut
         signOutEnabled = state.isSignedIn && state != .fetchingProfile
         openProfileURL = nil
-        busy = false
         isError = false
         profile = nil
         headline = state.isSignedIn ? "Signed in" : "Not signed in"
         subline = state.isSignedIn ? "Get your profile to see who you are." : "Sign in with \(providerName)."
+        busy = Self.isBusy(state)
+        status = Self.status(of: state, providerName: providerName, storeName: storeName, userAgent: userAgent)
         switch state {
-        case .starting:
-            status = "Starting… (looking for your saved sign-in)"
-            busy = true
-        case .signedOut(let notice):
+        case .signedOut:
             signInEnabled = true
-            status = notice ?? "Not signed in. Sign in with \(providerName) to begin."
         case .signingIn where userAgent == .browser:
-            status =
-                "Continue in your browser… Latchkey opened the \(providerName) sign-in page there. "
-                + "If it shows an error instead of a sign-in, press Cancel and choose “In this window”."
             cancelVisible = true
-            busy = true
-        case .signingIn:
-            status = "Sign in with \(providerName) in the window that opened."
-            busy = true
-        case .exchanging:
-            status = "Completing sign-in…"
-            busy = true
-        case .saving:
-            status = "Saving your sign-in in \(storeName)… If your keyring asks for its password, answer it there."
-            busy = true
-        case .signedIn(let notice):
-            status = notice ?? "Signed in with \(providerName). Your sign-in is kept in \(storeName)."
-        case .fetchingProfile:
-            status = "Fetching your profile…"
-            busy = true
-        case .profileLoaded(let loaded, let notice):
-            profile = loaded
-            headline = loaded.name ?? loaded.email ?? "Signed in"
-            let email = loaded.email.map { loaded.emailVerified == false ? "\($0) (not verified by \(providerName))" : $0 }
-            subline =
-                loaded.name == nil
-                ? (loaded.emailVerified == false ? "E-mail not verified by \(providerName)" : "")
-                : email ?? ""
-            openProfileURL = loaded.profileURL?.absoluteString
-            status = notice ?? "Signed in with \(providerName) as \(loaded.name ?? loaded.email ?? "you")."
-        case .signingOut:
-            status = "Signing out…"
-            busy = true
-        case .unavailable(let reason):
+        case .profileLoaded(let loaded, _):
+            show(loaded, providerName: providerName)
+        case .unavailable:
             headline = "\(providerName) is not ready"
             subline = "Choose Set up… to give it what it needs."
-            status = reason
             setUpVisible = true
             isError = true
         case .failed(let message, let signedIn):
             signInEnabled = !signedIn
-            status = message
             isError = message != OAuthError.cancelled.description
+        default:
+            break
         }
+    }
+
+    private static func isBusy(_ state: AppState) -> Bool {
+        switch state {
+        case .starting, .signingIn, .exchanging, .saving, .fetchingProfile, .signingOut: true
+        default: false
+        }
+    }
+
+    /// The status line: what is happening, or what happened.
+    private static func status(
+        of state: AppState, providerName: String, storeName: String, userAgent: ProviderConfiguration.UserAgentKind
+    ) -> String {
+        switch state {
+        case .starting: "Starting… (looking for your saved sign-in)"
+        case .signedOut(let notice): notice ?? "Not signed in. Sign in with \(providerName) to begin."
+        case .signingIn where userAgent == .browser:
+            "Continue in your browser… Latchkey opened the \(providerName) sign-in page there. "
+                + "If it shows an error instead of a sign-in, press Cancel and choose “In this window”."
+        case .signingIn: "Sign in with \(providerName) in the window that opened."
+        case .exchanging: "Completing sign-in…"
+        case .saving: "Saving your sign-in in \(storeName)… If your keyring asks for its password, answer it there."
+        case .signedIn(let notice): notice ?? "Signed in with \(providerName). Your sign-in is kept in \(storeName)."
+        case .fetchingProfile: "Fetching your profile…"
+        case .profileLoaded(let loaded, let notice):
+            notice ?? "Signed in with \(providerName) as \(loaded.name ?? loaded.email ?? "you")."
+        case .signingOut: "Signing out…"
+        case .unavailable(let reason): reason
+        case .failed(let message, _): message
+        }
+    }
+
+    /// The person's name, e-mail and profile link, once the profile is loaded.
+    private mutating func show(_ loaded: Profile, providerName: String) {
+        profile = loaded
+        headline = loaded.name ?? loaded.email ?? "Signed in"
+        let email = loaded.email.map { loaded.emailVerified == false ? "\($0) (not verified by \(providerName))" : $0 }
+        subline =
+            loaded.name == nil
+            ? (loaded.emailVerified == false ? "E-mail not verified by \(providerName)" : "")
+            : email ?? ""
+        openProfileURL = loaded.profileURL?.absoluteString
     }
 }

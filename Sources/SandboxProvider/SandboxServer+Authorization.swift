@@ -12,26 +12,11 @@ extension SandboxServer {
 
     func authorize(_ request: Request) async -> Response {
         let parameters = Parameters(FormEncoding.decode(request.uri.query ?? "") ?? [])
-        // Until client and redirect URI are known good, errors go to the page, never to a redirect.
-        if parameters.repeated.contains("client_id") || parameters.repeated.contains("redirect_uri") {
-            return Self.errorPage("Invalid request", "The request names its client or redirect URI more than once.")
-        }
-        guard let clientID = parameters["client_id"], let client = await lookUpClient(clientID) else {
-            return Self.errorPage("Unknown application", "No application with this client_id is registered here.")
-        }
-        guard let redirectURI = parameters["redirect_uri"] else {
-            return Self.errorPage("Invalid request", "The request has no redirect_uri.")
-        }
-        guard client.isRegistered(redirectURI: redirectURI) else {
-            return Self.errorPage(
-                "Unregistered redirect URI", "\(client.name) did not register the address it asked to return to.")
-        }
-        if likeness.loopbackRedirectOnly, !SandboxClient.isLoopbackHTTP(redirectURI) {
-            return Self.errorPage(
-                "Invalid request", "This provider sends desktop applications back only to a loopback address (http://127.0.0.1).")
-        }
-        if client.isPublic, !likeness.acceptsPublicClients {
-            return Self.errorPage("Unauthorized client", "\(client.name) is not set up for sign-in without a client secret.")
+        let client: SandboxClient
+        let redirectURI: String
+        switch await checkedClient(parameters) {
+        case .refused(let page): return page
+        case .accepted(let checked): (client, redirectURI) = checked
         }
         let stateValue = parameters["state"]
         func fail(_ error: String, _ description: String) -> Response {
@@ -64,34 +49,80 @@ extension SandboxServer {
         if let unknown = scopes.first(where: { !likeness.scopes.contains($0) }) {
             return fail("invalid_scope", "The scope \(unknown) is not known here.")
         }
+        let challenge: String?
+        switch checkedChallenge(parameters, client: client, fail: fail) {
+        case .refused(let answer): return answer
+        case .accepted(let checked): challenge = checked
+        }
+        let pending = SandboxState.PendingAuthorization(
+            client: client, redirectURI: redirectURI, state: stateValue, scopes: scopes,
+            codeChallenge: challenge, nonce: parameters["nonce"],
+            grantsRefreshToken: likeness.grantsRefreshToken(scopes: scopes, parameters: parameters.values),
+            resource: resource, expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
+        let requestID = await state.addPending(pending)
+        return Self.html(.ok, signInPage(pending, requestID: requestID))
+    }
+
+    /// A request's check: what it found, or the answer that refuses it.
+    enum Checked<Value> {
+        case accepted(Value)
+        case refused(Response)
+    }
+
+    /// The client and its redirect URI, once both are known good: until then, errors go to the
+    /// page, never to a redirect.
+    private func checkedClient(_ parameters: Parameters) async -> Checked<(SandboxClient, String)> {
+        if parameters.repeated.contains("client_id") || parameters.repeated.contains("redirect_uri") {
+            return .refused(Self.errorPage("Invalid request", "The request names its client or redirect URI more than once."))
+        }
+        guard let clientID = parameters["client_id"], let client = await lookUpClient(clientID) else {
+            return .refused(Self.errorPage("Unknown application", "No application with this client_id is registered here."))
+        }
+        guard let redirectURI = parameters["redirect_uri"] else {
+            return .refused(Self.errorPage("Invalid request", "The request has no redirect_uri."))
+        }
+        guard client.isRegistered(redirectURI: redirectURI) else {
+            return .refused(
+                Self.errorPage(
+                    "Unregistered redirect URI", "\(client.name) did not register the address it asked to return to."))
+        }
+        if likeness.loopbackRedirectOnly, !SandboxClient.isLoopbackHTTP(redirectURI) {
+            return .refused(
+                Self.errorPage(
+                    "Invalid request", "This provider sends desktop applications back only to a loopback address (http://127.0.0.1)."))
+        }
+        if client.isPublic, !likeness.acceptsPublicClients {
+            return .refused(Self.errorPage("Unauthorized client", "\(client.name) is not set up for sign-in without a client secret."))
+        }
+        return .accepted((client, redirectURI))
+    }
+
+    /// The PKCE challenge to bind to the code (nil: none, or one a likeness ignores).
+    private func checkedChallenge(
+        _ parameters: Parameters, client: SandboxClient, fail: (String, String) -> Response
+    ) -> Checked<String?> {
         let challenge = parameters["code_challenge"]
         let method = parameters["code_challenge_method"]
         if let method, method != "S256" {
-            return fail("invalid_request", "Only the S256 code challenge method is supported.")
+            return .refused(fail("invalid_request", "Only the S256 code challenge method is supported."))
         }
         if challenge == nil && method != nil {
-            return fail("invalid_request", "code_challenge_method was sent without code_challenge.")
+            return .refused(fail("invalid_request", "code_challenge_method was sent without code_challenge."))
         }
         // A standard LinkedIn app's challenge is not refused here but never bound to the
         // code: the verifier then fails client authentication at the token endpoint.
         let ignoresChallenge = !client.isPublic && likeness.pkce == .refusedForConfidentialClients
         if let challenge, !ignoresChallenge {
             guard method == "S256" else {
-                return fail("invalid_request", "code_challenge_method must be S256; plain is not accepted.")
+                return .refused(fail("invalid_request", "code_challenge_method must be S256; plain is not accepted."))
             }
             guard challenge.count == 43, challenge.allSatisfy(Self.isBase64URLCharacter) else {
-                return fail("invalid_request", "code_challenge is not a base64url SHA-256 digest.")
+                return .refused(fail("invalid_request", "code_challenge is not a base64url SHA-256 digest."))
             }
         } else if client.isPublic, likeness.pkce != .optional {
-            return fail("invalid_request", "This public client must use PKCE (code_challenge with S256).")
+            return .refused(fail("invalid_request", "This public client must use PKCE (code_challenge with S256)."))
         }
-        let pending = SandboxState.PendingAuthorization(
-            client: client, redirectURI: redirectURI, state: stateValue, scopes: scopes,
-            codeChallenge: ignoresChallenge ? nil : challenge, nonce: parameters["nonce"],
-            grantsRefreshToken: likeness.grantsRefreshToken(scopes: scopes, parameters: parameters.values),
-            resource: resource, expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
-        let requestID = await state.addPending(pending)
-        return Self.html(.ok, signInPage(pending, requestID: requestID))
+        return .accepted(ignoresChallenge ? nil : challenge)
     }
 
     /// The sign-in form's answer: Allow with the right password gives a code; Deny an error.

@@ -52,16 +52,17 @@ import Testing
         #expect(try await store.load(for: "gitlab") == nil)
     }
 
+    static let acme = """
+        {"id": "acme", "display_name": "Acme", "issuer": "https://id.acme.example",
+         "authorization_endpoint": "/authorize", "token_endpoint": "/token",
+         "client_id": "acme-desktop", "client_secret": "acme-secret", "client_authentication": "client_secret_basic",
+         "redirect_uri": "http://127.0.0.1/callback", "scopes": ["openid"]}
+        """
+
     @Test func anAddedProviderIsWrittenWithoutItsSecret() throws {
         let home = try TemporaryDirectory()
         let catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
-        let file = """
-            {"id": "acme", "display_name": "Acme", "issuer": "https://id.acme.example",
-             "authorization_endpoint": "/authorize", "token_endpoint": "/token",
-             "client_id": "acme-desktop", "client_secret": "acme-secret", "client_authentication": "client_secret_basic",
-             "redirect_uri": "http://127.0.0.1/callback", "scopes": ["openid"]}
-            """
-        let added = try catalog.addProvider(from: Data(file.utf8), name: "acme.json")
+        let added = try catalog.addProvider(from: Data(Self.acme.utf8), name: "acme.json")
         #expect(added.id == "acme" && added.clientSecret == "acme-secret")
         let written = catalog.userFile(for: "acme")
         let text = try String(contentsOf: written, encoding: .utf8)
@@ -75,7 +76,13 @@ import Testing
         #expect(throws: OAuthError.self) { try catalog.validated(draft) }
         draft.clientSecret = "acme-secret"
         #expect(try catalog.validated(draft).tokenEndpoint.absoluteString == "https://id.acme.example/token")
+    }
 
+    @Test func anAddedProviderThatCouldNeverBeUsedIsRefusedWithNothingWritten() throws {
+        let home = try TemporaryDirectory()
+        let catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
+        let file = Self.acme
+        _ = try catalog.addProvider(from: Data(file.utf8), name: "acme.json")
         // The same id again, a preset's id, a secret for a public client, a file of the wrong shape: refused, nothing written.
         let refusals: [(String, String)] = [
             (file, "already"),
@@ -126,11 +133,11 @@ import Testing
         let slashed = await #expect(throws: OAuthError.self) { try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL + "/") }
         #expect(String(describing: slashed!).contains("compared exactly"), "\(slashed!)")
         let object = try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL)
-        #expect(object["token_endpoint"] as? String == sandbox.baseURL + "/token")
-        #expect(object["pkce"] as? Bool == true)
-        let added = try catalog.addProvider(from: JSONSerialization.data(withJSONObject: object), name: sandbox.baseURL)
+        #expect(object.tokenEndpoint.value == sandbox.baseURL + "/token")
+        #expect(object.pkce.value == true)
+        let added = try catalog.addProvider(from: object.data, name: sandbox.baseURL)
         #expect(added.clientSecret == nil)
-        try catalog.saveUserSettings(["client_id": "latchkey-desktop"], for: added.id)
+        try catalog.updateUserFile(for: added.id) { $0.clientID = .value("latchkey-desktop") }
         let configuration = try catalog.configuration(named: added.id)
         #expect(configuration.clientAuthentication == .none && configuration.usableUserAgents == [.embedded, .browser])
         #expect(configuration.issuer?.absoluteString == sandbox.baseURL)
@@ -153,16 +160,16 @@ import Testing
         ]
         let file = try ProviderDiscovery.providerFile(issuer: issuer, document: good)
         // A public client sends PKCE unless the document lists methods without S256.
-        #expect(file["id"] as? String == "id-example" && file["pkce"] as? Bool == true)
+        #expect(file.id.value == "id-example" && file.pkce.value == true)
         var plainOnly = good
         plainOnly["code_challenge_methods_supported"] = ["plain"]
-        #expect(try ProviderDiscovery.providerFile(issuer: issuer, document: plainOnly)["pkce"] as? Bool == false)
+        #expect(try ProviderDiscovery.providerFile(issuer: issuer, document: plainOnly).pkce.value == false)
         // Two realms on one host are two providers.
         let realm = try ProviderDiscovery.providerFile(
             issuer: "https://id.example/realms/staff",
             document: good.merging(["issuer": "https://id.example/realms/staff"]) { $1 })
-        #expect(realm["id"] as? String == "id-example-realms-staff")
-        #expect(file["scopes"] as? [String] == ["openid", "profile", "email", "offline_access"].filter { $0 != "offline_access" })
+        #expect(realm.id.value == "id-example-realms-staff")
+        #expect(file.scopes.value == ["openid", "profile", "email", "offline_access"].filter { $0 != "offline_access" })
 
         var other = good
         other["issuer"] = "https://evil.example"

@@ -198,18 +198,7 @@ public actor AuthSession {
         // program (or a command signing out) holding the same refresh token must not replay
         // it, which a provider with reuse detection answers by revoking the grant.
         let started = generation
-        var lock: ProcessLock.Held?
-        if let shared = store.refreshLock(for: configuration.id) {
-            // The holder may wait on the network and, twice, on the keyring; past
-            // that, giving up beats refreshing unlocked and replaying its token.
-            switch await shared.acquire(timeout: 2 * tokenClient.timeout + 130) {
-            case .held(let held): lock = held
-            case .unavailable: logger.warning("No refresh lock file; refreshing without it")
-            case .timedOut:
-                throw OAuthError.storage(
-                    "another program is renewing this sign-in and has not finished. Try again in a moment.")
-            }
-        }
+        let lock = try await refreshLock()
         defer { lock?.release() }
         if let current = try superseded(since: started) { return current }
         let token = try await rereadBeforeRefreshing(held, started: started)
@@ -240,9 +229,29 @@ public actor AuthSession {
             try? await tokenClient.revoke(fresh)
             if let current = try superseded(since: started) { return current }
         }
-        // The provider may have rotated the refresh token: from here the old one is
-        // dead (or, replayed, revokes the grant). Adopt the new one before anything
-        // can fail, then save; a save that fails loses nothing in this process.
+        await adopt(fresh)
+        return fresh
+    }
+
+    /// The shared lock for refreshing this provider's sign-in (nil where the store has none).
+    private func refreshLock() async throws -> ProcessLock.Held? {
+        guard let shared = store.refreshLock(for: configuration.id) else { return nil }
+        // The holder may wait on the network and, twice, on the keyring; past
+        // that, giving up beats refreshing unlocked and replaying its token.
+        switch await shared.acquire(timeout: 2 * tokenClient.timeout + 130) {
+        case .held(let held): return held
+        case .unavailable:
+            logger.warning("No refresh lock file; refreshing without it")
+            return nil
+        case .timedOut:
+            throw OAuthError.storage("another program is renewing this sign-in and has not finished. Try again in a moment.")
+        }
+    }
+
+    /// The provider may have rotated the refresh token: from here the old one is dead (or,
+    /// replayed, revokes the grant). The new one is adopted before anything can fail, then
+    /// saved; a save that fails loses nothing in this process.
+    private func adopt(_ fresh: Token) async {
         self.token = fresh
         logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
         do {
@@ -255,7 +264,6 @@ public actor AuthSession {
                 "The renewed sign-in could not be saved (\(error)); it is kept while this program runs, and saved at the next chance."
             logger.warning("Could not save the refreshed token; keeping it in memory", metadata: ["error": "\(error)"])
         }
-        return fresh
     }
 
     /// What another process left in the store, when it differs from what this

@@ -71,16 +71,8 @@ private final class Transfer: @unchecked Sendable {
         guard let handle = ccurl_easy_init() else { throw TransportError.other("libcurl could not start a transfer.") }
         defer { ccurl_easy_cleanup(handle) }
 
-        var headerList: UnsafeMutablePointer<curl_slist>?
+        let headerList = try Self.headerList(request.headers)
         defer { ccurl_slist_free_all(headerList) }
-        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
-            guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else {
-                throw TransportError.other("A request header contained a line break.")
-            }
-            headerList = ccurl_slist_append(headerList, "\(name): \(value)")
-        }
-        // No "Expect: 100-continue" round trip before a body.
-        headerList = ccurl_slist_append(headerList, "Expect:")
 
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE))
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -102,19 +94,7 @@ private final class Transfer: @unchecked Sendable {
             }
             ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
             ccurl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorText.baseAddress)
-            switch request.method {
-            case "GET" where request.body == nil:
-                ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1)
-            case "HEAD":
-                ccurl_setopt_long(handle, CURLOPT_NOBODY, 1)
-            default:
-                // COPYPOSTFIELDS: libcurl keeps its own copy; the extra 0 keeps the buffer non-empty.
-                var body = [UInt8](request.body ?? Data())
-                ccurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count)
-                body.append(0)
-                body.withUnsafeMutableBytes { _ = ccurl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
-                if request.method != "POST" { ccurl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method) }
-            }
+            setMethodAndBody(handle)
             ccurl_setopt_write_function(handle, CURLOPT_WRITEFUNCTION, Transfer.receiveBody)
             ccurl_setopt_pointer(handle, CURLOPT_WRITEDATA, me)
             ccurl_setopt_write_function(handle, CURLOPT_HEADERFUNCTION, Transfer.receiveHeader)
@@ -131,6 +111,36 @@ private final class Transfer: @unchecked Sendable {
             }
             guard status > 0 else { throw TransportError.connectionLost }
             return HTTPResponse(status: status, headers: headers, body: body)
+        }
+    }
+
+    /// The request's headers as libcurl takes them; a line break in one is refused, never sent.
+    private static func headerList(_ headers: [String: String]) throws -> UnsafeMutablePointer<curl_slist>? {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else {
+                ccurl_slist_free_all(list)
+                throw TransportError.other("A request header contained a line break.")
+            }
+            list = ccurl_slist_append(list, "\(name): \(value)")
+        }
+        // No "Expect: 100-continue" round trip before a body.
+        return ccurl_slist_append(list, "Expect:")
+    }
+
+    private func setMethodAndBody(_ handle: UnsafeMutableRawPointer) {
+        switch request.method {
+        case "GET" where request.body == nil:
+            ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1)
+        case "HEAD":
+            ccurl_setopt_long(handle, CURLOPT_NOBODY, 1)
+        default:
+            // COPYPOSTFIELDS: libcurl keeps its own copy; the extra 0 keeps the buffer non-empty.
+            var body = [UInt8](request.body ?? Data())
+            ccurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count)
+            body.append(0)
+            body.withUnsafeMutableBytes { _ = ccurl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
+            if request.method != "POST" { ccurl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method) }
         }
     }
 

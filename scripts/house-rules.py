@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Sizes the compiler does not check: no Swift file over 400 lines, no function
+over 60 (40 in the app's controller), except widget layout, whose declaration
+says so with a `// Layout:` comment on the line before. Exits 1 on a breach."""
+import pathlib
+import re
+import sys
+
+FILE_LIMIT = 400
+FUNCTION_LIMIT = 60
+TIGHTER = {"Sources/Latchkey/AppController.swift": 40}
+DECLARATION = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|package|static|class|"
+                         r"final|override|nonisolated|mutating|convenience|required|@MainActor)\s+)*(?:func\s+\w+|init[?!]?)\s*[(<]")
+
+
+def code_only(line, in_string):
+    """The line without comments and string contents, and whether a multi-line string is still open."""
+    out, i = [], 0
+    while i < len(line):
+        if in_string:
+            end = line.find('"""', i)
+            if end < 0:
+                return "".join(out), True
+            i, in_string = end + 3, False
+            continue
+        if line.startswith('"""', i):
+            i, in_string = i + 3, True
+            continue
+        if line.startswith("//", i):
+            break
+        if line[i] == '"':
+            j = i + 1
+            while j < len(line) and line[j] != '"':
+                j += 2 if line[j] == "\\" else 1
+            i = j + 1
+            continue
+        out.append(line[i])
+        i += 1
+    return "".join(out), in_string
+
+
+def breaches(path, text):
+    lines = text.split("\n")
+    found = []
+    if len(lines) - 1 > FILE_LIMIT:
+        found.append(f"{path}: {len(lines) - 1} lines (at most {FILE_LIMIT})")
+    limit = TIGHTER.get(str(path), FUNCTION_LIMIT)
+    in_string = False
+    cleaned = []
+    for line in lines:
+        code, in_string = code_only(line, in_string)
+        cleaned.append(code)
+    for number, line in enumerate(lines):
+        if not DECLARATION.match(cleaned[number]) or "protocol" in cleaned[number]:
+            continue
+        if number > 0 and "// Layout:" in lines[number - 1]:
+            continue
+        depth, opened, end = 0, False, None
+        for index in range(number, len(lines)):
+            for char in cleaned[index]:
+                if char == "{":
+                    depth, opened = depth + 1, True
+                elif char == "}":
+                    depth -= 1
+            if opened and depth == 0:
+                end = index
+                break
+            if not opened and index > number + 6:
+                break  # a requirement without a body
+        if end is not None and end - number + 1 > limit:
+            name = line.strip().split("(")[0]
+            found.append(f"{path}:{number + 1}: {name} is {end - number + 1} lines (at most {limit})")
+    return found
+
+
+def main():
+    roots = sys.argv[1:] or ["Sources", "Tests"]
+    found = []
+    for root in roots:
+        for path in sorted(pathlib.Path(root).rglob("*.swift")):
+            found += breaches(path, path.read_text())
+    for line in found:
+        print(line, file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
