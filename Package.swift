@@ -107,7 +107,13 @@ let package = Package(
             // Linked, not compiled, statically: Foundation's own static dependencies are then named
             // here, as the autolink entries of swift_static's modules would name them.
             linkerSettings: [
-                .unsafeFlags(["-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCollections", "-l_FoundationCShims"])
+                .unsafeFlags([
+                    "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCollections", "-l_FoundationCShims",
+                    // Nothing loads symbols from the app (the sign-in library has its own runtime and a C table):
+                    // no export table, so fewer pages to map and relocate at launch; relative relocations
+                    // packed (DT_RELR, glibc 2.36 as in Debian 12), which lld writes.
+                    "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                ])
             ]),
 
         // The offline OAuth 2.0 / OpenID Connect provider. It shares no code with

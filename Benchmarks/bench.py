@@ -127,13 +127,21 @@ def home_for(name, tokens=0, providers=0):
     return home.root, dict(os.environ, **home.env)
 
 
+# Another build of the app to measure in the same pairs (an A/B run): BENCH_BEFORE=path/to/latchkey,
+# beside .build/release so that it finds the same sign-in library.
+BEFORE = os.environ.get("BENCH_BEFORE")
+
+
 def launch_pairs(watcher):
     """1 and 4: launch time and idle memory, signed out and signed in, against the C window."""
-    results = {"c": [], "out": [], "in": [], "c_rss": [], "in_rss": [], "out_rss": [], "out_web_rss": []}
+    kinds = ("c", "out", "in") + (("before_out", "before_in") if BEFORE else ())
+    results = {key: [] for kind in kinds for key in (kind, f"{kind}_rss")}
+    results["out_web_rss"] = []
     for round_ in range(PAIRS + 1):
-        for kind in ("c", "out", "in"):
-            root, env = home_for(f"launch-{kind}", tokens=1 if kind == "in" else 0)
-            command = [os.path.join(BASELINES, "gtk-window")] if kind == "c" else [os.path.join(BIN, "latchkey")]
+        for kind in kinds:
+            root, env = home_for(f"launch-{kind}", tokens=1 if kind.endswith("in") else 0)
+            app = BEFORE if kind.startswith("before") else os.path.join(BIN, "latchkey")
+            command = [os.path.join(BASELINES, "gtk-window")] if kind == "c" else [app]
             process, ms = watcher.launch(command, env)
             time.sleep(2)
             peak = status_kb(process.pid, "VmHWM") / 1024
@@ -367,6 +375,11 @@ def main():
             "reported", "MiB", "C GTK window")
         row("RSS of the prepared sign-in (WebKit processes)", median(launch["out_web_rss"]), c_rss, None,
             "reported", "MiB", "C GTK window")
+        if BEFORE:
+            row("launch to window, signed out (BENCH_BEFORE)", median(launch["before_out"]), c, None, "A/B", baseline_name="C GTK window")
+            row("launch to window, signed in (BENCH_BEFORE)", median(launch["before_in"]), c, None, "A/B", baseline_name="C GTK window")
+            row("peak RSS, signed in, idle 2 s (BENCH_BEFORE)", median(launch["before_in_rss"]), c_rss, None, "A/B", "MiB",
+                "C GTK window")
 
     storm_ok = None
     if "sign-in" in sections:

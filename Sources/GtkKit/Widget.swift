@@ -9,6 +9,12 @@ open class Widget: Object {
     public func showAll() { gtk_widget_show_all(widget) }
     public func hide() { gtk_widget_hide(widget) }
 
+    /// Left hidden by `showAll` (of this widget or a container around it), until shown by itself.
+    public var isLeftOutOfShowAll: Bool {
+        get { gtk_widget_get_no_show_all(widget) != 0 }
+        set { gtk_widget_set_no_show_all(widget, newValue ? 1 : 0) }
+    }
+
     public var isVisible: Bool {
         get { gtk_widget_get_visible(widget) != 0 }
         set { gtk_widget_set_visible(widget, newValue ? 1 : 0) }
