@@ -36,7 +36,16 @@ if ! swift format lint --strict --recursive Sources Tests Package.swift; then
     status=1
 fi
 
-# 3. Sizes: no file over 400 lines, no function over 60 (40 in AppController), widget layout excepted.
+# 3. OAuthCore's sentences name no program: the program gives its name (ZeroConfiguration.clientName,
+#    ProviderCatalog.programName). A string literal there that says "Latchkey" is one the library would
+#    put in another program's mouth.
+if found=$(grep -rnE '^[^/]*"[^"]*Latchkey' --include='*.swift' Sources/OAuthCore); then
+    echo "lint: OAuthCore names a program in a sentence; take the program's name from its caller:" >&2
+    echo "$found" >&2
+    status=1
+fi
+
+# 4. Sizes: no file over 400 lines, no function over 60 (40 in AppController), widget layout excepted.
 if ! /usr/bin/python3 scripts/house-rules.py Sources Tests Fuzz; then
     echo "lint: split what is too long (scripts/house-rules.py says how it counts)" >&2
     status=1

@@ -34,7 +34,8 @@ extension ZeroConfiguration {
         reservedIDs: Set<String> = Set(Providers.sandboxIDs), timeout: Double
     ) -> ZeroConfiguration {
         ZeroConfiguration(
-            catalog: catalog, secrets: secrets, timeout: timeout, clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument(),
+            catalog: catalog, secrets: secrets, timeout: timeout, clientName: "Latchkey",
+            clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument(),
             tokens: tokens, reservedIDs: reservedIDs)
     }
 }

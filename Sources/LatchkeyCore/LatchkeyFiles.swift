@@ -31,11 +31,13 @@ public enum LatchkeyFiles {
             directories.append(URL(fileURLWithPath: String(dataDirectory)).appendingPathComponent("\(application)/providers"))
         }
         if let tree = layout.sourceTree { directories.append(tree.appendingPathComponent("data/providers")) }
-        return ProviderCatalog(
+        var catalog = ProviderCatalog(
             presetDirectories: directories,
             userConfigDirectory: xdg("XDG_CONFIG_HOME", ".config", environment).appendingPathComponent(application),
             environment: environment, credentialPrefix: credentialPrefix,
             discovery: DiscoveryCache(directory: cacheDirectory(environment).appendingPathComponent("discovery")))
+        catalog.programName = "Latchkey"
+        return catalog
     }
 
     /// `LATCHKEY_CLIENT_ID_METADATA_DOCUMENT`: the https URL of a client metadata document

@@ -25,7 +25,9 @@ struct SetUpHome {
     }
 
     var setUp: ProviderSetUp {
-        ProviderSetUp(zeroConfiguration: ZeroConfiguration(catalog: catalog, secrets: secrets, tokens: tokens, reservedIDs: ["sandbox"]))
+        ProviderSetUp(
+            zeroConfiguration: ZeroConfiguration(
+                catalog: catalog, secrets: secrets, clientName: "Latchkey", tokens: tokens, reservedIDs: ["sandbox"]))
     }
 
     /// The person's own file for `id`, as JSON; nil when there is none.

@@ -153,7 +153,7 @@ import Testing
     @Test func anIssuerAloneRegistersAndSignsInWithNoClientIDAnywhere() async throws {
         let sandbox = try RunningSandbox()
         let setting = try Setting()
-        let providers = ZeroConfiguration(catalog: setting.catalog, secrets: setting.secrets)
+        let providers = ZeroConfiguration(catalog: setting.catalog, secrets: setting.secrets, clientName: "Latchkey")
 
         let prepared = try await providers.prepare(issuer: sandbox.baseURL + "/")
         #expect(prepared.registered)

@@ -79,7 +79,8 @@ struct ZeroConfigurationHome {
     var providers: ZeroConfiguration { providers() }
 
     func providers(reserved: Set<String> = [], redirectURI: URL = URL(string: "http://127.0.0.1/callback")!) -> ZeroConfiguration {
-        ZeroConfiguration(catalog: catalog, secrets: secrets, redirectURI: redirectURI, tokens: tokens, reservedIDs: reserved)
+        ZeroConfiguration(
+            catalog: catalog, secrets: secrets, clientName: "Latchkey", redirectURI: redirectURI, tokens: tokens, reservedIDs: reserved)
     }
 
     /// Everything written under the temporary home, as one text.

@@ -20,7 +20,8 @@ import Testing
         let documents = try ClientMetadataServer()
         let setting = try Setting()
         let document = try #require(URL(string: documents.url()))
-        let providers = ZeroConfiguration(catalog: setting.catalog, secrets: setting.secrets, clientIDMetadataDocument: document)
+        let providers = ZeroConfiguration(
+            catalog: setting.catalog, secrets: setting.secrets, clientName: "Latchkey", clientIDMetadataDocument: document)
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
 
         let outcome = try await providers.configuration(for: me)
@@ -39,7 +40,8 @@ import Testing
         let counted = try await statistics(sandbox)
         #expect(counted["registrations"] as? Int == 0)
         let plain = ZeroConfiguration(
-            catalog: setting.catalog, secrets: setting.secrets, clientIDMetadataDocument: URL(string: "http://198.51.100.7/latchkey.json"))
+            catalog: setting.catalog, secrets: setting.secrets, clientName: "Latchkey",
+            clientIDMetadataDocument: URL(string: "http://198.51.100.7/latchkey.json"))
         let error = await #expect(throws: OAuthError.self) {
             try await plain.configuration(for: URL(string: sandbox.baseURL + "/api/notes")!)
         }

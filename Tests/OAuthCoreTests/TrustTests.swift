@@ -282,3 +282,21 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 }
+
+/// The library's sentences name the program that uses it, as the program names itself.
+@Suite struct ProgramNameTests {
+    @Test func sentencesNameTheProgramThatGaveItsName() async throws {
+        let home = try ZeroConfigurationHome()
+        let acme = ZeroConfiguration(catalog: home.catalog, secrets: home.secrets, clientName: "Acme Notes", tokens: home.tokens)
+        let error = await #expect(throws: OAuthError.self) { try await acme.prepare(issuer: "https://github") }
+        #expect("\(error!)".contains("the name of a provider Acme Notes comes with"), "\(error!)")
+        let refused = #expect(throws: OAuthError.self) {
+            try DynamicRegistration.registration(
+                from: ["client_id": "c", "token_endpoint_auth_method": "private_key_jwt", "redirect_uris": ["http://127.0.0.1/callback"]],
+                asked: [URL(string: "http://127.0.0.1/callback")!], endpoint: URL(string: "https://id.example/register")!,
+                clientName: "Acme Notes")
+        }
+        #expect("\(refused!)".contains("registered Acme Notes"), "\(refused!)")
+        #expect(!"\(error!) \(refused!)".contains("Latchkey"))
+    }
+}

@@ -26,6 +26,8 @@ public struct ProviderCatalog: Sendable {
     /// Where discovery documents are kept for providers that name only their issuer;
     /// nil: such providers cannot be used.
     public var discovery: DiscoveryCache?
+    /// The program's name, where a sentence tells the person what to register ("this app" when nil).
+    public var programName: String?
 
     public init(
         presetDirectories: [URL], userConfigDirectory: URL, environment: [String: String] = [:],
@@ -87,7 +89,7 @@ public struct ProviderCatalog: Sendable {
             try PrivateFile.prepareDirectory(userConfigDirectory)
             try PrivateFile.replace(userFile(for: id), with: data)
         } catch {
-            throw OAuthError.invalidConfiguration("Latchkey \(error.sentence("could not write"))")
+            throw OAuthError.invalidConfiguration(error.sentence("could not write"))
         }
     }
 
@@ -162,7 +164,7 @@ public struct ProviderCatalog: Sendable {
                 "\(issuer)'s discovery document, where this provider's endpoints are, has not been read yet. Check your connection and try again."
             )
         }
-        let discovered = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
+        let discovered = try ProviderDiscovery.providerFile(issuer: issuer, document: document, programName: programName ?? "this app")
         return file.over(discovered)
     }
 

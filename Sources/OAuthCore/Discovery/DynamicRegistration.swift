@@ -47,15 +47,17 @@ public enum DynamicRegistration {
             let code = Redaction.safeCode(code)
             let description = (answer["error_description"] as? String).map(Redaction.clip)
             throw OAuthError.invalidConfiguration(
-                "the provider refused to register Latchkey: \(description ?? OAuthError.meaning(of: code)) (\(code)).")
+                "the provider refused to register \(clientName): \(description ?? OAuthError.meaning(of: code)) (\(code)).")
         }
         let answer = try ProviderDiscovery.jsonObject(response, endpoint: .registration, accepting: [200, 201])
-        return try registration(from: answer, asked: redirectURIs, endpoint: endpoint)
+        return try registration(from: answer, asked: redirectURIs, endpoint: endpoint, clientName: clientName)
     }
 
     /// The registration a server answered, checked. `endpoint` is where it was made:
     /// the registration's own URI must be on the same origin, since its access token goes there.
-    static func registration(from answer: [String: Any], asked redirectURIs: [URL], endpoint: URL) throws -> ClientRegistration {
+    static func registration(from answer: [String: Any], asked redirectURIs: [URL], endpoint: URL, clientName: String = "this app")
+        throws -> ClientRegistration
+    {
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .registration, reason: reason) }
         guard let clientID = answer["client_id"] as? String, !clientID.isEmpty else { throw fail("it gave no client_id") }
         // §3.2.1: the server may change what was asked; a client must then use what it says.
@@ -64,13 +66,14 @@ public enum DynamicRegistration {
         let method = (answer["token_endpoint_auth_method"] as? String) ?? (secret == nil ? "none" : "client_secret_basic")
         guard let authentication = ProviderConfiguration.ClientAuthentication(rawValue: method) else {
             throw OAuthError.invalidConfiguration(
-                "the provider registered Latchkey for client authentication “\(Redaction.safeCode(method))”, which Latchkey does not do.")
+                "the provider registered \(clientName) for client authentication “\(Redaction.safeCode(method))”, which \(clientName) does not do."
+            )
         }
         if authentication != .none, secret == nil {
             throw fail("it asks for \(method) but gave no client_secret")
         }
         if let granted = answer["redirect_uris"] as? [String], !Set(redirectURIs.map(\.absoluteString)).isSubset(of: granted) {
-            throw OAuthError.invalidConfiguration("the provider registered Latchkey without the redirect URI it needs.")
+            throw OAuthError.invalidConfiguration("the provider registered \(clientName) without the redirect URI it needs.")
         }
         let clientURI = (answer["registration_client_uri"] as? String).flatMap(URL.init(string:))
         return ClientRegistration(

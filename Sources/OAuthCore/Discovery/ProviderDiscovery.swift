@@ -136,7 +136,8 @@ public enum ProviderDiscovery {
     }
 
     /// The provider file for a discovery document already read; `issuer` normalised.
-    static func providerFile(issuer: String, document: [String: Any]) throws -> ProviderFile {
+    /// `programName` is what the registration hint tells the person to register.
+    static func providerFile(issuer: String, document: [String: Any], programName: String = "this app") throws -> ProviderFile {
         let (issuer, url) = try issuerURL(issuer)
         let issuerIsLoopback = ProviderConfiguration.isLoopback(url)
         let names = names(of: url)
@@ -151,7 +152,7 @@ public enum ProviderDiscovery {
         file.userAgents = .value([.embedded, .browser])
         file.profile = .value(Layered(["name", "email", "picture"].map { ($0, .value(.one($0))) } + [("url", .value(.one("profile")))]))
         file.registrationHint = .value(
-            "Register Latchkey with \(issuer) as a native (public) client, with the redirect URI http://127.0.0.1/callback.")
+            "Register \(programName) with \(issuer) as a native (public) client, with the redirect URI http://127.0.0.1/callback.")
         let endpoints: [(String, WritableKeyPath<ProviderFile, Setting<String>>, required: Bool)] = [
             ("authorization_endpoint", \.authorizationEndpoint, true), ("token_endpoint", \.tokenEndpoint, true),
             ("userinfo_endpoint", \.userinfoEndpoint, false), ("revocation_endpoint", \.revocationEndpoint, false),
@@ -178,7 +179,7 @@ public enum ProviderDiscovery {
             let usable = named.filter(IDTokenSignature.supportedAlgorithms.contains)
             guard !usable.isEmpty else {
                 throw OAuthError.invalidConfiguration(
-                    "\(issuer) signs its ID tokens only with \(named.prefix(4).map { Redaction.safeCode($0) }.joined(separator: ", ")), which Latchkey cannot check."
+                    "\(issuer) signs its ID tokens only with \(named.prefix(4).map { Redaction.safeCode($0) }.joined(separator: ", ")), none of which can be checked here."
                 )
             }
             file.idTokenSigningAlgorithms = .value(usable)

@@ -90,7 +90,7 @@ public struct ChallengeRecords: Sendable {
         entries.removeAll { now.timeIntervalSince1970 - $0.at > window || $0.at > now.timeIntervalSince1970 + 60 }
         guard entries.filter({ $0.scopes == key }).count < limit, entries.count < resourceLimit else {
             throw OAuthError.invalidConfiguration(
-                "\(resource) kept refusing its token\(key.isEmpty ? "" : " (asking for \(key))"): Latchkey answered \(min(entries.count, limit)) times in "
+                "\(resource) kept refusing its token\(key.isEmpty ? "" : " (asking for \(key))"), answered \(min(entries.count, limit)) times in "
                     + "\(Int(window / 60)) minutes and stops here, so as not to ask you for one consent after another. "
                     + "The server may want something a sign-in cannot give; try again later.")
         }
@@ -124,7 +124,7 @@ extension ZeroConfiguration {
         for scope in had + challenge.scopes where !wanted.contains(scope) { wanted.append(scope) }
         guard wanted.count <= ResourceChallenge.mostScopes else {
             throw OAuthError.invalidConfiguration(
-                "\(identifier.absoluteString) asks for more scopes than a sign-in takes (\(wanted.count)); Latchkey does not ask for them.")
+                "\(identifier.absoluteString) asks for more scopes than a sign-in takes (\(wanted.count)); they are not asked for.")
         }
         try records?.note(provider: id, scopes: wanted, resource: identifier.absoluteString)
 
@@ -185,7 +185,7 @@ extension ZeroConfiguration {
         if let oldIssuer = old.configuration.issuer?.absoluteString, !(file.clientID.value ?? "").isEmpty, !registered {
             throw OAuthError.invalidConfiguration(
                 "\(identifier.absoluteString) now takes tokens from \(issuer), but the client id in \(catalog.userFile(for: id).path) "
-                    + "was given for \(oldIssuer). Register Latchkey at \(issuer) and put its client id there.")
+                    + "was given for \(oldIssuer). Register \(clientName) at \(issuer) and put its client id there.")
         }
         // The new server's provider, registered there and written (its secrets replacing the old
         // registration's), or an error with the old one untouched.

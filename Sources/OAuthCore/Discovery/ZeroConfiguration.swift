@@ -33,7 +33,7 @@ public struct ZeroConfiguration: Sendable {
 
     public init(
         catalog: ProviderCatalog, secrets: any ClientSecretStore, transport: any HTTPTransport = CurlTransport.shared,
-        timeout: Double = 15, clientName: String = "Latchkey", redirectURI: URL = URL(string: "http://127.0.0.1/callback")!,
+        timeout: Double = 15, clientName: String, redirectURI: URL = URL(string: "http://127.0.0.1/callback")!,
         clientIDMetadataDocument: URL? = nil, tokens: (any TokenStore)? = nil, reservedIDs: Set<String> = []
     ) {
         self.catalog = catalog
@@ -143,7 +143,7 @@ public struct ZeroConfiguration: Sendable {
     /// what a provider removed by hand left behind (`clearLeftBehind`), once its server has answered.
     func claim(_ id: String, for what: String, isOurs: (ProviderFile) -> Bool) throws -> ProviderFile? {
         if reservedIDs.contains(id) || catalog.presetFile(named: id) != nil {
-            throw OAuthError.invalidConfiguration("\(what) would be called “\(id)”, the name of a provider Latchkey comes with.")
+            throw OAuthError.invalidConfiguration("\(what) would be called “\(id)”, the name of a provider \(clientName) comes with.")
         }
         let file = catalog.userFile(for: id)
         guard FileManager.default.fileExists(atPath: file.path) else {
@@ -232,7 +232,7 @@ public struct ZeroConfiguration: Sendable {
             metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
         }
         let (issuer, issuerURL, document) = try await serverMetadata(for: metadata, asked: identifier)
-        var file = try ProviderDiscovery.providerFile(issuer: issuer, document: document)
+        var file = try ProviderDiscovery.providerFile(issuer: issuer, document: document, programName: clientName)
         if saved == nil { await clearLeftBehind(id) }
         file.id = .value(id)
         // The resource's own name comes with where it is, so a resource cannot pass itself off as another.
@@ -267,12 +267,12 @@ public struct ZeroConfiguration: Sendable {
         } else {
             // Kept without a client id, so that one given by hand (or in the window's set-up) is all that is missing.
             file.registrationHint = .value(
-                "\(issuer) does not let apps register themselves: register Latchkey there as a native (public) client "
+                "\(issuer) does not let apps register themselves: register \(clientName) there as a native (public) client "
                     + "with the redirect URI \(redirectURI.absoluteString), and put its client id in \(path).")
             try catalog.writeUserFile(file, for: id)
             throw OAuthError.invalidConfiguration(
                 "\(issuer), which signs in for \(identifier.absoluteString), does not let apps register themselves (it has no registration_endpoint). "
-                    + "Register Latchkey there as a native (public) client with the redirect URI \(redirectURI.absoluteString), "
+                    + "Register \(clientName) there as a native (public) client with the redirect URI \(redirectURI.absoluteString), "
                     + "and put {\"client_id\": \"…\"} in \(path).")
         }
         return (try await catalog.configuration(named: id, secrets: secrets), registered)

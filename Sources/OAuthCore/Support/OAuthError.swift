@@ -104,7 +104,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .requestAlreadyCompleted: "This sign-in has already finished. Start a new one."
         case .oauth1CallbackNotConfirmed:
             "The provider did not confirm where to send you back after signing in (oauth_callback_confirmed), "
-                + "so it may speak the older, unsafe OAuth 1.0. Latchkey only signs in with OAuth 1.0a."
+                + "so it may speak the older, unsafe OAuth 1.0. Only OAuth 1.0a is signed in with."
         case .clockOff(let seconds):
             "The provider refused a signed request, and its clock is \(Self.span(abs(seconds))) \(seconds > 0 ? "ahead of" : "behind") this computer's. "
                 + "Signed requests carry the time: set this computer's clock right and try again. Your sign-in is kept."
