@@ -171,4 +171,10 @@ extension SandboxServer {
             clientName: pending.client.name, scopes: pending.scopes, requestID: requestID, action: Self.prefix + likeness.authorizePath,
             descriptions: likeness.scopeDescriptions, imitating: likeness.displayName, username: username, error: error)
     }
+
+    /// The authorization endpoint: its page, and the page's answer.
+    func addAuthorization(to router: Router<SandboxRequestContext>) {
+        router.get(RouterPath(likeness.authorizePath)) { request, _ in await self.authorize(request) }
+        router.post(RouterPath(likeness.authorizePath)) { request, _ in try await self.answerSignIn(request) }
+    }
 }

@@ -72,4 +72,13 @@ extension SandboxServer {
         }
         return document
     }
+
+    /// Where the metadata is, and where a client might look for it in vain (each asked-for path is
+    /// noted); and the keys ID tokens are signed with.
+    func addDiscovery(to router: Router<SandboxRequestContext>) {
+        for (path, served) in situation.metadataLocations(defaults: likeness.discoveryPaths) {
+            addWellKnown(path, served: served, to: router) { request, context in try await self.discovery(request, context) }
+        }
+        router.get(RouterPath(likeness.jwksPath)) { _, _ in Self.json(.ok, self.signer.jwks) }
+    }
 }

@@ -59,4 +59,29 @@ extension SandboxServer {
             return Response(status: .internalServerError)
         }
     }
+
+    /// The test's handles: faults on demand, a new signing key, the statistics.
+    func addAdministration(to router: Router<SandboxRequestContext>) {
+        router.post("/_admin/faults") { request, _ in try await self.addFault(request) }
+        router.delete("/_admin/faults") { _, _ in
+            await self.state.clearFaults()
+            return Response(status: .noContent)
+        }
+        // A new signing key (optionally of another algorithm: {"alg": "RS256"}); the previous one stays published.
+        router.post("/_admin/rotate-keys") { request, _ in
+            let body = try await request.body.collect(upTo: 4096)
+            let asked = ((try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any])?["alg"] as? String
+            guard asked.map({ IDTokenSigner.Algorithm(rawValue: $0) != nil }) ?? true else {
+                return Self.json(.badRequest, ["error": "alg must be ES256 or RS256"])
+            }
+            let kid = try self.signer.rotate(to: asked.flatMap(IDTokenSigner.Algorithm.init(rawValue:)))
+            return Self.json(.ok, ["kid": kid, "alg": self.signer.algorithm])
+        }
+        router.get("/_admin/stats") { _, _ in
+            let statistics = await self.state.statistics
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(statistics))))
+        }
+    }
 }

@@ -30,4 +30,12 @@ extension SandboxServer {
     static func subject(for user: SandboxUser) -> String {
         String(Base64URL.encode(SHA256.hash(data: Data("latchkey-sandbox:\(user.username)".utf8))).prefix(22))
     }
+
+    /// The avatars, and the people's profile pages (right under the root for GitHub's and GitLab's likeness).
+    func addPages(to router: Router<SandboxRequestContext>) {
+        router.get("/avatar/:file") { _, context in self.avatar(context.parameters.get("file") ?? "") }
+        router.get(RouterPath(likeness.profilePagePath.replacingOccurrences(of: "{username}", with: ":username"))) {
+            _, context in self.profilePage(context.parameters.get("username") ?? "")
+        }
+    }
 }

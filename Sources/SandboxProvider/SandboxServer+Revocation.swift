@@ -36,4 +36,11 @@ extension SandboxServer {
         // An unknown token is "revoked" already: 200 either way (RFC 7009 §2.2).
         return Response(status: .ok, headers: Self.noStore)
     }
+
+    /// Where the imitated provider has one.
+    func addRevocation(to router: Router<SandboxRequestContext>) {
+        if let revokePath = likeness.revokePath {
+            router.post(RouterPath(revokePath)) { request, context in try await self.revoke(request, context) }
+        }
+    }
 }

@@ -180,4 +180,8 @@ extension SandboxServer {
             return asForm ? Self.form(.ok, fields) : Self.json(.ok, Dictionary(fields, uniquingKeysWith: { a, _ in a }))
         }
     }
+
+    func addToken(to router: Router<SandboxRequestContext>) {
+        router.post(RouterPath(likeness.tokenPath)) { request, context in try await self.token(request, context) }
+    }
 }

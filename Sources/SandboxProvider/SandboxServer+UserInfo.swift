@@ -111,4 +111,13 @@ extension SandboxServer {
     static func numericID(for user: SandboxUser) -> Int {
         Int(SHA256.hash(data: Data(user.username.utf8)).prefix(3).reduce(0) { $0 << 8 | Int($1) })
     }
+
+    /// The userinfo endpoint (GET and POST), and an endpoint the imitated provider closed to new apps.
+    func addUserInfo(to router: Router<SandboxRequestContext>) {
+        router.get(RouterPath(likeness.userinfoPath)) { request, context in try await self.userinfo(request, context) }
+        router.post(RouterPath(likeness.userinfoPath)) { request, context in try await self.userinfo(request, context) }
+        if let closed = likeness.closedEndpoint {
+            router.get(RouterPath(closed.path)) { request, context in try await self.closedEndpoint(request, context) }
+        }
+    }
 }

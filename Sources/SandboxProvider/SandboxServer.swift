@@ -72,52 +72,19 @@ public final class SandboxServer: Sendable {
         let router = Router(context: SandboxRequestContext.self)
         router.middlewares.add(RequestLogMiddleware(logger: logger))
         // The imitated provider's own paths, so a preset pointed here differs only in its host.
-        // Where the metadata is, and where a client might look for it in vain (each asked-for path is noted).
-        for (path, served) in situation.metadataLocations(defaults: likeness.discoveryPaths) {
-            addWellKnown(path, served: served, to: router) { request, context in try await self.discovery(request, context) }
-        }
-        router.get(RouterPath(likeness.jwksPath)) { _, _ in Self.json(.ok, self.signer.jwks) }
-        router.get(RouterPath(likeness.authorizePath)) { request, _ in await self.authorize(request) }
-        router.post(RouterPath(likeness.authorizePath)) { request, _ in try await self.answerSignIn(request) }
-        router.post(RouterPath(likeness.tokenPath)) { request, context in try await self.token(request, context) }
-        if let revokePath = likeness.revokePath {
-            router.post(RouterPath(revokePath)) { request, context in try await self.revoke(request, context) }
-        }
-        router.get(RouterPath(likeness.userinfoPath)) { request, context in try await self.userinfo(request, context) }
-        router.post(RouterPath(likeness.userinfoPath)) { request, context in try await self.userinfo(request, context) }
-        if let closed = likeness.closedEndpoint {
-            router.get(RouterPath(closed.path)) { request, context in try await self.closedEndpoint(request, context) }
-        }
+        // Each endpoint's file registers its routes.
+        addDiscovery(to: router)
+        addAuthorization(to: router)
+        addToken(to: router)
+        addRevocation(to: router)
+        addUserInfo(to: router)
         addRegistration(to: router)
         addSecondServer(to: router)
         addProtectedResources(to: router)
         addOAuth1(to: router)
-        router.get("/avatar/:file") { _, context in self.avatar(context.parameters.get("file") ?? "") }
-        router.post("/_admin/faults") { request, _ in try await self.addFault(request) }
-        router.delete("/_admin/faults") { _, _ in
-            await self.state.clearFaults()
-            return Response(status: .noContent)
-        }
-        // A new signing key (optionally of another algorithm: {"alg": "RS256"}); the previous one stays published.
-        router.post("/_admin/rotate-keys") { request, _ in
-            let body = try await request.body.collect(upTo: 4096)
-            let asked = ((try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any])?["alg"] as? String
-            guard asked.map({ IDTokenSigner.Algorithm(rawValue: $0) != nil }) ?? true else {
-                return Self.json(.badRequest, ["error": "alg must be ES256 or RS256"])
-            }
-            let kid = try self.signer.rotate(to: asked.flatMap(IDTokenSigner.Algorithm.init(rawValue:)))
-            return Self.json(.ok, ["kid": kid, "alg": self.signer.algorithm])
-        }
-        router.get("/_admin/stats") { _, _ in
-            let statistics = await self.state.statistics
-            return Response(
-                status: .ok, headers: [.contentType: "application/json"],
-                body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(statistics))))
-        }
+        addAdministration(to: router)
         // Last: GitHub's and GitLab's profile pages sit right under the root.
-        router.get(RouterPath(likeness.profilePagePath.replacingOccurrences(of: "{username}", with: ":username"))) {
-            _, context in self.profilePage(context.parameters.get("username") ?? "")
-        }
+        addPages(to: router)
         return router
     }
 
