@@ -11,6 +11,7 @@ wall-clock milliseconds.
 
 import json
 import os
+import shutil
 import platform
 import re
 import statistics
@@ -130,6 +131,7 @@ def home_for(name, tokens=0, providers=0):
 # Another build of the app to measure in the same pairs (an A/B run): BENCH_BEFORE=path/to/latchkey,
 # beside .build/release so that it finds the same sign-in library.
 BEFORE = os.environ.get("BENCH_BEFORE")
+SMAPS = os.environ.get("BENCH_SMAPS")
 
 
 def launch_pairs(watcher):
@@ -145,6 +147,9 @@ def launch_pairs(watcher):
             process, ms = watcher.launch(command, env)
             time.sleep(2)
             peak = status_kb(process.pid, "VmHWM") / 1024
+            if SMAPS and round_ == 1:
+                # Where the memory is, mapping by mapping: BENCH_SMAPS=directory.
+                shutil.copyfile(f"/proc/{process.pid}/smaps", os.path.join(SMAPS, f"{kind}.smaps"))
             web = rss_of(process.pid, keep=lambda command: command.startswith("WebKit")) - status_kb(process.pid, "VmRSS") / 1024
             stop(process)
             if round_ == 0:
@@ -166,6 +171,9 @@ def growth(watcher):
             process, ms = watcher.launch([os.path.join(BIN, "latchkey")], env)
             time.sleep(2)
             peak = status_kb(process.pid, "VmHWM") / 1024
+            if SMAPS and round_ == 1:
+                # Where the memory is, mapping by mapping: BENCH_SMAPS=directory.
+                shutil.copyfile(f"/proc/{process.pid}/smaps", os.path.join(SMAPS, f"{kind}.smaps"))
             stop(process)
             if round_:
                 results[n]["ms"].append(ms)

@@ -6,7 +6,6 @@ import InstallLayout
 import Logging
 import OAuthCore
 
-
 let callers = 1000
 let pairs = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 12
 LoggingSystem.bootstrap { label in
@@ -26,7 +25,8 @@ let sandbox = Process()
 sandbox.executableURL = directory.appendingPathComponent("latchkey-sandbox")
 // Tokens live 30 s; the session looks 40 s ahead, so every stored token is due for refresh.
 sandbox.arguments = ["--port", "0", "--log-level", "warning", "--exit-with-stdin", "--access-token-ttl", "30"]
-let output = Pipe(), input = Pipe()
+let output = Pipe()
+let input = Pipe()
 sandbox.standardOutput = output
 sandbox.standardInput = input
 do { try sandbox.run() } catch { fail("cannot start latchkey-sandbox: \(error)") }

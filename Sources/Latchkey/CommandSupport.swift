@@ -1,6 +1,7 @@
 import DesktopOAuth
 import Foundation
 import LatchkeyCore
+import Logging
 import OAuthCore
 
 /// Where every command keeps sign-ins and client secrets: the keyring when one
@@ -34,7 +35,8 @@ extension ZeroConfiguration {
         reservedIDs: Set<String> = Set(Providers.sandboxIDs), timeout: Double
     ) -> ZeroConfiguration {
         ZeroConfiguration(
-            catalog: catalog, secrets: secrets, timeout: timeout, clientName: "Latchkey",
+            catalog: catalog, secrets: secrets, network: Network(timeout: timeout, logger: Logger(label: "OAuthCore")),
+            clientName: "Latchkey",
             clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument(),
             tokens: tokens, reservedIDs: reservedIDs)
     }

@@ -89,9 +89,9 @@ final class Providers: @unchecked Sendable {
         guard Self.sandboxIDs.contains(id), file?.id != id else {
             let source: DiscoveryCache.Source?
             if let file, file.id == id {
-                source = try await catalog.refreshDiscovery(file: file.url, transport: network.transport, timeout: network.timeout)
+                source = try await catalog.refreshDiscovery(file: file.url, network: network)
             } else {
-                source = try await catalog.refreshDiscovery(named: id, transport: network.transport, timeout: network.timeout)
+                source = try await catalog.refreshDiscovery(named: id, network: network)
             }
             if let source { logger.info("Discovery document \(Self.describe(source))") }
             let configuration = try await catalog.completed(draft(for: id), secrets: secrets)

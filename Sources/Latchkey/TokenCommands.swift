@@ -101,7 +101,7 @@ struct TokenCommand: ParsableCommand {
 
     /// The provider named with --provider, its stored client secret filled in.
     /// (The sandbox lives only while the window runs: its tokens are the window's.)
-    static func providerConfiguration(_ id: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, timeout: Double = 15)
+    static func providerConfiguration(_ id: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, network: Network)
         async throws -> ProviderConfiguration
     {
         guard !Providers.sandboxIDs.contains(id) else {
@@ -109,7 +109,7 @@ struct TokenCommand: ParsableCommand {
                 "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource."
             )
         }
-        return try await catalog.configuration(named: id, secrets: secrets, timeout: timeout)
+        return try await catalog.configuration(named: id, secrets: secrets, network: network)
     }
 
     static func fresh(_ provider: Provider) async -> Result<Token, OAuthError> {
@@ -278,13 +278,13 @@ struct TokenRequest {
     /// registration as it is: read back only if a sign-in turns out to be needed.
     func provider() throws -> Provider {
         let (resource, providerID, catalog, secrets, zeroConfiguration) = (resource, providerID, catalog, secrets, zeroConfiguration)
-        let timeout = network.timeout
+        let network = network
         do {
             let configuration = try wait { () async throws -> ProviderConfiguration in
                 if let resource {
                     return try await zeroConfiguration.configuration(for: resource, checkRegistration: false).configuration
                 }
-                return try await TokenCommand.providerConfiguration(providerID, catalog: catalog, secrets: secrets, timeout: timeout)
+                return try await TokenCommand.providerConfiguration(providerID, catalog: catalog, secrets: secrets, network: network)
             }
             // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
             guard configuration.authProtocol == .oauth2 else {

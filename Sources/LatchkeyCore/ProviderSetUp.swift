@@ -65,7 +65,7 @@ public struct ProviderSetUp: Sendable {
 
     private func add(file: URL) async throws -> (id: String, notice: String?) {
         // A file that names only its issuer is checked against the issuer's discovery document.
-        try await catalog.refreshDiscovery(file: file, transport: zeroConfiguration.transport, timeout: zeroConfiguration.timeout)
+        try await catalog.refreshDiscovery(file: file, network: zeroConfiguration.network)
         let added = try catalog.addProvider(file: file, reservedIDs: zeroConfiguration.reservedIDs)
         // No provider had this id (addProvider refuses one that is taken), so whatever is stored
         // under it was left by one removed by hand: it must not reach this provider's endpoints.

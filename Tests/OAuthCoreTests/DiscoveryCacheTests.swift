@@ -79,11 +79,11 @@ import Testing
         // Offline: the provider still becomes a configuration, from the copy.
         try setting.write(["issuer": issuer, "client_id": "latchkey-desktop"], as: "mine")
         Self.stop(sandbox)
-        guard case .stale = try await setting.catalog.refreshDiscovery(named: "mine", timeout: 5) else {
+        guard case .stale = try await setting.catalog.refreshDiscovery(named: "mine", network: Network(timeout: 5)) else {
             Issue.record("an unreachable server did not fall back to the kept copy")
             return
         }
-        let configuration = try await setting.catalog.configuration(named: "mine", secrets: setting.secrets, timeout: 5)
+        let configuration = try await setting.catalog.configuration(named: "mine", secrets: setting.secrets, network: Network(timeout: 5))
         #expect(configuration.tokenEndpoint.absoluteString == issuer + "/token")
     }
 
@@ -100,7 +100,7 @@ import Testing
         let drafted = #expect(throws: OAuthError.self) { try setting.catalog.draft(named: "mine") }
         #expect("\(drafted!)".contains("discovery document") && "\(drafted!)".contains("has not been read yet"))
         let fetched = await #expect(throws: OAuthError.self) {
-            try await setting.catalog.configuration(named: "mine", secrets: setting.secrets, timeout: 5)
+            try await setting.catalog.configuration(named: "mine", secrets: setting.secrets, network: Network(timeout: 5))
         }
         #expect("\(fetched!)".contains("Could not reach the provider's discovery document"))
         // The person's file is as it was.

@@ -54,14 +54,14 @@ struct LiveSandbox {
     var store: FileTokenStore { FileTokenStore(directory: directory, logger: log.logger) }
 
     func tokenClient(timeout: TimeInterval = 10) -> TokenClient {
-        TokenClient(configuration: configuration, timeout: timeout, logger: log.logger)
+        TokenClient(configuration: configuration, network: Network(timeout: timeout, logger: log.logger))
     }
 
     func session(now: @escaping @Sendable () -> Date = { Date() }) -> AuthSession {
         AuthSession(configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now)
     }
 
-    var profiles: ProfileClient { ProfileClient(configuration: configuration, logger: log.logger) }
+    var profiles: ProfileClient { ProfileClient(configuration: configuration, network: Network(logger: log.logger)) }
 
     /// Presents the request to a user agent and waits for the checked response:
     /// the first half of a sign-in, for tests of the exchange itself.

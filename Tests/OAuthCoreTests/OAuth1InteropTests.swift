@@ -75,7 +75,7 @@ import Testing
         let client = OAuth1Client(
             configuration: try configuration(
                 port: server.port, method: method, secret: "consumer secret/&+", keyFile: keys.appendingPathComponent("private.pem")),
-            timeout: 10)
+            network: Network(timeout: 10))
         let base = "http://127.0.0.1:\(server.port)"
         let token = Token(accessToken: "token/with=reserved&chars", tokenType: "OAuth1", tokenSecret: "token secret ü")
         let get = try client.signed(
@@ -89,7 +89,8 @@ import Testing
         #expect(try await CurlTransport.shared.send(post).status == 200)
         if method == "HMAC-SHA1" {
             // And oauthlib refuses what it should: the same request signed with another secret.
-            let wrong = OAuth1Client(configuration: try configuration(port: server.port, method: method, secret: "other"), timeout: 10)
+            let wrong = OAuth1Client(
+                configuration: try configuration(port: server.port, method: method, secret: "other"), network: Network(timeout: 10))
             let refused = try wrong.signed(
                 method: "GET", url: try #require(URL(string: "\(base)/photos")), token: token.accessToken, tokenSecret: token.tokenSecret)
             #expect(try await CurlTransport.shared.send(refused).status == 401)

@@ -24,11 +24,12 @@ import Testing
         func session(_ configuration: ProviderConfiguration? = nil) -> AuthSession {
             let configuration = configuration ?? self.configuration
             return AuthSession(
-                configuration: configuration, store: store, tokenClient: TokenClient(configuration: configuration, timeout: 10),
+                configuration: configuration, store: store,
+                tokenClient: TokenClient(configuration: configuration, network: Network(timeout: 10)),
                 logger: log.logger)
         }
         func client(now: @escaping @Sendable () -> Date = { Date() }) -> OAuth1Client {
-            OAuth1Client(configuration: configuration, timeout: 10, logger: log.logger, now: now)
+            OAuth1Client(configuration: configuration, network: Network(timeout: 10, logger: log.logger), now: now)
         }
         var callback: URL { URL(string: "http://127.0.0.1:4000/callback")! }
 
@@ -53,7 +54,8 @@ import Testing
         // A new session (a later launch) reads it back, signed in, and signs the profile request with it.
         let later = live.session()
         #expect(await later.isSignedIn)
-        let profile = try await ProfileClient(configuration: live.configuration, logger: live.log.logger).fetch(using: later)
+        let profile = try await ProfileClient(configuration: live.configuration, network: Network(logger: live.log.logger)).fetch(
+            using: later)
         #expect(profile.name == "Ada Lovelace")
         #expect(profile.email == "ada@sandbox.example")
         #expect(profile.profileURL?.absoluteString == "\(live.sandbox.baseURL)/in/ada")
@@ -166,7 +168,7 @@ import Testing
         var wrong = live.configuration
         wrong.clientSecret = "not-the-secret"
         let error = await #expect(throws: OAuthError.self) {
-            try await ProfileClient(configuration: wrong, logger: live.log.logger).fetch(using: live.session(wrong))
+            try await ProfileClient(configuration: wrong, network: Network(logger: live.log.logger)).fetch(using: live.session(wrong))
         }
         guard case .oauth1Problem("signature_invalid", _, .profile) = error else {
             Issue.record("expected signature_invalid, got \(String(describing: error))")
@@ -177,7 +179,7 @@ import Testing
         _ = try await HTTPClient().send(method: "DELETE", "\(live.sandbox.baseURL)/_admin/oauth1/tokens", headers: [:], body: nil)
         let session = live.session()
         let ended = await #expect(throws: OAuthError.self) {
-            try await ProfileClient(configuration: live.configuration, logger: live.log.logger).fetch(using: session)
+            try await ProfileClient(configuration: live.configuration, network: Network(logger: live.log.logger)).fetch(using: session)
         }
         guard case .signedOut = ended else {
             Issue.record("expected signed out, got \(String(describing: ended))")
@@ -260,7 +262,7 @@ import Testing
             let session = live.session(configuration)
             try await session.signIn(with: token)
             let error = await #expect(throws: OAuthError.self) {
-                try await ProfileClient(configuration: configuration, logger: live.log.logger).fetch(using: session)
+                try await ProfileClient(configuration: configuration, network: Network(logger: live.log.logger)).fetch(using: session)
             }
             if keeps {
                 guard case .clockOff(let seconds) = error, seconds < -86_400 else {
@@ -298,7 +300,7 @@ import Testing
         defer { server.stop() }
         var configuration = try Live.configuration(issuer: "http://127.0.0.1:\(server.port)")
         configuration.clientSecret = "s"
-        let client = OAuth1Client(configuration: configuration, timeout: 10)
+        let client = OAuth1Client(configuration: configuration, network: Network(timeout: 10))
         let callback = try #require(URL(string: "http://127.0.0.1/callback"))
         await #expect(throws: OAuthError.oauth1CallbackNotConfirmed) { try await client.temporaryCredentials(callback: callback) }
     }

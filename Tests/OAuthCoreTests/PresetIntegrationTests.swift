@@ -20,7 +20,8 @@ import Testing
         try await FormPostingUserAgent().present(flow)
         let response = try await flow.response()
         do {
-            _ = try await TokenClient(configuration: changed, logger: live.log.logger).exchange(response, for: flow.request)
+            _ = try await TokenClient(configuration: changed, network: Network(logger: live.log.logger)).exchange(
+                response, for: flow.request)
             return nil
         } catch let error as OAuthError {
             return error

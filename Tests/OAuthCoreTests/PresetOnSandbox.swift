@@ -61,7 +61,7 @@ struct PresetOnSandbox {
         return user
     }
 
-    func tokenClient() -> TokenClient { TokenClient(configuration: configuration, timeout: 10, logger: log.logger) }
+    func tokenClient() -> TokenClient { TokenClient(configuration: configuration, network: Network(timeout: 10, logger: log.logger)) }
 
     var store: FileTokenStore { FileTokenStore(directory: directory.url.appendingPathComponent("tokens"), logger: log.logger) }
 
@@ -70,7 +70,7 @@ struct PresetOnSandbox {
             configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now, accounts: accounts)
     }
 
-    var profiles: ProfileClient { ProfileClient(configuration: configuration, logger: log.logger) }
+    var profiles: ProfileClient { ProfileClient(configuration: configuration, network: Network(logger: log.logger)) }
 
     /// The sign-in page answered as a person would, then the checked redirect:
     /// the first half of a sign-in, for tests of the exchange itself.

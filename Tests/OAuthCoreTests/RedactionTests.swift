@@ -42,7 +42,7 @@ import Testing
             clientAuthentication: .init(rawValue: method)!, redirectURI: URL(string: "http://127.0.0.1/cb")!, scopes: [],
             usePKCE: false)
         let log = CapturedLog()
-        let client = TokenClient(configuration: configuration, timeout: 10, logger: log.logger)
+        let client = TokenClient(configuration: configuration, network: Network(timeout: 10, logger: log.logger))
         let error = await #expect(throws: OAuthError.self) {
             try await client.refresh(Token(accessToken: "access-token-123", refreshToken: "refresh-token-456"))
         }

@@ -169,7 +169,8 @@ import Testing
         var moved = live.configuration
         moved.tokenEndpoint = URL(string: "\(elsewhere.baseURL)/oauth/token")!
         let session = AuthSession(
-            configuration: moved, store: live.store, tokenClient: TokenClient(configuration: moved, logger: live.log.logger),
+            configuration: moved, store: live.store,
+            tokenClient: TokenClient(configuration: moved, network: Network(logger: live.log.logger)),
             logger: live.log.logger, now: anHourLater)
         #expect(await !session.isSignedIn)
         let error = await #expect(throws: OAuthError.self) { try await session.freshToken() }
@@ -334,7 +335,7 @@ import Testing
         configuration.tokenEndpoint = URL(string: "http://127.0.0.1:9/token")!
         let (request, response) = try await live.authorize()
         let error = await #expect(throws: OAuthError.self) {
-            try await TokenClient(configuration: configuration, timeout: 5).exchange(response, for: request)
+            try await TokenClient(configuration: configuration, network: Network(timeout: 5)).exchange(response, for: request)
         }
         #expect(error == .cannotConnect(endpoint: .token))
     }

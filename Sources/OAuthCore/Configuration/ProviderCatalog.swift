@@ -98,9 +98,9 @@ public struct ProviderCatalog: Sendable {
     /// then the checks. Asks `secrets`, which may be a keyring: not for a GUI thread.
     /// A provider that names only its issuer has its discovery document brought up to date first.
     public func configuration(
-        named id: String, secrets: any ClientSecretStore, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+        named id: String, secrets: any ClientSecretStore, network: Network = Network()
     ) async throws -> ProviderConfiguration {
-        try await refreshDiscovery(named: id, transport: transport, timeout: timeout)
+        try await refreshDiscovery(named: id, network: network)
         return try await completed(draft(named: id), secrets: secrets)
     }
 
@@ -111,26 +111,26 @@ public struct ProviderCatalog: Sendable {
     /// and none can be had.
     @discardableResult
     public func refreshDiscovery(
-        named name: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+        named name: String, network: Network = Network()
     ) async throws -> DiscoveryCache.Source? {
-        try await refreshDiscovery(layers: layers(base: base(named: name), overrides: [:]), transport: transport, timeout: timeout)
+        try await refreshDiscovery(layers: layers(base: base(named: name), overrides: [:]), network: network)
     }
 
     /// `refreshDiscovery(named:)` for a provider described by `file`.
     @discardableResult
     public func refreshDiscovery(
-        file: URL, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+        file: URL, network: Network = Network()
     ) async throws -> DiscoveryCache.Source? {
-        try await refreshDiscovery(layers: layers(base: Self.readFile(file), overrides: [:]), transport: transport, timeout: timeout)
+        try await refreshDiscovery(layers: layers(base: Self.readFile(file), overrides: [:]), network: network)
     }
 
-    private func refreshDiscovery(layers file: ProviderFile, transport: any HTTPTransport, timeout: Double) async throws
+    private func refreshDiscovery(layers file: ProviderFile, network: Network) async throws
         -> DiscoveryCache.Source?
     {
         guard Self.needsDiscovery(file), let issuer = file.issuer.value else { return nil }
         guard let discovery else { throw Self.noDiscovery(issuer) }
         do {
-            return try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).source
+            return try await discovery.document(issuer: issuer, network: network).source
         } catch OAuthError.issuerSpelledOtherwise(let asked, let named) {
             // Written before issuers were compared exactly, a file of Latchkey's may hold the issuer
             // without the trailing slash its server names itself with: kept as the server names it
@@ -140,7 +140,7 @@ public struct ProviderCatalog: Sendable {
             else { throw OAuthError.issuerSpelledOtherwise(asked: asked, named: named) }
             own.issuer = .value(named)
             try writeUserFile(own, for: id)
-            return try await discovery.document(issuer: named, transport: transport, timeout: timeout).source
+            return try await discovery.document(issuer: named, network: network).source
         }
     }
 

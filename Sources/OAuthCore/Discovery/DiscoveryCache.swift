@@ -73,7 +73,7 @@ public struct DiscoveryCache: Sendable {
     /// no copy to fall back on, or the server's answer is final (no such document,
     /// another issuer, endpoints off https).
     public func document(
-        issuer text: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15, now: Date = Date()
+        issuer text: String, network: Network = Network(), now: Date = Date()
     ) async throws -> (document: [String: Any], source: Source) {
         let (issuer, _) = try ProviderDiscovery.issuerURL(text)
         let entry = read(issuer)
@@ -85,7 +85,7 @@ public struct DiscoveryCache: Sendable {
                 conditions["If-None-Match"] = entry.etag
                 conditions["If-Modified-Since"] = entry.lastModified
                 let response = try await ProviderDiscovery.getJSON(
-                    location, endpoint: .discovery, headers: conditions, transport: transport, timeout: timeout)
+                    location, endpoint: .discovery, headers: conditions, network: network)
                 if response.status == 304 {
                     var confirmed = entry
                     confirmed.storedAt = now
@@ -105,7 +105,7 @@ public struct DiscoveryCache: Sendable {
                 if response.status >= 500 { throw OAuthError.httpStatus(response.status, endpoint: .discovery) }
                 // Anything else (moved, gone): look for it again from the start.
             }
-            let found = try await ProviderDiscovery.fetch(issuer: issuer, transport: transport, timeout: timeout)
+            let found = try await ProviderDiscovery.fetch(issuer: issuer, network: network)
             keep(issuer: found.issuer, location: found.location, response: found.response, now: now)
             return (found.document, .fetched)
         } catch let error as OAuthError where error.isTransient {

@@ -22,8 +22,7 @@ public enum DynamicRegistration {
     /// Registers at `endpoint` as a native client with no secret
     /// (`token_endpoint_auth_method: none`) for `redirectURIs`.
     public static func register(
-        at endpoint: URL, redirectURIs: [URL], clientName: String, transport: any HTTPTransport = CurlTransport.shared,
-        timeout: Double = 15
+        at endpoint: URL, redirectURIs: [URL], clientName: String, network: Network = Network()
     ) async throws -> ClientRegistration {
         let metadata: [String: Any] = [
             "client_name": clientName, "application_type": "native", "token_endpoint_auth_method": "none",
@@ -33,10 +32,10 @@ public enum DynamicRegistration {
         let request = HTTPRequest(
             method: "POST", url: endpoint,
             headers: ["Content-Type": "application/json", "Accept": "application/json", "User-Agent": OAuthCoreInfo.userAgent],
-            body: try JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys]), timeout: timeout)
+            body: try JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys]), timeout: network.timeout)
         let response: HTTPResponse
         do {
-            response = try await transport.send(request)
+            response = try await network.transport.send(request)
         } catch let error as TransportError {
             throw TokenClient.map(error, endpoint: .registration, secrets: [])
         }
@@ -106,12 +105,11 @@ public enum DynamicRegistration {
 
     /// Reads the registration back with its access token (RFC 7592 §2.1).
     public static func readBack(
-        clientURI: URL, accessToken: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+        clientURI: URL, accessToken: String, network: Network = Network()
     ) async -> ReadBack {
         guard
             let response = try? await ProviderDiscovery.getJSON(
-                clientURI, endpoint: .registration, headers: ["Authorization": "Bearer \(accessToken)"], transport: transport,
-                timeout: timeout)
+                clientURI, endpoint: .registration, headers: ["Authorization": "Bearer \(accessToken)"], network: network)
         else { return .unclear }
         switch response.status {
         case 200:

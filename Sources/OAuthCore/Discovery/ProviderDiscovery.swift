@@ -11,18 +11,18 @@ public enum ProviderDiscovery {
     /// loopback) URL, no document can be fetched or read, it names another issuer
     /// (OIDC Discovery §4.3, RFC 8414 §3.3), or an endpoint is off https.
     public static func providerFile(
-        issuer text: String, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+        issuer text: String, network: Network = Network()
     ) async throws -> ProviderFile {
-        let (issuer, _, document) = try await metadata(issuer: text, transport: transport, timeout: timeout)
+        let (issuer, _, document) = try await metadata(issuer: text, network: network)
         return try providerFile(issuer: issuer, document: document)
     }
 
     /// The authorization server's metadata, from the first of its well-known
     /// locations that has it (see `fetch`).
-    static func metadata(issuer text: String, transport: any HTTPTransport, timeout: Double) async throws
+    static func metadata(issuer text: String, network: Network) async throws
         -> (issuer: String, url: URL, document: [String: Any])
     {
-        let found = try await fetch(issuer: text, transport: transport, timeout: timeout)
+        let found = try await fetch(issuer: text, network: network)
         return (found.issuer, found.url, found.document)
     }
 
@@ -54,10 +54,10 @@ public enum ProviderDiscovery {
     /// in the order the MCP authorization specification (2026-07-28) gives (see
     /// `wellKnownLocations`). Only "not there" (404, 410) moves on to the next; anything
     /// else is the answer.
-    static func fetch(issuer text: String, transport: any HTTPTransport, timeout: Double) async throws -> Found {
+    static func fetch(issuer text: String, network: Network) async throws -> Found {
         let (issuer, url) = try issuerURL(text)
         for location in wellKnownLocations(of: url) {
-            let response = try await getJSON(location, endpoint: .discovery, transport: transport, timeout: timeout)
+            let response = try await getJSON(location, endpoint: .discovery, network: network)
             if response.status == 404 || response.status == 410 { continue }
             let document = try checkedIssuer(jsonObject(response, endpoint: .discovery), issuer: issuer)
             return Found(issuer: issuer, url: url, location: location, document: document, response: response)
@@ -107,14 +107,14 @@ public enum ProviderDiscovery {
 
     /// GET `url` for JSON; a transport failure becomes a sentence about `endpoint`.
     static func getJSON(
-        _ url: URL, endpoint: OAuthError.Endpoint, headers: [String: String] = [:], transport: any HTTPTransport, timeout: Double
+        _ url: URL, endpoint: OAuthError.Endpoint, headers: [String: String] = [:], network: Network
     ) async throws -> HTTPResponse {
         do {
-            return try await transport.send(
+            return try await network.transport.send(
                 HTTPRequest(
                     method: "GET", url: url,
                     headers: ["Accept": "application/json", "User-Agent": OAuthCoreInfo.userAgent].merging(headers) { $1 },
-                    timeout: timeout))
+                    timeout: network.timeout))
         } catch let error as TransportError {
             throw TokenClient.map(error, endpoint: endpoint, secrets: [])
         }

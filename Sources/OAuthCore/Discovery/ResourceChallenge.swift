@@ -117,7 +117,7 @@ extension ZeroConfiguration {
         var configuration = try await configuration(for: identifier, checkRegistration: false).configuration
         let session = AuthSession(
             configuration: configuration, store: store,
-            tokenClient: TokenClient(configuration: configuration, transport: transport, timeout: timeout))
+            tokenClient: TokenClient(configuration: configuration, network: network))
         let held = await session.currentToken()
         let had = configuration.scopes + (held?.allowedScopes(asked: configuration.scopes) ?? [])
         var wanted: [String] = []
@@ -130,7 +130,7 @@ extension ZeroConfiguration {
 
         // Where the resource sends its clients now, asked of the resource itself: the header a script
         // hands on is not trusted to say where its metadata is, nor so to end a sign-in.
-        let metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
+        let metadata = try await ResourceDiscovery.metadata(for: identifier, network: network)
         let servers = metadata.authorizationServers.map(\.absoluteString)
         // Still named (in any order, a slash more or less), it has not moved.
         if let issuer = configuration.issuer?.absoluteString,

@@ -26,10 +26,10 @@ public enum ResourceDiscovery {
     /// must be https (plain http only for a resource on this computer). The resource itself is
     /// always asked: a challenge handed on by someone else does not say where its metadata is.
     public static func metadata(
-        for resource: URL, transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+        for resource: URL, network: Network = Network()
     ) async throws -> ProtectedResourceMetadata {
         let identifier = try identifier(of: resource)
-        let probe = try await ProviderDiscovery.getJSON(identifier, endpoint: .resource, transport: transport, timeout: timeout)
+        let probe = try await ProviderDiscovery.getJSON(identifier, endpoint: .resource, network: network)
         var bearer: AuthenticateChallenge?
         if probe.status == 401 || probe.status == 403, let header = probe.header("www-authenticate") {
             bearer = (try? AuthenticateChallenge.parse(header))?.first(where: { $0.is("Bearer") })
@@ -55,7 +55,7 @@ public enum ResourceDiscovery {
             if root != places[0].url { places.append((root, false)) }
         }
         for place in places {
-            let answer = try await ProviderDiscovery.getJSON(place.url, endpoint: .resourceMetadata, transport: transport, timeout: timeout)
+            let answer = try await ProviderDiscovery.getJSON(place.url, endpoint: .resourceMetadata, network: network)
             if answer.status == 404 || answer.status == 410 { continue }
             let document = try ProviderDiscovery.jsonObject(answer, endpoint: .resourceMetadata)
             return try metadata(from: document, for: identifier, challengeScopes: challengeScopes, mayBeAbove: !place.exact)

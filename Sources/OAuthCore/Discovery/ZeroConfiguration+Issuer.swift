@@ -30,10 +30,10 @@ extension ZeroConfiguration {
         var issuer = saved?.issuer.value ?? typed
         let document: [String: Any]
         do {
-            document = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).document
+            document = try await discovery.document(issuer: issuer, network: network).document
         } catch OAuthError.issuerSpelledOtherwise(_, let named) where saved == nil {
             issuer = named
-            document = try await discovery.document(issuer: issuer, transport: transport, timeout: timeout).document
+            document = try await discovery.document(issuer: issuer, network: network).document
         }
         // Marked as made for an issuer only when made here: a file of the person's own stays theirs.
         var file = saved ?? ProviderFile.madeFor(issuer: issuer)

@@ -13,8 +13,10 @@ import Foundation
 public struct ZeroConfiguration: Sendable {
     public let catalog: ProviderCatalog
     public let secrets: any ClientSecretStore
-    public let transport: any HTTPTransport
-    public let timeout: Double
+    /// The transport, how long a whole request may take, and the logger.
+    public let network: Network
+    public var transport: any HTTPTransport { network.transport }
+    public var timeout: Double { network.timeout }
     /// What the person sees on the provider's consent page.
     public let clientName: String
     /// Registered for both user agents: the window intercepts it, and the browser's
@@ -32,14 +34,13 @@ public struct ZeroConfiguration: Sendable {
     public let reservedIDs: Set<String>
 
     public init(
-        catalog: ProviderCatalog, secrets: any ClientSecretStore, transport: any HTTPTransport = CurlTransport.shared,
-        timeout: Double = 15, clientName: String, redirectURI: URL = URL(string: "http://127.0.0.1/callback")!,
+        catalog: ProviderCatalog, secrets: any ClientSecretStore, network: Network = Network(), clientName: String,
+        redirectURI: URL = URL(string: "http://127.0.0.1/callback")!,
         clientIDMetadataDocument: URL? = nil, tokens: (any TokenStore)? = nil, reservedIDs: Set<String> = []
     ) {
         self.catalog = catalog
         self.secrets = secrets
-        self.transport = transport
-        self.timeout = timeout
+        self.network = network
         self.clientName = clientName
         self.redirectURI = redirectURI
         self.clientIDMetadataDocument = clientIDMetadataDocument
@@ -207,7 +208,7 @@ public struct ZeroConfiguration: Sendable {
             DynamicRegistration.isSameOrigin(uri, as: endpoint),
             let token = try? await secrets.load(for: Self.registrationKey(id))
         else { return false }
-        switch await DynamicRegistration.readBack(clientURI: uri, accessToken: token, transport: transport, timeout: timeout) {
+        switch await DynamicRegistration.readBack(clientURI: uri, accessToken: token, network: network) {
         case .forgotten: return true
         case .unclear: return false
         case .known(let newToken, let newSecret):
@@ -229,7 +230,7 @@ public struct ZeroConfiguration: Sendable {
         if let known {
             metadata = known
         } else {
-            metadata = try await ResourceDiscovery.metadata(for: identifier, transport: transport, timeout: timeout)
+            metadata = try await ResourceDiscovery.metadata(for: identifier, network: network)
         }
         let (issuer, issuerURL, document) = try await serverMetadata(for: metadata, asked: identifier)
         var file = try ProviderDiscovery.providerFile(issuer: issuer, document: document, programName: clientName)
@@ -285,7 +286,7 @@ public struct ZeroConfiguration: Sendable {
     {
         let server = metadata.authorizationServers[0]
         let (issuer, issuerURL, document) = try await ProviderDiscovery.metadata(
-            issuer: server.absoluteString, transport: transport, timeout: timeout)
+            issuer: server.absoluteString, network: network)
         // RFC 9728 §4: a server that lists the resources it serves must list this one.
         if let served = document["protected_resources"] as? [String],
             !served.contains(where: { (URL(string: $0).flatMap { try? ResourceDiscovery.identifier(of: $0) }) == metadata.resource })
@@ -325,7 +326,7 @@ public struct ZeroConfiguration: Sendable {
             file.browserRedirectURI = .value(browser.absoluteString)
         }
         let registration = try await DynamicRegistration.register(
-            at: endpoint, redirectURIs: redirectURIs, clientName: clientName, transport: transport, timeout: timeout)
+            at: endpoint, redirectURIs: redirectURIs, clientName: clientName, network: network)
         file.registrationHint = .unset
         file.clientID = .value(registration.clientID)
         file.clientAuthentication = .value(registration.authentication)
@@ -358,7 +359,7 @@ public struct ZeroConfiguration: Sendable {
         }
         if let issuer = own.issuer.value, ProviderCatalog.needsDiscovery(own) {
             _ = try await prepare(issuer: issuer, checkRegistration: true, forBrowser: forBrowser)
-            return try await catalog.configuration(named: id, secrets: secrets, transport: transport, timeout: timeout)
+            return try await catalog.configuration(named: id, secrets: secrets, network: network)
         }
         return nil
     }

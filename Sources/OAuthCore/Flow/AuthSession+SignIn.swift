@@ -50,7 +50,7 @@ extension AuthSession {
     private nonisolated func signInOAuth1(
         using agent: some ExternalUserAgent, progress: @escaping @Sendable (SignInStep) -> Void
     ) async throws -> SignInOutcome {
-        let client = OAuth1Client(configuration: configuration, transport: tokenClient.transport, timeout: tokenClient.timeout)
+        let client = OAuth1Client(configuration: configuration, network: tokenClient.network)
         let callback = try await agent.redirectURI(for: configuration)
         let authorization: OAuth1Authorization
         do {
@@ -97,9 +97,7 @@ extension AuthSession {
         else { return nil }
         let name = Self.accountName(in: claims)
         if name == nil, accounts.differs(subject: subject, for: configuration.id), configuration.userinfoEndpoint != nil,
-            let profile = try? await ProfileClient(
-                configuration: configuration, transport: tokenClient.transport, timeout: tokenClient.timeout, logger: logger
-            ).fetch(using: self)
+            let profile = try? await ProfileClient(configuration: configuration, network: tokenClient.network).fetch(using: self)
         {
             return profile.accountChange
         }

@@ -49,13 +49,11 @@ public final class Provider: Sendable {
         for configuration: ProviderConfiguration, store: any TokenStore, accounts: AccountRecords?, network: Network
     ) -> Clients {
         let logger = network.logger
-        let tokenClient = TokenClient(
-            configuration: configuration, transport: network.transport, timeout: network.timeout, logger: logger)
+        let tokenClient = TokenClient(configuration: configuration, network: network)
         return Clients(
             session: AuthSession(
                 configuration: configuration, store: store, tokenClient: tokenClient, logger: logger, accounts: accounts),
-            profileClient: ProfileClient(
-                configuration: configuration, transport: network.transport, timeout: network.timeout, logger: logger))
+            profileClient: ProfileClient(configuration: configuration, network: network))
     }
 
     /// The configuration in use: after a registration made again, the new client's.

@@ -8,10 +8,11 @@ import Logging
 /// or for RSA-SHA1 the private key file, is what signs.
 public struct OAuth1Client: Sendable {
     public let configuration: ProviderConfiguration
-    public let transport: any HTTPTransport
-    /// Seconds a whole request may take.
-    public var timeout: TimeInterval
-    let logger: Logger
+    /// The transport, how long a whole request may take, and the logger.
+    public let network: Network
+    public var transport: any HTTPTransport { network.transport }
+    public var timeout: Double { network.timeout }
+    var logger: Logger { network.logger }
     let now: @Sendable () -> Date
 
     /// Seconds a provider is taken to allow between its clock and a request's timestamp
@@ -19,13 +20,10 @@ public struct OAuth1Client: Sendable {
     public static let clockTolerance: TimeInterval = 300
 
     public init(
-        configuration: ProviderConfiguration, transport: any HTTPTransport = CurlTransport.shared, timeout: TimeInterval = 30,
-        logger: Logger = Logger(label: "OAuthCore.OAuth1Client"), now: @escaping @Sendable () -> Date = { Date() }
+        configuration: ProviderConfiguration, network: Network = Network(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
-        self.transport = transport
-        self.timeout = timeout
-        self.logger = logger
+        self.network = network
         self.now = now
     }
 

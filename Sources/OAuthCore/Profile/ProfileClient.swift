@@ -6,18 +6,15 @@ import Logging
 /// the sign-in is over.
 public struct ProfileClient: Sendable {
     public let configuration: ProviderConfiguration
-    public let transport: any HTTPTransport
-    public var timeout: TimeInterval
-    let logger: Logger
+    /// The transport, how long a whole request may take, and the logger.
+    public let network: Network
+    public var transport: any HTTPTransport { network.transport }
+    public var timeout: Double { network.timeout }
+    var logger: Logger { network.logger }
 
-    public init(
-        configuration: ProviderConfiguration, transport: any HTTPTransport = CurlTransport.shared,
-        timeout: TimeInterval = 30, logger: Logger = Logger(label: "OAuthCore.ProfileClient")
-    ) {
+    public init(configuration: ProviderConfiguration, network: Network = Network()) {
         self.configuration = configuration
-        self.transport = transport
-        self.timeout = timeout
-        self.logger = logger
+        self.network = network
     }
 
     public func fetch(using session: AuthSession) async throws -> Profile {
@@ -98,7 +95,7 @@ public struct ProfileClient: Sendable {
     /// or the signature is said as it is, and the sign-in stays.
     private func signedJSON(_ url: URL, session: AuthSession) async throws -> [String: Any] {
         let token = try await session.freshToken()
-        let client = OAuth1Client(configuration: configuration, transport: transport, timeout: timeout)
+        let client = OAuth1Client(configuration: configuration, network: network)
         let secrets = [token.accessToken, token.tokenSecret, configuration.clientSecret]
         let response = try await send(try client.signedGET(url, with: token), secrets: secrets)
         if response.status == 401 || response.status == 403 {

@@ -20,7 +20,7 @@ public enum IDTokenSignature {
 
     public static func verify(
         _ idToken: String, configuration: ProviderConfiguration, keys: JWKSCache = .shared,
-        transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 15
+        network: Network = Network()
     ) async throws {
         guard let jwksURI = configuration.jwksURI else { return }
         func invalid(_ reason: String) -> OAuthError { .invalidIDToken(reason) }
@@ -35,11 +35,11 @@ public enum IDTokenSignature {
                     + configuration.idTokenSigningAlgorithms.joined(separator: " or "))
         }
         let kid = header["kid"] as? String
-        var set = try await keys.set(at: jwksURI, transport: transport, timeout: timeout, refresh: false)
+        var set = try await keys.set(at: jwksURI, network: network, refresh: false)
         var key = set.key(kid: kid, algorithm: algorithm)
         if key == nil {
             // A key rotated in since the set was read: read it again, once.
-            set = try await keys.set(at: jwksURI, transport: transport, timeout: timeout, refresh: true)
+            set = try await keys.set(at: jwksURI, network: network, refresh: true)
             key = set.key(kid: kid, algorithm: algorithm)
         }
         guard let key else {
@@ -86,9 +86,9 @@ public actor JWKSCache {
 
     public init() {}
 
-    func set(at url: URL, transport: any HTTPTransport, timeout: Double, refresh: Bool) async throws -> KeySet {
+    func set(at url: URL, network: Network, refresh: Bool) async throws -> KeySet {
         if !refresh, let cached = sets[url] { return cached }
-        let response = try await ProviderDiscovery.getJSON(url, endpoint: .keys, transport: transport, timeout: timeout)
+        let response = try await ProviderDiscovery.getJSON(url, endpoint: .keys, network: network)
         let object = try ProviderDiscovery.jsonObject(response, endpoint: .keys)
         guard let keys = object["keys"] as? [[String: Any]] else {
             throw OAuthError.malformedResponse(endpoint: .keys, reason: "it has no keys")

@@ -5,19 +5,15 @@ import Logging
 /// §4.1.3), refresh (§6) and revocation (RFC 7009).
 public struct TokenClient: Sendable {
     public let configuration: ProviderConfiguration
-    public let transport: any HTTPTransport
-    /// Seconds a whole request may take.
-    public var timeout: TimeInterval
-    let logger: Logger
+    /// The transport, how long a whole request may take, and the logger.
+    public let network: Network
+    public var transport: any HTTPTransport { network.transport }
+    public var timeout: Double { network.timeout }
+    var logger: Logger { network.logger }
 
-    public init(
-        configuration: ProviderConfiguration, transport: any HTTPTransport = CurlTransport.shared,
-        timeout: TimeInterval = 30, logger: Logger = Logger(label: "OAuthCore.TokenClient")
-    ) {
+    public init(configuration: ProviderConfiguration, network: Network = Network()) {
         self.configuration = configuration
-        self.transport = transport
-        self.timeout = timeout
-        self.logger = logger
+        self.network = network
     }
 
     /// Exchanges the code for tokens and checks the ID token that comes with them.
@@ -37,7 +33,7 @@ public struct TokenClient: Sendable {
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
-            try await IDTokenSignature.verify(idToken, configuration: configuration, transport: transport, timeout: timeout)
+            try await IDTokenSignature.verify(idToken, configuration: configuration, network: network)
         }
         token.issuedBy = configuration.tokenBinding
         logger.info("Signed in", metadata: ["token": "\(token)"])
@@ -64,7 +60,7 @@ public struct TokenClient: Sendable {
             // costs only itself: it is dropped (the one from the sign-in stays), never the grant.
             do {
                 try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now, previous: token.idToken)
-                try await IDTokenSignature.verify(idToken, configuration: configuration, transport: transport, timeout: timeout)
+                try await IDTokenSignature.verify(idToken, configuration: configuration, network: network)
             } catch {
                 logger.notice("The refreshed ID token failed its checks; keeping the earlier one", metadata: ["error": "\(error)"])
                 fresh.idToken = nil

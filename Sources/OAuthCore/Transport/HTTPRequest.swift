@@ -8,7 +8,9 @@ public struct HTTPRequest: Sendable {
     /// Seconds the whole exchange may take, connecting included.
     public var timeout: TimeInterval
 
-    public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 30) {
+    public init(
+        method: String, url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = Network.defaultTimeout
+    ) {
         self.method = method
         self.url = url
         self.headers = headers

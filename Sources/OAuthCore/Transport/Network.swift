@@ -10,8 +10,13 @@ public struct Network: Sendable {
     public var timeout: Double
     public var logger: Logger
 
-    /// OAuthCore's defaults: libcurl, 30 seconds, the `OAuthCore` log label.
-    public init(transport: any HTTPTransport = CurlTransport.shared, timeout: Double = 30, logger: Logger = Logger(label: "OAuthCore")) {
+    /// Seconds a request may take unless a program says otherwise: the one default OAuthCore has.
+    public static let defaultTimeout: Double = 30
+
+    /// OAuthCore's defaults: libcurl, `defaultTimeout`, the `OAuthCore` log label.
+    public init(
+        transport: any HTTPTransport = CurlTransport.shared, timeout: Double = defaultTimeout, logger: Logger = Logger(label: "OAuthCore")
+    ) {
         self.transport = transport
         self.timeout = timeout
         self.logger = logger
