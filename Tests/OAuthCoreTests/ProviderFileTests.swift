@@ -24,7 +24,9 @@ import Testing
         for url in Self.files {
             let data = try Data(contentsOf: url)
             guard let file = try? ProviderFile(data: data, file: url) else {
-                #expect(url.lastPathComponent == "not-object.json", "only the seed that is not an object is refused: \(url.path)")
+                #expect(
+                    ["not-object.json", "invalid-utf8.json"].contains(url.lastPathComponent),
+                    "only the seeds that are not a JSON object in UTF-8 are refused: \(url.path)")
                 continue
             }
             #expect(file.data == data, "\(url.lastPathComponent)")
@@ -85,7 +87,8 @@ import Testing
             file: URL(fileURLWithPath: "/p.json"))
         #expect(own.userinfoEndpoint == .removed && own.scopes == .unset)
         let layered = own.over(preset)
-        #expect(layered.userinfoEndpoint == .unset, "null removes the preset's value")
+        #expect(layered.userinfoEndpoint == .removed, "null removes the preset's value")
+        #expect(layered.resolvedJSON["userinfo_endpoint"] == nil, "and is not decoded")
         #expect(layered.scopes == .value(["openid"]), "absent keeps it")
         let profile = try #require(layered.profile.value)
         #expect(profile["name"] == .many(["name", "login"]) && profile["url"] == nil)
@@ -109,6 +112,61 @@ import Testing
         ]
         for text in ["[1]", "{", "{} {}", "", "null"] + values.map({ #"{"a": \#($0)}"# }) {
             #expect(throws: OAuthError.self, "\(text)") { try ProviderFile(data: Data(text.utf8), file: URL(fileURLWithPath: "/x.json")) }
+        }
+    }
+
+    /// A person's `null` also removes what a layer below brings later: the endpoints of an issuer's
+    /// discovery document, layered under the person's file when the configuration is made.
+    @Test func aNullRemovesADiscoveredKeyToo() throws {
+        let own = try ProviderFile(
+            data: Data(#"{"issuer": "https://id.example", "revocation_endpoint": null, "profile": {"url": null}}"#.utf8),
+            file: URL(fileURLWithPath: "/p.json"))
+        let discovered = try ProviderFile([
+            "authorization_endpoint": "https://id.example/a", "revocation_endpoint": "https://id.example/r",
+            "profile": ["name": "name", "url": "profile"],
+        ])
+        let layered = own.over(ProviderFile()).over(discovered)
+        #expect(layered.resolvedJSON["revocation_endpoint"] == nil)
+        #expect(layered.resolvedJSON["profile"] == .object([.init("name", .string("name"))]))
+        #expect(layered.resolvedJSON["authorization_endpoint"] == .string("https://id.example/a"))
+    }
+
+    @Test func whatJSONAllowsIsReadAndWrittenBackAsItWas() throws {
+        let texts = [
+            "\u{FEFF}{\"id\": \"bom\"}\n",  // an editor's byte-order mark
+            #"{"id": "a", "id": "b"}"#,  // a repeated key: the last counts
+            #"{"n": -0, "m": 1e999, "s": "\ud83d\ude00 \ud800\n \u2028"}"#,
+            "{ }",
+            #"{"a":1,"b":[true,false,null]}"#,
+        ]
+        for text in texts {
+            let file = try ProviderFile(data: Data(text.utf8), file: URL(fileURLWithPath: "/x.json"))
+            #expect(file.data == Data(text.utf8), "\(text)")
+        }
+        let repeated = try ProviderFile(data: Data(#"{"id": "a", "id": "b"}"#.utf8), file: URL(fileURLWithPath: "/x.json"))
+        #expect(repeated.id == .value("b"))
+        let odd = try ProviderFile(data: Data(#"{"s": "\ud83d\ude00 \ud800\n"}"#.utf8), file: URL(fileURLWithPath: "/x.json"))
+        #expect(odd.unknown == [.init("s", .string("😀 \u{FFFD}\n"))], "a lone half is U+FFFD, and what follows it stays")
+    }
+
+    /// Each change keeps the object valid JSON whatever its layout: checked by reading it back.
+    @Test(arguments: [#"{"only": 1}"#, "{}", "{\n}\n", #"{"a":1,"b":2}"#, "{\n  \"a\": 1,\n  \"b\": 2\n}\n"])
+    func changesKeepTheObjectValid(_ text: String) throws {
+        var file = try ProviderFile(data: Data(text.utf8), file: URL(fileURLWithPath: "/x.json"))
+        let changes: [(inout ProviderFile) -> Void] = [
+            { $0.unknown = [] }, { $0.id = .value("new") }, { $0.scopes = .value(["openid"]) }, { $0.id = .unset },
+            { $0.unknown.append(.init("z", .bool(true))) }, { $0 = ProviderFile() },
+        ]
+        for change in changes {
+            change(&file)
+            let again = try ProviderFile(data: file.data, file: URL(fileURLWithPath: "/again.json"))
+            #expect(again == file, "\(String(decoding: file.data, as: UTF8.self))")
+        }
+    }
+
+    @Test func invalidUTF8IsRefused() {
+        #expect(throws: OAuthError.self) {
+            try ProviderFile(data: Data([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D]), file: URL(fileURLWithPath: "/x.json"))
         }
     }
 }

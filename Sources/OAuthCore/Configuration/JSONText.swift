@@ -20,6 +20,12 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// An object's members; none for anything else.
+    public var members: [Member] {
+        if case .object(let members) = self { return members }
+        return []
+    }
+
     /// The member `key` of an object; nil for anything else.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
@@ -85,10 +91,15 @@ struct JSONObjectText: Sendable, Equatable {
     /// A new object, laid out as the presets are: a member per line, indented two spaces.
     init() {}
 
-    /// Parses `data`, which must hold one JSON object.
+    /// Parses `data`, which must hold one JSON object in UTF-8 (a byte-order mark before it is kept).
     init(parsing data: Data) throws {
-        var parser = JSONParser(bytes: [UInt8](data))
+        let bytes = [UInt8](data)
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw JSONParser.Failure() }
+        let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let marked = bytes.starts(with: mark)
+        var parser = JSONParser(bytes: marked ? Array(bytes.dropFirst(3)) : bytes)
         self = try parser.objectText()
+        if marked { prefix = "\u{FEFF}" + prefix }
     }
 
     var value: JSONValue { .object(members.map { JSONValue.Member($0.key, $0.value) }) }
@@ -99,36 +110,48 @@ struct JSONObjectText: Sendable, Equatable {
         return prefix + "{" + inner.joined(separator: ",") + "}" + suffix
     }
 
-    /// Sets `key` to `value` where it is (the last of its name), or adds it at the end; nil removes it.
-    mutating func set(_ key: String, _ value: JSONValue?) {
-        guard let value else { return remove(key) }
-        if let index = members.lastIndex(where: { $0.key == key }) {
-            guard members[index].value != value else { return }
-            members[index].value = value
-            members[index].valueText = value.text(spaced: spaced)
-            return
+    /// The object holding `wanted`, in one pass: a member whose key is wanted keeps its text
+    /// when its value is unchanged (of a repeated key, the last counts), gets a new value text
+    /// otherwise; a member not wanted goes; a wanted key not there is added at the end, laid
+    /// out as the last member is.
+    mutating func update(to wanted: [JSONValue.Member]) {
+        var value: [String: JSONValue] = [:]
+        for member in wanted { value[member.key] = member.value }
+        var lastIndex: [String: Int] = [:]
+        for (index, member) in members.enumerated() { lastIndex[member.key] = index }
+        let spaced = self.spaced
+        // What stood before `}` (a line break) stays there; between members, what the file has there.
+        let closing = members.last?.trailing ?? "\n"
+        let between = members.count > 1 ? members[members.count - 2].trailing : ""
+        var kept: [Member] = []
+        var placed = Set<String>()
+        for (index, var member) in members.enumerated() {
+            guard let new = value[member.key] else { continue }
+            // An earlier member of a repeated key stays as written: the last one counts.
+            if lastIndex[member.key] == index, new != member.value {
+                member.value = new
+                member.valueText = new.text(spaced: spaced)
+            }
+            if index == members.count - 1 { member.trailing = between }
+            kept.append(member)
+            placed.insert(member.key)
         }
-        let last = members.last
-        members.append(
-            Member(
-                leading: last?.leading ?? "\n  ", key: key, keyText: JSONValue.quoted(key), separator: last?.separator ?? ": ",
-                value: value, valueText: value.text(spaced: spaced), trailing: last?.trailing ?? "\n"))
-        if members.count > 1 { members[members.count - 2].trailing = trailingBetween }
-    }
-
-    mutating func remove(_ key: String) {
-        while let index = members.lastIndex(where: { $0.key == key }) {
-            let removed = members.remove(at: index)
-            // The last member's trailing space (the line break before `}`) stays before `}`.
-            if index == members.count, !members.isEmpty { members[index - 1].trailing = removed.trailing }
+        let model = members.last
+        for member in wanted where !placed.contains(member.key) {
+            kept.append(
+                Member(
+                    leading: model?.leading ?? "\n  ", key: member.key, keyText: JSONValue.quoted(member.key),
+                    separator: model?.separator ?? ": ", value: member.value, valueText: member.value.text(spaced: spaced),
+                    trailing: between))
+            placed.insert(member.key)
         }
+        if !kept.isEmpty { kept[kept.count - 1].trailing = closing }
+        members = kept
     }
 
     /// Whether the file writes `", "` and `": "`, as the presets do, or no spaces at all.
     private var spaced: Bool { members.first.map { $0.separator.hasSuffix(" ") } ?? true }
 
-    /// What stands between a member and the comma after it, as the file's members before the last have it.
-    private var trailingBetween: String { members.count > 2 ? members[members.count - 3].trailing : "" }
 }
 
 /// A JSON parser that keeps object members in order and, for the outer object, the text around them.
@@ -262,11 +285,35 @@ struct JSONParser {
         let start = index
         while let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "+-.eE".utf8.contains(byte) { index += 1 }
         let text = text(from: start)
-        // JSON's grammar, which Double's parser is looser than (it takes "+1" and "1.").
-        guard text.range(of: #"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$"#, options: .regularExpression) != nil else {
-            throw Failure()
-        }
+        guard Self.isJSONNumber(Array(text.utf8)) else { throw Failure() }
         return .number(text)
+    }
+
+    /// JSON's number grammar, which Double's parser is looser than (it takes "+1" and "1."):
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    static func isJSONNumber(_ bytes: [UInt8]) -> Bool {
+        var index = 0
+        func digits() -> Int {
+            let start = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return index - start
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else if digits() == 0 {
+            return false
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { return false }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits() > 0 else { return false }
+        }
+        return index == bytes.count
     }
 
     private mutating func string() throws -> String {
@@ -309,12 +356,14 @@ struct JSONParser {
         case UInt8(ascii: "u"):
             let first = try hex()
             guard (0xD800...0xDBFF).contains(first) else { return Unicode.Scalar(first) ?? "\u{FFFD}" }
-            // A surrogate pair: the second half must follow.
-            guard peek == UInt8(ascii: "\\") else { return "\u{FFFD}" }
-            index += 1
-            try expect(UInt8(ascii: "u"))
-            let second = try hex()
-            guard (0xDC00...0xDFFF).contains(second) else { return "\u{FFFD}" }
+            // A surrogate pair when the second half follows; a lone half is U+FFFD, and what follows it stays.
+            let resume = index
+            guard peek == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else { return "\u{FFFD}" }
+            index += 2
+            guard let second = try? hex(), (0xDC00...0xDFFF).contains(second) else {
+                index = resume
+                return "\u{FFFD}"
+            }
             return Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)) ?? "\u{FFFD}"
         default: throw Failure()
         }

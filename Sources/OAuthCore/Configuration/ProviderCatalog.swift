@@ -293,7 +293,7 @@ public struct ProviderCatalog: Sendable {
 
     static func decode(_ file: ProviderFile) throws -> ProviderConfiguration {
         do {
-            return try JSONDecoder().decode(ProviderConfiguration.self, from: Data(file.json.text().utf8))
+            return try JSONDecoder().decode(ProviderConfiguration.self, from: Data(file.resolvedJSON.text().utf8))
         } catch let error as DecodingError {
             throw OAuthError.invalidConfiguration(Self.explain(error))
         }

@@ -4,6 +4,12 @@ import Foundation
 public protocol JSONConvertible: Sendable, Equatable {
     init(json: JSONValue) throws
     var json: JSONValue { get }
+    /// What is decoded: `json`, less what only removes (a nested object's `null`s).
+    var resolvedJSON: JSONValue { get }
+}
+
+extension JSONConvertible {
+    public var resolvedJSON: JSONValue { json }
 }
 
 extension String: JSONConvertible {
@@ -56,8 +62,9 @@ extension OAuth1Signature.Method: JSONSpelled {}
 extension Layered: JSONConvertible {
     public init(json: JSONValue) throws {
         guard case .object(let members) = json else { throw ProviderFile.wrongKind }
+        let unique = ProviderFile.merged(members, over: [])  // of a repeated key, the last counts
         self.init(
-            try members.map { member in
+            try unique.map { member in
                 do {
                     return (member.key, member.value == .null ? .removed : .value(try Value(json: member.value)))
                 } catch let error as ProviderFile.KindError {
@@ -69,6 +76,8 @@ extension Layered: JSONConvertible {
     public var json: JSONValue {
         .object(entries.map { JSONValue.Member($0.key, $0.value == .removed ? .null : $0.value.value?.json ?? .null) })
     }
+
+    public var resolvedJSON: JSONValue { resolved.json }
 }
 
 extension ProviderFile {
@@ -98,7 +107,11 @@ extension ProviderFile {
         let set: @Sendable (inout ProviderFile, JSONValue) throws -> Void
         /// Puts the first file's setting over the second's.
         let layer: @Sendable (ProviderFile, inout ProviderFile) -> Void
+        /// The value to decode: nil when the key is absent or removes.
+        let resolved: @Sendable (ProviderFile) -> JSONValue?
     }
+
+    static let fieldsByKey = Dictionary(uniqueKeysWithValues: fields.map { ($0.key, $0) })
 
     static func field<Value: JSONConvertible>(_ key: String, _ path: WritableKeyPath<ProviderFile, Setting<Value>> & Sendable) -> Field {
         Field(
@@ -119,7 +132,8 @@ extension ProviderFile {
                     throw OAuthError.invalidConfiguration("the field \"\(key)\(path)\" has the wrong kind of value.")
                 }
             },
-            layer: { upper, result in result[keyPath: path] = upper[keyPath: path].over(result[keyPath: path]) })
+            layer: { upper, result in result[keyPath: path] = upper[keyPath: path].over(result[keyPath: path]) },
+            resolved: { file in file[keyPath: path].value?.resolvedJSON })
     }
 
     static func nested<Value>(_ key: String, _ path: WritableKeyPath<ProviderFile, Setting<Layered<Value>>> & Sendable) -> Field {
@@ -128,13 +142,12 @@ extension ProviderFile {
             key: key, get: plain.get, set: plain.set,
             layer: { upper, result in
                 guard case .value(let above) = upper[keyPath: path], case .value(let below) = result[keyPath: path] else {
-                    // Not both objects: as any other key, but an object's own nulls remove nothing below it.
-                    let layered = upper[keyPath: path].over(result[keyPath: path])
-                    result[keyPath: path] = layered.value.map { .value($0.over(Layered())) } ?? layered
+                    result[keyPath: path] = upper[keyPath: path].over(result[keyPath: path])
                     return
                 }
                 result[keyPath: path] = .value(above.over(below))
-            })
+            },
+            resolved: plain.resolved)
     }
 
     /// Every key Latchkey knows, in the order a new file is written.

@@ -13,12 +13,12 @@ public enum Setting<Value: Sendable & Equatable>: Sendable, Equatable {
         return nil
     }
 
-    /// This layer over `lower`.
+    /// This layer over `lower`. A removal stays a removal, so that it also removes what a layer
+    /// put below later brings (a discovered endpoint); only decoding leaves it out.
     func over(_ lower: Setting) -> Setting {
         switch self {
         case .unset: lower
-        case .removed: .unset
-        case .value: self
+        case .removed, .value: self
         }
     }
 }
@@ -91,27 +91,43 @@ public struct ProviderFile: Sendable, Equatable {
     /// The file's bytes: as read, but for what was set since.
     public var data: Data {
         var text = self.text
-        for field in Self.fields { text.set(field.key, field.get(self)) }
-        let known = Set(Self.fields.map(\.key))
-        for member in text.members.map(\.key) where !known.contains(member) && !unknown.contains(where: { $0.key == member }) {
-            text.remove(member)
-        }
-        for member in unknown { text.set(member.key, member.value) }
+        text.update(to: json.members)
         return Data(text.text.utf8)
     }
 
-    /// Every member, as JSON (for decoding into a `ProviderConfiguration`).
+    /// Every member as the file has it, `null`s included.
     public var json: JSONValue {
         .object(Self.fields.compactMap { field in field.get(self).map { JSONValue.Member(field.key, $0) } } + unknown)
+    }
+
+    /// What a configuration is decoded from: the members with a value, without the `null`s
+    /// that removed something below them.
+    public var resolvedJSON: JSONValue {
+        .object(
+            Self.fields.compactMap { field in field.resolved(self).map { JSONValue.Member(field.key, $0) } }
+                + unknown.filter { $0.value != .null })
     }
 
     /// This layer over `lower`: each key this layer gives wins, `null` removes, nested objects key by key.
     public func over(_ lower: ProviderFile) -> ProviderFile {
         var result = lower
         for field in Self.fields { field.layer(self, &result) }
-        for member in unknown {
-            result.unknown.removeAll { $0.key == member.key }
-            if member.value != .null { result.unknown.append(member) }
+        result.unknown = Self.merged(unknown, over: lower.unknown)
+        return result
+    }
+
+    /// Members of `upper` over those of `lower`, by key, in one pass: a key's place is where it first was.
+    static func merged(_ upper: [JSONValue.Member], over lower: [JSONValue.Member]) -> [JSONValue.Member] {
+        var result = lower
+        var place: [String: Int] = [:]
+        for (index, member) in result.enumerated() { place[member.key] = index }
+        for member in upper {
+            if let index = place[member.key] {
+                result[index] = member
+            } else {
+                place[member.key] = result.count
+                result.append(member)
+            }
         }
         return result
     }
@@ -133,14 +149,16 @@ public struct ProviderFile: Sendable, Equatable {
 
     private mutating func read(_ object: JSONValue) throws {
         guard case .object(let members) = object else { throw OAuthError.invalidConfiguration("a provider file is a JSON object.") }
+        var others: [JSONValue.Member] = []
         for member in members {
-            if let field = Self.fields.first(where: { $0.key == member.key }) {
+            if let field = Self.fieldsByKey[member.key] {
                 try field.set(&self, member.value)
             } else {
-                unknown.removeAll { $0.key == member.key }
-                unknown.append(member)
+                others.append(member)
             }
         }
+        // Of a repeated key, the last counts.
+        unknown = Self.merged(others, over: [])
     }
 }
 
@@ -160,14 +178,24 @@ public struct Layered<Value: JSONConvertible>: Sendable, Equatable {
         a.entries.map(\.key) == b.entries.map(\.key) && a.entries.map(\.value) == b.entries.map(\.value)
     }
 
+    /// This object over `lower`, key by key; a removal stays one (see `Setting.over`).
     func over(_ lower: Layered) -> Layered {
         var result = lower.entries
-        for (key, value) in entries {
-            result.removeAll { $0.key == key }
-            if case .value = value { result.append((key, value)) }
+        var place: [String: Int] = [:]
+        for (index, entry) in result.enumerated() { place[entry.key] = index }
+        for entry in entries {
+            if let index = place[entry.key] {
+                result[index] = entry
+            } else {
+                place[entry.key] = result.count
+                result.append(entry)
+            }
         }
         return Layered(result)
     }
+
+    /// The entries with a value.
+    var resolved: Layered { Layered(entries.filter { $0.value != .removed }) }
 }
 
 /// A profile key list: one JSON key, or several tried in order (written as the file had it).
