@@ -24,9 +24,8 @@ final class AppController {
     private(set) var providerID: String
     private var providerName: String
     private var current: Provider?
-    /// Where the shown provider's sign-in happens, and the embedded view's agent once made.
-    private var userAgent = ProviderConfiguration.UserAgentKind.embedded
-    private var web: WebViewUserAgent?
+    /// Where the shown provider's sign-in happens.
+    private let agents: SignInAgents
     private var generation = 0
     /// What the shown provider's sign-in allows (its scopes), shown while signed in.
     private var grantedScopes: [String] = []
@@ -35,7 +34,6 @@ final class AppController {
     private var setUpWhenUnavailable: String?
     /// Said once the provider just set up or added is ready.
     private var setUpNotice: (id: String, sentence: String)?
-    private lazy var browser = BrowserUserAgent(parent: window.window)
 
     private(set) var state = AppState.starting {
         didSet {
@@ -54,23 +52,20 @@ final class AppController {
         // The list holds the chosen provider alone until the window is up (see `start`).
         window = MainWindow(application: application, providers: [(providerID, providerName)])
         dialogs = ProviderDialogs(parent: window.window, setUp: providers.setUp, logger: logger)
+        agents = SignInAgents(parent: window.window, logger: logger)
         dialogs.onDone = { [weak self] done in self?.providerSetUp(done) }
-        let clicks: [(Button, AppEvent)] = [
-            (window.signIn, .signInRequested), (window.cancel, .cancelRequested), (window.getProfile, .profileRequested),
-            (window.openProfile, .openProfileRequested), (window.signOut, .signOutRequested),
-        ]
-        for (button, event) in clicks { button.onClicked { [weak self] in self?.clicked(event) } }
-        window.provider.onChanged { [weak self] in
-            guard let self, let id = self.window.provider.activeID, id != self.providerID else { return }
-            self.choose(id, remember: true)
-        }
-        window.inWindow.onToggled { [weak self] in self?.userAgentToggled() }
-        window.inBrowser.onToggled { [weak self] in self?.userAgentToggled() }
-        window.setUp.onClicked { [weak self] in self?.openSetUp() }
-        window.addProvider.onClicked { [weak self] in
-            guard let self, self.state.allowsChoosingProvider else { return }
-            self.dialogs.openAddProvider()
-        }
+        window.connect(
+            .init(
+                event: { [weak self] in self?.clicked($0) },
+                providerChosen: { [weak self] id in
+                    guard let self, id != self.providerID else { return }
+                    self.choose(id, remember: true)
+                },
+                userAgentChosen: { [weak self] in self?.userAgentChosen($0) }, setUp: { [weak self] in self?.openSetUp() },
+                addProvider: { [weak self] in
+                    guard let self, self.state.allowsChoosingProvider else { return }
+                    self.dialogs.openAddProvider()
+                }))
     }
 
     /// Shows the provider chosen at launch; then, once the window is up, the whole list.
@@ -159,10 +154,11 @@ final class AppController {
             return
         }
         let configuration = provider.configuration
-        (current, userAgent, providerName) = (provider, configuration.userAgent, configuration.displayName)
+        (current, providerName) = (provider, configuration.displayName)
+        agents.reset(for: providerName, chosen: configuration.userAgent)
         logger.info("Provider \(configuration.displayName)")
         window.showProvider(id: id, name: providerName)
-        window.showUserAgents(configuration.usableUserAgents, chosen: userAgent)
+        window.showUserAgents(configuration.usableUserAgents, chosen: agents.chosen)
         render()
         let notice = setUpNotice.flatMap { $0.id == id ? $0.sentence : nil }
         setUpNotice = nil
@@ -189,30 +185,19 @@ final class AppController {
         }
     }
 
-    /// A sign-in is the likely next step: for the embedded view, WebKit and its web process
-    /// start now, after the window has drawn, so the page appears sooner; and libcurl opens,
-    /// so the code exchange after the redirect need not wait for it.
+    /// A sign-in is the likely next step: its agent is made ready once the window has drawn.
     private func prepareSignIn() {
         MainLoop.after(milliseconds: 50) { [weak self, generation] in
             // Still signed out with the same provider by then (the person may already have clicked).
             guard let self, self.generation == generation, self.state.accepts(.signInRequested), self.current != nil else { return }
-            if self.userAgent == .embedded { self.webAgent().prepare() }
-            let logger = self.logger
-            MainLoop.work { do { try CurlTransport.load() } catch { logger.warning("\(error)") } }
+            self.agents.prepare()
         }
-    }
-
-    private func webAgent() -> WebViewUserAgent {
-        if let web { return web }
-        let web = WebViewUserAgent(parent: window.window, providerName: providerName)
-        self.web = web
-        return web
     }
 
     /// OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep); this shows its steps.
     private func signIn() {
         guard let provider = current else { return }
-        let agent: any ExternalUserAgent = userAgent == .browser ? browser : webAgent()
+        let agent = agents.agent
         let (logger, post) = (self.logger, self.post)
         signInTask = work {
             await provider.signIn(using: agent, logger: logger, step: post)
@@ -263,9 +248,10 @@ final class AppController {
     private func choose(_ id: String, remember: Bool) {
         guard state.allowsChoosingProvider else { return window.showProvider(id: providerID, name: providerName) }
         generation += 1
-        (signInTask, current, web, grantedScopes, userAgent) = (nil, nil, nil, [], .embedded)
+        (signInTask, current, grantedScopes) = (nil, nil, [])
         providerID = id
         providerName = providers.entries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
+        agents.reset(for: providerName)
         application.setActionState(LatchkeyApp.signOutAction, id)
         if remember { LatchkeyFiles.rememberChosenProvider(id) }
         window.showProvider(id: id, name: providerName)
@@ -290,11 +276,10 @@ final class AppController {
     }
 
     /// The person picked where to sign in: kept in their own file for this provider.
-    private func userAgentToggled() {
+    private func userAgentChosen(_ chosen: ProviderConfiguration.UserAgentKind) {
         guard let provider = current, provider.configuration.usableUserAgents.count > 1 else { return }
-        let chosen: ProviderConfiguration.UserAgentKind = window.inBrowser.isActive ? .browser : .embedded
-        guard chosen != userAgent, state.allowsChoosingProvider else { return }
-        userAgent = chosen
+        guard chosen != agents.chosen, state.allowsChoosingProvider else { return }
+        agents.chosen = chosen
         logger.info("Signing in \(chosen == .browser ? "in the browser" : "in this window") from now on")
         // A provider given with --provider-file is not in the list of a later plain launch: no file for it.
         if canSetUp {
@@ -346,7 +331,7 @@ final class AppController {
     private func render() {
         var model = ViewModel(
             state: state, providerName: providerName, storeName: HomeFolder.shortened(providers.store.displayName),
-            userAgent: userAgent, scopes: grantedScopes)
+            userAgent: agents.chosen, scopes: grantedScopes)
         model.status = HomeFolder.shortened(model.status)
         model.setUpVisible = model.setUpVisible && canSetUp
         window.render(model)

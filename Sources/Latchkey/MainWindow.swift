@@ -111,6 +111,35 @@ final class MainWindow {
         window.showAll()
     }
 
+    /// What the person does in the window, told as it happens.
+    struct Handlers {
+        /// A button of the state machine's: Sign in, Cancel, Get my profile, Open profile, Sign out.
+        var event: @MainActor (AppEvent) -> Void
+        var providerChosen: @MainActor (String) -> Void
+        var userAgentChosen: @MainActor (ProviderConfiguration.UserAgentKind) -> Void
+        var setUp: @MainActor () -> Void
+        var addProvider: @MainActor () -> Void
+    }
+
+    func connect(_ handlers: Handlers) {
+        let clicks: [(Button, AppEvent)] = [
+            (signIn, .signInRequested), (cancel, .cancelRequested), (getProfile, .profileRequested),
+            (openProfile, .openProfileRequested), (signOut, .signOutRequested),
+        ]
+        for (button, event) in clicks { button.onClicked { handlers.event(event) } }
+        provider.onChanged { [weak self] in
+            if let id = self?.provider.activeID { handlers.providerChosen(id) }
+        }
+        for radio in [inWindow, inBrowser] {
+            radio.onToggled { [weak self] in
+                guard let self else { return }
+                handlers.userAgentChosen(self.inBrowser.isActive ? .browser : .embedded)
+            }
+        }
+        setUp.onClicked { handlers.setUp() }
+        addProvider.onClicked { handlers.addProvider() }
+    }
+
     /// The providers in the list, in order (after one was added, the whole list again).
     func list(_ entries: [(id: String, displayName: String)]) {
         provider.removeAll()
