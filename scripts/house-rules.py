@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Sizes the compiler does not check: no Swift file over 400 lines, no function
+"""What the compiler does not check: no Swift file over 400 lines, no function
 over 60 (40 in the app's controller), except widget layout, whose declaration
-says so with a `// Layout:` comment on the line before. Exits 1 on a breach."""
+says so with a `// Layout:` comment on the line before; and `///` only on
+declarations (a comment inside code is `//`). Exits 1 on a breach."""
 import pathlib
 import re
 import sys
@@ -39,9 +40,42 @@ def code_only(line, in_string):
     return "".join(out), in_string
 
 
+MODIFIER = re.compile(r"^(@\w+(\([^)]*\))?|public|private|fileprivate|internal|package|open|static|final|override|"
+                      r"nonisolated|mutating|convenience|required|lazy|weak|unowned|indirect|dynamic|optional)(\([^)]*\))?\s*")
+DECLARED = re.compile(r"^(func|init|deinit|var|let|case|struct|class|enum|protocol|extension|actor|typealias|subscript|"
+                      r"associatedtype|macro|precedencegroup|operator)\b")
+
+
+def is_declaration(line):
+    rest = line.strip()
+    while True:
+        match = MODIFIER.match(rest)
+        if not match or not match.group(0):
+            break
+        rest = rest[match.end():]
+    return bool(DECLARED.match(rest)) or rest.startswith("#if") or rest == ""
+
+
+def misplaced_documentation(path, lines):
+    """`///` that documents no declaration: what follows the comment is not one."""
+    found, index = [], 0
+    while index < len(lines):
+        if not lines[index].strip().startswith("///"):
+            index += 1
+            continue
+        end = index
+        while end < len(lines) and lines[end].strip().startswith("///"):
+            end += 1
+        following = lines[end] if end < len(lines) else ""
+        if not is_declaration(following) and not following.strip().startswith("@"):
+            found.append(f"{path}:{index + 1}: /// before something that is not a declaration: {following.strip()[:60]}")
+        index = end
+    return found
+
+
 def breaches(path, text):
     lines = text.split("\n")
-    found = []
+    found = misplaced_documentation(path, lines)
     if len(lines) - 1 > FILE_LIMIT:
         found.append(f"{path}: {len(lines) - 1} lines (at most {FILE_LIMIT})")
     limit = TIGHTER.get(str(path), FUNCTION_LIMIT)

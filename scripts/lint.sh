@@ -45,7 +45,15 @@ if found=$(grep -rnE '^[^/]*"[^"]*Latchkey' --include='*.swift' Sources/OAuthCor
     status=1
 fi
 
-# 4. Sizes: no file over 400 lines, no function over 60 (40 in AppController), widget layout excepted.
+# 4. Sizes: no file over 400 lines, no function over 60 (40 in AppController), widget layout excepted;
+#    and `///` only on declarations. The script must catch a misplaced `///`, or it could never fail.
+sample=$(mktemp -d)
+printf 'func f() {\n    /// not a doc\n    print(1)\n}\n' >"$sample/sample.swift"
+if /usr/bin/python3 scripts/house-rules.py "$sample" 2>/dev/null; then
+    echo "lint: scripts/house-rules.py misses a /// inside code" >&2
+    exit 2
+fi
+rm -r "$sample"
 if ! /usr/bin/python3 scripts/house-rules.py Sources Tests Fuzz; then
     echo "lint: split what is too long (scripts/house-rules.py says how it counts)" >&2
     status=1

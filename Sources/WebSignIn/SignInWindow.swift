@@ -37,7 +37,7 @@ final class SignInWindow {
 
     /// Builds the window and starts a web process on a blank page, so that a
     /// later `present` only has to load the provider's page.
-    // Layout: the header bar, the progress bar and the view.
+    /// Layout: the header bar, the progress bar and the view.
     init() {
         window = Window(title: "Sign in")
         window.setDefaultSize(width: 560, height: 720)
