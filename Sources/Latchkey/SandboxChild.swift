@@ -8,6 +8,15 @@ import OAuthCore
     import Glibc
 #endif
 
+/// A pipe whose ends are close-on-exec from the start (no other thread's child inherits them);
+/// the Glibc module does not import it.
+@_silgen_name("pipe2")
+private func pipeClosedOnExec(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
+
+/// glibc ≥ 2.34's way of closing every descriptor from one on in the child; the Glibc module does not import it.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+private func spawnActionsCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
+
 /// The offline provider, started as a child on a free loopback port. Its
 /// standard input is a pipe only this process holds: when Latchkey ends, by
 /// quitting or by crashing, the pipe closes and the sandbox exits too.
@@ -17,13 +26,20 @@ import OAuthCore
 /// thread, after the window is up, before anything touches the network. A
 /// launch measured to the window does not pay for spawning a second Swift
 /// program, nor share its two cores with one starting up (`make bench`).
-/// Sendable: `readiness` is used only under `lock`, `phase` only under
+/// Started with `posix_spawn`, not Foundation's `Process`, whose `run()` on Linux
+/// reads past a buffer now and then (swift-corelibs-foundation #5472): the child
+/// gets its two pipes and this process's standard error, nothing else.
+/// Sendable: `readiness` is used only under `lock`, `phase` and `pid` only under
 /// `phaseLock`; the rest is set once, in `init`.
 final class SandboxChild: @unchecked Sendable {
-    let process = Process()
     let baseURL: String
-    private let input = Pipe()
-    private let output = Pipe()
+    private let executable: URL
+    private let arguments: [String]
+    /// The child's standard input and output: each pipe's two ends (read, write), close-on-exec;
+    /// -1 once closed here (under `phaseLock`).
+    private var input: (read: Int32, write: Int32)
+    private var output: (read: Int32, write: Int32)
+    private var pid: pid_t?
     /// One `waitUntilReady` at a time: it starts the child and reads its first line.
     private let lock = NSLock()
     /// Held by `stop()` until the child is gone: no start follows a stop, and
@@ -34,22 +50,52 @@ final class SandboxChild: @unchecked Sendable {
 
     private enum Phase { case notStarted, started, stopped }
 
-    private init(executable: URL, port: Int, stateFile: URL) {
+    private init(executable: URL, port: Int, stateFile: URL) throws {
         baseURL = "http://127.0.0.1:\(port)"
-        process.executableURL = executable
-        process.arguments = ["--port", String(port), "--exit-with-stdin", "--state-file", stateFile.path]
-        process.standardInput = input
-        process.standardOutput = output
+        self.executable = executable
+        arguments = ["--port", String(port), "--exit-with-stdin", "--state-file", stateFile.path]
+        input = try Self.pipe()
+        output = try Self.pipe()
+    }
+
+    deinit {
+        for fd in [input.read, input.write, output.read, output.write] where fd >= 0 { close(fd) }
+    }
+
+    private static func pipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard pipeClosedOnExec(&fds, O_CLOEXEC) == 0 else { throw OAuthError.invalidConfiguration("no pipe for the sandbox provider.") }
+        return (fds[0], fds[1])
     }
 
     /// Starts the child unless `stop()` came first; false when it did.
     private func launch() throws -> Bool {
         try phaseLock.withLock {
             guard phase == .notStarted else { return phase == .started }
-            try process.run()
+            pid = try spawn()
             phase = .started
+            // Ours no more: the child has its copies, and end-of-file must come when it goes.
+            close(input.read)
+            close(output.write)
+            (input.read, output.write) = (-1, -1)
             return true
         }
+    }
+
+    /// The child, its standard input and output the pipes' far ends, its standard error ours.
+    private func spawn() throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input.read, 0)
+        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+        _ = spawnActionsCloseFrom(&actions, 3)
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid = pid_t()
+        let result = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        guard result == 0 else { throw OAuthError.invalidConfiguration(String(cString: strerror(result))) }
+        return pid
     }
 
     /// The child's address, with the child itself not yet started (`waitUntilReady` starts it).
@@ -62,7 +108,7 @@ final class SandboxChild: @unchecked Sendable {
         // Grants and tokens the sandbox issued survive its restarts, as a real provider's would.
         let directory = LatchkeyFiles.stateDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let child = SandboxChild(
+        let child = try SandboxChild(
             executable: executable, port: try freePort(), stateFile: directory.appendingPathComponent("sandbox-provider.json"))
         logger.info("Sandbox provider (offline demo) at \(child.baseURL)")
         return child
@@ -88,7 +134,7 @@ final class SandboxChild: @unchecked Sendable {
         } catch {
             return .failure(.invalidConfiguration("the offline sandbox provider could not be started: \(error)"))
         }
-        let (text, timedOut) = Self.firstLine(of: output.fileHandleForReading.fileDescriptor, within: Self.readinessLimit)
+        let (text, timedOut) = Self.firstLine(of: output.read, within: Self.readinessLimit)
         if text == "listening \(baseURL)" { return .success(()) }
         if timedOut {
             // Alive but silent: stop it, or it would hold its port and our pipe for nothing.
@@ -133,16 +179,15 @@ final class SandboxChild: @unchecked Sendable {
         String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Closes its input and ends it, waiting a bounded time. Not `waitUntilExit()`:
-    /// Foundation sometimes never notices a child's exit on Linux, and the quit
-    /// (on GTK's thread) must not hang on that.
+    /// Closes its input and ends it, waiting a bounded time: the quit (on GTK's
+    /// thread) must not hang on a child that does not go.
     func stop() {
         phaseLock.withLock {
             let running = phase == .started
             phase = .stopped
-            guard running, process.isRunning else { return }
-            try? input.fileHandleForWriting.close()
-            let pid = process.processIdentifier
+            guard running, let pid, !Self.reaped(pid, within: 0) else { return }
+            close(input.write)
+            input.write = -1
             kill(pid, SIGTERM)
             if !Self.reaped(pid, within: 2) {
                 kill(pid, SIGKILL)
@@ -151,7 +196,7 @@ final class SandboxChild: @unchecked Sendable {
         }
     }
 
-    /// Whether the child ended within `seconds` (reaped here, or by Foundation).
+    /// Whether the child ended within `seconds` (reaped here).
     private static func reaped(_ pid: pid_t, within seconds: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         repeat {

@@ -11,7 +11,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from driver import Latchkey, wait_until  # noqa: E402
+from driver import Latchkey, descendants, wait_until  # noqa: E402
 
 from harness import BIN, ROOT, admin, assert_no_secrets, expect, open_sign_in, sandbox_url, sign_in, stored_token  # noqa: E402,F401
 
@@ -358,6 +358,36 @@ def close_button_quits_signed_out(home):
     expect_clean_exit(app, status)
 
 
+def sandbox_children(app):
+    """The sandbox children of the app (`comm` is cut at 15 characters)."""
+    return [pid for pid, command in descendants(app.process.pid).items() if command == "latchkey-sandbo"]
+
+
+def sandbox_ends_with_the_app(home):
+    """The sandbox child lives as long as the app and no longer: it ends when the window
+    closes, and when the app is killed outright (its standard input, a pipe only the app
+    holds, closes with it), with exactly its own two pipes and the app's standard error."""
+    for ending in ("close", "kill"):
+        app = home.launch()
+        try:
+            app.wait_status("Not signed in")
+            children = sandbox_children(app)
+            expect(len(children) == 1, f"one sandbox child: {children}")
+            child = children[0]
+            descriptors = sorted(int(fd) for fd in os.listdir(f"/proc/{child}/fd"))
+            expect(descriptors[:3] == [0, 1, 2], f"the child has its standard streams: {descriptors}")
+            inherited = [os.readlink(f"/proc/{child}/fd/{fd}") for fd in descriptors if fd > 2]
+            expect(not any("pipe:" in target for target in inherited), f"no other pipe of the app's reaches the child: {inherited}")
+            if ending == "close":
+                expect_clean_exit(app, app.close_by_window_button())
+            else:
+                app.process.kill()
+                app.process.wait(timeout=10)
+            wait_until(f"the sandbox child to end after the app's {ending}", lambda: not os.path.exists(f"/proc/{child}/exe"), 15)
+        finally:
+            app.quit()
+
+
 SCENARIOS = {
     "data_files": data_files,
     "happy_path": happy_path,
@@ -367,6 +397,7 @@ SCENARIOS = {
     "sign_in_at_once": sign_in_at_once,
     "close_button_quits": close_button_quits,
     "close_button_quits_signed_out": close_button_quits_signed_out,
+    "sandbox_ends_with_the_app": sandbox_ends_with_the_app,
     "token_faults": token_faults,
     "short_lived_tokens": short_lived_tokens,
     "damaged_token_file": damaged_token_file,
