@@ -25,6 +25,13 @@ enum Stores {
     }
 }
 
+extension Network {
+    /// How every Latchkey command reaches providers: libcurl, `--network-timeout`, OAuthCore's log label.
+    static func latchkey(timeout: Double) -> Network {
+        Network(timeout: timeout, logger: Logger(label: "OAuthCore"))
+    }
+}
+
 extension ZeroConfiguration {
     /// Latchkey's way of making a provider from a resource or an issuer: its client
     /// metadata document, if the environment names one.
@@ -32,10 +39,10 @@ extension ZeroConfiguration {
     /// `reservedIDs`: ids the run owns besides the catalog's (the sandbox's, a `--provider-file`'s).
     static func latchkey(
         catalog: ProviderCatalog, secrets: any ClientSecretStore, tokens: any TokenStore,
-        reservedIDs: Set<String> = Set(Providers.sandboxIDs), timeout: Double
+        reservedIDs: Set<String> = Set(Providers.sandboxIDs), network: Network
     ) -> ZeroConfiguration {
         ZeroConfiguration(
-            catalog: catalog, secrets: secrets, network: Network(timeout: timeout, logger: Logger(label: "OAuthCore")),
+            catalog: catalog, secrets: secrets, network: network,
             clientName: "Latchkey",
             clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument(),
             tokens: tokens, reservedIDs: reservedIDs)

@@ -98,18 +98,17 @@ struct WindowCommand: ParsableCommand {
     /// to sign out of), it must be usable: said now rather than in the window. Nil: a running
     /// instance signs out, and this one has nothing more to do.
     private func chooseProvider() throws -> (Providers, String, named: Provider?)? {
-        let (networkTimeout, keyringTimeout) = (waits.networkTimeout, waits.keyringTimeout)
         let catalog = LatchkeyCommand.catalog
-        let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
-        let store = Stores.tokens(keyringTimeout: keyringTimeout)
         do {
-            let zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: networkTimeout)
+            let providers = try Providers(
+                catalog: catalog, secrets: Stores.clientSecrets(keyringTimeout: waits.keyringTimeout),
+                store: Stores.tokens(keyringTimeout: waits.keyringTimeout), file: providerFile.map { URL(fileURLWithPath: $0) },
+                network: .latchkey(timeout: waits.networkTimeout))
+            // The run's own service: a --resource or --issuer never takes an id the run reserves.
+            let zeroConfiguration = providers.zeroConfiguration
             let resourceID =
                 try resource.map { try Self.prepareResource($0, with: zeroConfiguration) }
                 ?? issuer.map { text in try wait { try await zeroConfiguration.prepare(issuer: text) }.id }
-            let providers = try Providers(
-                catalog: catalog, secrets: secrets, store: store, file: providerFile.map { URL(fileURLWithPath: $0) },
-                network: Network(timeout: networkTimeout, logger: Logger(label: "OAuthCore")))
             let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.exists(id) ? id : nil }
             let providerID = providers.file?.id ?? resourceID ?? provider ?? remembered ?? Providers.sandboxID
             if signOut, providerFile == nil, let sentence = Self.signOutInRunningInstance(provider: providerID) {

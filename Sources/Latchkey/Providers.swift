@@ -57,7 +57,7 @@ final class Providers: @unchecked Sendable {
 
     /// The zero-configuration service over this run's catalog, secrets and store.
     var zeroConfiguration: ZeroConfiguration {
-        ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, reservedIDs: reservedIDs, timeout: network.timeout)
+        ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, reservedIDs: reservedIDs, network: network)
     }
 
     /// Setting up and adding providers, over this run's files and stores.

@@ -263,8 +263,8 @@ struct TokenRequest {
         providerID = provider
         secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
         store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
-        network = Network(timeout: waits.networkTimeout, logger: Logger(label: "OAuthCore"))
-        zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, timeout: waits.networkTimeout)
+        network = .latchkey(timeout: waits.networkTimeout)
+        zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, network: network)
     }
 
     /// A provider over the shared store; one made for a resource is registered again should its server forget it.
