@@ -50,17 +50,17 @@ extension Provider {
     public func profileEvent() async -> (event: AppEvent, picture: [UInt8]?) {
         do {
             let profile = try await profile()
-            return (.profileLoaded(profile), await Self.picture(at: profile.pictureURL))
+            return (.profileLoaded(profile), await picture(at: profile.pictureURL))
         } catch {
             return (.profileFailed(error as? OAuthError ?? .network(endpoint: .profile, reason: "\(error)")), nil)
         }
     }
 
     /// The picture's bytes, or nil: a missing picture is not worth an error.
-    static func picture(at url: URL?) async -> [UInt8]? {
+    func picture(at url: URL?) async -> [UInt8]? {
         guard let url else { return nil }
-        let response = try? await CurlTransport.shared.send(
-            HTTPRequest(method: "GET", url: url, headers: ["User-Agent": OAuthCoreInfo.userAgent], timeout: 10))
+        let response = try? await network.transport.send(
+            HTTPRequest(method: "GET", url: url, headers: ["User-Agent": OAuthCoreInfo.userAgent], timeout: min(10, network.timeout)))
         guard let response, response.status == 200, response.body.count < 5_000_000 else { return nil }
         return [UInt8](response.body)
     }

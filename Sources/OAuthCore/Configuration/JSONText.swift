@@ -28,8 +28,7 @@ public enum JSONValue: Sendable, Equatable {
 
     /// The member `key` of an object; nil for anything else.
     public subscript(key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.last { $0.key == key }?.value
+        members.last { $0.key == key }?.value
     }
 
     /// On one line: `{"a": 1, "b": [true]}`, or without spaces when `spaced` is false.

@@ -116,17 +116,22 @@ public struct ProviderFile: Sendable, Equatable {
         return result
     }
 
-    /// Members of `upper` over those of `lower`, by key, in one pass: a key's place is where it first was.
     static func merged(_ upper: [JSONValue.Member], over lower: [JSONValue.Member]) -> [JSONValue.Member] {
+        keyed(upper, over: lower, key: \.key)
+    }
+
+    /// Entries of `upper` over those of `lower`, by key, in one pass: the last entry of a key
+    /// counts, in the place where the key first was.
+    static func keyed<Entry>(_ upper: [Entry], over lower: [Entry], key: (Entry) -> String) -> [Entry] {
         var result = lower
         var place: [String: Int] = [:]
-        for (index, member) in result.enumerated() { place[member.key] = index }
-        for member in upper {
-            if let index = place[member.key] {
-                result[index] = member
+        for (index, entry) in result.enumerated() { place[key(entry)] = index }
+        for entry in upper {
+            if let index = place[key(entry)] {
+                result[index] = entry
             } else {
-                place[member.key] = result.count
-                result.append(member)
+                place[key(entry)] = result.count
+                result.append(entry)
             }
         }
         return result
@@ -180,18 +185,7 @@ public struct Layered<Value: JSONConvertible>: Sendable, Equatable {
 
     /// This object over `lower`, key by key; a removal stays one (see `Setting.over`).
     func over(_ lower: Layered) -> Layered {
-        var result = lower.entries
-        var place: [String: Int] = [:]
-        for (index, entry) in result.enumerated() { place[entry.key] = index }
-        for entry in entries {
-            if let index = place[entry.key] {
-                result[index] = entry
-            } else {
-                place[entry.key] = result.count
-                result.append(entry)
-            }
-        }
-        return Layered(result)
+        Layered(ProviderFile.keyed(entries, over: lower.entries, key: \.key))
     }
 
     /// The entries with a value.

@@ -23,7 +23,8 @@ public final class Provider: Sendable {
     private let clients: Mutex<Clients>
     private let store: any TokenStore
     private let accounts: AccountRecords?
-    private let network: Network
+    /// How this provider is reached: every request made for it goes this way.
+    public let network: Network
     private let registrations: ZeroConfiguration?
     private let reachable: @Sendable () async throws -> Void
 
