@@ -164,8 +164,8 @@ import Testing
         }
     }
 
-    @Test func invalidUTF8IsRefused() {
-        #expect(throws: OAuthError.self) {
+    @Test func invalidUTF8IsRefusedAndSaidSo() {
+        #expect(throws: OAuthError.invalidConfiguration("/x.json is not UTF-8 text; save it as UTF-8 and try again.")) {
             try ProviderFile(data: Data([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D]), file: URL(fileURLWithPath: "/x.json"))
         }
     }

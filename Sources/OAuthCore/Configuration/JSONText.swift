@@ -93,7 +93,7 @@ struct JSONObjectText: Sendable, Equatable {
     /// Parses `data`, which must hold one JSON object in UTF-8 (a byte-order mark before it is kept).
     init(parsing data: Data) throws {
         let bytes = [UInt8](data)
-        guard String(validating: bytes, as: UTF8.self) != nil else { throw JSONParser.Failure() }
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw JSONParser.Failure.notUTF8 }
         let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
         let marked = bytes.starts(with: mark)
         var parser = JSONParser(bytes: marked ? Array(bytes.dropFirst(3)) : bytes)
@@ -164,7 +164,10 @@ struct JSONParser {
         self.bytes = bytes
     }
 
-    struct Failure: Error {}
+    enum Failure: Error {
+        case notJSON
+        case notUTF8
+    }
 
     mutating func objectText() throws -> JSONObjectText {
         var object = JSONObjectText()
@@ -191,15 +194,15 @@ struct JSONParser {
                     .init(
                         leading: leading, key: key, keyText: keyText, separator: separator, value: value, valueText: valueText,
                         trailing: trailing))
-                guard let next = peek else { throw Failure() }
+                guard let next = peek else { throw Failure.notJSON }
                 index += 1
                 if next == UInt8(ascii: "}") { break }
-                guard next == UInt8(ascii: ",") else { throw Failure() }
+                guard next == UInt8(ascii: ",") else { throw Failure.notJSON }
                 leading = spaces()
             }
         }
         object.suffix = spaces()
-        guard index == bytes.count else { throw Failure() }
+        guard index == bytes.count else { throw Failure.notJSON }
         return object
     }
 
@@ -214,12 +217,12 @@ struct JSONParser {
     }
 
     private mutating func expect(_ byte: UInt8) throws {
-        guard peek == byte else { throw Failure() }
+        guard peek == byte else { throw Failure.notJSON }
         index += 1
     }
 
     mutating func value(depth: Int) throws -> JSONValue {
-        guard depth <= Self.deepest, let byte = peek else { throw Failure() }
+        guard depth <= Self.deepest, let byte = peek else { throw Failure.notJSON }
         switch byte {
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "{"): return try object(depth: depth)
@@ -247,10 +250,10 @@ struct JSONParser {
             _ = spaces()
             members.append(.init(key, try value(depth: depth + 1)))
             _ = spaces()
-            guard let next = peek else { throw Failure() }
+            guard let next = peek else { throw Failure.notJSON }
             index += 1
             if next == UInt8(ascii: "}") { return .object(members) }
-            guard next == UInt8(ascii: ",") else { throw Failure() }
+            guard next == UInt8(ascii: ",") else { throw Failure.notJSON }
         }
     }
 
@@ -266,16 +269,16 @@ struct JSONParser {
             _ = spaces()
             items.append(try value(depth: depth + 1))
             _ = spaces()
-            guard let next = peek else { throw Failure() }
+            guard let next = peek else { throw Failure.notJSON }
             index += 1
             if next == UInt8(ascii: "]") { return .array(items) }
-            guard next == UInt8(ascii: ",") else { throw Failure() }
+            guard next == UInt8(ascii: ",") else { throw Failure.notJSON }
         }
     }
 
     private mutating func literal(_ word: String, _ value: JSONValue) throws -> JSONValue {
         let utf8 = Array(word.utf8)
-        guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else { throw Failure() }
+        guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else { throw Failure.notJSON }
         index += utf8.count
         return value
     }
@@ -284,7 +287,7 @@ struct JSONParser {
         let start = index
         while let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "+-.eE".utf8.contains(byte) { index += 1 }
         let text = text(from: start)
-        guard Self.isJSONNumber(Array(text.utf8)) else { throw Failure() }
+        guard Self.isJSONNumber(Array(text.utf8)) else { throw Failure.notJSON }
         return .number(text)
     }
 
@@ -332,16 +335,16 @@ struct JSONParser {
                 scalars.append(try escaped())
                 run = index
             case ..<0x20:
-                throw Failure()
+                throw Failure.notJSON
             default:
                 index += 1
             }
         }
-        throw Failure()
+        throw Failure.notJSON
     }
 
     private mutating func escaped() throws -> Unicode.Scalar {
-        guard let byte = peek else { throw Failure() }
+        guard let byte = peek else { throw Failure.notJSON }
         index += 1
         switch byte {
         case UInt8(ascii: "\""): return "\""
@@ -364,14 +367,14 @@ struct JSONParser {
                 return "\u{FFFD}"
             }
             return Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)) ?? "\u{FFFD}"
-        default: throw Failure()
+        default: throw Failure.notJSON
         }
     }
 
     private mutating func hex() throws -> UInt32 {
         guard index + 4 <= bytes.count, bytes[index..<index + 4].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
             let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
-        else { throw Failure() }
+        else { throw Failure.notJSON }
         index += 4
         return value
     }

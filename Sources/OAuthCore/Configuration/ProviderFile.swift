@@ -77,6 +77,8 @@ public struct ProviderFile: Sendable, Equatable {
     public init(data: Data, file: URL) throws {
         do {
             text = try JSONObjectText(parsing: data)
+        } catch JSONParser.Failure.notUTF8 {
+            throw OAuthError.invalidConfiguration("\(file.path) is not UTF-8 text; save it as UTF-8 and try again.")
         } catch {
             throw OAuthError.invalidConfiguration("\(file.path) is not a JSON object.")
         }
