@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "OAuthCore", targets: ["OAuthCore"]),
         // WebKitGTK lives here, loaded with dlopen only when a sign-in is near.
         .library(name: "LatchkeyWebSignIn", type: .dynamic, targets: ["WebSignIn"]),
+        // ID-token signatures (jwt-kit), loaded with dlopen by OAuthCore when one is first checked.
+        .library(name: "OAuthCoreSignatureCheck", type: .dynamic, targets: ["SignatureCheck"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -50,16 +52,24 @@ let package = Package(
         // The shared OAuth module: no GTK, usable by any Swift program on Linux.
         // libcurl's header and a dlopen shim: OAuthCore's HTTP, loaded on first use.
         .target(name: "CCurl"),
+        // The C interface between OAuthCore and its signature-check library: one header both import.
+        .target(name: "CSignatureCheck"),
         .target(
             name: "OAuthCore",
             dependencies: [
-                "CCurl", "Loopback",
+                "CCurl", "CSignatureCheck", "Loopback",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RSA-SHA1 signatures for OAuth 1.0a consumers that sign with a key.
                 .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // A JWS signature against a JWK, by jwt-kit (with swift-crypto and swift-certificates behind
+        // it): ~2 MiB a launch need not map. Built as libOAuthCoreSignatureCheck.so, behind the C
+        // interface alone; -Bsymbolic keeps its copies of swift-crypto bound to themselves.
+        .target(
+            name: "SignatureCheck",
+            dependencies: ["CSignatureCheck", .product(name: "JWTKit", package: "jwt-kit")],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]),
 
         // libsoup's HTTP server and a dlopen shim: the loopback listener for sign-ins through the
         // system browser, loaded only when one starts.
@@ -113,6 +123,8 @@ let package = Package(
                     // no export table, so fewer pages to map and relocate at launch; relative relocations
                     // packed (DT_RELR, glibc 2.36 as in Debian 12), which lld writes.
                     "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                    // Installed, OAuthCore's signature-check library is with the sign-in library (a build has it beside).
+                    "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib/latchkey",
                 ])
             ]),
 

@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product latchkey
 swift build -c release --product LatchkeyWebSignIn
+swift build -c release --product OAuthCoreSignatureCheck
 swift build -c release --product latchkey-sandbox
 swift build -c release --product latchkey-refresh-storm
 mkdir -p bench-output/baselines

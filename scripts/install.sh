@@ -6,7 +6,7 @@
 #
 # The installed app finds everything from its own location (InstallLayout):
 #   <prefix>/bin/latchkey                       the app
-#   <prefix>/lib/latchkey/libLatchkeyWebSignIn.so, latchkey-sandbox
+#   <prefix>/lib/latchkey/libLatchkeyWebSignIn.so, libOAuthCoreSignatureCheck.so, latchkey-sandbox
 #   <prefix>/share/latchkey/providers/*.json    the presets
 #   <prefix>/share/applications, icons, metainfo   what the desktop reads
 set -euo pipefail
@@ -25,6 +25,7 @@ id=io.github.latchkey.Latchkey
 manifest() {
     printf '%s\t%s\n' "$build/latchkey" bin/latchkey
     printf '%s\t%s\n' "$build/libLatchkeyWebSignIn.so" lib/latchkey/libLatchkeyWebSignIn.so
+    printf '%s\t%s\n' "$build/libOAuthCoreSignatureCheck.so" lib/latchkey/libOAuthCoreSignatureCheck.so
     printf '%s\t%s\n' "$build/latchkey-sandbox" lib/latchkey/latchkey-sandbox
     for preset in data/providers/*.json; do
         printf '%s\t%s\n' "$preset" "share/latchkey/providers/$(basename "$preset")"

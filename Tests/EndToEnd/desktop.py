@@ -512,6 +512,11 @@ def browser_listener_strangers(home):
 # Installed ---------------------------------------------------------------------
 
 
+def mapped(app):
+    with open(f"/proc/{app.process.pid}/maps") as f:
+        return f.read()
+
+
 def installed_files(prefix):
     return sorted(os.path.relpath(os.path.join(directory, f), prefix)
                   for directory, _, files in os.walk(prefix) for f in files)
@@ -519,14 +524,17 @@ def installed_files(prefix):
 
 def installed_app(home):
     """make install's script into a temporary prefix: the installed binary, started from an
-    unrelated directory, finds its presets, sandbox and sign-in library under that prefix
-    and signs in; uninstall leaves nothing behind."""
+    unrelated directory, finds its presets, sandbox, sign-in library and signature-check
+    library under that prefix and signs in; without the signature-check library a sign-in
+    ends in a sentence and keeps nothing; uninstall leaves nothing behind."""
     prefix = os.path.join(home.root, "prefix")
     environment = dict(os.environ, PREFIX=prefix, BUILD_DIR=BIN)
     subprocess.run([os.path.join(ROOT, "scripts", "install.sh"), "install"], env=environment, check=True,
                    stdout=subprocess.DEVNULL)
     files = installed_files(prefix)
+    signature_check = os.path.join(prefix, "lib/latchkey/libOAuthCoreSignatureCheck.so")
     for expected in ("bin/latchkey", "lib/latchkey/latchkey-sandbox", "lib/latchkey/libLatchkeyWebSignIn.so",
+                     "lib/latchkey/libOAuthCoreSignatureCheck.so",
                      "share/latchkey/providers/google.json", "share/applications/io.github.latchkey.Latchkey.desktop",
                      "share/icons/hicolor/scalable/apps/io.github.latchkey.Latchkey.svg",
                      "share/metainfo/io.github.latchkey.Latchkey.metainfo.xml"):
@@ -545,12 +553,32 @@ def installed_app(home):
         expect(sandboxes, "the sandbox child runs")
         expect(os.readlink(f"/proc/{sandboxes[0]}/exe") == os.path.join(prefix, "lib/latchkey/latchkey-sandbox"),
                "the sandbox is the installed one")
+        expect("libOAuthCoreSignatureCheck" not in mapped(app), "no signature library before a sign-in")
         sign_in(app, home, shot_prefix="01")
         app.wait_status("Signed in with Sandbox provider")
-        with open(f"/proc/{app.process.pid}/maps") as f:
-            expect(os.path.join(prefix, "lib/latchkey/libLatchkeyWebSignIn.so") in f.read(),
-                   "the sign-in library is the installed one")
+        maps = mapped(app)
+        expect(os.path.join(prefix, "lib/latchkey/libLatchkeyWebSignIn.so") in maps,
+               "the sign-in library is the installed one")
+        expect(signature_check in maps, "the ID token's signature was checked by the installed library")
         app.screenshot("02-installed-app-signed-in")
+    finally:
+        app.quit()
+
+    # A broken install: the signature library is gone. The stored sign-in still shows (no
+    # signature is checked to read it); a new sign-in is refused in a sentence, keeping nothing.
+    os.remove(signature_check)
+    app = Latchkey(os.path.join(prefix, "bin", "latchkey"), home.root, home.shots, cwd="/", env=unrelated)
+    try:
+        app.wait_status("Signed in with Sandbox provider")
+        app.press(app.button("Sign out"))
+        app.wait_status("Signed out")
+        sign_in(app, home)
+        status = app.wait_status("could not be checked")
+        expect("libOAuthCoreSignatureCheck.so: cannot open" in status and "reinstall the program" in status, status)
+        expect(not os.path.exists(home.token_file) or "access_token" not in open(home.token_file).read(),
+               "a sign-in whose ID token could not be checked keeps no token")
+        app.screenshot("03-installed-app-without-signature-library")
+        app.wait_sensitive("Sign in")  # the app keeps working: another sign-in may be tried
     finally:
         app.quit()
 

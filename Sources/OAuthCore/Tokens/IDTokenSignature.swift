@@ -1,11 +1,10 @@
 import Foundation
-import JWTKit
 
 /// Checks an ID token's signature (JWS, RFC 7515) against the provider's JWK Set
-/// (RFC 7517), with vapor/jwt-kit doing the cryptography: a well-kept library
-/// rather than hand-written RSA and ECDSA verification.
+/// (RFC 7517). The cryptography is vapor/jwt-kit's, in a library opened only
+/// when a signature is first checked (`SignatureCheckLibrary`).
 ///
-/// What Latchkey decides itself, before the library is asked:
+/// What OAuthCore decides itself, before the library is asked:
 /// - the algorithm is pinned per provider (`id_token_signing_alg_values`), and is
 ///   never `none` nor an HMAC, whose key would be the provider's public key;
 /// - the key is the one the token names (`kid`), of the type its algorithm needs,
@@ -13,7 +12,7 @@ import JWTKit
 /// - a `kid` the cached set lacks fetches the set again, once (a rotated key); a
 ///   `kid` still missing then is refused.
 public enum IDTokenSignature {
-    /// Asymmetric JWS algorithms Latchkey checks.
+    /// Asymmetric JWS algorithms OAuthCore checks.
     public static let supportedAlgorithms: Set<String> = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]
     /// What a provider file without `id_token_signing_alg_values` allows.
     public static let defaultAlgorithms = ["RS256", "ES256"]
@@ -26,15 +25,15 @@ public enum IDTokenSignature {
         func invalid(_ reason: String) -> OAuthError { .invalidIDToken(reason) }
         let parts = idToken.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
-            let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any]
+            let header = try? JSONDecoder().decode(Header.self, from: headerData)
         else { throw invalid("its header cannot be read") }
-        guard let algorithm = header["alg"] as? String else { throw invalid("its header names no signing algorithm") }
+        guard let algorithm = header.alg else { throw invalid("its header names no signing algorithm") }
         guard configuration.idTokenSigningAlgorithms.contains(algorithm) else {
             throw invalid(
                 "it is signed with \(Redaction.safeCode(algorithm)), and \(configuration.displayName)'s ID tokens may only be signed with "
                     + configuration.idTokenSigningAlgorithms.joined(separator: " or "))
         }
-        let kid = header["kid"] as? String
+        let kid = header.kid
         var set = try await keys.set(at: jwksURI, network: network, refresh: false)
         var key = set.key(kid: kid, algorithm: algorithm)
         if key == nil {
@@ -45,21 +44,16 @@ public enum IDTokenSignature {
         guard let key else {
             throw invalid("it is signed with a key \(configuration.displayName) does not publish")
         }
-        do {
-            let jwk = try JSONDecoder().decode(JWK.self, from: JSONSerialization.data(withJSONObject: key))
-            let collection = JWTKeyCollection()
-            try await collection.add(jwk: jwk, isDefault: true)
-            _ = try await collection.verify(idToken, as: UncheckedClaims.self)
-        } catch {
+        let keyText = String(decoding: try JSONEncoder().encode(key), as: UTF8.self)
+        guard try await SignatureCheckLibrary.shared().isValid(idToken, key: keyText) else {
             throw invalid("its signature does not match \(configuration.displayName)'s key")
         }
     }
 
-    /// The claims are OAuthCore's to check (`IDTokenClaims`); here only the signature is.
-    struct UncheckedClaims: JWTPayload {
-        init(from decoder: any Decoder) throws {}
-        func encode(to encoder: any Encoder) throws {}
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    /// The members of a JWS header this check reads (RFC 7515 §4.1).
+    struct Header: Decodable {
+        let alg: String?
+        let kid: String?
     }
 }
 
