@@ -45,7 +45,27 @@ if found=$(grep -rnE '^[^/]*"[^"]*Latchkey' --include='*.swift' Sources/OAuthCor
     status=1
 fi
 
-# 4. Sizes: no file over 400 lines, no function over 60 (40 in AppController), widget layout excepted;
+# 4. No module the app links imports Foundation: FoundationEssentials and the standard library
+#    only. Foundation would bring CoreFoundation and ICU back into every launch (make bench: 4 MiB
+#    of the idle peak); statically linked, it fails at the link with undefined symbols, so this says why.
+#    (The sign-in and signature-check libraries, tests, the sandbox and the tools may use it.)
+app_targets=(Sources/OAuthCore Sources/LatchkeyCore Sources/DesktopOAuth Sources/GtkKit Sources/InstallLayout Sources/Loopback Sources/Latchkey)
+foundation='^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|private|fileprivate)[[:space:]]+)?import[[:space:]]+(struct[[:space:]]+|class[[:space:]]+|func[[:space:]]+|enum[[:space:]]+)?(Foundation|FoundationNetworking|FoundationXML|CoreFoundation)([[:space:]]|\.|$)'
+for sample in 'import Foundation' '@preconcurrency import Foundation' 'public import Foundation' 'import FoundationNetworking' \
+    'import struct Foundation.Data' 'import CoreFoundation'; do
+    grep -qE "$foundation" <<<"$sample" || { echo "lint: the Foundation pattern misses: $sample" >&2; exit 2; }
+done
+for sample in 'import FoundationEssentials' '// import Foundation' 'import FoundationEssentialsExtra'; do
+    ! grep -qE "$foundation" <<<"$sample" || { echo "lint: the Foundation pattern wrongly matches: $sample" >&2; exit 2; }
+done
+for target in "${app_targets[@]}"; do [[ -d $target ]] || { echo "lint: $target is gone: update app_targets" >&2; exit 2; }; done
+if found=$(grep -rnE "$foundation" --include='*.swift' "${app_targets[@]}"); then
+    echo "lint: the app links this module, which must not import Foundation; use FoundationEssentials:" >&2
+    echo "$found" >&2
+    status=1
+fi
+
+# 5. Sizes: no file over 400 lines, no function over 60 (40 in AppController), widget layout excepted;
 #    and `///` only on declarations. The script must catch a misplaced `///`, or it could never fail.
 sample=$(mktemp -d)
 printf 'func f() {\n    /// not a doc\n    print(1)\n}\n' >"$sample/sample.swift"

@@ -1,5 +1,5 @@
 import CSoup
-import Foundation
+import FoundationEssentials
 import GtkKit
 import Logging
 import OAuthCore

@@ -1,7 +1,8 @@
 import CGtk
 import CSecret
-import Foundation
+import FoundationEssentials
 import OAuthCore
+import Synchronization
 
 /// Items of one kind in the desktop's keyring (the Secret Service, e.g. GNOME
 /// Keyring), through libsecret: each is found by `application=latchkey` and
@@ -25,8 +26,7 @@ final class SecretServiceItems: @unchecked Sendable {
     /// open. One call at a time: a write given up on and finished late must not
     /// land after, and over, a newer one — so while one is outstanding, the
     /// next fails at once instead of queueing.
-    private let busy = NSLock()
-    private var outstanding = false
+    private let outstanding = Mutex(false)
 
     init(schemaName: String, key: String, timeout: Double) {
         self.key = key
@@ -71,7 +71,7 @@ final class SecretServiceItems: @unchecked Sendable {
         _ verb: String, _ id: String,
         _ body: @escaping @Sendable (UnsafeMutablePointer<SecretSchema>, OpaquePointer?, inout UnsafeMutablePointer<GError>?) -> T
     ) async throws -> T {
-        let claimed = busy.withLock { () -> Bool in
+        let claimed = outstanding.withLock { outstanding -> Bool in
             if outstanding { return false }
             outstanding = true
             return true
@@ -88,7 +88,7 @@ final class SecretServiceItems: @unchecked Sendable {
                 return String(cString: error.pointee.message)
             }
             // Free before waking the caller, whose next call may follow at once.
-            busy.withLock { outstanding = false }
+            outstanding.withLock { $0 = false }
             return (value, message)
         }
         guard let (value, message) = outcome else {

@@ -1,6 +1,6 @@
 import CGtk
 import CSecret
-import Foundation
+import FoundationEssentials
 import GtkKit
 import OAuthCore
 

@@ -1,6 +1,6 @@
 import CGtk
 import CWebSignIn
-import Foundation
+import FoundationEssentials
 import GtkKit
 import Logging
 import OAuthCore

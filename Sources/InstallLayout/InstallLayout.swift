@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where a program's own files are, found from the running executable itself
 /// (`/proc/self/exe`), never from `argv[0]` or the working directory: started

@@ -1,5 +1,7 @@
 import DesktopOAuth
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import LatchkeyCore
 import Logging
 import OAuthCore

@@ -1,12 +1,13 @@
-import Foundation
+import FoundationEssentials
+import OAuthCore
 
 /// The person's home folder, as every sentence the window shows names it: `~`.
 enum HomeFolder {
     /// Paths under the home folder as `~/…`. The home is `$HOME`, as the file
     /// store's own directory is, not the account's home from the password file.
     static func shortened(_ text: String) -> String {
-        text.replacingOccurrences(of: path, with: "~")
+        text.replacing(path, with: "~")
     }
 
-    static let path = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    static let path = PathText.home
 }

@@ -1,5 +1,5 @@
 import DesktopOAuth
-import Foundation
+import FoundationEssentials
 import GtkKit
 import LatchkeyCore
 import Logging

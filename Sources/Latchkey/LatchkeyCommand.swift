@@ -1,6 +1,6 @@
 import ArgumentParser
 import DesktopOAuth
-import Foundation
+import FoundationEssentials
 import GtkKit
 import LatchkeyCore
 import Logging
@@ -155,7 +155,7 @@ struct WindowCommand: ParsableCommand {
     static func prepareResource(_ text: String, with providers: ZeroConfiguration) throws -> String {
         guard let url = URL(string: text) else { throw LaunchError("“\(text)” is not a URL.") }
         let (id, problem) = try wait { try await providers.prepare(resource: url) }
-        if let problem { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }
+        if let problem { Descriptor.standardError.write("\(problem)\n") }
         return id
     }
 }

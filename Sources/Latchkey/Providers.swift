@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCore
 import Logging
 import OAuthCore
@@ -20,7 +20,7 @@ final class Providers: @unchecked Sendable {
     var entries: [(id: String, displayName: String)] = []
     private let logger: Logger
     // Guarded by `lock`: the sandbox child, once started.
-    private let lock = NSLock()
+    private let lock = Lock()
     private var sandbox: SandboxChild?
 
     static let sandboxID = "sandbox"

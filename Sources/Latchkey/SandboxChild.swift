@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import InstallLayout
 import LatchkeyCore
 import Logging
@@ -41,10 +41,10 @@ final class SandboxChild: @unchecked Sendable {
     private var output: (read: Int32, write: Int32)
     private var pid: pid_t?
     /// One `waitUntilReady` at a time: it starts the child and reads its first line.
-    private let lock = NSLock()
+    private let lock = Lock()
     /// Held by `stop()` until the child is gone: no start follows a stop, and
     /// a second stop waits for the first to finish its SIGTERM and SIGKILL.
-    private let phaseLock = NSLock()
+    private let phaseLock = Lock()
     private var phase = Phase.notStarted
     private var readiness: Result<Void, OAuthError>?
 
@@ -176,7 +176,7 @@ final class SandboxChild: @unchecked Sendable {
     }
 
     private static func decode(_ bytes: [UInt8]) -> String {
-        String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self).trimmed()
     }
 
     /// Closes its input and ends it, waiting a bounded time: the quit (on GTK's

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import LatchkeyCore
 import Logging
 
@@ -27,7 +28,9 @@ struct TimestampedLogHandler: LogHandler {
         let details =
             all.isEmpty
             ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\(LogLine.escaped("\($0.value)"))" }.joined(separator: " ")
-        let stamp = String(format: "%ld.%03ld", time.tv_sec, time.tv_nsec / 1_000_000)
-        FileHandle.standardError.write(Data("\(stamp) \(level) \(label): \(LogLine.escaped("\(message)"))\(details)\n".utf8))
+        let milliseconds = String(time.tv_nsec / 1_000_000)
+        let stamp = "\(time.tv_sec)." + String(repeating: "0", count: 3 - milliseconds.count) + milliseconds
+        let line = "\(stamp) \(level) \(label): \(LogLine.escaped("\(message)"))\(details)\n"
+        Descriptor.standardError.write(line)
     }
 }

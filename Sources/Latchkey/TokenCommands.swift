@@ -1,6 +1,8 @@
 import ArgumentParser
 import DesktopOAuth
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import GtkKit
 import LatchkeyCore
 import Logging
@@ -90,7 +92,7 @@ struct TokenCommand: ParsableCommand {
             case .signIn(let configuration, let reason):
                 // Wider scopes, or the server the resource moved to: the sign-in is with that.
                 provider = request.provider(configuration)
-                FileHandle.standardError.write(Data("latchkey: \(reason)\n".utf8))
+                Descriptor.standardError.write("latchkey: \(reason)\n")
                 why = "A new sign-in is needed"
             }
         } else if let token = try request.stored(provider) {
@@ -138,7 +140,7 @@ struct TokenCommand: ParsableCommand {
             do {
                 let signedIn = try await provider.signIn(using: agent)
                 // Another person than before: someone else may have completed this sign-in. Said, not hidden in a log.
-                if let change = signedIn.accountChange { FileHandle.standardError.write(Data("latchkey: \(change)\n".utf8)) }
+                if let change = signedIn.accountChange { Descriptor.standardError.write("latchkey: \(change)\n") }
                 outcome = await fresh(provider)
             } catch let error as OAuthError {
                 outcome = .failure(error)
@@ -154,7 +156,9 @@ struct TokenCommand: ParsableCommand {
         // Ctrl+C cancels the sign-in (the window or the listener closes) and ends with its sentence, status 4.
         signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler { signIn.cancel() }
+        // @Sendable: not the main actor's. The handler runs on a global queue, and a closure
+        // inheriting this function's isolation would trap there (Swift 6's dynamic check).
+        interrupt.setEventHandler { @Sendable in signIn.cancel() }
         interrupt.resume()
         MainLoop.runUntilQuit()
         interrupt.cancel()
@@ -174,20 +178,20 @@ struct TokenCommand: ParsableCommand {
 
     /// Keeps the real standard output aside (close-on-exec, so no child inherits it)
     /// and points descriptor 1 at stderr for everything else this process starts.
-    static func setStandardOutputAside() -> FileHandle {
+    static func setStandardOutputAside() -> Descriptor {
         let saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)
         guard saved >= 0, dup2(STDERR_FILENO, STDOUT_FILENO) >= 0 else { return .standardOutput }
-        return FileHandle(fileDescriptor: saved, closeOnDealloc: true)
+        return Descriptor(number: saved)
     }
 
     /// The token and a newline on the kept standard output: the command's only output there.
-    static func print(_ token: Token, to output: FileHandle) {
-        output.write(Data((token.accessToken + "\n").utf8))
+    static func print(_ token: Token, to output: Descriptor) {
+        output.write(token.accessToken + "\n")
     }
 
     /// The sentence on stderr, and the exit status that goes with it.
     static func fail(_ sentence: String, _ exit: TokenExit) -> ExitCode {
-        FileHandle.standardError.write(Data("latchkey: \(sentence)\n".utf8))
+        Descriptor.standardError.write("latchkey: \(sentence)\n")
         return ExitCode(exit.rawValue)
     }
 }
@@ -331,15 +335,14 @@ struct TokenRequest {
         }
         if provider.configuration.userAgent == .browser {
             // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
-            FileHandle.standardError.write(
-                Data(
-                    """
-                    latchkey: Continue in your browser: Latchkey opens the \(provider.configuration.displayName) sign-in page there \
-                    and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
-                    If the page shows an error instead of a sign-in, \
-                    press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resource?.absoluteString ?? "URL")
+            Descriptor.standardError.write(
+                """
+                latchkey: Continue in your browser: Latchkey opens the \(provider.configuration.displayName) sign-in page there \
+                and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
+                If the page shows an error instead of a sign-in, \
+                press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resource?.absoluteString ?? "URL")
 
-                    """.utf8))
+                """)
         }
         switch MainActor.assumeIsolated({ TokenCommand.signInInteractively(provider) }) {
         case .success(let token): return token

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the app must do after a transition, chosen by `AppState.next` and run by
 /// the app's controller, the way async-http-client's state machines return actions:

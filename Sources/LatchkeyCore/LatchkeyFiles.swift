@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import InstallLayout
 import OAuthCore
 
@@ -68,7 +68,7 @@ public enum LatchkeyFiles {
     /// The provider last chosen in the window, remembered across launches.
     public static func chosenProvider(in directory: URL = stateDirectory) -> String? {
         let text = try? String(contentsOf: directory.appendingPathComponent(chosenProviderFile), encoding: .utf8)
-        return text.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        return text.map { $0.trimmed() }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Remembers `id` as the provider chosen; a failure only means the next launch starts elsewhere.
@@ -89,6 +89,6 @@ public enum LatchkeyFiles {
 
     private static func xdg(_ name: String, _ fallback: String, _ environment: [String: String]) -> URL {
         environment[name].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(fallback)
+            ?? URL(fileURLWithPath: environment["HOME"] ?? PathText.home).appendingPathComponent(fallback)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import OAuthCore
 
 /// Setting up a provider that lacks its credentials, and adding one of the
@@ -59,7 +59,7 @@ public struct ProviderSetUp: Sendable {
             // Kept without a client id (the server lets no app register): listed, with Set up… and the reason.
             return (prepared.id, prepared.problem.map(Self.sentence))
         case .file(let path):
-            return try await add(file: URL(fileURLWithPath: (path as NSString).expandingTildeInPath))
+            return try await add(file: URL(fileURLWithPath: PathText.expandingTilde(path)))
         }
     }
 

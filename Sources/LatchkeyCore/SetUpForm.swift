@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the set-up dialog checks before it keeps anything: the mistakes a
 /// person makes copying credentials from a provider's console, each named in a
@@ -30,8 +30,8 @@ public enum SetUpForm {
     public static func check(clientID raw: String, secret rawSecret: String, need: SecretNeed, providerName: String)
         -> Result<Answer, Problem>
     {
-        let clientID = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        let secret = rawSecret.trimmingCharacters(in: .whitespacesAndNewlines)
+        let clientID = raw.trimmed()
+        let secret = rawSecret.trimmed()
         func problem(_ field: Field, _ sentence: String) -> Result<Answer, Problem> { .failure(Problem(field: field, sentence: sentence)) }
 
         if clientID.isEmpty {
@@ -88,5 +88,5 @@ public enum SetUpForm {
         return .success(.file(file))
     }
 
-    private static func trim(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+    private static func trim(_ text: String) -> String { text.trimmed() }
 }

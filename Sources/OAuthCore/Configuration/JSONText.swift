@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A JSON value with its object members in the order they were written.
 public enum JSONValue: Sendable, Equatable {
@@ -55,7 +55,9 @@ public enum JSONValue: Sendable, Equatable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -204,6 +206,15 @@ struct JSONParser {
         object.suffix = spaces()
         guard index == bytes.count else { throw Failure.notJSON }
         return object
+    }
+
+    /// One JSON value, with nothing but white space around it.
+    mutating func document() throws -> JSONValue {
+        _ = spaces()
+        let value = try self.value(depth: 1)
+        _ = spaces()
+        guard index == bytes.count else { throw Failure.notJSON }
+        return value
     }
 
     private var peek: UInt8? { index < bytes.count ? bytes[index] : nil }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension ProviderCatalog {
     /// Adds a provider of the person's own from the bytes of a provider file:

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Loopback
 
 extension ProviderConfiguration {
@@ -81,7 +81,7 @@ extension ProviderConfiguration {
         if let idTokenIssuer {
             var sample = idTokenIssuer
             for placeholder in Self.issuerPlaceholders.keys {
-                sample = sample.replacingOccurrences(of: placeholder, with: "tenant")
+                sample = sample.replacing(placeholder, with: "tenant")
             }
             guard !sample.contains("{"), let url = URL(string: sample), url.host?.isEmpty == false, Self.isSecureOrLoopback(url) else {
                 throw Self.fail(

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Loopback
 
 /// Everything OAuthCore needs to know about one provider, loaded from JSON.

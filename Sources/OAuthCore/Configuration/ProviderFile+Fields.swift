@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A value a provider file holds, read from and written to JSON.
 public protocol JSONConvertible: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One layer of a provider's settings as a key of its file has it: absent, so a
 /// lower layer's value stands; `null`, which removes a lower layer's value; or a value.

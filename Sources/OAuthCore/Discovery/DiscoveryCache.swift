@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Authorization servers' discovery documents kept between runs, for as long as
@@ -125,7 +125,7 @@ public struct DiscoveryCache: Sendable {
     func freshness(of response: HTTPResponse, now: Date) -> TimeInterval {
         let directives = Self.cacheDirectives(response.header("cache-control"))
         if directives["no-cache"] != nil { return 0 }
-        let age = response.header("age").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let age = response.header("age").flatMap { Double($0.trimmed(newlines: false)) } ?? 0
         let date = response.header("date").flatMap(Self.httpDate) ?? now
         let lifetime: TimeInterval
         if let maxAge = directives["max-age"].flatMap({ $0.flatMap { Double($0) } }) {
@@ -150,22 +150,45 @@ public struct DiscoveryCache: Sendable {
     static func cacheDirectives(_ header: String?) -> [String: String?] {
         var directives: [String: String?] = [:]
         for part in (header ?? "").split(separator: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmed(newlines: false) }
             guard let name = pieces.first?.lowercased(), !name.isEmpty else { continue }
-            let argument = pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+            let argument = pieces.count > 1 ? pieces[1].trimming { $0 == "\"" } : nil
             // A repeated directive: the first wins, the more cautious reading for max-age is not ours to guess.
             if directives[name] == nil { directives[name] = .some(argument) }
         }
         return directives
     }
 
-    /// An HTTP date (RFC 9110 §5.6.7); the preferred IMF-fixdate form only.
+    /// An HTTP date (RFC 9110 §5.6.7); the preferred IMF-fixdate form only:
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`.
     static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.date(from: text.trimmingCharacters(in: .whitespaces))
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let days = ["Mon,", "Tue,", "Wed,", "Thu,", "Fri,", "Sat,", "Sun,"]
+        let parts = text.trimmed(newlines: false).split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 6, days.contains(String(parts[0])), parts[5] == "GMT", parts[1].count == 2, parts[3].count == 4,
+            let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])), let year = Int(parts[3])
+        else { return nil }
+        let clock = parts[4].split(separator: ":", omittingEmptySubsequences: false)
+        guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }), let hour = Int(clock[0]), let minute = Int(clock[1]),
+            let second = Int(clock[2]), hour < 24, minute < 60, second < 61, year >= 1970,
+            (1...daysIn(month: month + 1, year: year)).contains(day)
+        else { return nil }
+        let seconds = daysSinceEpoch(year: year, month: month + 1, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
+        return Date(timeIntervalSince1970: Double(seconds))
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        return month == 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].contains(month) ? 30 : 31
+    }
+
+    /// Days from 1970-01-01 to a date of the civil (proleptic Gregorian) calendar, from 1970 on.
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let (era, yearOfEra) = (y / 400, y % 400)
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 
     // MARK: Files
@@ -183,7 +206,7 @@ public struct DiscoveryCache: Sendable {
     }
 
     func file(for issuer: String) -> URL {
-        let name = SHA256.hash(data: Data(issuer.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let name = Hex.encode(SHA256.hash(data: Data(issuer.utf8)).prefix(16))
         return directory.appendingPathComponent("\(name).json")
     }
 
@@ -210,6 +233,6 @@ public struct DiscoveryCache: Sendable {
     }
 
     private static func object(_ data: Data) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        JSONDocument.object(data)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What an authorization server gave a client that registered itself (RFC 7591 §3.2.1).
 public struct ClientRegistration: Sendable, Equatable, CustomStringConvertible {
@@ -24,15 +24,16 @@ public enum DynamicRegistration {
     public static func register(
         at endpoint: URL, redirectURIs: [URL], clientName: String, network: Network = Network()
     ) async throws -> ClientRegistration {
-        let metadata: [String: Any] = [
-            "client_name": clientName, "application_type": "native", "token_endpoint_auth_method": "none",
-            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-            "redirect_uris": redirectURIs.map(\.absoluteString),
-        ]
+        let metadata = JSONValue.object([
+            .init("application_type", .string("native")), .init("client_name", .string(clientName)),
+            .init("grant_types", .array([.string("authorization_code"), .string("refresh_token")])),
+            .init("redirect_uris", .array(redirectURIs.map { .string($0.absoluteString) })),
+            .init("response_types", .array([.string("code")])), .init("token_endpoint_auth_method", .string("none")),
+        ])
         let request = HTTPRequest(
             method: "POST", url: endpoint,
             headers: ["Content-Type": "application/json", "Accept": "application/json", "User-Agent": OAuthCoreInfo.userAgent],
-            body: try JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys]), timeout: network.timeout)
+            body: Data(metadata.text(spaced: false).utf8), timeout: network.timeout)
         let response: HTTPResponse
         do {
             response = try await network.transport.send(request)

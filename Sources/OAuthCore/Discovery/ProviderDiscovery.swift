@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A provider file made from an OpenID Connect issuer's discovery document
 /// (OpenID Connect Discovery 1.0 §4): the endpoints it names, for a public
@@ -40,7 +40,7 @@ public enum ProviderDiscovery {
     /// (http only on this computer), no query, no fragment; a sentence otherwise. Exactly: an
     /// issuer is compared octet for octet (RFC 8414 §3.3, RFC 9207 §2.4), a slash more or less included.
     static func issuerURL(_ text: String) throws -> (issuer: String, url: URL) {
-        let issuer = text.trimmingCharacters(in: .whitespaces)
+        let issuer = text.trimmed(newlines: false)
         guard let url = URL(string: issuer), let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil,
             ProviderConfiguration.isSecureOrLoopback(url)
         else {
@@ -126,7 +126,7 @@ public enum ProviderDiscovery {
     {
         guard accepting.contains(response.status) else { throw OAuthError.httpStatus(response.status, endpoint: endpoint) }
         guard !response.body.isEmpty else { throw OAuthError.emptyResponse(endpoint: endpoint) }
-        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+        guard let object = JSONDocument.object(response.body) else {
             let looksLikeHTML = response.header("content-type")?.lowercased().contains("html") == true
             throw looksLikeHTML
                 ? OAuthError.htmlInsteadOfJSON(endpoint: endpoint)
@@ -185,7 +185,7 @@ public enum ProviderDiscovery {
             file.idTokenSigningAlgorithms = .value(usable)
         }
         // RFC 9207 §3: a server that says it names itself in every answer is held to it.
-        if JSONBoolean.value(document["authorization_response_iss_parameter_supported"]) == true {
+        if document["authorization_response_iss_parameter_supported"] as? Bool == true {
             file.requiresIssuerInResponse = .value(true)
         }
         let supported = Set(document["scopes_supported"] as? [String] ?? ["openid", "profile", "email"])

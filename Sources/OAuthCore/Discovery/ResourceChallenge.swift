@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a protected resource said when it refused a token (RFC 6750 §3): its `WWW-Authenticate`
 /// Bearer challenge, as a script hands it on. A 403 `insufficient_scope` asks for more scopes (a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a protected resource says about itself (RFC 9728 §2), once checked:
 /// which authorization servers issue tokens for it, and what a token must allow.

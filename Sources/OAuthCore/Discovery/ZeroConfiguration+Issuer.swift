@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension ZeroConfiguration {
     /// The provider id for an issuer: its host, port and path (`id-example-com-realms-staff`).

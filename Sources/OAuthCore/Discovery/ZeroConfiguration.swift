@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The zero-configuration service: a provider for a protected resource, made
 /// from nothing but its URL. The resource names its authorization server (RFC
@@ -52,7 +52,7 @@ public struct ZeroConfiguration: Sendable {
     /// client metadata documents and one is configured: the document's URL, which must be
     /// https with a path (plain http only on this computer), without a fragment.
     func metadataDocumentClientID(for document: [String: Any]) throws -> String? {
-        guard let url = clientIDMetadataDocument, JSONBoolean.value(document["client_id_metadata_document_supported"]) == true
+        guard let url = clientIDMetadataDocument, document["client_id_metadata_document_supported"] as? Bool == true
         else { return nil }
         guard ProviderConfiguration.isSecureOrLoopback(url), url.host?.isEmpty == false, url.path.count > 1, url.fragment == nil
         else {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension AuthSession {
     /// How far a sign-in has come, for a progress line.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One OAuth 2.0 sign-in in progress between OAuthCore and a user agent. It
 /// ends once: with a checked `AuthorizationResponse`, or with an error.

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// One attempt to sign in: the URL to show, and the secrets that bind the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The provider's answer on the redirect URI, checked: it is our redirect, its
 /// state is ours, it carries exactly one code. Errors come first.

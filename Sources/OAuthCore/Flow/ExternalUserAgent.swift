@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What shows the provider's page to a person: an embedded web view, or the
 /// system browser with a loopback listener (RFC 8252). The boundary, as in

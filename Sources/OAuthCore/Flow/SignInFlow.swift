@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A sign-in waiting on the person, as a user agent sees it: a page to show, an

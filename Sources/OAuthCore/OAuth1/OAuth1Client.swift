@@ -1,5 +1,5 @@
 import CryptoExtras
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// An OAuth 1.0a client (RFC 5849): temporary credentials (§2.1), the
@@ -124,7 +124,7 @@ public struct OAuth1Client: Sendable {
         guard let path = configuration.privateKeyFile else {
             throw OAuthError.invalidConfiguration("RSA-SHA1 needs private_key_file, the consumer's private key.")
         }
-        let file = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        let file = URL(fileURLWithPath: PathText.expandingTilde(path))
         let pem: String
         do {
             pem = try String(contentsOf: file, encoding: .utf8)
@@ -158,7 +158,7 @@ public struct OAuth1Client: Sendable {
     /// (providers send text/plain and text/html). Errors are read from the Problem
     /// Reporting extension's `oauth_problem`, in the body or in `WWW-Authenticate`.
     public static func fields(of response: HTTPResponse, endpoint: OAuthError.Endpoint, secrets: [String?]) throws -> [String: String] {
-        let text = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: response.body, as: UTF8.self).trimmed()
         guard (200..<300).contains(response.status) else {
             if let problem = problem(in: response, secrets: secrets) { throw problem(endpoint) }
             // A bare 401: at the request token endpoint only the consumer's key and secret are at
@@ -186,7 +186,7 @@ public struct OAuth1Client: Sendable {
     /// The `oauth_problem` a refusal names, as an error for the endpoint it came from.
     static func problem(in response: HTTPResponse, secrets: [String?]) -> ((OAuthError.Endpoint) -> OAuthError)? {
         var fields: [String: String] = [:]
-        let text = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: response.body, as: UTF8.self).trimmed()
         if !text.hasPrefix("<"), !text.hasPrefix("{"), let pairs = FormCoding.decode(text) {
             for (name, value) in pairs where fields[name] == nil { fields[name] = value }
         }

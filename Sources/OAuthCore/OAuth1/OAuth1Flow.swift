@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// One OAuth 1.0a sign-in attempt: the temporary credentials the provider gave

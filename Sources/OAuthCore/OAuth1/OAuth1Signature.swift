@@ -1,6 +1,6 @@
 import Crypto
 import CryptoExtras
-import Foundation
+import FoundationEssentials
 
 /// RFC 5849 §3.4: how an OAuth 1.0a request is signed. Written from the RFC,
 /// not from a library, and checked against its worked example and the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A signed-in person, as the app shows them.
 public struct Profile: Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How to read a person's profile out of a provider's JSON.
 ///
@@ -73,7 +73,7 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
                 value = (value as? [String: Any])?[String(part)]
             }
             if let text = value as? String, !text.isEmpty { return text }
-            if let number = value as? NSNumber, !JSONBoolean.isBoolean(number) { return number.stringValue }
+            if let number = value as? JSONDocument.Number { return number.text }
         }
         return nil
     }
@@ -87,7 +87,7 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
             for part in key.split(separator: ".") {
                 value = (value as? [String: Any])?[String(part)]
             }
-            if let number = value as? NSNumber, JSONBoolean.isBoolean(number) { return number.boolValue }
+            if let flag = value as? Bool { return flag }
             switch (value as? String)?.lowercased() {
             case "true": return true
             case "false": return false

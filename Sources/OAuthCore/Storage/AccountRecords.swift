@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// A sign-in that turned out to be another account's than the one signed in before with the
 /// same provider: the browser was handed the whole authorization request, which others on the
@@ -43,7 +43,7 @@ public struct AccountRecords: Sendable {
     private func file(for provider: String) -> URL { directory.appendingPathComponent("\(provider).json") }
 
     private static func digest(_ subject: String) -> String {
-        SHA256.hash(data: Data(subject.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Data(subject.utf8)))
     }
 
     private func earlier(for provider: String) -> Record? {

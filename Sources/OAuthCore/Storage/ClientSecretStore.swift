@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a provider's client secret is kept when the person typed it into the
 /// program (a set-up dialog) rather than into a provider file: a keyring, or a

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import Logging
+import Synchronization
 
 /// One sign-in, kept in a preferred store (the desktop's keyring) whenever it
 /// is there and answers, and in a private file when it is not.
@@ -10,17 +11,15 @@ import Logging
 /// into the keyring once the keyring takes it, and a save the keyring does not
 /// take goes to the file, with a sentence saying so. Removing clears both, and
 /// both places hold at most one sign-in between them after any load or save.
-/// Sendable: `lastPlace` and `replaced` are read and written only under `lock`.
-public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
+public final class FallbackTokenStore: TokenStore, Sendable {
     public let preferred: any TokenStore
     public let fallback: FileTokenStore
     private let preferredIsAvailable: @Sendable () async -> Bool
     private let logger: Logger
-    private let lock = NSLock()
-    private var lastPlace: String?
+    private let lastPlace = Mutex<String?>(nil)
     /// Copies a load replaced with a newer one, by provider: still grants at the
     /// provider, so a sign-out revokes them too (see `allTokens`).
-    private var replaced: [String: [Token]] = [:]
+    private let replaced = Mutex<[String: [Token]]>([:])
 
     /// - Parameter preferredIsAvailable: asked before each use of `preferred`
     ///   (is a keyring running now?); without it, the file alone is used.
@@ -36,11 +35,11 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
     }
 
     /// Where the sign-in went at the last load or save.
-    public var displayName: String { lock.withLock { lastPlace } ?? fallback.displayName }
+    public var displayName: String { lastPlace.withLock { $0 } ?? fallback.displayName }
 
     private func kept(in store: any TokenStore) {
         let name = store.displayName
-        lock.withLock { lastPlace = name }
+        lastPlace.withLock { $0 = name }
     }
 
     public func load(for provider: String) async throws -> Token? {
@@ -123,12 +122,12 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
         }
         do { try fallback.remove(for: provider) } catch { failure = failure ?? error }
         if let failure { throw failure }
-        _ = lock.withLock { replaced.removeValue(forKey: provider) }
+        _ = replaced.withLock { $0.removeValue(forKey: provider) }
     }
 
     /// What each place holds now, and what a load replaced in this process.
     public func allTokens(for provider: String) async throws -> [Token] {
-        var tokens = lock.withLock { replaced[provider] ?? [] }
+        var tokens = replaced.withLock { $0[provider] ?? [] }
         if let inFile = try? fallback.load(for: provider) { tokens.append(inFile) }
         if await preferredIsAvailable(), let held = try? await preferred.load(for: provider) { tokens.append(held) }
         return tokens.reduce(into: []) { unique, token in if !unique.contains(token) { unique.append(token) } }
@@ -136,7 +135,7 @@ public final class FallbackTokenStore: TokenStore, @unchecked Sendable {
 
     private func remember(_ loser: Token, replacedBy winner: Token, for provider: String) {
         guard loser.refreshToken != winner.refreshToken || loser.accessToken != winner.accessToken else { return }
-        lock.withLock { replaced[provider, default: []].append(loser) }
+        replaced.withLock { $0[provider, default: []].append(loser) }
     }
 
     /// The file store's lock: it is the same for every process whichever place holds the sign-in.

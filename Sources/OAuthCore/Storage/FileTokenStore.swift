@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 #if canImport(Glibc)
@@ -23,7 +23,7 @@ public struct FileTokenStore: TokenStore {
         let environment = ProcessInfo.processInfo.environment
         let state =
             environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".local/state")
+            ?? URL(fileURLWithPath: environment["HOME"] ?? PathText.home).appendingPathComponent(".local/state")
         return state.appendingPathComponent(application)
     }
 

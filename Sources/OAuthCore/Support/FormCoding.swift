@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `application/x-www-form-urlencoded` and URL query encoding for OAuth.
 ///
@@ -76,13 +76,13 @@ enum FormCoding {
 enum Base64URL {
     static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var text = Data(bytes).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        text = text.replacing("+", with: "-").replacing("/", with: "_")
         while text.hasSuffix("=") { text.removeLast() }
         return text
     }
 
     static func decode(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var base64 = String(text.replacing("-", with: "+").replacing("_", with: "/"))
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         return Data(base64Encoded: base64)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Everything that can go wrong in OAuthCore, each with a sentence a person
 /// understands. No case carries a token, code, secret, verifier or state, and
@@ -159,7 +159,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A provider's description as the end of our sentence (": …"), without the full
     /// stop it may bring, which ours already has.
     static func clause(_ description: String?) -> String {
-        guard var text = description?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return "" }
+        guard var text = description?.trimmed(newlines: false), !text.isEmpty else { return "" }
         while text.hasSuffix(".") { text.removeLast() }
         return ": " + text
     }

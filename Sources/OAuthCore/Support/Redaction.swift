@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Keeps secrets out of text that leaves OAuthCore: error messages, logs.
 enum Redaction {
@@ -13,7 +13,7 @@ enum Redaction {
         for case let secret? in secrets where secret.count >= 8 {
             // Longest first, so an encoded form is not half-replaced by a shorter one.
             for form in encodings(of: secret).sorted(by: { $0.count > $1.count }) {
-                result = result.replacingOccurrences(of: form, with: placeholder, options: .caseInsensitive)
+                result = result.replacingIgnoringCase(form, with: placeholder)
             }
         }
         return result
@@ -21,7 +21,7 @@ enum Redaction {
 
     static func encodings(of secret: String) -> Set<String> {
         var forms: Set<String> = [secret, FormCoding.escape(secret)]
-        forms.insert(FormCoding.escape(secret).replacingOccurrences(of: "%20", with: "+"))
+        forms.insert(FormCoding.escape(secret).replacing("%20", with: "+"))
         // JSON: a string's characters as JSONSerialization and others write them.
         var json = ""
         for scalar in secret.unicodeScalars {
@@ -33,10 +33,10 @@ enum Redaction {
             }
         }
         forms.insert(json)
-        forms.insert(json.replacingOccurrences(of: "\\/", with: "/"))
+        forms.insert(json.replacing("\\/", with: "/"))
         let base64 = Data(secret.utf8).base64EncodedString()
         forms.insert(base64)
-        forms.insert(base64.replacingOccurrences(of: "=", with: ""))
+        forms.insert(base64.replacing("=", with: ""))
         forms.insert(Base64URL.encode(Data(secret.utf8)))
         return forms.filter { $0.count >= 8 }
     }

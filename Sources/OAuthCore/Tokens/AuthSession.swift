@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Keeps one provider's tokens: hands out a fresh access token, refreshing it

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Checks an ID token's claims (OpenID Connect Core §3.1.3.7).
 ///
@@ -12,7 +12,7 @@ enum IDTokenClaims {
     static func claims(of idToken: String) -> [String: Any]? {
         let parts = idToken.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { return nil }
-        return (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+        return JSONDocument.object(payload)
     }
 
     /// The person an ID token is about (`sub`), unchecked.
@@ -79,7 +79,7 @@ enum IDTokenClaims {
             else {
                 throw OAuthError.invalidIDToken("it does not say which \(claim == "tid" ? "tenant" : claim) issued it")
             }
-            template = template.replacingOccurrences(of: placeholder, with: value)
+            template = template.replacing(placeholder, with: value)
         }
         return template
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Checks an ID token's signature (JWS, RFC 7515) against the provider's JWK Set
 /// (RFC 7517). The cryptography is vapor/jwt-kit's, in a library opened only

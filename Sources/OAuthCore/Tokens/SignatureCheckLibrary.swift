@@ -1,5 +1,5 @@
 import CSignatureCheck
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the token endpoint issued, with its expiry made absolute at receipt
 /// (`expires_in` is relative to a moment the client must pin down itself).

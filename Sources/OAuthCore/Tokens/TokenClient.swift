@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Talks to the token and revocation endpoints: code exchange (RFC 6749

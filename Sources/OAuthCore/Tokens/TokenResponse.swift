@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Reads what a token endpoint answered: JSON or form-encoded (GitHub without
 /// `Accept: application/json`), an RFC 6749 §5.2 error (GitHub sends those
@@ -34,7 +34,7 @@ enum TokenResponse {
         of response: HTTPResponse, endpoint: OAuthError.Endpoint, secrets: [String?], errorAliases: [String: String] = [:]
     ) throws -> [String: Any] {
         let success = (200..<300).contains(response.status)
-        let text = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: response.body, as: UTF8.self).trimmed()
         let contentType = response.header("content-type")?.lowercased() ?? ""
 
         func statusError() -> OAuthError {
@@ -50,7 +50,7 @@ enum TokenResponse {
 
         var fields: [String: Any]
         if contentType.contains("json") || text.hasPrefix("{") {
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+            guard let object = JSONDocument.object(text.utf8) else {
                 throw success ? OAuthError.malformedResponse(endpoint: endpoint, reason: "cut-off or invalid JSON") : statusError()
             }
             fields = object
@@ -106,7 +106,7 @@ enum TokenResponse {
 
     static func number(_ value: Any?) -> Double? {
         switch value {
-        case let number as NSNumber where !JSONBoolean.isBoolean(number): number.doubleValue
+        case let number as JSONDocument.Number: number.double
         case let text as String: Double(text)
         default: nil
         }

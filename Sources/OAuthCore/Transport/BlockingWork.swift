@@ -1,4 +1,10 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Work that blocks (a D-Bus round trip, a keyring's password prompt) runs on
 /// a thread of its own, so that no thread of Swift's small cooperative pool
@@ -6,7 +12,7 @@ import Foundation
 public enum BlockingWork {
     public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: work()) }
+            detachThread { continuation.resume(returning: work()) }
         }
     }
 
@@ -16,22 +22,46 @@ public enum BlockingWork {
         let answer = FirstAnswer<T?>()
         return await withCheckedContinuation { continuation in
             answer.waiting(continuation)
-            Thread.detachNewThread { answer.give(work()) }
+            detachThread { answer.give(work()) }
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { answer.give(nil) }
         }
     }
 }
 
-/// The first of two answers handed to the waiting task; the later one is
-/// dropped. Sendable: its one field is read and written only under `lock`.
-private final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Value, Never>?
+extension BlockingWork {
+    /// `body` on a new thread of its own, detached: nobody joins it.
+    fileprivate static func detachThread(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                Unmanaged<ThreadBody>.fromOpaque(argument).takeRetainedValue().body()
+                return nil
+            }, box)
+        guard started == 0 else {
+            // No thread to be had: the work runs on the caller's, rather than never.
+            Unmanaged<ThreadBody>.fromOpaque(box).takeRetainedValue().body()
+            return
+        }
+        pthread_detach(thread)
+    }
 
-    func waiting(_ continuation: CheckedContinuation<Value, Never>) { lock.withLock { self.continuation = continuation } }
+    private final class ThreadBody: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+}
+
+/// The first of two answers handed to the waiting task; the later one is dropped.
+private final class FirstAnswer<Value: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+
+    func waiting(_ continuation: CheckedContinuation<Value, Never>) { self.continuation.withLock { $0 = continuation } }
 
     func give(_ value: Value) {
-        let waiting = lock.withLock { () -> CheckedContinuation<Value, Never>? in
+        let waiting = continuation.withLock { continuation in
             defer { continuation = nil }
             return continuation
         }

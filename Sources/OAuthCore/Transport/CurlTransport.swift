@@ -1,5 +1,6 @@
 import CCurl
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// HTTP over libcurl, which is opened on first use rather than linked.
@@ -191,8 +192,8 @@ private final class Transfer: @unchecked Sendable {
         if line.hasPrefix("HTTP/") {
             transfer.headers = [:]
         } else if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+            let name = line[..<colon].trimmed(newlines: false).lowercased()
+            let value = line[line.index(after: colon)...].trimmed()
             if let earlier = transfer.headers[name] {
                 transfer.headers[name] = earlier + ", " + value
             } else {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 public struct HTTPRequest: Sendable {
     public var method: String

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A whole HTTP response: status, headers and body.
 public struct HTTPResponse: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How OAuthCore speaks HTTP. `CurlTransport` by default; a program with its
 /// own HTTP stack plugs it in here.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a request got no whole HTTP response.
 public enum TransportError: Error, Equatable, Sendable {

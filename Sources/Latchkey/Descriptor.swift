@@ -1,0 +1,21 @@
+import Glibc
+
+/// Text written to a file descriptor (standard error, the kept standard output),
+/// whole: what FileHandle's `write` was, without Foundation.
+struct Descriptor: Sendable {
+    let number: Int32
+
+    static let standardError = Descriptor(number: STDERR_FILENO)
+    static let standardOutput = Descriptor(number: STDOUT_FILENO)
+
+    /// All of `text`, in as few write(2) calls as the descriptor takes: one, for a line to a pipe or terminal.
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(number, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }  // a closed descriptor: nobody is reading
+            bytes = bytes.dropFirst(written)
+        }
+    }
+}
