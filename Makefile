@@ -1,7 +1,7 @@
 # Latchkey: two commands on a fresh Debian 12 machine.
 #   make run    install what is missing, build, start the app (sandbox provider by default)
 #   make test   install what is missing, build, run every test
-.PHONY: run test deps test-deps bench-deps build bench fuzz sandbox install uninstall clean
+.PHONY: run test deps test-deps bench-deps build bench launch-order fuzz sandbox install uninstall clean
 
 SWIFT ?= swift
 ARGS ?=
@@ -31,6 +31,10 @@ sandbox: deps build
 # One part only: make bench ARGS=launch (or sign-in, storm, growth).
 bench: bench-deps
 	Benchmarks/run.sh $(ARGS)
+
+# Which functions a launch runs (callgrind), for the linker to place together: Sources/Latchkey/launch-order.txt.
+launch-order: bench-deps
+	scripts/launch-order.sh
 
 # libFuzzer over redirects, token answers, provider and token files: 1,000,000 inputs each.
 # RUNS=… for another count; make test runs each for 5 s.

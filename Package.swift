@@ -7,6 +7,10 @@ import PackageDescription
 
 /// For the code that runs inside the sign-in library: see GtkKit below.
 let noDynamicActorIsolation: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-dynamic-actor-isolation"])]
+/// For the modules the app links: each function in a section of its own, so that the linker can put
+/// the functions a launch runs side by side (Sources/Latchkey/launch-order.txt), and a launch maps
+/// those pages rather than every page its functions are scattered over.
+let ownSections: [SwiftSetting] = [.unsafeFlags(["-function-sections"])]
 
 let package = Package(
     name: "Latchkey",
@@ -45,9 +49,9 @@ let package = Package(
             providers: [.apt(["libsecret-1-dev"])]),
 
         // What "this computer" means, in one place: 127.0.0.0/8 and ::1 as IP literals.
-        .target(name: "Loopback"),
+        .target(name: "Loopback", swiftSettings: ownSections),
         // Where a program's own files are, from its executable: installed under a prefix, or in its source tree.
-        .target(name: "InstallLayout"),
+        .target(name: "InstallLayout", swiftSettings: ownSections),
 
         // The shared OAuth module: no GTK, usable by any Swift program on Linux.
         // libcurl's header and a dlopen shim: OAuthCore's HTTP, loaded on first use.
@@ -62,7 +66,8 @@ let package = Package(
                 // RSA-SHA1 signatures for OAuth 1.0a consumers that sign with a key.
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            swiftSettings: ownSections),
         // A JWS signature against a JWK, by jwt-kit (with swift-crypto and swift-certificates behind
         // it): ~2 MiB a launch need not map. Built as libOAuthCoreSignatureCheck.so, behind the C
         // interface alone; -Bsymbolic keeps its copies of swift-crypto bound to themselves.
@@ -79,7 +84,7 @@ let package = Package(
         // No compiler-inserted main-actor checks (Swift 6 adds them where @MainActor closures meet
         // C): a copy of GtkKit runs in the sign-in library on a second Swift runtime, whose
         // main-actor check names the wrong thread. GtkThread checks GTK's thread explicitly instead.
-        .target(name: "GtkKit", dependencies: ["CGtk"], swiftSettings: noDynamicActorIsolation),
+        .target(name: "GtkKit", dependencies: ["CGtk"], swiftSettings: noDynamicActorIsolation + ownSections),
 
         // The C interface between the app and the sign-in library: one header both import.
         .target(name: "CWebSignIn"),
@@ -99,10 +104,11 @@ let package = Package(
             dependencies: [
                 "GtkKit", "CSecret", "CSoup", "CWebSignIn", "InstallLayout", "OAuthCore",
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            swiftSettings: ownSections),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
-        .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "InstallLayout"]),
+        .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "InstallLayout"], swiftSettings: ownSections),
 
         // The app. It does not link the server framework: the sandbox runs as a child process.
         // The Swift runtime and FoundationEssentials are linked in statically: the loader then resolves
@@ -115,6 +121,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            exclude: ["launch-order.txt"],
+            swiftSettings: ownSections,
             linkerSettings: [
                 .unsafeFlags([
                     // FoundationEssentials's own static dependencies, named as its autolink entries would name them.
@@ -125,6 +133,9 @@ let package = Package(
                     "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                     // Installed, OAuthCore's signature-check library is with the sign-in library (a build has it beside).
                     "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib/latchkey",
+                    // The functions a launch runs, placed together (scripts/launch-order.sh writes the list).
+                    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/Latchkey/launch-order.txt",
+                    "-Xlinker", "--no-warn-symbol-ordering",
                 ])
             ]),
 

@@ -47,6 +47,7 @@ install_python_peers() {
 bench_packages=(
   gcc                      # the C baselines
   python3-xlib             # MapNotify: when a window really appears
+  valgrind                 # make launch-order: which functions a launch runs (callgrind)
 )
 
 packages=("${run_packages[@]}")

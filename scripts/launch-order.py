@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""The functions of one executable that callgrind saw run, in the order it first
+met them, from one or more callgrind output files: one mangled name a line.
+
+    scripts/launch-order.py EXECUTABLE_NAME callgrind.out...
+"""
+import re
+import sys
+
+SPEC = re.compile(r"^(c?ob|c?fn)=\((\d+)\)(?: (.*))?$")
+
+
+def functions(path, executable):
+    """Callgrind names each object and function once, as `fn=(id) name`, then by id alone."""
+    objects, names, current, found = {}, {}, None, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            match = SPEC.match(line.rstrip("\n"))
+            if not match:
+                continue
+            kind, key, name = match.groups()
+            table = objects if kind.endswith("ob") else names
+            if name:
+                table[key] = name
+            if kind == "ob":
+                current = objects[key]
+            elif kind == "fn" and current and current.rsplit("/", 1)[-1] == executable:
+                found.append(names[key])
+    return found
+
+
+def main():
+    executable, paths = sys.argv[1], sys.argv[2:]
+    seen = set()
+    for path in paths:
+        for name in functions(path, executable):
+            if name not in seen:
+                seen.add(name)
+                print(name)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# make launch-order: writes Sources/Latchkey/launch-order.txt, the functions of the app that a
+# launch runs (signed out, then signed in), which the linker places side by side
+# (--symbol-ordering-file in Package.swift). The kernel maps an executable's code 64 KiB around
+# each page a launch touches; with those functions together, a launch touches a few such
+# windows instead of a hundred (make bench: idle peak, see docs/performance.md).
+#
+# Runs the release build under callgrind (valgrind), on a private Xvfb display and D-Bus
+# session, for a fixed time each: callgrind runs the app ~50 times slower, and the list
+# needs only to hold what the window's start runs. Names that no longer exist are ignored by
+# the linker, so a stale list costs memory, never correctness: rerun after large changes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${LAUNCH_ORDER_SECONDS:-30}
+swift build -c release --product latchkey
+work=$(mktemp -d)
+trap 'rm -rf "$work"; rm -f .build/release/latchkey-callgrind' EXIT
+# Valgrind 3.19 cannot read the toolchain's DWARF 5; symbols are all it needs. Beside the
+# real one, so that it finds its data, sandbox and libraries as the real one would.
+objcopy --strip-debug .build/release/latchkey .build/release/latchkey-callgrind
+
+run() {  # run KIND: one launch under callgrind in a fresh home, signed out or signed in
+    local home="$work/home-$1"
+    mkdir -p "$home/.local/state/latchkey" "$home/.config/latchkey" "$home/run"
+    chmod 700 "$home/run"
+    if [[ $1 == in ]]; then
+        local now
+        now=$(date +%s)
+        printf '{"access_token": "order", "refresh_token": "order", "token_type": "Bearer", "expires_at": %d, "received_at": %d, "issued_by": "latchkey-desktop at http://127.0.0.1/token"}\n' \
+            $((now + 86400)) "$now" >"$home/.local/state/latchkey/sandbox.json"
+    fi
+    HOME=$home XDG_CONFIG_HOME=$home/.config XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache \
+        XDG_DATA_HOME=$home/.local/share XDG_RUNTIME_DIR=$home/run \
+        scripts/with-xvfb.sh dbus-run-session -- bash -c '
+            valgrind --tool=callgrind --demangle=no --callgrind-out-file="$1" .build/release/latchkey-callgrind >"$1.log" 2>&1 &
+            app=$!
+            sleep "$2"
+            kill -TERM $app
+            wait $app || true' _ "$work/callgrind-$1.out" "$seconds"
+    [[ -s "$work/callgrind-$1.out" ]] || { cat "$work/callgrind-$1.out.log" >&2; echo "callgrind wrote nothing" >&2; exit 1; }
+}
+run out
+run in
+/usr/bin/python3 scripts/launch-order.py latchkey-callgrind "$work/callgrind-out.out" "$work/callgrind-in.out" \
+    >Sources/Latchkey/launch-order.txt
+# The list is no input SwiftPM tracks: touch a source of the app, so that the next build links anew.
+touch Sources/Latchkey/main.swift
+echo "Sources/Latchkey/launch-order.txt: $(wc -l <Sources/Latchkey/launch-order.txt) functions, placed by the next release build."
