@@ -1,5 +1,9 @@
 /* Baseline: the main window of Latchkey written in C with GTK 3, no WebKit.
- * Same widgets: header bar, avatar, two labels, four buttons, spinner, status. */
+ * The widgets of its first frame, as MainWindow.swift makes them: header bar; the
+ * provider row (a dim label, a combo box with the chosen provider, an icon button);
+ * avatar and two labels; Sign in and Get my profile shown, Open profile and Sign
+ * out made but left out of the first frame; spinner and status. (Until 2026-11-25
+ * it had no provider row and showed all four buttons: docs/performance.md.) */
 #include <gtk/gtk.h>
 
 static void activate(GtkApplication *app, gpointer data) {
@@ -15,6 +19,19 @@ static void activate(GtkApplication *app, gpointer data) {
 
     GtkWidget *content = gtk_box_new(GTK_ORIENTATION_VERTICAL, 20);
     g_object_set(content, "margin", 24, NULL);
+    GtkWidget *provider_row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
+    GtkWidget *provider_label = gtk_label_new("Provider");
+    gtk_style_context_add_class(gtk_widget_get_style_context(provider_label), "dim-label");
+    GtkWidget *provider = gtk_combo_box_text_new();
+    gtk_combo_box_text_append(GTK_COMBO_BOX_TEXT(provider), "sandbox", "Sandbox provider (offline demo)");
+    gtk_combo_box_set_active_id(GTK_COMBO_BOX(provider), "sandbox");
+    GtkWidget *add = gtk_button_new_from_icon_name("list-add-symbolic", GTK_ICON_SIZE_BUTTON);
+    gtk_box_pack_start(GTK_BOX(provider_row), provider_label, FALSE, FALSE, 0);
+    gtk_box_pack_start(GTK_BOX(provider_row), provider, TRUE, TRUE, 0);
+    gtk_box_pack_start(GTK_BOX(provider_row), add, FALSE, FALSE, 0);
+    GtkWidget *choices = gtk_box_new(GTK_ORIENTATION_VERTICAL, 8);
+    gtk_box_pack_start(GTK_BOX(choices), provider_row, FALSE, FALSE, 0);
+    gtk_box_pack_start(GTK_BOX(content), choices, FALSE, FALSE, 0);
     GtkWidget *top = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 16);
     GtkWidget *avatar = gtk_image_new_from_icon_name("avatar-default-symbolic", GTK_ICON_SIZE_BUTTON);
     gtk_image_set_pixel_size(GTK_IMAGE(avatar), 64);
@@ -31,6 +48,7 @@ static void activate(GtkApplication *app, gpointer data) {
         GtkWidget *button = gtk_button_new_with_label(labels[i]);
         gtk_box_pack_start(GTK_BOX(buttons), button, FALSE, FALSE, 0);
         if (i > 0) gtk_widget_set_sensitive(button, FALSE);
+        if (i > 1) gtk_widget_set_no_show_all(button, TRUE);
     }
     gtk_box_pack_start(GTK_BOX(content), buttons, FALSE, FALSE, 0);
     GtkWidget *status = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
