@@ -30,10 +30,8 @@ final class AppController {
     /// What the shown provider's sign-in allows (its scopes), shown while signed in.
     private var grantedScopes: [String] = []
     private var signInTask: Task<Void, Never>?
-    /// A provider just added: its set-up dialog opens if it lacks credentials.
-    private var setUpWhenUnavailable: String?
-    /// Said once the provider just set up or added is ready.
-    private var setUpNotice: (id: String, sentence: String)?
+    /// After a dialog: its sentence once the provider is ready, or the set-up of one added without credentials.
+    private var followUp = SetUpFollowUp()
 
     private(set) var state = AppState.starting {
         didSet {
@@ -91,18 +89,41 @@ final class AppController {
     }
 
     private func run(_ effect: AppEffect) {
+        let (logger, agent, post) = (self.logger, agents.agent, self.post)
         switch effect {
         case .loadProvider: loadProvider()
-        case .readStoredSignIn(let notice): readStoredSignIn(notice: notice)
-        case .renewIfDue: renewIfDue()
+        // Sign in stays disabled until this answers: nothing reaches the provider before it listens.
+        case .readStoredSignIn(let notice): withProvider { .signedIn(await $0.storedSignIn(notice: notice)) }
+        case .renewIfDue: withProvider { .event(await $0.renewal(logger: logger)) }
         case .prepareSignIn: prepareSignIn()
-        case .signIn: signIn()
+        // OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep); its steps come back as events.
+        case .signIn: signInTask = withProvider { .signedIn(await $0.signIn(using: agent, logger: logger, step: post)) }
         case .cancelSignIn:
             logger.info("Sign-in cancelled in the window")
             signInTask?.cancel()
-        case .fetchProfile: fetchProfile()
+        case .fetchProfile: withProvider { .profile(await $0.profileEvent()) }
         case .openProfile(let url): openProfile(url)
-        case .signOut: signOut()
+        case .signOut: withProvider { .event(await $0.signOutEvent()) }
+        }
+    }
+
+    /// What the work for an effect answers: the next event, with what the window shows beside it.
+    private enum Answer: Sendable {
+        case event(AppEvent?)
+        case signedIn((event: AppEvent, scopes: [String]))
+        case profile((event: AppEvent, picture: [UInt8]?))
+    }
+
+    private func apply(_ answer: Answer) {
+        switch answer {
+        case .event(let event): event.map(send)
+        case .signedIn(let answer):
+            // What the sign-in allows is shown from the next render on.
+            grantedScopes = answer.scopes
+            send(answer.event)
+        case .profile(let answer):
+            if case .profileLoaded = answer.event { window.showPicture(answer.picture) }
+            send(answer.event)
         }
     }
 
@@ -115,6 +136,17 @@ final class AppController {
         return MainLoop.work(job) { [weak self] result in
             guard let self, self.generation == generation else { return }
             answer(self, result)
+        }
+    }
+
+    /// `job` with the provider shown, as `work` runs it, its answer applied; nothing while no provider can be used.
+    @discardableResult
+    private func withProvider(_ job: @escaping @Sendable (Provider) async -> Answer) -> Task<Void, Never>? {
+        guard let provider = current else { return nil }
+        return work {
+            await job(provider)
+        } then: {
+            $0.apply($1)
         }
     }
 
@@ -143,14 +175,13 @@ final class AppController {
 
     /// The chosen provider can be used, or says what it lacks.
     private func adopt(_ outcome: Result<Provider, any Error>) {
-        let (id, setUpAfterwards) = (providerID, setUpWhenUnavailable == providerID)
-        setUpWhenUnavailable = nil
+        let id = providerID
         guard case .success(let provider) = outcome else {
             if case .failure(let error) = outcome {
                 logger.notice("Provider \(id) cannot be used", metadata: ["error": "\(error)"])
                 send(.providerUnavailable("\(error)"))
             }
-            if setUpAfterwards { openSetUp() }
+            if followUp.loaded(id, usable: false).openSetUp { openSetUp() }
             return
         }
         let configuration = provider.configuration
@@ -160,29 +191,7 @@ final class AppController {
         window.showProvider(id: id, name: providerName)
         window.showUserAgents(configuration.usableUserAgents, chosen: agents.chosen)
         render()
-        let notice = setUpNotice.flatMap { $0.id == id ? $0.sentence : nil }
-        setUpNotice = nil
-        send(.providerReady(notice: notice))
-    }
-
-    /// Sign in stays disabled until this answers: nothing reaches the provider before it listens.
-    private func readStoredSignIn(notice: String?) {
-        guard let provider = current else { return }
-        work {
-            await provider.storedSignIn(notice: notice)
-        } then: {
-            $0.signedIn($1)
-        }
-    }
-
-    private func renewIfDue() {
-        guard let provider = current else { return }
-        let logger = self.logger
-        work {
-            await provider.renewal(logger: logger)
-        } then: { controller, event in
-            event.map(controller.send)
-        }
+        send(.providerReady(notice: followUp.loaded(id, usable: true).notice))
     }
 
     /// A sign-in is the likely next step: its agent is made ready once the window has drawn.
@@ -194,34 +203,6 @@ final class AppController {
         }
     }
 
-    /// OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep); this shows its steps.
-    private func signIn() {
-        guard let provider = current else { return }
-        let agent = agents.agent
-        let (logger, post) = (self.logger, self.post)
-        signInTask = work {
-            await provider.signIn(using: agent, logger: logger, step: post)
-        } then: {
-            $0.signedIn($1)
-        }
-    }
-
-    /// A sign-in read or made: what it allows is shown from the next render on.
-    private func signedIn(_ answer: (event: AppEvent, scopes: [String])) {
-        grantedScopes = answer.scopes
-        send(answer.event)
-    }
-
-    private func fetchProfile() {
-        guard let provider = current else { return }
-        work {
-            await provider.profileEvent()
-        } then: { controller, answer in
-            if case .profileLoaded = answer.event { controller.window.showPicture(answer.picture) }
-            controller.send(answer.event)
-        }
-    }
-
     private func openProfile(_ url: URL) {
         do {
             try window.window.showURI(url.absoluteString)
@@ -229,15 +210,6 @@ final class AppController {
             send(.profileOpened)
         } catch {
             send(.profileOpenFailed("Could not open your web browser: \(error)"))
-        }
-    }
-
-    private func signOut() {
-        guard let provider = current else { return }
-        work {
-            await provider.signOutEvent()
-        } then: {
-            $0.send($1)
         }
     }
 
@@ -281,12 +253,7 @@ final class AppController {
         guard chosen != agents.chosen, state.allowsChoosingProvider else { return }
         agents.chosen = chosen
         logger.info("Signing in \(chosen == .browser ? "in the browser" : "in this window") from now on")
-        // A provider given with --provider-file is not in the list of a later plain launch: no file for it.
-        if canSetUp {
-            do { try providers.catalog.updateUserFile(for: providerID) { $0.userAgent = .value(chosen) } } catch {
-                logger.warning("The choice is kept for this run only", metadata: ["error": "\(error)"])
-            }
-        }
+        providers.remember(chosen, for: providerID)
         render()
         send(.userAgentChosen)
     }
@@ -307,9 +274,8 @@ final class AppController {
 
     /// A provider set up or added in a dialog is shown; one added lacking credentials is set up next.
     private func providerSetUp(_ done: ProviderDialogs.Done) {
-        if let notice = done.notice { setUpNotice = (done.id, notice) }
+        followUp.done(id: done.id, notice: done.notice, added: done.added)
         guard done.added else { return choose(done.id, remember: true) }
-        setUpWhenUnavailable = done.id
         listProviders { $0.choose(done.id, remember: true) }
     }
 

@@ -66,6 +66,15 @@ final class Providers: @unchecked Sendable {
     /// Whether `id` is the provider given with `--provider-file`: no settings are written beside it.
     func isGivenFile(_ id: String) -> Bool { file?.id == id }
 
+    /// Where the person chose to sign in with `id`, kept in their own file for it; a provider given
+    /// with --provider-file is not in the list of a later plain launch, so no file is written for it.
+    func remember(_ userAgent: ProviderConfiguration.UserAgentKind, for id: String) {
+        guard !isGivenFile(id) else { return }
+        do { try catalog.updateUserFile(for: id) { $0.userAgent = .value(userAgent) } } catch {
+            logger.warning("The choice is kept for this run only", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Reads the list: once the window is up, and after a provider was added.
     func readEntries() -> [(id: String, displayName: String)] {
         var list = catalog.availableProviders

@@ -241,3 +241,30 @@ import Testing
         #expect(effects([.openProfileRequested], from: .signedIn(notice: nil)) == [[]])
     }
 }
+
+@Suite struct SetUpFollowUpTests {
+    @Test func aProviderSetUpIsAnnouncedOnceWhenItIsReady() {
+        var followUp = SetUpFollowUp()
+        followUp.done(id: "github", notice: "GitHub is set up.", added: false)
+        #expect(followUp.loaded("other", usable: true) == (false, nil), "another provider is not announced")
+        followUp.done(id: "github", notice: "GitHub is set up.", added: false)
+        #expect(followUp.loaded("github", usable: true) == (false, "GitHub is set up."))
+        #expect(followUp.loaded("github", usable: true) == (false, nil), "said once")
+    }
+
+    @Test func aProviderAddedWithoutCredentialsOpensItsSetUpOnce() {
+        var followUp = SetUpFollowUp()
+        followUp.done(id: "corp", notice: nil, added: true)
+        #expect(followUp.loaded("corp", usable: false) == (true, nil))
+        #expect(followUp.loaded("corp", usable: false) == (false, nil), "not again on the next load")
+        followUp.done(id: "corp", notice: nil, added: false)
+        #expect(followUp.loaded("corp", usable: false) == (false, nil), "set up, not added: the status says what it lacks")
+    }
+
+    @Test func aSentenceWaitsThroughAFailedLoadOfItsProvider() {
+        var followUp = SetUpFollowUp()
+        followUp.done(id: "corp", notice: "Corp is set up.", added: true)
+        #expect(followUp.loaded("corp", usable: false) == (true, nil))
+        #expect(followUp.loaded("corp", usable: true) == (false, "Corp is set up."))
+    }
+}
