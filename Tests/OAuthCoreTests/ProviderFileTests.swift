@@ -135,6 +135,7 @@ import Testing
         let texts = [
             "\u{FEFF}{\"id\": \"bom\"}\n",  // an editor's byte-order mark
             #"{"id": "a", "id": "b"}"#,  // a repeated key: the last counts
+            #"{"profile": {"name": "a", "email": "e", "name": "b"}}"#,  // in a nested object too (found by the fuzzer)
             #"{"n": -0, "m": 1e999, "s": "\ud83d\ude00 \ud800\n \u2028"}"#,
             "{ }",
             #"{"a":1,"b":[true,false,null]}"#,

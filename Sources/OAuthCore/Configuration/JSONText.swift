@@ -31,6 +31,17 @@ public enum JSONValue: Sendable, Equatable {
         members.last { $0.key == key }?.value
     }
 
+    /// The value as it reads: of a key repeated in any object within, the last value, in the
+    /// place where the key first was. Two texts that read the same compare equal this way.
+    var readAsOne: JSONValue {
+        switch self {
+        case .array(let items): .array(items.map(\.readAsOne))
+        case .object(let members):
+            .object(ProviderFile.keyed(members.map { Member($0.key, $0.value.readAsOne) }, over: [], key: \.key))
+        default: self
+        }
+    }
+
     /// On one line: `{"a": 1, "b": [true]}`, or without spaces when `spaced` is false.
     public func text(spaced: Bool = true) -> String {
         let (comma, colon) = spaced ? (", ", ": ") : (",", ":")
@@ -129,7 +140,7 @@ struct JSONObjectText: Sendable, Equatable {
         for (index, var member) in members.enumerated() {
             guard let new = value[member.key] else { continue }
             // An earlier member of a repeated key stays as written: the last one counts.
-            if lastIndex[member.key] == index, new != member.value {
+            if lastIndex[member.key] == index, new.readAsOne != member.value.readAsOne {
                 member.value = new
                 member.valueText = new.text(spaced: spaced)
             }
