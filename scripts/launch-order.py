@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The functions of one executable that callgrind saw run, in the order it first
-met them, from one or more callgrind output files: one mangled name a line.
+"""The functions of one executable that callgrind saw run, from one or more
+callgrind output files: one mangled name a line, sorted, so that a new list
+differs from the last by what changed. (The linker keeps them together; their
+order among themselves makes no difference a launch can measure.)
 
     scripts/launch-order.py EXECUTABLE_NAME callgrind.out...
 """
@@ -31,12 +33,11 @@ def functions(path, executable):
 
 def main():
     executable, paths = sys.argv[1], sys.argv[2:]
-    seen = set()
+    names = set()
     for path in paths:
-        for name in functions(path, executable):
-            if name not in seen:
-                seen.add(name)
-                print(name)
+        names.update(functions(path, executable))
+    for name in sorted(names):
+        print(name)
 
 
 if __name__ == "__main__":
