@@ -12,26 +12,28 @@ import OAuthCore
 /// Lives on GTK's thread (the main actor). Work off it goes through `work`,
 /// which detaches it and brings its answer back through GLib's loop: the main
 /// actor's own executor never runs while GTK's loop does. Each provider shown
-/// is a new generation; an answer for an earlier one is dropped.
+/// is a new generation; an answer for an earlier one is dropped. Which provider
+/// is shown, and what the person picks around it, is `AppController+Choosing`.
 @MainActor
 final class AppController {
+    // Internal rather than private where AppController+Choosing.swift uses them too.
     let window: MainWindow
-    private let application: Application
-    private let providers: Providers
-    private let logger: Logger
-    private let dialogs: ProviderDialogs
+    let application: Application
+    let providers: Providers
+    let logger: Logger
+    let dialogs: ProviderDialogs
     /// The chosen provider's id and name; `current` is nil while it cannot be used.
-    private(set) var providerID: String
-    private var providerName: String
-    private var current: Provider?
+    var providerID: String
+    var providerName: String
+    var current: Provider?
     /// Where the shown provider's sign-in happens.
-    private let agents: SignInAgents
-    private var generation = 0
+    let agents: SignInAgents
+    var generation = 0
     /// What the shown provider's sign-in allows (its scopes), shown while signed in.
-    private var grantedScopes: [String] = []
-    private var signInTask: Task<Void, Never>?
+    var grantedScopes: [String] = []
+    var signInTask: Task<Void, Never>?
     /// After a dialog: its sentence once the provider is ready, or the set-up of one added without credentials.
-    private var followUp = SetUpFollowUp()
+    var followUp = SetUpFollowUp()
 
     private(set) var state = AppState.starting {
         didSet {
@@ -82,7 +84,7 @@ final class AppController {
         send(event)
     }
 
-    private func send(_ event: AppEvent) {
+    func send(_ event: AppEvent) {
         let transition = AppState.next(state, event)
         state = transition.state
         for effect in transition.effects { run(effect) }
@@ -213,88 +215,8 @@ final class AppController {
         }
     }
 
-    // MARK: Choosing a provider
-
-    /// Makes `id` the provider shown: its own sign-in, read from the store.
-    /// `remember`: the person chose it in the window, so the next launch starts with it.
-    private func choose(_ id: String, remember: Bool) {
-        guard state.allowsChoosingProvider else { return window.showProvider(id: providerID, name: providerName) }
-        generation += 1
-        (signInTask, current, grantedScopes) = (nil, nil, [])
-        providerID = id
-        providerName = providers.entries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
-        agents.reset(for: providerName)
-        application.setActionState(LatchkeyApp.signOutAction, id)
-        if remember { LatchkeyFiles.rememberChosenProvider(id) }
-        window.showProvider(id: id, name: providerName)
-        window.showUserAgents([], chosen: nil)
-        send(.providerChosen)
-        render()
-    }
-
-    /// Reads the provider list off GTK's thread (every provider's file is opened for its name)
-    /// and shows it, the chosen provider still chosen.
-    private func listProviders(then next: (@MainActor @Sendable (AppController) -> Void)? = nil) {
-        let providers = self.providers
-        MainLoop.work {
-            providers.readEntries()
-        } then: { [weak self] entries in
-            guard let self else { return }
-            self.providers.entries = entries
-            self.window.list(entries)
-            self.window.showProvider(id: self.providerID, name: self.providerName)
-            next?(self)
-        }
-    }
-
-    /// The person picked where to sign in: kept in their own file for this provider.
-    private func userAgentChosen(_ chosen: ProviderConfiguration.UserAgentKind) {
-        guard let provider = current, provider.configuration.usableUserAgents.count > 1 else { return }
-        guard chosen != agents.chosen, state.allowsChoosingProvider else { return }
-        agents.chosen = chosen
-        logger.info("Signing in \(chosen == .browser ? "in the browser" : "in this window") from now on")
-        providers.remember(chosen, for: providerID)
-        render()
-        send(.userAgentChosen)
-    }
-
-    /// A provider given with --provider-file is that file's business: no set-up writes beside it.
-    private var canSetUp: Bool { !providers.isGivenFile(providerID) }
-
-    /// The set-up dialog for the provider shown, which lacks what it needs.
-    private func openSetUp() {
-        guard !dialogs.isOpen, case .unavailable = state, canSetUp else { return }
-        do {
-            dialogs.openSetUp(for: try providers.draft(for: providerID))
-        } catch {
-            // A file that cannot be read at all: the status already says so; there is nothing to fill in.
-            send(.providerUnavailable("\(error)"))
-        }
-    }
-
-    /// A provider set up or added in a dialog is shown; one added lacking credentials is set up next.
-    private func providerSetUp(_ done: ProviderDialogs.Done) {
-        followUp.done(id: done.id, notice: done.notice, added: done.added)
-        guard done.added else { return choose(done.id, remember: true) }
-        listProviders { $0.choose(done.id, remember: true) }
-    }
-
-    /// `latchkey --sign-out` for `id`, sent here because this window showed it. Still shown:
-    /// signed in, it is the Sign out button; otherwise whatever the store holds is cleared.
-    /// The window moved on to another provider since the command looked: that provider's
-    /// sign-in is cleared (and revoked) in the background, and the one shown is left alone.
-    func signOutRequestedElsewhere(provider id: String) {
-        logger.info("Sign-out requested by another process", metadata: ["provider": "\(id)"])
-        if id == providerID, let provider = current {
-            if state.accepts(.signOutRequested) { return send(.signOutRequested) }
-            MainLoop.work { await provider.signOut() }
-            return
-        }
-        providers.signOutInBackground(id)
-    }
-
     /// Shows the state, with every path under the home folder as `~/…`.
-    private func render() {
+    func render() {
         var model = ViewModel(
             state: state, providerName: providerName, storeName: HomeFolder.shortened(providers.store.displayName),
             userAgent: agents.chosen, scopes: grantedScopes)

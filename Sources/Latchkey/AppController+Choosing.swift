@@ -1,0 +1,88 @@
+import FoundationEssentials
+import GtkKit
+import LatchkeyCore
+import OAuthCore
+
+/// Which provider the window shows, and what the person picks around it: another provider
+/// from the list, where to sign in, a set-up or an added provider from the dialogs, and a
+/// sign-out asked for by another process. Each choice ends as an event for the runner.
+extension AppController {
+
+    /// Makes `id` the provider shown: its own sign-in, read from the store.
+    /// `remember`: the person chose it in the window, so the next launch starts with it.
+    func choose(_ id: String, remember: Bool) {
+        guard state.allowsChoosingProvider else { return window.showProvider(id: providerID, name: providerName) }
+        generation += 1
+        (signInTask, current, grantedScopes) = (nil, nil, [])
+        providerID = id
+        providerName = providers.entries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
+        agents.reset(for: providerName)
+        application.setActionState(LatchkeyApp.signOutAction, id)
+        if remember { LatchkeyFiles.rememberChosenProvider(id) }
+        window.showProvider(id: id, name: providerName)
+        window.showUserAgents([], chosen: nil)
+        send(.providerChosen)
+        render()
+    }
+
+    /// Reads the provider list off GTK's thread (every provider's file is opened for its name)
+    /// and shows it, the chosen provider still chosen.
+    func listProviders(then next: (@MainActor @Sendable (AppController) -> Void)? = nil) {
+        let providers = self.providers
+        MainLoop.work {
+            providers.readEntries()
+        } then: { [weak self] entries in
+            guard let self else { return }
+            self.providers.entries = entries
+            self.window.list(entries)
+            self.window.showProvider(id: self.providerID, name: self.providerName)
+            next?(self)
+        }
+    }
+
+    /// The person picked where to sign in: kept in their own file for this provider.
+    func userAgentChosen(_ chosen: ProviderConfiguration.UserAgentKind) {
+        guard let provider = current, provider.configuration.usableUserAgents.count > 1 else { return }
+        guard chosen != agents.chosen, state.allowsChoosingProvider else { return }
+        agents.chosen = chosen
+        logger.info("Signing in \(chosen == .browser ? "in the browser" : "in this window") from now on")
+        providers.remember(chosen, for: providerID)
+        render()
+        send(.userAgentChosen)
+    }
+
+    /// A provider given with --provider-file is that file's business: no set-up writes beside it.
+    var canSetUp: Bool { !providers.isGivenFile(providerID) }
+
+    /// The set-up dialog for the provider shown, which lacks what it needs.
+    func openSetUp() {
+        guard !dialogs.isOpen, case .unavailable = state, canSetUp else { return }
+        do {
+            dialogs.openSetUp(for: try providers.draft(for: providerID))
+        } catch {
+            // A file that cannot be read at all: the status already says so; there is nothing to fill in.
+            send(.providerUnavailable("\(error)"))
+        }
+    }
+
+    /// A provider set up or added in a dialog is shown; one added lacking credentials is set up next.
+    func providerSetUp(_ done: ProviderDialogs.Done) {
+        followUp.done(id: done.id, notice: done.notice, added: done.added)
+        guard done.added else { return choose(done.id, remember: true) }
+        listProviders { $0.choose(done.id, remember: true) }
+    }
+
+    /// `latchkey --sign-out` for `id`, sent here because this window showed it. Still shown:
+    /// signed in, it is the Sign out button; otherwise whatever the store holds is cleared.
+    /// The window moved on to another provider since the command looked: that provider's
+    /// sign-in is cleared (and revoked) in the background, and the one shown is left alone.
+    func signOutRequestedElsewhere(provider id: String) {
+        logger.info("Sign-out requested by another process", metadata: ["provider": "\(id)"])
+        if id == providerID, let provider = current {
+            if state.accepts(.signOutRequested) { return send(.signOutRequested) }
+            MainLoop.work { await provider.signOut() }
+            return
+        }
+        providers.signOutInBackground(id)
+    }
+}
