@@ -107,8 +107,17 @@ let package = Package(
             ],
             swiftSettings: ownSections),
 
+        // libsodium through a dlopen shim: oidc-agent's clients encrypt their requests with it.
+        .target(name: "CSodium"),
+        // The agent that gives other programs tokens, with the person's say: who asks, what the person
+        // allowed, oidc-agent's protocol and the socket it is spoken on; no GTK, so tests need no display.
+        .target(
+            name: "AgentCore",
+            dependencies: ["OAuthCore", "CSodium", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: ownSections),
+
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
-        .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "InstallLayout"], swiftSettings: ownSections),
+        .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "AgentCore", "InstallLayout"], swiftSettings: ownSections),
 
         // The app. It does not link the server framework: the sandbox runs as a child process.
         // The Swift runtime and FoundationEssentials are linked in statically: the loader then resolves
@@ -117,7 +126,7 @@ let package = Package(
         .executableTarget(
             name: "Latchkey",
             dependencies: [
-                "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "InstallLayout",
+                "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "AgentCore", "InstallLayout",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -177,6 +186,11 @@ let package = Package(
         .testTarget(
             name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn", "OAuthCore", "TestSupport"]),
         .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore", "InstallLayout", "OAuthCore", "TestSupport"]),
+        .testTarget(
+            name: "AgentCoreTests",
+            dependencies: [
+                "AgentCore", "CSodium", "InstallLayout", "OAuthCore", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(
             name: "SandboxProviderTests",

@@ -15,6 +15,7 @@ run_packages=(
   librsvg2-common          # SVG pictures (the sandbox's avatars) in GdkPixbuf
   dbus-x11 at-spi2-core    # a session bus and the accessibility bus
   libsoup-3.0-0            # the loopback listener of sign-ins through the browser (opened at run time)
+  libsodium23              # the agent's socket: oidc-agent's clients encrypt their requests (opened at run time)
 )
 test_packages=(
   xvfb xauth               # a display for the end-to-end tests
@@ -27,6 +28,7 @@ test_packages=(
   epiphany-browser         # GNOME Web: a real default browser for the sign-ins through the browser
   python3-oauthlib python3-jwt python3-cryptography  # an independent OAuth 1.0a peer: oauthlib signs for the
                            # sandbox's tests and checks OAuthCore's signatures (jwt, cryptography: its RSA-SHA1)
+  oidc-agent-cli           # oidc-token, unmodified: a real client of the agent's socket
   python3-venv             # .build/python-peers: the MCP Python SDK's authorization server, which Debian does not package
 )
 

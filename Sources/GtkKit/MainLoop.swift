@@ -69,6 +69,15 @@ public enum MainLoop {
 
     @MainActor public static func quit() { gtk_main_quit() }
 
+    /// Runs GLib's default main loop with neither GTK nor an application in charge (a service
+    /// that found no session bus): for good, until the process ends.
+    @MainActor public static func runPlain() -> Int32 {
+        let loop = g_main_loop_new(nil, 0)
+        g_main_loop_run(loop)
+        g_main_loop_unref(loop)
+        return 0
+    }
+
     private typealias Work = @MainActor @Sendable () -> Void
 
     private static func retain(_ work: @escaping Work) -> gpointer {

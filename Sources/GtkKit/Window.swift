@@ -49,6 +49,9 @@ open class Window: Widget {
         gtk_window_set_position(window, GTK_WIN_POS_CENTER_ON_PARENT)
     }
 
+    /// Above other windows: a question from a program with no window of its own.
+    public func keepAbove() { gtk_window_set_keep_above(window, 1) }
+
     /// A dialog to the window manager (no minimise or maximise).
     public func markAsDialog() { gtk_window_set_type_hint(window, GDK_WINDOW_TYPE_HINT_DIALOG) }
 

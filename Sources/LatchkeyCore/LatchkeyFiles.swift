@@ -1,3 +1,4 @@
+import AgentCore
 import FoundationEssentials
 import InstallLayout
 import OAuthCore
@@ -64,6 +65,14 @@ public enum LatchkeyFiles {
 
     /// Who was last signed in with each provider: a new sign-in as someone else is said.
     public static var accounts: AccountRecords { AccountRecords(directory: stateDirectory.appendingPathComponent("accounts")) }
+
+    /// The programs the person always allows to get tokens from the agent: beside the provider files,
+    /// named so that the catalog never takes it for one (`*.json` are providers).
+    public static var allowedPrograms: ProgramGrants {
+        ProgramGrants(
+            file: xdg("XDG_CONFIG_HOME", ".config", ProcessInfo.processInfo.environment).appendingPathComponent(
+                "\(application)/allowed-programs"))
+    }
 
     /// The provider last chosen in the window, remembered across launches.
     public static func chosenProvider(in directory: URL = stateDirectory) -> String? {

@@ -20,6 +20,18 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// The one JSON value `bytes` hold (UTF-8, nested at most 64 deep); throws when they hold anything else.
+    public init(parsing bytes: some Collection<UInt8>) throws {
+        var parser = JSONParser(bytes: Array(bytes))
+        self = try parser.document()
+    }
+
+    /// The string this value is; nil for anything else.
+    public var string: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+
     /// An object's members; none for anything else.
     public var members: [Member] {
         if case .object(let members) = self { return members }

@@ -7,11 +7,13 @@ import FoundationEssentials
 /// Writing a file only its owner may read, whole or not at all: the bytes go
 /// to a temporary file made 0600 from the start (never through a link), are
 /// synced, and then take the name; a crash leaves the old file or the new one.
-enum PrivateFile {
+package enum PrivateFile {
     /// Replaces `url` with `data`. A symlink at `url` (dotfiles kept elsewhere)
     /// is written through, not replaced by a plain file. Throws the errno of
     /// the step that failed; the temporary file is gone either way.
-    static func replace(_ url: URL, with data: Data) throws(PrivateFileError) {
+    /// `durable: false` skips the syncs, for a record whose loss in a crash costs nothing (when a
+    /// program last got a token): the rename still makes it whole or not at all.
+    package static func replace(_ url: URL, with data: Data, durable: Bool = true) throws(PrivateFileError) {
         let target = url.resolvingSymlinksInPath()
         let directory = target.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
@@ -24,7 +26,7 @@ enum PrivateFile {
                 if n <= 0 { return false }
                 written += n
             }
-            return fsync(fd) == 0
+            return !durable || fsync(fd) == 0
         }
         let code = errno
         close(fd)
@@ -34,6 +36,7 @@ enum PrivateFile {
             throw failure
         }
         // Make the rename itself durable.
+        guard durable else { return }
         let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 {
             fsync(directoryFD)
@@ -44,7 +47,7 @@ enum PrivateFile {
     /// Makes `directory` (and its parents) when missing, 0700 from its first moment; takes back
     /// one of the person's own that others can read. Refuses, without touching it, a symbolic
     /// link there or a directory someone else owns (see `checkOwnDirectory`).
-    static func prepareDirectory(_ directory: URL) throws(PrivateFileError) {
+    package static func prepareDirectory(_ directory: URL) throws(PrivateFileError) {
         if try !checkOwnDirectory(directory) {
             // The parents as any program's (~/.local/state); the directory itself 0700 from its first moment.
             try? FileManager.default.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -59,13 +62,13 @@ enum PrivateFile {
 
     /// The bytes of `file` in `directory`, a small record kept best-effort (account and challenge
     /// records): nil when either is missing, or `directory` is not this user's own (see `checkOwnDirectory`).
-    static func ownContents(_ file: URL, in directory: URL) -> Data? {
+    package static func ownContents(_ file: URL, in directory: URL) -> Data? {
         guard (try? checkOwnDirectory(directory)) == true else { return nil }
         return FileManager.default.contents(atPath: file.path)
     }
 
     /// Writes such a record, best-effort: never through a directory that is a link or someone else's.
-    static func writeOwn(_ data: Data, to file: URL, in directory: URL) {
+    package static func writeOwn(_ data: Data, to file: URL, in directory: URL) {
         guard (try? prepareDirectory(directory)) != nil else { return }
         try? replace(file, with: data)
     }
@@ -74,7 +77,7 @@ enum PrivateFile {
     /// with `lstat`: a symbolic link (which would send secrets, or take them, wherever it
     /// points) or a directory another user owns is refused with a sentence, never followed,
     /// `chmod`ed or used.
-    static func checkOwnDirectory(_ directory: URL) throws(PrivateFileError) -> Bool {
+    package static func checkOwnDirectory(_ directory: URL) throws(PrivateFileError) -> Bool {
         var info = stat()
         guard lstat(directory.path, &info) == 0 else {
             if errno == ENOENT { return false }
@@ -98,20 +101,20 @@ enum PrivateFile {
 }
 
 /// Which file could not be written, and the system's reason.
-struct PrivateFileError: Error {
-    let path: String
-    let code: Int32
+package struct PrivateFileError: Error {
+    package let path: String
+    package let code: Int32
     /// Said instead of the system's reason, when the refusal is ours.
     var reason: String?
 
-    init(path: String, code: Int32, reason: String? = nil) {
+    package init(path: String, code: Int32, reason: String? = nil) {
         self.path = path
         self.code = code
         self.reason = reason
     }
 
     /// "cannot write /path (No space left on device)." or, refused by us, "cannot use /path: it is a symbolic link; …."
-    func sentence(_ verb: String = "cannot write") -> String {
+    package func sentence(_ verb: String = "cannot write") -> String {
         if let reason { return "\(verb) \(path): \(reason)." }
         return "\(verb) \(path) (\(String(cString: strerror(code))))."
     }

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Keeps secrets out of text that leaves OAuthCore: error messages, logs.
-enum Redaction {
+public enum Redaction {
     static let placeholder = "‹redacted›"
 
     /// Replaces every occurrence of each secret (ignoring short ones, which

@@ -122,11 +122,38 @@ public actor AuthSession {
 
     /// A token good for at least `refreshMargin` more seconds, refreshing if need be.
     public func freshToken() async throws -> Token {
+        try await freshToken(validFor: refreshMargin)
+    }
+
+    /// A token good for at least `seconds` more (and never less than `refreshMargin`), refreshing
+    /// if need be. A provider may still answer a refresh with a shorter lifetime: the caller checks.
+    public func freshToken(validFor seconds: TimeInterval) async throws -> Token {
         guard let token = await currentToken() else {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
-        guard token.expires(within: refreshMargin, now: now()) else { return token }
-        return try await refresh(from: token)
+        let margin = max(seconds, refreshMargin)
+        guard token.expires(within: margin, now: now()) else { return token }
+        return try await refresh(from: token, margin: margin)
+    }
+
+    /// A token renewed now, however long the one held has left (a caller that knows it is
+    /// refused, or asks for a new one as oidc-agent's `-f` does). A token another process
+    /// renewed since this one was read counts as renewed.
+    public func renewedToken() async throws -> Token {
+        guard let token = await currentToken() else {
+            throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
+        }
+        return try await refresh(from: token, margin: .infinity)
+    }
+
+    /// The store is read again at the next use: another process may have signed in, signed out
+    /// or renewed since (a long-running agent beside the window). Nothing changes while this
+    /// session holds something newer than the store: a refresh under way, or a renewed token it
+    /// could not save.
+    public func rereadStoreAtNextUse() {
+        guard loaded, refreshing == nil, storageProblem == nil else { return }
+        loaded = false
+        loading = nil
     }
 
     /// The provider refused `rejected` (HTTP 401). Refreshes it, unless another
@@ -136,7 +163,7 @@ public actor AuthSession {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
         if current.accessToken != rejected.accessToken { return current }
-        return try await refresh(from: current)
+        return try await refresh(from: current, margin: refreshMargin)
     }
 
     /// The provider refused even a fresh token, `rejected`: the sign-in is over —
@@ -185,15 +212,16 @@ public actor AuthSession {
         return nil
     }
 
-    private func refresh(from token: Token) async throws -> Token {
+    /// One refresh at a time; `margin`: how long a token another process renewed meanwhile must still be good for to count.
+    private func refresh(from token: Token, margin: TimeInterval) async throws -> Token {
         if let refreshing { return try await refreshing.value }
-        let task = Task { try await self.performRefresh(from: token) }
+        let task = Task { try await self.performRefresh(from: token, margin: margin) }
         refreshing = task
         defer { refreshing = nil }
         return try await task.value
     }
 
-    private func performRefresh(from held: Token) async throws -> Token {
+    private func performRefresh(from held: Token, margin: TimeInterval) async throws -> Token {
         // One refresh per provider across processes: a second instance of the
         // program (or a command signing out) holding the same refresh token must not replay
         // it, which a provider with reuse detection answers by revoking the grant.
@@ -203,7 +231,7 @@ public actor AuthSession {
         if let current = try superseded(since: started) { return current }
         let token = try await rereadBeforeRefreshing(held, started: started)
         if let current = try superseded(since: started) { return current }
-        if token != held, !token.expires(within: refreshMargin, now: now()) { return token }
+        if token != held, margin == .infinity || !token.expires(within: margin, now: now()) { return token }
         guard token.canRefresh else {
             await forget()
             throw OAuthError.signedOut(

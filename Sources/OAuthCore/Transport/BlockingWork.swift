@@ -30,7 +30,7 @@ public enum BlockingWork {
 
 extension BlockingWork {
     /// `body` on a new thread of its own, detached: nobody joins it.
-    fileprivate static func detachThread(_ body: @escaping @Sendable () -> Void) {
+    package static func detachThread(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var thread = pthread_t()
         let started = pthread_create(

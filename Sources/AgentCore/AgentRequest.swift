@@ -1,0 +1,86 @@
+import FoundationEssentials
+
+/// What a program asks the agent for, whichever way it asked (oidc-agent's
+/// socket protocol, D-Bus, Latchkey's own commands).
+public struct AgentRequest: Sendable, Equatable {
+    /// Whose token.
+    public enum Target: Sendable, Equatable {
+        /// A provider's id (an "account" in oidc-agent's words).
+        case provider(String)
+        /// The provider whose issuer this is (oidc-agent's `issuer`).
+        case issuer(String)
+        /// A protected resource's URL: its provider, found as `latchkey token --resource` finds it.
+        case resource(URL)
+    }
+
+    public var target: Target
+    /// Seconds the token must still be good for. `renewNow` (oidc-agent's `-f`, sent as -1): renewed whatever is left.
+    public var minimumValidity: Int
+    /// Scopes the token must carry; empty: whatever the sign-in allows.
+    public var scopes: [String]
+    /// oidc-agent's `audience`: a token for this audience only.
+    public var audience: String?
+    /// What the program calls itself (oidc-agent's `application_hint`): shown to the person, never trusted.
+    public var applicationHint: String?
+
+    public static let renewNow = -1
+    /// The most a caller may ask a token to stay good for: a day.
+    public static let longestValidity = 86_400
+
+    public init(target: Target, minimumValidity: Int = 0, scopes: [String] = [], audience: String? = nil, applicationHint: String? = nil) {
+        self.target = target
+        self.minimumValidity = minimumValidity
+        self.scopes = scopes
+        self.audience = audience
+        self.applicationHint = applicationHint
+    }
+}
+
+/// The agent's answer: a token, with what a caller needs to use it (never a refresh token).
+public struct AgentToken: Sendable, Equatable {
+    public var accessToken: String
+    public var tokenType: String
+    public var expiresAt: Date?
+    public var scopes: [String]
+    /// The provider's id and issuer (oidc-agent's answer names the issuer).
+    public var provider: String
+    public var issuer: String
+
+    public init(accessToken: String, tokenType: String, expiresAt: Date?, scopes: [String], provider: String, issuer: String) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+        self.provider = provider
+        self.issuer = issuer
+    }
+}
+
+extension AgentToken: CustomStringConvertible {
+    /// Never the token itself.
+    public var description: String { "AgentToken(\(provider), \(tokenType), expires \(expiresAt.map { "\($0)" } ?? "unknown"))" }
+}
+
+/// Why the agent gave no token, in a sentence for the person (and its kind, for protocols that have error names).
+public struct AgentRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The person said no, or could not be asked.
+        case denied = "Denied"
+        /// No sign-in, or the provider no longer accepts it: sign in again.
+        case signedOut = "SignedOut"
+        /// The request itself is wrong: no such provider, an unknown request, a malformed message.
+        case invalid = "Invalid"
+        /// Anything else: the network, the provider, the store.
+        case failed = "Failed"
+    }
+
+    public let kind: Kind
+    public let sentence: String
+
+    public init(_ kind: Kind, _ sentence: String) {
+        self.kind = kind
+        self.sentence = sentence
+    }
+
+    public var description: String { sentence }
+}

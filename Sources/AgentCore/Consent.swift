@@ -1,0 +1,55 @@
+import FoundationEssentials
+
+/// What the person is asked the first time a program wants a provider's token.
+public struct ConsentQuestion: Sendable, Equatable {
+    public let caller: Caller
+    public let providerID: String
+    public let providerName: String
+    public let scopes: [String]
+    /// What the program calls itself, if it says: shown as its claim, beside what the kernel says.
+    public let applicationHint: String?
+    /// Asked again because the program's executable changed since it was allowed.
+    public let changed: Bool
+
+    public init(caller: Caller, providerID: String, providerName: String, scopes: [String], applicationHint: String?, changed: Bool) {
+        self.caller = caller
+        self.providerID = providerID
+        self.providerName = providerName
+        self.scopes = scopes
+        self.applicationHint = applicationHint
+        self.changed = changed
+    }
+}
+
+/// The person's answer.
+public enum ConsentAnswer: Sendable, Equatable {
+    case allowOnce
+    case alwaysAllow
+    case deny
+}
+
+/// Who asks the person: the agent's dialog on the desktop.
+public protocol ConsentAsker: Sendable {
+    /// The person's answer; nil when there is nobody to ask (no display).
+    func ask(_ question: ConsentQuestion) async -> ConsentAnswer?
+}
+
+/// The sentences a refused program's user reads (oidc-token prints them after "Error: ").
+public enum ConsentSentence {
+    public static func denied(_ question: ConsentQuestion) -> String {
+        "You did not allow \(question.caller.program.name) to get your \(question.providerName) token."
+    }
+
+    /// No display to ask on: what to run instead.
+    public static func nobodyToAsk(_ question: ConsentQuestion) -> String {
+        let program = question.caller.program
+        let allow = program.flatpakID.map { "--flatpak \($0)" } ?? shellQuoted(program.path)
+        return "\(program.name) asked for your \(question.providerName) token, and Latchkey's agent has no display to ask you on. "
+            + "To allow it, run: latchkey agent allow \(allow) \(question.providerID)"
+    }
+
+    static func shellQuoted(_ text: String) -> String {
+        let plain = text.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) }
+        return plain ? text : "'" + text.replacing("'", with: "'\\''") + "'"
+    }
+}

@@ -1,0 +1,136 @@
+import FoundationEssentials
+import OAuthCore
+
+/// oidc-agent's IPC requests and answers, as its clients send and read them
+/// (github.com/indigo-dc/oidc-agent, `gitbook/api/api-ipc.md`; checked against
+/// `oidc-token` 4.2.6 of Debian 12): one JSON object each way.
+///
+///     {"request":"access_token","min_valid_period":0,"account":"github","application_hint":"oidc-token"}
+///     {"status":"success","access_token":"…","issuer":"https://…","expires_at":1795692668}
+///     {"status":"failure","error":"…","info":"…"}
+///
+/// An account is a provider id here. `min_valid_period` -1 (`oidc-token -f`) asks for a
+/// renewed token. Members Latchkey adds to an answer (`token_type`, `scope`) are ignored by
+/// oidc-agent's clients.
+public enum OIDCAgentMessage {
+    /// The longest account, issuer, scope, audience or hint taken: a name, not a document.
+    static let longestText = 2048
+
+    /// The request `bytes` hold, or the refusal to answer it with.
+    public static func request(_ bytes: [UInt8]) -> Result<AgentRequest, AgentRefusal> {
+        guard let json = try? JSONValue(parsing: bytes), case .object = json else {
+            return .failure(AgentRefusal(.invalid, "The request is not a JSON object."))
+        }
+        guard let kind = json["request"]?.string else {
+            return .failure(AgentRefusal(.invalid, "The request names no \"request\"."))
+        }
+        guard kind == "access_token" else {
+            return .failure(
+                AgentRefusal(
+                    .invalid,
+                    "Latchkey's agent answers \"access_token\" requests only, not \"\(Redaction.printable(String(kind.prefix(64))))\"; "
+                        + "accounts are the providers you signed in to in Latchkey."))
+        }
+        do {
+            return .success(try accessTokenRequest(json))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func accessTokenRequest(_ json: JSONValue) throws(AgentRefusal) -> AgentRequest {
+        let account = try text(json, "account")
+        let issuer = try text(json, "issuer")
+        // Latchkey's own: a protected resource's URL, as `latchkey token --resource` names it.
+        let resource = try text(json, "resource")
+        let target: AgentRequest.Target
+        switch (account, issuer, resource) {
+        case (let account?, nil, nil): target = .provider(account)
+        case (nil, let issuer?, nil): target = .issuer(issuer)
+        case (nil, nil, let resource?):
+            guard let url = URL(string: resource) else { throw AgentRefusal(.invalid, "\"resource\" is not a URL.") }
+            target = .resource(url)
+        default: throw AgentRefusal(.invalid, "Name either an account (a provider's id) or an issuer, not both and not neither.")
+        }
+        var minimum = 0
+        if let value = json["min_valid_period"] {
+            guard case .number(let digits) = value, let seconds = Int(digits),
+                seconds >= AgentRequest.renewNow, seconds <= AgentRequest.longestValidity
+            else {
+                throw AgentRefusal(.invalid, "\"min_valid_period\" must be a whole number of seconds from -1 to 86400.")
+            }
+            minimum = seconds
+        }
+        let scopes = try text(json, "scope").map { $0.split(separator: " ").map(String.init) } ?? []
+        return AgentRequest(
+            target: target, minimumValidity: minimum, scopes: scopes, audience: try text(json, "audience"),
+            applicationHint: try text(json, "application_hint"))
+    }
+
+    /// A string member, nil when absent (or null); a refusal when it is something else, empty or too long.
+    private static func text(_ json: JSONValue, _ key: String) throws(AgentRefusal) -> String? {
+        guard let value = json[key], value != .null else { return nil }
+        guard let text = value.string, !text.isEmpty, text.utf8.count <= longestText else {
+            throw AgentRefusal(.invalid, "\"\(key)\" must be a non-empty string of at most \(longestText) bytes.")
+        }
+        return text
+    }
+
+    /// The success answer, as oidc-agent writes it (plus the token's type and scopes).
+    public static func success(_ token: AgentToken) -> String {
+        JSONValue.object([
+            .init("status", .string("success")),
+            .init("access_token", .string(token.accessToken)),
+            .init("issuer", .string(token.issuer)),
+            .init("expires_at", .number(String(Int(token.expiresAt?.timeIntervalSince1970 ?? 0)))),
+            .init("token_type", .string(token.tokenType)),
+            .init("scope", .string(token.scopes.joined(separator: " "))),
+        ]).text(spaced: false)
+    }
+
+    /// The failure answer: `error` is what oidc-token prints after "Error: "; `kind` (Latchkey's) tells its own
+    /// commands which exit status goes with it.
+    public static func failure(_ refusal: AgentRefusal) -> String {
+        JSONValue.object([
+            .init("status", .string("failure")), .init("error", .string(refusal.sentence)), .init("kind", .string(refusal.kind.rawValue)),
+        ]).text(spaced: false)
+    }
+
+    /// A request as Latchkey's own commands send it (plain JSON).
+    public static func encode(_ request: AgentRequest) -> String {
+        var members: [JSONValue.Member] = [.init("request", .string("access_token"))]
+        switch request.target {
+        case .provider(let id): members.append(.init("account", .string(id)))
+        case .issuer(let issuer): members.append(.init("issuer", .string(issuer)))
+        case .resource(let url): members.append(.init("resource", .string(url.absoluteString)))
+        }
+        members.append(.init("min_valid_period", .number(String(request.minimumValidity))))
+        if !request.scopes.isEmpty { members.append(.init("scope", .string(request.scopes.joined(separator: " ")))) }
+        if let audience = request.audience { members.append(.init("audience", .string(audience))) }
+        if let hint = request.applicationHint { members.append(.init("application_hint", .string(hint))) }
+        return JSONValue.object(members).text(spaced: false)
+    }
+
+    /// The agent's answer as Latchkey's own commands read it.
+    public static func answer(_ bytes: [UInt8]) -> Result<AgentToken, AgentRefusal> {
+        guard let json = try? JSONValue(parsing: bytes), case .object = json else {
+            return .failure(AgentRefusal(.failed, "The agent's answer is not JSON."))
+        }
+        if let error = json["error"]?.string {
+            let kind = json["kind"]?.string.flatMap(AgentRefusal.Kind.init(rawValue:)) ?? .failed
+            return .failure(AgentRefusal(kind, error))
+        }
+        guard json["status"]?.string == "success", let token = json["access_token"]?.string else {
+            return .failure(AgentRefusal(.failed, "The agent's answer holds no token."))
+        }
+        var expiresAt: Date?
+        if case .number(let digits)? = json["expires_at"], let seconds = Double(digits), seconds > 0 {
+            expiresAt = Date(timeIntervalSince1970: seconds)
+        }
+        return .success(
+            AgentToken(
+                accessToken: token, tokenType: json["token_type"]?.string ?? "Bearer", expiresAt: expiresAt,
+                scopes: (json["scope"]?.string ?? "").split(separator: " ").map(String.init), provider: "",
+                issuer: json["issuer"]?.string ?? ""))
+    }
+}

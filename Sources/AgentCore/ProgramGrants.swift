@@ -1,0 +1,171 @@
+import FoundationEssentials
+import Glibc
+import OAuthCore
+import Synchronization
+
+/// One "Always allow": a program may get a provider's token without being asked,
+/// as long as its executable is the file it was when the person allowed it.
+public struct ProgramGrant: Sendable, Equatable, Codable {
+    public var program: Program
+    /// The executable when it was allowed; nil for a program allowed by path alone (`latchkey agent allow`).
+    public var file: ExecutableFile?
+    public var provider: String
+    /// What it asked for when it was allowed: shown, not enforced (the sign-in's scopes are).
+    public var scopes: [String]
+    /// Seconds since 1970.
+    public var allowedAt: Double
+    /// When it last got a token, in seconds since 1970; nil: not yet.
+    public var lastUsed: Double?
+
+    public init(program: Program, file: ExecutableFile?, provider: String, scopes: [String], allowedAt: Double, lastUsed: Double? = nil) {
+        self.program = program
+        self.file = file
+        self.provider = provider
+        self.scopes = scopes
+        self.allowedAt = allowedAt
+        self.lastUsed = lastUsed
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case program, file, provider, scopes
+        case allowedAt = "allowed_at"
+        case lastUsed = "last_used"
+    }
+}
+
+/// The programs the person always allows, in a 0600 file beside the provider
+/// files (`~/.config/latchkey/allowed-programs`, JSON). The agent and the
+/// window both read and write it through this type: each change is made under
+/// a lock on the file, to the file as it is then, and replaces it whole.
+/// The agent reads it again whenever it changed on disk (a `stat` per request),
+/// so a grant revoked in the window is asked again from the next request on.
+public final class ProgramGrants: Sendable {
+    public let file: URL
+    private let cache = Mutex<(stamp: FileStamp?, grants: [ProgramGrant])>((nil, []))
+    /// What went wrong reading the file, said once next to the list; the file was set aside.
+    private let damage = Mutex<String?>(nil)
+
+    public init(file: URL) {
+        self.file = file
+    }
+
+    /// What the agent decides from the file alone.
+    public enum Decision: Sendable, Equatable {
+        /// Allowed always, and the executable is the one allowed.
+        case allowed
+        /// Allowed once, but its executable changed since: asked again.
+        case changed
+        /// Never allowed (or revoked): asked.
+        case unknown
+    }
+
+    /// Every grant, newest first.
+    public var all: [ProgramGrant] { current().sorted { $0.allowedAt > $1.allowedAt } }
+
+    /// The sentence about a file that could not be read (and was set aside), if one could not.
+    public var problem: String? { damage.withLock { $0 } }
+
+    public func decision(for caller: Caller, provider: String) -> Decision {
+        guard let grant = current().first(where: { $0.program == caller.program && $0.provider == provider }) else { return .unknown }
+        // Allowed by path alone: the person said so for whatever file is there.
+        guard let allowedFile = grant.file else { return .allowed }
+        return caller.file == allowedFile ? .allowed : .changed
+    }
+
+    /// "Always allow": kept, replacing an earlier grant of the same program and provider.
+    public func allow(_ program: Program, file: ExecutableFile?, provider: String, scopes: [String], now: Date = Date()) throws {
+        try change(durable: true) { grants in
+            grants.removeAll { $0.program == program && $0.provider == provider }
+            grants.append(
+                ProgramGrant(
+                    program: program, file: file, provider: provider, scopes: scopes, allowedAt: now.timeIntervalSince1970))
+        }
+    }
+
+    /// Revoked: the program is asked again next time.
+    public func forget(_ program: Program, provider: String) throws {
+        try change(durable: true) { grants in grants.removeAll { $0.program == program && $0.provider == provider } }
+    }
+
+    /// The program got a token now. Best-effort and cheap: written without syncing, at most once a second per grant.
+    public func used(_ program: Program, provider: String, now: Date = Date()) {
+        let seconds = now.timeIntervalSince1970
+        let stale = current().contains { $0.program == program && $0.provider == provider && ($0.lastUsed ?? 0) < seconds - 1 }
+        guard stale else { return }
+        try? change(durable: false) { grants in
+            for index in grants.indices where grants[index].program == program && grants[index].provider == provider {
+                grants[index].lastUsed = seconds
+            }
+        }
+    }
+
+    // MARK: The file
+
+    private struct Document: Codable {
+        var allowed: [ProgramGrant]
+    }
+
+    /// The grants as the file holds them now: read again only when it changed.
+    private func current() -> [ProgramGrant] {
+        let stamp = FileStamp(of: file.path)
+        if let cached = cache.withLock({ $0.stamp == stamp && stamp != nil ? $0.grants : nil }) { return cached }
+        let grants = read()
+        cache.withLock { $0 = (stamp, grants) }
+        return grants
+    }
+
+    private func read() -> [ProgramGrant] {
+        guard let data = PrivateFile.ownContents(file, in: file.deletingLastPathComponent()) else { return [] }
+        do {
+            return try JSONDecoder().decode(Document.self, from: data).allowed
+        } catch {
+            // Never a crash, and nothing allowed that the person did not allow: the file is set aside and said.
+            let aside = file.path + ".damaged"
+            rename(file.path, aside)
+            damage.withLock {
+                $0 =
+                    "The list of allowed programs (\(file.path)) could not be read; it was set aside as \(aside), and each program is asked again."
+            }
+            return []
+        }
+    }
+
+    private func change(durable: Bool, _ edit: (inout [ProgramGrant]) -> Void) throws {
+        let directory = file.deletingLastPathComponent()
+        do { try PrivateFile.prepareDirectory(directory) } catch { throw OAuthError.storage(error.sentence()) }
+        // Under the file's lock: a change in the window and the agent's record of a use never undo each other.
+        let lock = open(file.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw OAuthError.storage(PrivateFileError(path: file.path + ".lock", code: errno).sentence()) }
+        defer { close(lock) }
+        flock(lock, LOCK_EX)
+        var grants = read()
+        edit(&grants)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            try PrivateFile.replace(file, with: try encoder.encode(Document(allowed: grants)), durable: durable)
+        } catch let error as PrivateFileError {
+            throw OAuthError.storage(error.sentence())
+        }
+        cache.withLock { $0 = (FileStamp(of: file.path), grants) }
+    }
+}
+
+/// What `stat` says of a file that changes whenever it is replaced or written.
+struct FileStamp: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: Int
+    let modifiedNanoseconds: Int
+
+    init?(of path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim.tv_sec
+        modifiedNanoseconds = info.st_mtim.tv_nsec
+    }
+}

@@ -1,0 +1,169 @@
+import FoundationEssentials
+import Logging
+import OAuthCore
+
+/// The agent's tokens: one `Provider` per provider asked about, kept for as long
+/// as the agent runs, so that every program shares one session per provider and
+/// with it one refresh at a time (and, through the store's lock, one across
+/// processes). Each request reads the store again first: the window, or
+/// `latchkey token` run while no agent did, may have signed in, out or renewed.
+public actor TokenBroker {
+    /// How the broker makes a provider's configuration: from the catalog, with the stored client
+    /// secret (the app passes its own, which knows the sandbox is the window's alone).
+    public typealias Configure = @Sendable (String) async throws -> ProviderConfiguration
+
+    private let catalog: ProviderCatalog
+    private let store: any TokenStore
+    private let network: Network
+    private let accounts: AccountRecords?
+    private let zeroConfiguration: ZeroConfiguration?
+    private let configure: Configure
+    private var providers: [String: Provider] = [:]
+    /// The user's provider directory as it was when `providers` were made: any change there (a file
+    /// added, replaced, removed) makes them anew.
+    private var providerFiles: FileStamp?
+
+    public init(
+        catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountRecords?,
+        zeroConfiguration: ZeroConfiguration?, configure: @escaping Configure
+    ) {
+        self.catalog = catalog
+        self.store = store
+        self.network = network
+        self.accounts = accounts
+        self.zeroConfiguration = zeroConfiguration
+        self.configure = configure
+    }
+
+    /// The provider a request is for: its id and name. A resource's is found (and registered) as
+    /// `latchkey token --resource` finds it.
+    public func provider(for target: AgentRequest.Target) async throws(AgentRefusal) -> (id: String, name: String) {
+        let provider = try await self.provider(target)
+        return (provider.configuration.id, provider.configuration.displayName)
+    }
+
+    /// A token for `request`, from the provider `provider(for:)` named.
+    public func token(for request: AgentRequest) async -> Result<AgentToken, AgentRefusal> {
+        do {
+            let provider = try await self.provider(request.target)
+            return .success(try await token(from: provider, request))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Signs out of `id` (revoking where its provider can): nil, or a sentence when something was left.
+    public func signOut(_ id: String) async throws(AgentRefusal) -> String? {
+        await try provider(.provider(id)).signOut()
+    }
+
+    /// The provider in use for `id`, for a sign-in the agent shows.
+    public func provider(id: String) async throws(AgentRefusal) -> Provider {
+        try await provider(.provider(id))
+    }
+
+    // MARK: Steps
+
+    private func token(from provider: Provider, _ request: AgentRequest) async throws(AgentRefusal) -> AgentToken {
+        let configuration = provider.configuration
+        guard configuration.authProtocol == .oauth2 else {
+            throw AgentRefusal(
+                .invalid,
+                "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret instead of carrying a token: there is no token to give."
+            )
+        }
+        if let audience = request.audience, audience != configuration.resource?.absoluteString {
+            throw AgentRefusal(
+                .invalid,
+                "A token for the audience “\(Redaction.printable(audience))” was asked for; Latchkey gives \(configuration.displayName)'s tokens as they are issued. Ask without an audience."
+            )
+        }
+        let session = provider.session
+        await session.rereadStoreAtNextUse()
+        let token: Token
+        do {
+            token =
+                request.minimumValidity == AgentRequest.renewNow
+                ? try await session.renewedToken() : try await session.freshToken(validFor: TimeInterval(request.minimumValidity))
+        } catch let error as OAuthError {
+            if case .signedOut = error {
+                throw AgentRefusal(.signedOut, "\(error) Sign in with: latchkey --provider \(configuration.id)")
+            }
+            throw AgentRefusal(.failed, "\(error)")
+        } catch {
+            throw AgentRefusal(.failed, "\(error)")
+        }
+        let granted = token.allowedScopes(asked: configuration.scopes)
+        let missing = request.scopes.filter { !granted.contains($0) }
+        guard missing.isEmpty else {
+            throw AgentRefusal(
+                .signedOut,
+                "Your \(configuration.displayName) sign-in allows \(granted.isEmpty ? "no named scopes" : granted.joined(separator: " ")), "
+                    + "not \(missing.joined(separator: " ")). Ask for those in the provider's file (\"scopes\") and sign in again.")
+        }
+        if request.minimumValidity > 0, let expiresAt = token.expiresAt,
+            expiresAt.timeIntervalSinceNow < TimeInterval(request.minimumValidity)
+        {
+            throw AgentRefusal(
+                .failed,
+                "\(configuration.displayName)'s token is good for \(max(0, Int(expiresAt.timeIntervalSinceNow))) more seconds, "
+                    + "less than the \(request.minimumValidity) asked, and \(token.canRefresh ? "its renewal gave no longer" : "it cannot be renewed without signing in again")."
+            )
+        }
+        return AgentToken(
+            accessToken: token.accessToken, tokenType: token.tokenType, expiresAt: token.expiresAt, scopes: granted,
+            provider: configuration.id, issuer: configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString)
+    }
+
+    private func provider(_ target: AgentRequest.Target) async throws(AgentRefusal) -> Provider {
+        let stamp = FileStamp(of: catalog.userConfigDirectory.path)
+        if stamp != providerFiles {
+            providers = [:]
+            providerFiles = stamp
+        }
+        let id = try await self.id(of: target)
+        if let provider = providers[id] { return provider }
+        let configuration: ProviderConfiguration
+        do {
+            configuration = try await configure(id)
+        } catch {
+            throw AgentRefusal(.invalid, "\(error)")
+        }
+        let provider = Provider(configuration: configuration, store: store, network: network, accounts: accounts)
+        providers[id] = provider
+        return provider
+    }
+
+    private func id(of target: AgentRequest.Target) async throws(AgentRefusal) -> String {
+        switch target {
+        case .provider(let id):
+            guard catalog.contains(id) else {
+                throw AgentRefusal(
+                    .invalid, "There is no provider called “\(Redaction.printable(String(id.prefix(64))))”; `latchkey status` lists them.")
+            }
+            return id
+        case .issuer(let issuer):
+            let wanted = Self.normalized(issuer)
+            for (id, _) in catalog.availableProviders {
+                if let draft = try? catalog.draft(named: id), let own = draft.issuer, Self.normalized(own.absoluteString) == wanted {
+                    return id
+                }
+            }
+            throw AgentRefusal(
+                .invalid,
+                "No provider of yours has the issuer \(Redaction.printable(String(issuer.prefix(256)))); `latchkey status` lists them.")
+        case .resource(let url):
+            guard let zeroConfiguration else { throw AgentRefusal(.invalid, "Tokens for resources are not offered here.") }
+            do {
+                return try await zeroConfiguration.configuration(for: url, checkRegistration: false).configuration.id
+            } catch {
+                throw AgentRefusal(.failed, "\(error)")
+            }
+        }
+    }
+
+    /// An issuer as compared: without a trailing slash (oidc-agent's users write either).
+    static func normalized(_ issuer: String) -> String {
+        issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+    }
+}

@@ -1,0 +1,150 @@
+import AgentCore
+import ArgumentParser
+import FoundationEssentials
+import GtkKit
+import LatchkeyCore
+import Logging
+import OAuthCore
+
+/// `latchkey agent`: the agent other programs get tokens from, and the person's list of
+/// programs it may give them to.
+struct AgentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract: "Give other programs your tokens, with your say: over D-Bus, oidc-agent's socket and git.",
+        discussion: """
+            `latchkey agent` runs the agent (D-Bus starts it when a program first asks; one runs per session). \
+            The first time a program asks for a provider's token, you are asked: Allow once, Always allow or Deny.
+            """,
+        subcommands: [
+            AgentRunCommand.self, AgentAllowCommand.self, AgentForgetCommand.self, AgentListCommand.self, AgentEnvironmentCommand.self,
+        ],
+        defaultSubcommand: AgentRunCommand.self)
+}
+
+struct AgentRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the agent (what `latchkey agent` alone does).")
+
+    @OptionGroup var waits: Waits
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+    }
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
+        let logger = Logger(label: "Latchkey.Agent")
+        let environment = ProcessInfo.processInfo.environment
+        let catalog = LatchkeyCommand.catalog
+        let store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
+        let secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
+        let network = Network.latchkey(timeout: waits.networkTimeout)
+        let broker = TokenBroker(
+            catalog: catalog, store: store, network: network, accounts: LatchkeyFiles.accounts,
+            zeroConfiguration: ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, network: network),
+            configure: { id in try await TokenCommand.providerConfiguration(id, catalog: catalog, secrets: secrets, network: network) })
+        let agent = TokenAgent(
+            broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: ConsentDialogs(environment: environment), logger: logger)
+        let providers = AgentProviders(catalog: catalog, store: store, secrets: secrets, broker: broker, environment: environment)
+        let status = MainActor.assumeIsolated {
+            let service = AgentService(
+                agent: agent, broker: broker, providers: providers, socketPath: AgentSocket.defaultPath(environment: environment),
+                logger: logger)
+            return withExtendedLifetime(service) { service.run() }
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// Names a program as the person does: its executable's path, or a Flatpak app's id.
+struct ProgramName: ParsableArguments {
+    @Argument(help: "The program's executable (as `latchkey agent list` shows it), or a Flatpak app id with --flatpak.")
+    var program: String
+
+    @Argument(help: "The provider's id, as `latchkey status` lists it.")
+    var provider: String
+
+    @Flag(help: "The program is a Flatpak app, named by its app id.")
+    var flatpak = false
+
+    func validate() throws {
+        guard flatpak || program.hasPrefix("/") else {
+            throw ValidationError("Name the program by its whole path (such as /usr/bin/oidc-token), or a Flatpak app id with --flatpak.")
+        }
+        guard LatchkeyCommand.catalog.contains(provider) else {
+            throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
+        }
+    }
+
+    /// A path as the kernel would name it (links resolved), so that it matches what the agent sees.
+    var value: Program {
+        flatpak
+            ? Program(path: "", flatpakID: program)
+            : Program(path: URL(fileURLWithPath: program).resolvingSymlinksInPath().path)
+    }
+}
+
+struct AgentAllowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "allow",
+        abstract: "Always allow a program to get a provider's token (where there is no display to ask on).",
+        discussion: "Allowed by name, whatever file is at that path from now on; a program allowed in the dialog is tied to its file.")
+
+    @OptionGroup var name: ProgramName
+
+    func run() throws {
+        try LatchkeyFiles.allowedPrograms.allow(name.value, file: nil, provider: name.provider, scopes: [])
+        print("\(name.program) may now get your \(name.provider) token without asking.")
+    }
+}
+
+struct AgentForgetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget", abstract: "Revoke a program: it is asked again the next time it wants a token.")
+
+    @OptionGroup var name: ProgramName
+
+    func run() throws {
+        let grants = LatchkeyFiles.allowedPrograms
+        let wanted = name.value
+        guard
+            let grant = grants.all.first(where: {
+                ($0.program == wanted || (name.flatpak && $0.program.flatpakID == name.program)) && $0.provider == name.provider
+            })
+        else { throw LaunchError("\(name.program) is not allowed for \(name.provider); `latchkey agent list` shows who is.") }
+        try grants.forget(grant.program, provider: name.provider)
+        print("\(name.program) will be asked again before it gets your \(name.provider) token.")
+    }
+}
+
+struct AgentListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "The programs always allowed, with when each last got a token (never a token).")
+
+    func run() throws {
+        let grants = LatchkeyFiles.allowedPrograms
+        if let problem = grants.problem { Descriptor.standardError.write("latchkey: \(problem)\n") }
+        let all = grants.all
+        guard !all.isEmpty else { return print("No program is allowed yet.") }
+        let now = Date()
+        for grant in all {
+            print("\(grant.program.name)\t\(ProgramsDialog.detail(grant, provider: grant.provider, now: now))")
+        }
+    }
+}
+
+struct AgentEnvironmentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "env", abstract: "Print OIDC_SOCK for oidc-agent's clients, as a shell line: eval \"$(latchkey agent env)\".")
+
+    func run() throws {
+        guard let path = AgentSocket.defaultPath() else {
+            throw LaunchError("XDG_RUNTIME_DIR is not set, so the agent has no socket here; D-Bus still serves.")
+        }
+        print("OIDC_SOCK=\(path); export OIDC_SOCK;")
+    }
+}

@@ -1,0 +1,156 @@
+import AgentCore
+import FoundationEssentials
+import GtkKit
+import LatchkeyCore
+import Logging
+import OAuthCore
+
+/// The agent's D-Bus interface, `io.github.latchkey.Agent1` at `/io/github/latchkey/Agent1`
+/// on the session bus (docs/agent.md documents it). Each call is answered off GTK's thread.
+struct AgentInterface: Sendable {
+    let agent: TokenAgent
+    let broker: TokenBroker
+    let providers: AgentProviders
+    let logger: Logger
+
+    static let xml = """
+        <node>
+          <interface name="io.github.latchkey.Agent1">
+            <method name="ListProviders">
+              <arg name="providers" type="a(sss)" direction="out"/>
+            </method>
+            <method name="GetToken">
+              <arg name="provider" type="s" direction="in"/>
+              <arg name="options" type="a{sv}" direction="in"/>
+              <arg name="token" type="s" direction="out"/>
+              <arg name="token_type" type="s" direction="out"/>
+              <arg name="expires_at" type="x" direction="out"/>
+              <arg name="scopes" type="as" direction="out"/>
+            </method>
+            <method name="GetTokenForResource">
+              <arg name="resource" type="s" direction="in"/>
+              <arg name="options" type="a{sv}" direction="in"/>
+              <arg name="token" type="s" direction="out"/>
+              <arg name="token_type" type="s" direction="out"/>
+              <arg name="expires_at" type="x" direction="out"/>
+              <arg name="scopes" type="as" direction="out"/>
+            </method>
+            <method name="SignIn">
+              <arg name="provider" type="s" direction="in"/>
+            </method>
+            <method name="SignOut">
+              <arg name="provider" type="s" direction="in"/>
+              <arg name="message" type="s" direction="out"/>
+            </method>
+            <method name="ListPrograms">
+              <arg name="programs" type="a(sssx)" direction="out"/>
+            </method>
+            <method name="ForgetProgram">
+              <arg name="program" type="s" direction="in"/>
+              <arg name="provider" type="s" direction="in"/>
+            </method>
+          </interface>
+        </node>
+        """
+
+    /// Called on GTK's thread; the work runs detached and answers the call when done.
+    func handle(_ call: DBusMethodCall) {
+        let interface = self
+        MainLoop.work {
+            await interface.answer(call)
+        }
+    }
+
+    private func answer(_ call: DBusMethodCall) async {
+        let arguments = call.arguments
+        switch call.method {
+        case "ListProviders":
+            let rows = await providers.list()
+            call.reply([.array(elementType: "(sss)", rows.map { .tuple([.string($0.id), .string($0.name), .string($0.state)]) })])
+        case "GetToken", "GetTokenForResource":
+            await token(call)
+        case "SignIn":
+            let id = arguments.first?.string ?? ""
+            switch await providers.signIn(id) {
+            case nil: call.reply([])
+            case let refusal?: fail(call, refusal)
+            }
+        case "SignOut":
+            let id = arguments.first?.string ?? ""
+            do {
+                let warning = try await broker.signOut(id)
+                logger.info("Signed out over D-Bus", metadata: ["provider": "\(id)"])
+                call.reply([.string(warning ?? "Signed out.")])
+            } catch {
+                fail(call, error)
+            }
+        case "ListPrograms":
+            call.reply([
+                .array(
+                    elementType: "(sssx)",
+                    agent.grants.all.map {
+                        .tuple([
+                            .string($0.program.path), .string($0.program.flatpakID ?? ""), .string($0.provider),
+                            .int64(Int64($0.lastUsed ?? 0)),
+                        ])
+                    })
+            ])
+        case "ForgetProgram":
+            let (name, provider) = (arguments.first?.string ?? "", arguments.dropFirst().first?.string ?? "")
+            guard
+                let grant = agent.grants.all.first(where: {
+                    ($0.program.path == name || $0.program.flatpakID == name) && $0.provider == provider
+                })
+            else { return fail(call, AgentRefusal(.invalid, "No program \(name) is allowed for \(provider).")) }
+            do {
+                try agent.grants.forget(grant.program, provider: provider)
+                call.reply([])
+            } catch {
+                fail(call, AgentRefusal(.failed, "\(error)"))
+            }
+        default:
+            call.fail("org.freedesktop.DBus.Error.UnknownMethod", "No method \(call.method).")
+        }
+    }
+
+    private func token(_ call: DBusMethodCall) async {
+        let arguments = call.arguments
+        let name = arguments.first?.string ?? ""
+        let options = arguments.dropFirst().first ?? .array(elementType: "{sv}", [])
+        let target: AgentRequest.Target
+        if call.method == "GetTokenForResource" {
+            guard let url = URL(string: name), (try? ResourceDiscovery.identifier(of: url)) != nil else {
+                return fail(
+                    call, AgentRefusal(.invalid, "The resource must be an https URL without a fragment (http only on this computer)."))
+            }
+            target = .resource(url)
+        } else {
+            target = .provider(name)
+        }
+        var request = AgentRequest(target: target, scopes: options["scopes"]?.strings ?? [])
+        if let minimum = options["min-valid"] {
+            guard let seconds = minimum.integer, seconds >= Int64(AgentRequest.renewNow), seconds <= Int64(AgentRequest.longestValidity)
+            else {
+                return fail(call, AgentRefusal(.invalid, "\"min-valid\" must be a whole number of seconds from -1 to 86400."))
+            }
+            request.minimumValidity = Int(seconds)
+        }
+        guard let credentials = await BlockingWork.run({ DBusPeer.credentials(of: call.sender, on: call.connection) }),
+            let caller = Caller.of(pid: credentials.pid, uid: credentials.uid)
+        else { return fail(call, AgentRefusal(.failed, "The program that asked could not be identified.")) }
+        switch await agent.answer(request, from: caller) {
+        case .success(let token):
+            call.reply([
+                .string(token.accessToken), .string(token.tokenType), .int64(Int64(token.expiresAt?.timeIntervalSince1970 ?? 0)),
+                .strings(token.scopes),
+            ])
+        case .failure(let refusal):
+            fail(call, refusal)
+        }
+    }
+
+    private func fail(_ call: DBusMethodCall, _ error: any Error) {
+        let refusal = error as? AgentRefusal ?? AgentRefusal(.failed, "\(error)")
+        call.fail(AgentService.errorPrefix + refusal.kind.rawValue, refusal.sentence)
+    }
+}

@@ -1,0 +1,61 @@
+import AgentCore
+import DesktopOAuth
+import FoundationEssentials
+import GtkKit
+import LatchkeyCore
+import OAuthCore
+
+/// What the agent says of providers (their state, never a secret) and the
+/// sign-ins it shows when a program asks for one.
+final class AgentProviders: Sendable {
+    let catalog: ProviderCatalog
+    let store: any TokenStore
+    let secrets: any ClientSecretStore
+    let broker: TokenBroker
+    let environment: [String: String]
+
+    init(
+        catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore, broker: TokenBroker, environment: [String: String]
+    ) {
+        self.catalog = catalog
+        self.store = store
+        self.secrets = secrets
+        self.broker = broker
+        self.environment = environment
+    }
+
+    /// Each provider: id, name and its state as `latchkey status` says it.
+    func list() async -> [(id: String, name: String, state: String)] {
+        var rows: [(id: String, name: String, state: String)] = []
+        for (id, name) in catalog.availableProviders where !Providers.sandboxIDs.contains(id) {
+            rows.append((id, name, await StatusCommand.state(of: id, catalog: catalog, store: store, secrets: secrets)))
+        }
+        return rows
+    }
+
+    /// A sign-in to `id`, shown where this session's display is (the provider's choice of
+    /// window or browser); nil once signed in, else why not.
+    func signIn(_ id: String) async -> AgentRefusal? {
+        let provider: Provider
+        do { provider = try await broker.provider(id: id) } catch { return error }
+        let configuration = provider.configuration
+        let environment = self.environment
+        let agent: (any ExternalUserAgent)? = await MainLoop.run {
+            guard Display.open(environment: environment) else { return nil }
+            return configuration.userAgent == .browser
+                ? BrowserUserAgent(parent: nil) : WebViewUserAgent(parent: nil, providerName: configuration.displayName)
+        }
+        guard let agent else {
+            return AgentRefusal(
+                .denied, "Latchkey's agent has no display to show a sign-in on. Sign in where there is one: latchkey --provider \(id)")
+        }
+        do {
+            _ = try await provider.signIn(using: agent)
+            return nil
+        } catch OAuthError.cancelled {
+            return AgentRefusal(.denied, "The sign-in to \(configuration.displayName) was cancelled.")
+        } catch {
+            return AgentRefusal(.failed, "\(error)")
+        }
+    }
+}

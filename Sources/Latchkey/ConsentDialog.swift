@@ -1,0 +1,125 @@
+import AgentCore
+import GtkKit
+import LatchkeyCore
+import OAuthCore
+
+/// "Allow a program to use your sign-in?": which program (its executable, command
+/// line, Flatpak id, and what it calls itself), which provider and scopes; Deny,
+/// Allow once, Always allow. Closing it is Deny. A window of its own (the agent
+/// has no other), above the others.
+@MainActor
+final class ConsentDialog {
+    private let window = Window(title: "Allow a program to use your sign-in?")
+    private var answered: ((ConsentAnswer) -> Void)?
+
+    // Layout: the question, the program's particulars, the three answers.
+    init(_ question: ConsentQuestion, answer: @escaping (ConsentAnswer) -> Void) {
+        answered = answer
+        window.markAsDialog()
+        window.setIcon(name: LatchkeyApp.id)
+        window.setDefaultSize(width: 520, height: -1)
+        window.center()
+        window.keepAbove()
+
+        let program = question.caller.program
+        let headline = Label("", wrap: true)
+        headline.setMarkup(
+            "<b>\(Label.escape(program.name))</b> asks for a token of your <b>\(Label.escape(question.providerName))</b> sign-in.")
+        headline.setMaximumWidth(characters: 60)
+        headline.setAccessible(name: "\(program.name) asks for a token of your \(question.providerName) sign-in.")
+
+        let grid = Grid(rowSpacing: 6, columnSpacing: 12)
+        var row: Int32 = 0
+        for (name, value) in Self.particulars(question) {
+            let label = Label(name)
+            label.addStyleClass("dim-label")
+            label.setAlignment(horizontal: .end, vertical: .start)
+            let text = Label(value, wrap: true, selectable: true)
+            text.setAlignment(horizontal: .start)
+            text.setMaximumWidth(characters: 50)
+            text.setAccessible(name: value, description: name)
+            grid.attach(label, column: 0, row: row)
+            grid.attach(text, column: 1, row: row)
+            row += 1
+        }
+        let deny = Button(label: "Deny")
+        let once = Button(label: "Allow once")
+        let always = Button(label: "Always allow")
+        for button in [deny, once, always] { button.setAccessible(name: button.label) }
+        always.addStyleClass("suggested-action")
+        let buttons = Box(vertical: false, spacing: 8)
+        buttons.setAlignment(horizontal: .end)
+        for button in [deny, once, always] { buttons.append(button) }
+
+        let content = Box(vertical: true, spacing: 16)
+        content.setMargins(18)
+        content.append(headline)
+        if question.changed {
+            let changed = Label("Its program file changed since you allowed it: an update, or another program in its place.", wrap: true)
+            changed.addStyleClass("error")
+            changed.setMaximumWidth(characters: 60)
+            content.append(changed)
+        }
+        content.append(grid)
+        content.append(buttons)
+        window.setChild(content)
+
+        deny.onClicked { [weak self] in self?.finish(.deny) }
+        once.onClicked { [weak self] in self?.finish(.allowOnce) }
+        always.onClicked { [weak self] in self?.finish(.alwaysAllow) }
+        window.onCloseRequest { [weak self] in
+            self?.finish(.deny)
+            return true
+        }
+        window.showAll()
+        window.present()
+        // The safe answer has the keyboard: Enter alone never hands out a token.
+        deny.grabFocus()
+    }
+
+    /// What the person is told of the program, each line labelled.
+    static func particulars(_ question: ConsentQuestion) -> [(String, String)] {
+        let caller = question.caller
+        var lines: [(String, String)] = []
+        if let flatpak = caller.program.flatpakID { lines.append(("Flatpak app", flatpak)) }
+        lines.append(("Program", caller.program.path))
+        lines.append(("Command line", caller.commandLine.joined(separator: " ")))
+        if let through = caller.through { lines.append(("Asked through", through)) }
+        if let hint = question.applicationHint { lines.append(("Calls itself", hint)) }
+        lines.append(("Provider", question.providerName))
+        lines.append(("Scopes", question.scopes.isEmpty ? "whatever your sign-in allows" : question.scopes.joined(separator: " ")))
+        return lines.map { ($0.0, Redaction.printable($0.1)) }
+    }
+
+    private func finish(_ answer: ConsentAnswer) {
+        guard let answered else { return }
+        self.answered = nil
+        answered(answer)
+        window.destroy()
+    }
+}
+
+/// The agent's way of asking: a dialog per question on the desktop it was started in; none
+/// without a display.
+final class ConsentDialogs: ConsentAsker {
+    private let environment: [String: String]
+
+    init(environment: [String: String]) {
+        self.environment = environment
+    }
+
+    func ask(_ question: ConsentQuestion) async -> ConsentAnswer? {
+        let environment = self.environment
+        return await withCheckedContinuation { continuation in
+            MainLoop.perform {
+                guard Display.open(environment: environment) else { return continuation.resume(returning: nil) }
+                var dialog: ConsentDialog?
+                dialog = ConsentDialog(question) { answer in
+                    continuation.resume(returning: answer)
+                    dialog = nil
+                }
+                _ = dialog
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import AgentCore
+import Foundation
+import InstallLayout
+import Logging
+import OAuthCore
+import TestSupport
+
+/// A home of the agent's own for one test: the presets of the source tree, a config
+/// directory (provider files, the allowed programs), a token file store, and a real
+/// sandbox as the `sandbox` provider's issuer.
+final class AgentHome: @unchecked Sendable {
+    let root: URL
+    let catalog: ProviderCatalog
+    let store: FileTokenStore
+    let sandbox: RunningSandbox
+    let logger = Logger(label: "AgentCoreTests")
+
+    init(sandbox arguments: [String] = []) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("agent-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        var catalog = ProviderCatalog(
+            presetDirectories: [InstallLayout.current.sourceTree!.appendingPathComponent("data/providers")],
+            userConfigDirectory: root.appendingPathComponent("config"), environment: [:], credentialPrefix: "LATCHKEY")
+        catalog.discovery = DiscoveryCache(directory: root.appendingPathComponent("cache"))
+        self.catalog = catalog
+        store = FileTokenStore(directory: root.appendingPathComponent("state"))
+        sandbox = try RunningSandbox(arguments)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: root) }
+
+    var grants: ProgramGrants { ProgramGrants(file: root.appendingPathComponent("config/allowed-programs")) }
+
+    /// A provider of the catalog; the sandbox preset served by this home's sandbox.
+    func configuration(_ id: String) throws -> ProviderConfiguration {
+        try catalog.configuration(named: id, overrides: id == "sandbox" ? ["issuer": sandbox.baseURL] : [:])
+    }
+
+    func broker() -> TokenBroker {
+        TokenBroker(
+            catalog: catalog, store: store, network: Network(), accounts: nil, zeroConfiguration: nil,
+            configure: { [self] id in try configuration(id) })
+    }
+
+    /// A sign-in through the sandbox's page, kept in this home's store, as the window would keep it.
+    func signIn(username: String = "ada") async throws {
+        let provider = Provider(configuration: try configuration("sandbox"), store: store)
+        _ = try await provider.signIn(using: FormPostingUserAgent(username: username))
+    }
+}
+
+/// The person, answering every question the same way, and counting them.
+final class ScriptedPerson: ConsentAsker, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _questions: [ConsentQuestion] = []
+    let answer: ConsentAnswer?
+    /// Held until released: questions pile up behind one another meanwhile.
+    private let gate = DispatchSemaphore(value: 0)
+    private let holds: Bool
+
+    init(answering answer: ConsentAnswer?, holds: Bool = false) {
+        self.answer = answer
+        self.holds = holds
+    }
+
+    var questions: [ConsentQuestion] { lock.withLock { _questions } }
+
+    func release() { gate.signal() }
+
+    func ask(_ question: ConsentQuestion) async -> ConsentAnswer? {
+        lock.withLock { _questions.append(question) }
+        if holds { await BlockingWork.run { [gate] in gate.wait() } }
+        return answer
+    }
+}
+
+extension Caller {
+    /// This test process, as the agent sees a caller.
+    static var thisProcess: Caller { Caller.of(pid: getpid(), uid: getuid(), own: nil)! }
+}

@@ -1,0 +1,178 @@
+import AgentCore
+import Foundation
+import Logging
+import OAuthCore
+import Synchronization
+import TestSupport
+import Testing
+
+/// What reached the handler.
+final class Seen: @unchecked Sendable {
+    private let lock = NSLock()
+    private var requests: [(AgentSocket.Peer, AgentRequest)] = []
+    func add(_ peer: AgentSocket.Peer, _ request: AgentRequest) { lock.withLock { requests.append((peer, request)) } }
+    var all: [(AgentSocket.Peer, AgentRequest)] { lock.withLock { requests } }
+}
+
+/// The agent's socket, with real clients: plain JSON from this test, and the
+/// unmodified `oidc-token` of Debian's oidc-agent-cli.
+@Suite struct AgentSocketTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("socket-\(UUID().uuidString)")
+    var path: String { directory.appendingPathComponent("latchkey/agent.sock").path }
+    static let token = AgentToken(
+        accessToken: "the-token", tokenType: "Bearer", expiresAt: Date(timeIntervalSince1970: 1_900_000_000), scopes: ["openid"],
+        provider: "github", issuer: "https://github.com")
+
+    /// A socket whose handler answers `the-token` for github and refuses anything else, and notes each request.
+    func serve(_ seen: Seen) throws -> AgentSocket {
+        let socket = AgentSocket(path: path, logger: Logger(label: "test")) { peer, request in
+            seen.add(peer, request)
+            return request.target == .provider("github") ? .success(Self.token) : .failure(AgentRefusal(.denied, "Not this one."))
+        }
+        try socket.start()
+        return socket
+    }
+
+    /// One plain request and its answer, as a script would send it: on a thread of its own, never
+    /// one of the few that run every task (the agent's work needs those while this waits).
+    func ask(_ bytes: [UInt8], closeAfterSending: Bool = false) async -> String {
+        let path = self.path
+        return await BlockingWork.run { Self.blockingAsk(path, bytes, closeAfterSending) }
+    }
+
+    static func blockingAsk(_ path: String, _ bytes: [UInt8], _ closeAfterSending: Bool) -> String {
+        let fd = AgentSocket.connectTo(path)
+        guard fd >= 0 else { return "no connection" }
+        defer { close(fd) }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if closeAfterSending { shutdown(fd, Int32(SHUT_WR)) }
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &chunk, chunk.count, 0)
+            guard n > 0 else { break }
+            answer += chunk[0..<n]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
+    @Test func aPlainRequestIsAnsweredAndItsPeerIsThisProcess() async throws {
+        let seen = Seen()
+        let socket = try serve(seen)
+        defer { socket.stop() }
+        let answer = await ask(Array(#"{"request":"access_token","account":"github"}"#.utf8))
+        #expect(answer.contains(#""access_token":"the-token""#) && answer.contains(#""status":"success""#))
+        #expect(seen.all.map(\.0) == [AgentSocket.Peer(pid: getpid(), uid: getuid())])
+    }
+
+    @Test func theDirectoryAndSocketAreTheOwnersAlone() async throws {
+        let socket = try serve(Seen())
+        defer { socket.stop() }
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(stat(directory.appendingPathComponent("latchkey").path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+    }
+
+    @Test func badRequestsGetTheProtocolsFailureAndOthersAreStillServed() async throws {
+        let seen = Seen()
+        let socket = try serve(seen)
+        defer { socket.stop() }
+        #expect(await ask(Array("{\"request\":\"gen\"}".utf8)).contains(#""status":"failure""#))
+        #expect(
+            await ask(Array("{\"a\":\"".utf8) + Array(repeating: UInt8(ascii: "a"), count: 100_000)).contains("larger than 65536 bytes"))
+        #expect(await ask(Array("{\"request\":\"access_tok".utf8), closeAfterSending: true).contains("ended before it was complete"))
+        // A client that goes away mid-request: nothing reaches the handler.
+        let fd = AgentSocket.connectTo(path)
+        _ = Array("{\"request\":".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(fd)
+        #expect(await ask(Array(#"{"request":"access_token","account":"github"}"#.utf8)).contains("the-token"))
+        #expect(seen.all.count == 1, "only the whole request reached the agent")
+    }
+
+    @Test func aSecondAgentYieldsToTheFirstAndAStaleSocketIsReplaced() async throws {
+        let first = try serve(Seen())
+        let second = AgentSocket(path: path, logger: Logger(label: "test")) { _, _ in .failure(AgentRefusal(.failed, "second")) }
+        #expect(throws: AgentRefusal(.failed, "Another Latchkey agent answers at \(path) already; this one leaves it be.")) {
+            try second.start()
+        }
+        #expect(await ask(Array(#"{"request":"access_token","account":"github"}"#.utf8)).contains("the-token"), "the first still answers")
+        first.stop()
+        // A socket file left by an agent that was killed: the next one takes its place.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(fd)
+        #expect(FileManager.default.fileExists(atPath: path))
+        let third = try serve(Seen())
+        defer { third.stop() }
+        #expect(await ask(Array(#"{"request":"access_token","account":"github"}"#.utf8)).contains("the-token"))
+    }
+
+    static let oidcToken = "/usr/bin/oidc-token"
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: oidcToken), "oidc-agent-cli is installed by make test"))
+    func oidcTokenPrintsTheTokenAndTheRefusal() async throws {
+        let seen = Seen()
+        let socket = try serve(seen)
+        defer { socket.stop() }
+        let (status, output, errors) = try await run(Self.oidcToken, ["--time=120", "--scope=openid", "github"])
+        #expect(status == 0 && output == "the-token\n", "\(errors)")
+        let request = try #require(seen.all.first?.1)
+        #expect(
+            request == AgentRequest(target: .provider("github"), minimumValidity: 120, scopes: ["openid"], applicationHint: "oidc-token"))
+        let refused = try await run(Self.oidcToken, ["gitlab"])
+        #expect(refused.0 == 1 && refused.1.isEmpty)
+        #expect(refused.2.contains("Error: Not this one."))
+    }
+
+    /// Another user, with the right to pass the directory's permissions (so that only the agent's own
+    /// check stands in its way): refused before anything is read.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root to be another user"))
+    func anotherUserIsRefusedAtTheSocket() async throws {
+        let seen = Seen()
+        let socket = try serve(seen)
+        defer { socket.stop() }
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+            try:
+                s.sendall(b'{"request":"access_token","account":"github"}')
+                print("answered" if s.recv(65536) else "closed")
+            except (BrokenPipeError, ConnectionResetError):
+                print("closed")
+            """
+        let (status, output, errors) = try await run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=+dac_override", "--ambient-caps=+dac_override",
+                "/usr/bin/python3", "-c", script, path,
+            ])
+        #expect(status == 0, "\(errors)")
+        #expect(output == "closed\n", "the connection was closed unanswered")
+        #expect(seen.all.isEmpty)
+    }
+
+    /// `executable` with OIDC_SOCK naming this test's socket: its exit status, standard output and error.
+    func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String, String) {
+        let path = self.path
+        return try await BlockingWork.run { Result { try Self.blockingRun(path, executable, arguments) } }.get()
+    }
+
+    static func blockingRun(_ path: String, _ executable: String, _ arguments: [String]) throws -> (Int32, String, String) {
+        let output = Pipe()
+        let errors = Pipe()
+        let child = try Spawned(
+            "/usr/bin/env", ["OIDC_SOCK=\(path)", executable] + arguments, output: output.fileHandleForWriting.fileDescriptor,
+            errors: errors.fileHandleForWriting.fileDescriptor)
+        try output.fileHandleForWriting.close()
+        try errors.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        let status = child.wait(timeout: 60) ?? -1
+        return (status, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+}

@@ -1,0 +1,108 @@
+import AgentCore
+import Foundation
+import Logging
+import OAuthCore
+import TestSupport
+import Testing
+
+/// The person's say, against a real sandbox: a program is asked about once, kept
+/// when always allowed, refused when denied or when nobody can be asked.
+@Suite struct TokenAgentTests {
+    func agent(_ home: AgentHome, _ person: ScriptedPerson) -> TokenAgent {
+        TokenAgent(broker: home.broker(), grants: home.grants, asker: person, logger: home.logger)
+    }
+
+    let request = AgentRequest(target: .provider("sandbox"), applicationHint: "a test")
+
+    @Test func alwaysAllowIsAskedOnceAndKept() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let agent = agent(home, person)
+        let first = try await agent.answer(request, from: .thisProcess).get()
+        let second = try await agent.answer(request, from: .thisProcess).get()
+        #expect(first.accessToken == second.accessToken && !first.accessToken.isEmpty)
+        #expect(person.questions.count == 1, "asked the first time only")
+        let question = try #require(person.questions.first)
+        #expect(question.providerID == "sandbox" && question.providerName == "Sandbox provider (offline demo)")
+        #expect(question.caller.program == Caller.thisProcess.program && question.applicationHint == "a test" && !question.changed)
+        let grant = try #require(home.grants.all.first)
+        #expect(grant.program == Caller.thisProcess.program && grant.provider == "sandbox" && grant.lastUsed != nil)
+    }
+
+    @Test func allowOnceIsAskedEachTime() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .allowOnce)
+        let agent = agent(home, person)
+        _ = try await agent.answer(request, from: .thisProcess).get()
+        _ = try await agent.answer(request, from: .thisProcess).get()
+        #expect(person.questions.count == 2)
+        #expect(home.grants.all.isEmpty)
+    }
+
+    @Test func denyIsSaidAndNothingIsKept() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let agent = agent(home, ScriptedPerson(answering: .deny))
+        let answer = await agent.answer(request, from: .thisProcess)
+        #expect(
+            answer
+                == .failure(
+                    AgentRefusal(
+                        .denied, "You did not allow \(Caller.thisProcess.program.path) to get your Sandbox provider (offline demo) token."))
+        )
+        #expect(home.grants.all.isEmpty)
+    }
+
+    @Test func withNobodyToAskTheAnswerIsNoAndSaysHowToAllow() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let answer = await agent(home, ScriptedPerson(answering: nil)).answer(request, from: .thisProcess)
+        guard case .failure(let refusal) = answer else { return #expect(Bool(false), "a token was given") }
+        #expect(refusal.kind == .denied)
+        #expect(refusal.sentence.contains("has no display to ask you on"))
+        #expect(refusal.sentence.hasSuffix("latchkey agent allow \(Caller.thisProcess.program.path) sandbox"))
+    }
+
+    @Test func requestsWaitingOnOneQuestionShareItsAnswer() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .allowOnce, holds: true)
+        let agent = agent(home, person)
+        async let first = agent.answer(request, from: .thisProcess)
+        async let second = agent.answer(request, from: .thisProcess)
+        while person.questions.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        // Both requests are in before the person answers: give the second a moment to join the first.
+        try await Task.sleep(for: .milliseconds(200))
+        person.release()
+        let answers = await [first, second]
+        #expect(answers.allSatisfy { (try? $0.get()) != nil })
+        #expect(person.questions.count == 1, "one dialog for both")
+    }
+
+    @Test func aRevokedOrChangedProgramIsAskedAgain() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let agent = agent(home, person)
+        _ = try await agent.answer(request, from: .thisProcess).get()
+        try home.grants.forget(Caller.thisProcess.program, provider: "sandbox")
+        _ = try await agent.answer(request, from: .thisProcess).get()
+        #expect(person.questions.count == 2, "revoked: asked again")
+        let me = Caller.thisProcess
+        var file = try #require(me.file)
+        file.modified += 1
+        let rebuilt = Caller(pid: me.pid, uid: me.uid, program: me.program, file: file, commandLine: me.commandLine)
+        _ = try await agent.answer(request, from: rebuilt).get()
+        #expect(person.questions.count == 3 && person.questions.last?.changed == true, "a new executable: asked again, and said why")
+    }
+
+    @Test func anUnknownProviderIsRefusedBeforeAnyoneIsAsked() async throws {
+        let home = try AgentHome()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let answer = await agent(home, person).answer(AgentRequest(target: .provider("nope")), from: .thisProcess)
+        #expect(answer == .failure(AgentRefusal(.invalid, "There is no provider called “nope”; `latchkey status` lists them.")))
+        #expect(person.questions.isEmpty)
+    }
+}

@@ -1,0 +1,75 @@
+import AgentCore
+import Foundation
+import InstallLayout
+import OAuthCore
+import TestSupport
+import Testing
+
+/// Tokens as the agent hands them out, from a real sandbox: renewed when less than asked
+/// remains, renewed on demand, the scopes checked, and the store read again each time.
+@Suite struct TokenBrokerTests {
+    @Test func aTokenIsRenewedWhenLessThanTheMinimumRemains() async throws {
+        let home = try AgentHome(sandbox: ["--access-token-ttl", "120"])
+        try await home.signIn()
+        let broker = home.broker()
+        let first = try await broker.token(for: AgentRequest(target: .provider("sandbox"), minimumValidity: 30)).get()
+        let same = try await broker.token(for: AgentRequest(target: .provider("sandbox"), minimumValidity: 60)).get()
+        #expect(same.accessToken == first.accessToken, "two minutes left cover a minute")
+        let longer = await broker.token(for: AgentRequest(target: .provider("sandbox"), minimumValidity: 600))
+        guard case .failure(let refusal) = longer else { return #expect(Bool(false), "a token good for 10 minutes from a 2-minute issuer") }
+        #expect(refusal.sentence.contains("less than the 600 asked, and its renewal gave no longer"))
+        let renewed = try await broker.token(for: AgentRequest(target: .provider("sandbox"), minimumValidity: 100)).get()
+        #expect(renewed.accessToken != first.accessToken, "less than 100 s was left after the renewal above? then renewed again")
+    }
+
+    @Test func renewNowGivesANewTokenEachTime() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let broker = home.broker()
+        let first = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
+        let renewed = try await broker.token(for: AgentRequest(target: .provider("sandbox"), minimumValidity: AgentRequest.renewNow)).get()
+        #expect(renewed.accessToken != first.accessToken)
+        #expect(renewed.issuer == home.sandbox.baseURL && renewed.provider == "sandbox")
+    }
+
+    @Test func scopesBeyondTheSignInAreRefusedInASentence() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let broker = home.broker()
+        let within = try await broker.token(for: AgentRequest(target: .provider("sandbox"), scopes: ["openid"])).get()
+        #expect(within.scopes.contains("openid"))
+        let beyond = await broker.token(for: AgentRequest(target: .provider("sandbox"), scopes: ["openid", "admin"]))
+        guard case .failure(let refusal) = beyond else { return #expect(Bool(false)) }
+        #expect(refusal.kind == .signedOut && refusal.sentence.contains("not admin"))
+    }
+
+    @Test func aSignOutByAnotherProcessIsSeenAtTheNextRequest() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let broker = home.broker()
+        _ = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
+        // The window signs out: its own session, the same store.
+        _ = await Provider(configuration: try home.configuration("sandbox"), store: home.store).signOut()
+        let after = await broker.token(for: AgentRequest(target: .provider("sandbox")))
+        guard case .failure(let refusal) = after else { return #expect(Bool(false), "the agent still gave the revoked token") }
+        #expect(refusal.kind == .signedOut && refusal.sentence.hasSuffix("Sign in with: latchkey --provider sandbox"))
+    }
+
+    @Test func aProviderIsFoundByItsIssuerWithOrWithoutTheSlash() async throws {
+        let home = try AgentHome()
+        // A provider of the person's own, on the sandbox: its file names the issuer.
+        let preset = try String(
+            contentsOf: InstallLayout.current.sourceTree!.appendingPathComponent("data/providers/sandbox.json"), encoding: .utf8)
+        let own = preset.replacingOccurrences(of: #""id": "sandbox","#, with: #""id": "mine", "issuer": "\#(home.sandbox.baseURL)","#)
+        try FileManager.default.createDirectory(at: home.catalog.userConfigDirectory, withIntermediateDirectories: true)
+        try Data(own.utf8).write(to: home.catalog.userConfigDirectory.appendingPathComponent("mine.json"))
+        let broker = home.broker()
+        #expect(try await broker.provider(for: .issuer(home.sandbox.baseURL + "/")).id == "mine")
+        #expect(try await broker.provider(for: .issuer(home.sandbox.baseURL)).id == "mine")
+        let unknown = await broker.token(for: AgentRequest(target: .issuer("https://nowhere.example")))
+        #expect(
+            unknown
+                == .failure(
+                    AgentRefusal(.invalid, "No provider of yours has the issuer https://nowhere.example; `latchkey status` lists them.")))
+    }
+}
