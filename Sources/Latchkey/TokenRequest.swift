@@ -1,0 +1,109 @@
+import ArgumentParser
+import DesktopOAuth
+import Dispatch
+import FoundationEssentials
+import Glibc
+import GtkKit
+import LatchkeyCore
+import Logging
+import OAuthCore
+
+/// One `latchkey token` request: the stores and services it reads, and each of its steps,
+/// which throw the sentence and exit status to end with.
+struct TokenRequest {
+    let resource: URL?
+    let providerID: String
+    let catalog = LatchkeyCommand.catalog
+    let secrets: FallbackClientSecretStore
+    let store: FallbackTokenStore
+    let network: Network
+    let zeroConfiguration: ZeroConfiguration
+
+    init(resource: URL?, provider: String, waits: Waits) {
+        self.resource = resource
+        providerID = provider
+        secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
+        store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
+        network = .latchkey(timeout: waits.networkTimeout)
+        zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, network: network)
+    }
+
+    /// A provider over the shared store; one made for a resource is registered again should its server forget it.
+    func provider(_ configuration: ProviderConfiguration) -> Provider {
+        Provider(
+            configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts,
+            registrations: resource == nil ? nil : zeroConfiguration)
+    }
+
+    /// The resource's provider (found and registered now if need be), or the provider's; its saved
+    /// registration as it is: read back only if a sign-in turns out to be needed.
+    func provider() throws -> Provider {
+        let (resource, providerID, catalog, secrets, zeroConfiguration) = (resource, providerID, catalog, secrets, zeroConfiguration)
+        let network = network
+        do {
+            let configuration = try wait { () async throws -> ProviderConfiguration in
+                if let resource {
+                    return try await zeroConfiguration.configuration(for: resource, checkRegistration: false).configuration
+                }
+                return try await TokenCommand.providerConfiguration(providerID, catalog: catalog, secrets: secrets, network: network)
+            }
+            // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
+            guard configuration.authProtocol == .oauth2 else {
+                throw OAuthError.invalidConfiguration(
+                    "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret "
+                        + "instead of carrying a token, so there is no token to print. Use the window's Get my profile.")
+            }
+            return provider(configuration)
+        } catch {
+            throw TokenCommand.fail("\(error)", .failed)
+        }
+    }
+
+    /// What answering the resource's refusal takes (validate() made sure there is a resource).
+    func answer(_ refusal: ResourceChallenge) throws -> ChallengeAnswer {
+        guard let resource else { throw TokenCommand.fail("--challenge needs --resource.", .failed) }
+        let (store, zeroConfiguration) = (store, zeroConfiguration)
+        do {
+            return try wait {
+                try await zeroConfiguration.answer(refusal, for: resource, tokens: store, records: LatchkeyFiles.challengeRecords)
+            }
+        } catch {
+            throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error as? OAuthError ?? .storage("\(error)")))
+        }
+    }
+
+    /// The stored sign-in's token, renewed when due; nil when a resource's sign-in must come first.
+    func stored(_ provider: Provider) throws -> Token? {
+        switch wait({ await TokenCommand.fresh(provider) }) {
+        case .success(let token): return token
+        case .failure(let error):
+            guard case .signedOut = error, resource != nil else { throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error)) }
+            return nil
+        }
+    }
+
+    /// Signed out, for a resource: a sign-in in the window (or the browser), then its token.
+    /// The sign-in makes sure the server still knows the client (RFC 7592), registering anew if not.
+    func signIn(_ provider: Provider, why: String) throws -> Token {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false else {
+            throw TokenCommand.fail(
+                "\(why), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).", .signedOut)
+        }
+        if provider.configuration.userAgent == .browser {
+            // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
+            Descriptor.standardError.write(
+                """
+                latchkey: Continue in your browser: Latchkey opens the \(provider.configuration.displayName) sign-in page there \
+                and waits up to \(BrowserUserAgent.defaultTimeout.components.seconds / 60) minutes for it to send you back. \
+                If the page shows an error instead of a sign-in, \
+                press Ctrl+C, then sign in in Latchkey's own window: latchkey --resource \(resource?.absoluteString ?? "URL")
+
+                """)
+        }
+        switch MainActor.assumeIsolated({ TokenCommand.signInInteractively(provider) }) {
+        case .success(let token): return token
+        case .failure(let error): throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error))
+        }
+    }
+}
