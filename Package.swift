@@ -113,7 +113,7 @@ let package = Package(
         // allowed, oidc-agent's protocol and the socket it is spoken on; no GTK, so tests need no display.
         .target(
             name: "AgentCore",
-            dependencies: ["OAuthCore", "CSodium", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["OAuthCore", "CSodium", "Loopback", .product(name: "Logging", package: "swift-log")],
             swiftSettings: ownSections),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.

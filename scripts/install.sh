@@ -9,6 +9,8 @@
 #   <prefix>/lib/latchkey/libLatchkeyWebSignIn.so, libOAuthCoreSignatureCheck.so, latchkey-sandbox
 #   <prefix>/share/latchkey/providers/*.json    the presets
 #   <prefix>/share/applications, icons, metainfo   what the desktop reads
+#   <prefix>/bin/git-credential-latchkey        git's name for the credential helper
+#   <prefix>/share/dbus-1/services/io.github.latchkey.Agent.service   D-Bus starts the agent on first use
 set -euo pipefail
 cd "$(dirname "$0")/.."
 action=${1:?usage: scripts/install.sh install|uninstall}
@@ -20,10 +22,12 @@ case "$prefix" in *[%\"\`\$\\]* | *$'\n'*) echo "PREFIX may not hold % \" \` \$ 
 root=${DESTDIR:-}${prefix%/}
 build=${BUILD_DIR:-.build/release}
 id=io.github.latchkey.Latchkey
+agent=io.github.latchkey.Agent
 
 # source <tab> destination (relative to the prefix), one per line: what install copies.
 manifest() {
     printf '%s\t%s\n' "$build/latchkey" bin/latchkey
+    printf '%s\t%s\n' data/git-credential-latchkey bin/git-credential-latchkey
     printf '%s\t%s\n' "$build/libLatchkeyWebSignIn.so" lib/latchkey/libLatchkeyWebSignIn.so
     printf '%s\t%s\n' "$build/libOAuthCoreSignatureCheck.so" lib/latchkey/libOAuthCoreSignatureCheck.so
     printf '%s\t%s\n' "$build/latchkey-sandbox" lib/latchkey/latchkey-sandbox
@@ -33,6 +37,7 @@ manifest() {
     printf '%s\t%s\n' "data/$id.desktop" "share/applications/$id.desktop"
     printf '%s\t%s\n' "data/icons/hicolor/scalable/apps/$id.svg" "share/icons/hicolor/scalable/apps/$id.svg"
     printf '%s\t%s\n' "data/$id.metainfo.xml" "share/metainfo/$id.metainfo.xml"
+    printf '%s\t%s\n' "data/$agent.service" "share/dbus-1/services/$agent.service"
 }
 # What install wrote, kept with it: uninstall removes exactly this list, whatever the tree holds by then.
 record=share/latchkey/installed-files
@@ -64,6 +69,12 @@ install)
         [ "$line" = "Exec=latchkey" ] && line="Exec=$exec_path"
         printf '%s\n' "$line"
     done < "$entry" > "$entry.new" && mv "$entry.new" "$entry"
+    # D-Bus starts the agent by the same full path (the session bus's PATH is not the person's).
+    service="$root/share/dbus-1/services/$agent.service"
+    while IFS= read -r line; do
+        [ "$line" = "Exec=latchkey agent" ] && line="Exec=${prefix%/}/bin/latchkey agent"
+        printf '%s\n' "$line"
+    done < "$service" > "$service.new" && mv "$service.new" "$service"
     { cut -f2 < <(manifest); echo "$record"; } > "$root/$record"
     refresh_icon_cache
     echo "Installed Latchkey under $root; it is in the applications menu as Latchkey."

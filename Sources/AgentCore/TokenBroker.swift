@@ -101,15 +101,7 @@ public actor TokenBroker {
                 "Your \(configuration.displayName) sign-in allows \(granted.isEmpty ? "no named scopes" : granted.joined(separator: " ")), "
                     + "not \(missing.joined(separator: " ")). Ask for those in the provider's file (\"scopes\") and sign in again.")
         }
-        if request.minimumValidity > 0, let expiresAt = token.expiresAt,
-            expiresAt.timeIntervalSinceNow < TimeInterval(request.minimumValidity)
-        {
-            throw AgentRefusal(
-                .failed,
-                "\(configuration.displayName)'s token is good for \(max(0, Int(expiresAt.timeIntervalSinceNow))) more seconds, "
-                    + "less than the \(request.minimumValidity) asked, and \(token.canRefresh ? "its renewal gave no longer" : "it cannot be renewed without signing in again")."
-            )
-        }
+        try Self.check(token, lastsFor: request.minimumValidity, providerName: configuration.displayName)
         return AgentToken(
             accessToken: token.accessToken, tokenType: token.tokenType, expiresAt: token.expiresAt, scopes: granted,
             provider: configuration.id, issuer: configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString)
@@ -160,6 +152,16 @@ public actor TokenBroker {
                 throw AgentRefusal(.failed, "\(error)")
             }
         }
+    }
+
+    /// Refuses `token` when it is good for less than `seconds` more (after any renewal the caller tried).
+    public static func check(_ token: Token, lastsFor seconds: Int, providerName: String) throws(AgentRefusal) {
+        guard seconds > 0, let expiresAt = token.expiresAt, expiresAt.timeIntervalSinceNow < TimeInterval(seconds) else { return }
+        throw AgentRefusal(
+            .failed,
+            "\(providerName)'s token is good for \(max(0, Int(expiresAt.timeIntervalSinceNow))) more seconds, "
+                + "less than the \(seconds) asked, and "
+                + (token.canRefresh ? "its renewal gave no longer." : "it cannot be renewed without signing in again."))
     }
 
     /// An issuer as compared: without a trailing slash (oidc-agent's users write either).

@@ -43,6 +43,8 @@ final class AgentService {
 
     /// Runs until the session ends (or SIGTERM); 0 at once when another agent serves this session.
     func run() -> Int32 {
+        // Its own name on the desktop (window lists, the accessibility bus): not the window's.
+        Application.setName("Latchkey agent", programName: "latchkey-agent")
         var onBus = true
         do {
             try application.register()

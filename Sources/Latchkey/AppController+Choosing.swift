@@ -85,4 +85,13 @@ extension AppController {
         }
         providers.signOutInBackground(id)
     }
+
+    /// The programs always allowed to get tokens from the agent, each revocable.
+    func openPrograms() {
+        guard programsDialog == nil else { return }
+        let names = Dictionary(providers.entries.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
+        let dialog = ProgramsDialog(parent: window.window, grants: LatchkeyFiles.allowedPrograms, providerNames: names)
+        dialog.onDismiss = { [weak self] in self?.programsDialog = nil }
+        programsDialog = dialog
+    }
 }

@@ -34,6 +34,8 @@ final class AppController {
     var signInTask: Task<Void, Never>?
     /// After a dialog: its sentence once the provider is ready, or the set-up of one added without credentials.
     var followUp = SetUpFollowUp()
+    /// The allowed programs, while shown.
+    var programsDialog: ProgramsDialog?
 
     private(set) var state = AppState.starting {
         didSet {
@@ -65,7 +67,7 @@ final class AppController {
                 addProvider: { [weak self] in
                     guard let self, self.state.allowsChoosingProvider else { return }
                     self.dialogs.openAddProvider()
-                }))
+                }, programs: { [weak self] in self?.openPrograms() }))
     }
 
     /// Shows the provider chosen at launch; then, once the window is up, the whole list.

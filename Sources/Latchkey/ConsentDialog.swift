@@ -10,6 +10,10 @@ import OAuthCore
 @MainActor
 final class ConsentDialog {
     private let window = Window(title: "Allow a program to use your sign-in?")
+    // Kept: a button's "clicked" handler lives as long as its wrapper.
+    private let deny = Button(label: "Deny")
+    private let once = Button(label: "Allow once")
+    private let always = Button(label: "Always allow")
     private var answered: ((ConsentAnswer) -> Void)?
 
     // Layout: the question, the program's particulars, the three answers.
@@ -34,7 +38,8 @@ final class ConsentDialog {
             let label = Label(name)
             label.addStyleClass("dim-label")
             label.setAlignment(horizontal: .end, vertical: .start)
-            let text = Label(value, wrap: true, selectable: true)
+            // Not selectable: a selectable label takes the keyboard, which belongs to Deny.
+            let text = Label(value, wrap: true)
             text.setAlignment(horizontal: .start)
             text.setMaximumWidth(characters: 50)
             text.setAccessible(name: value, description: name)
@@ -42,9 +47,6 @@ final class ConsentDialog {
             grid.attach(text, column: 1, row: row)
             row += 1
         }
-        let deny = Button(label: "Deny")
-        let once = Button(label: "Allow once")
-        let always = Button(label: "Always allow")
         for button in [deny, once, always] { button.setAccessible(name: button.label) }
         always.addStyleClass("suggested-action")
         let buttons = Box(vertical: false, spacing: 8)

@@ -7,6 +7,20 @@ struct Descriptor: Sendable {
 
     static let standardError = Descriptor(number: STDERR_FILENO)
     static let standardOutput = Descriptor(number: STDOUT_FILENO)
+    static let standardInput = Descriptor(number: STDIN_FILENO)
+
+    /// Everything readable until end of file, at most `limit` bytes.
+    func readAll(limit: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < limit {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(number, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        return Array(bytes.prefix(limit))
+    }
 
     /// All of `text`, in as few write(2) calls as the descriptor takes: one, for a line to a pipe or terminal.
     func write(_ text: String) {

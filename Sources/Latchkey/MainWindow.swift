@@ -16,6 +16,7 @@ final class MainWindow {
     let cancel = Button(label: "Cancel")
     let setUp = Button(label: "Set up…")
     let addProvider = Button(iconName: "list-add-symbolic")
+    let programs = Button(iconName: "security-high-symbolic")
     let provider = ComboBoxText()
     let inWindow = RadioButton(label: "In this window")
     let inBrowser: RadioButton
@@ -40,6 +41,9 @@ final class MainWindow {
         header = HeaderBar(title: "Latchkey")
         inBrowser = RadioButton(label: "In your browser", joining: inWindow)
         window.setTitlebar(header)
+        programs.setAccessible(name: "Allowed programs")
+        programs.setTooltip("The programs that get your tokens from Latchkey's agent without asking")
+        header.packEnd(programs)
 
         list(providers)
         provider.setAccessible(name: "Provider")
@@ -119,6 +123,7 @@ final class MainWindow {
         var userAgentChosen: @MainActor (ProviderConfiguration.UserAgentKind) -> Void
         var setUp: @MainActor () -> Void
         var addProvider: @MainActor () -> Void
+        var programs: @MainActor () -> Void
     }
 
     func connect(_ handlers: Handlers) {
@@ -138,6 +143,7 @@ final class MainWindow {
         }
         setUp.onClicked { handlers.setUp() }
         addProvider.onClicked { handlers.addProvider() }
+        programs.onClicked { handlers.programs() }
     }
 
     /// The providers in the list, in order (after one was added, the whole list again).

@@ -17,6 +17,9 @@ final class ProgramsDialog {
         "No program is allowed yet. The first time a program asks Latchkey's agent for a token, you are asked.", wrap: true)
     private let problem = Label("", wrap: true, selectable: true)
     private let providerNames: [String: String]
+    // Kept: a button's "clicked" handler lives as long as its wrapper.
+    private let close = Button(label: "Close")
+    private var revokeButtons: [Button] = []
     var onDismiss: @MainActor () -> Void = {}
 
     // Layout: a sentence, then a row per program.
@@ -33,7 +36,6 @@ final class ProgramsDialog {
         empty.addStyleClass("dim-label")
         empty.setMaximumWidth(characters: 64)
         problem.addStyleClass("error")
-        let close = Button(label: "Close")
         close.setAccessible(name: "Close")
         let content = Box(vertical: true, spacing: 16)
         content.setMargins(18)
@@ -58,6 +60,7 @@ final class ProgramsDialog {
     private func fill() {
         for row in kept { row.destroy() }
         kept = []
+        revokeButtons = []
         let now = Date()
         for grant in grants.all {
             let name = Label("", wrap: true, selectable: true)
@@ -74,6 +77,7 @@ final class ProgramsDialog {
             revoke.setAccessible(name: "Revoke", description: "Revoke \(grant.program.name) for \(provider)")
             revoke.setAlignment(vertical: .center)
             revoke.onClicked { [weak self] in self?.revoke(grant) }
+            revokeButtons.append(revoke)
             let row = Box(vertical: false, spacing: 12)
             row.setAccessible(name: "\(grant.program.name), \(provider)")
             row.append(text, expand: true)

@@ -1,3 +1,4 @@
+import AgentCore
 import ArgumentParser
 import DesktopOAuth
 import Dispatch
@@ -16,6 +17,8 @@ enum TokenExit: Int32 {
     case signedOut = 3
     /// A sign-in was started and did not finish: cancelled, denied, its window closed.
     case signInUnfinished = 4
+    /// The person did not allow the program that ran this command (Latchkey's agent asked them).
+    case refused = 5
 }
 
 /// `latchkey token`: a fresh access token on stdout and nothing else, as `gh auth token` does.
@@ -27,8 +30,11 @@ struct TokenCommand: ParsableCommand {
             With --resource and no sign-in yet, Latchkey opens its sign-in window (or your browser) first; \
             with --provider it never does (sign in with `latchkey --provider ID`). \
             Works while the window is open: both use the same sign-in and take turns to renew it. \
+            When Latchkey's agent runs (`latchkey agent`), the agent is asked, and it asks you the first time a program \
+            wants a provider's token. \
             Exit status: 0 a token was printed; 3 not signed in, or the provider no longer accepts the sign-in; \
-            4 the sign-in was cancelled, denied or its window closed; 1 anything else; 64 a mistake on the command line.
+            4 the sign-in was cancelled, denied or its window closed; 5 you did not allow the program (the agent's question); \
+            1 anything else; 64 a mistake on the command line.
             """)
 
     @Option(help: "A provider you signed in to in the window (its id, as `latchkey status` lists it).")
@@ -48,6 +54,14 @@ struct TokenCommand: ParsableCommand {
             valueName: "header"))
     var challenge: String?
 
+    @Option(help: "How to print the token: token (alone), header (an Authorization line), json, or exec-credential (kubectl's).")
+    var format: TokenFormat = .token
+
+    @Option(
+        name: .customLong("min-valid"),
+        help: ArgumentHelp("Renew the token when it has less than this many seconds left (at most a day).", valueName: "seconds"))
+    var minimumValidity: Int = 0
+
     @OptionGroup var waits: Waits
 
     @Option(name: .customLong("log-level"), help: "What to say on stderr: trace, debug, info, notice, warning, error or critical.")
@@ -66,6 +80,9 @@ struct TokenCommand: ParsableCommand {
             throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+        guard (0...AgentRequest.longestValidity).contains(minimumValidity) else {
+            throw ValidationError("--min-valid must be a number of seconds from 0 to \(AgentRequest.longestValidity).")
+        }
         if let challenge {
             guard resource != nil else {
                 throw ValidationError("--challenge answers a resource's refusal: name the resource with --resource.")
@@ -80,15 +97,25 @@ struct TokenCommand: ParsableCommand {
         let output = Self.setStandardOutputAside()
         let level = Logger.Level(rawValue: logLevel) ?? .error
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
+        let print = { (token: AgentToken) in output.write(format.text(token, environment: ProcessInfo.processInfo.environment)) }
+        if challenge == nil, let answer = askAgent() {
+            switch answer {
+            case .success(let token): return print(token)
+            // A resource's first sign-in happens here, as without an agent; the agent finds it in the store next time.
+            case .failure(let refusal) where refusal.kind == .signedOut && resource != nil: break
+            case .failure(let refusal): throw Self.fail(refusal.sentence, Self.exit(for: refusal.kind))
+            }
+        }
         // The resource is checked in validate().
-        let request = TokenRequest(resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", waits: waits)
+        let request = TokenRequest(
+            resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", minimumValidity: minimumValidity, waits: waits)
         var provider = try request.provider()
         // Why a sign-in follows, should one be needed.
         var why = "You are not signed in to \(provider.configuration.displayName)"
         if let challenge, let refusal = try? ResourceChallenge(header: challenge) {
             // The resource refused the last token: renewed, or a new sign-in for what it asks (never the refused token again).
             switch try request.answer(refusal) {
-            case .renewed(let token): return Self.print(token, to: output)
+            case .renewed(let token): return print(AgentToken(token, of: provider.configuration))
             case .signIn(let configuration, let reason):
                 // Wider scopes, or the server the resource moved to: the sign-in is with that.
                 provider = request.provider(configuration)
@@ -96,9 +123,17 @@ struct TokenCommand: ParsableCommand {
                 why = "A new sign-in is needed"
             }
         } else if let token = try request.stored(provider) {
-            return Self.print(token, to: output)
+            return print(AgentToken(token, of: provider.configuration))
         }
-        Self.print(try request.signIn(provider, why: why), to: output)
+        print(AgentToken(try request.signIn(provider, why: why), of: provider.configuration))
+    }
+
+    /// The agent's answer, when one runs in this session; nil: no agent, this command does the work itself.
+    private func askAgent() -> Result<AgentToken, AgentRefusal>? {
+        guard let path = AgentSocket.defaultPath() else { return nil }
+        let target: AgentRequest.Target = resource.flatMap(URL.init(string:)).map { .resource($0) } ?? .provider(provider ?? "")
+        return AgentClient.ask(
+            AgentRequest(target: target, minimumValidity: minimumValidity, applicationHint: "latchkey token"), at: path)
     }
 
     /// The provider named with --provider, its stored client secret filled in.
@@ -114,9 +149,9 @@ struct TokenCommand: ParsableCommand {
         return try await catalog.configuration(named: id, secrets: secrets, network: network)
     }
 
-    static func fresh(_ provider: Provider) async -> Result<Token, OAuthError> {
+    static func fresh(_ provider: Provider, validFor seconds: Int = 0) async -> Result<Token, OAuthError> {
         do {
-            return .success(try await provider.freshToken())
+            return .success(try await provider.freshToken(validFor: TimeInterval(seconds)))
         } catch let error as OAuthError {
             return .failure(error)
         } catch {
@@ -166,6 +201,14 @@ struct TokenCommand: ParsableCommand {
         return withExtendedLifetime(agent) { result.value ?? .failure(.cancelled) }
     }
 
+    static func exit(for kind: AgentRefusal.Kind) -> TokenExit {
+        switch kind {
+        case .signedOut: .signedOut
+        case .denied: .refused
+        case .invalid, .failed: .failed
+        }
+    }
+
     static func exit(for error: OAuthError) -> TokenExit {
         switch error {
         case .signedOut, .invalidGrant: .signedOut
@@ -184,14 +227,21 @@ struct TokenCommand: ParsableCommand {
         return Descriptor(number: saved)
     }
 
-    /// The token and a newline on the kept standard output: the command's only output there.
-    static func print(_ token: Token, to output: Descriptor) {
-        output.write(token.accessToken + "\n")
-    }
-
     /// The sentence on stderr, and the exit status that goes with it.
     static func fail(_ sentence: String, _ exit: TokenExit) -> ExitCode {
         Descriptor.standardError.write("latchkey: \(sentence)\n")
         return ExitCode(exit.rawValue)
+    }
+}
+
+extension TokenFormat: ExpressibleByArgument {}
+
+extension AgentToken {
+    /// A token of OAuthCore's as the agent hands tokens out: with what the sign-in allows, and whose it is.
+    init(_ token: Token, of configuration: ProviderConfiguration) {
+        self.init(
+            accessToken: token.accessToken, tokenType: token.tokenType, expiresAt: token.expiresAt,
+            scopes: token.allowedScopes(asked: configuration.scopes), provider: configuration.id,
+            issuer: configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString)
     }
 }

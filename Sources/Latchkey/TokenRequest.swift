@@ -1,3 +1,4 @@
+import AgentCore
 import ArgumentParser
 import DesktopOAuth
 import Dispatch
@@ -19,9 +20,13 @@ struct TokenRequest {
     let network: Network
     let zeroConfiguration: ZeroConfiguration
 
-    init(resource: URL?, provider: String, waits: Waits) {
+    /// `latchkey token --min-valid`: renewed when less remains.
+    let minimumValidity: Int
+
+    init(resource: URL?, provider: String, minimumValidity: Int = 0, waits: Waits) {
         self.resource = resource
         providerID = provider
+        self.minimumValidity = minimumValidity
         secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
         store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
         network = .latchkey(timeout: waits.networkTimeout)
@@ -38,25 +43,30 @@ struct TokenRequest {
     /// The resource's provider (found and registered now if need be), or the provider's; its saved
     /// registration as it is: read back only if a sign-in turns out to be needed.
     func provider() throws -> Provider {
-        let (resource, providerID, catalog, secrets, zeroConfiguration) = (resource, providerID, catalog, secrets, zeroConfiguration)
-        let network = network
         do {
-            let configuration = try wait { () async throws -> ProviderConfiguration in
-                if let resource {
-                    return try await zeroConfiguration.configuration(for: resource, checkRegistration: false).configuration
-                }
-                return try await TokenCommand.providerConfiguration(providerID, catalog: catalog, secrets: secrets, network: network)
-            }
-            // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
-            guard configuration.authProtocol == .oauth2 else {
-                throw OAuthError.invalidConfiguration(
-                    "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret "
-                        + "instead of carrying a token, so there is no token to print. Use the window's Get my profile.")
-            }
-            return provider(configuration)
+            return try providerQuietly()
         } catch {
             throw TokenCommand.fail("\(error)", .failed)
         }
+    }
+
+    /// As `provider()`, throwing the sentence rather than saying it (the git helper says it its own way).
+    func providerQuietly() throws -> Provider {
+        let (resource, providerID, catalog, secrets, zeroConfiguration) = (resource, providerID, catalog, secrets, zeroConfiguration)
+        let network = network
+        let configuration = try wait { () async throws -> ProviderConfiguration in
+            if let resource {
+                return try await zeroConfiguration.configuration(for: resource, checkRegistration: false).configuration
+            }
+            return try await TokenCommand.providerConfiguration(providerID, catalog: catalog, secrets: secrets, network: network)
+        }
+        // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
+        guard configuration.authProtocol == .oauth2 else {
+            throw OAuthError.invalidConfiguration(
+                "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret "
+                    + "instead of carrying a token, so there is no token to print. Use the window's Get my profile.")
+        }
+        return provider(configuration)
     }
 
     /// What answering the resource's refusal takes (validate() made sure there is a resource).
@@ -74,8 +84,13 @@ struct TokenRequest {
 
     /// The stored sign-in's token, renewed when due; nil when a resource's sign-in must come first.
     func stored(_ provider: Provider) throws -> Token? {
-        switch wait({ await TokenCommand.fresh(provider) }) {
-        case .success(let token): return token
+        let minimum = minimumValidity
+        switch wait({ await TokenCommand.fresh(provider, validFor: minimum) }) {
+        case .success(let token):
+            do { try TokenBroker.check(token, lastsFor: minimum, providerName: provider.configuration.displayName) } catch {
+                throw TokenCommand.fail(error.sentence, .failed)
+            }
+            return token
         case .failure(let error):
             guard case .signedOut = error, resource != nil else { throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error)) }
             return nil

@@ -109,6 +109,14 @@ def descendants(root):
 class Latchkey:
     """One run of the real app, with its own home, driven through AT-SPI."""
 
+    @classmethod
+    def attached(cls, names, shots, timeout=20.0):
+        """The windows of a process someone else started (the agent, started by D-Bus), driven the same way."""
+        attached = cls.__new__(cls)
+        attached.shots = shots
+        attached.app = Desktop().application(names, timeout)
+        return attached
+
     def __init__(self, binary, home, shots, args=(), env=None, log_name="latchkey.log", cwd=None, command=(),
                  stdout_path=None):
         self.shots = shots

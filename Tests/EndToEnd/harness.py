@@ -153,6 +153,11 @@ def session_config(home):
     for service in glob.glob("/usr/share/dbus-1/services/org.a11y.*.service") + [
             "/usr/share/dbus-1/services/org.gnome.keyring.SystemPrompter.service"]:
         shutil.copy(service, services)
+    # Latchkey's agent, started by the bus when a program first asks for it, as an installed one is.
+    with open(os.path.join(services, "io.github.latchkey.Agent.service"), "w") as f:
+        agent_log = os.path.join(home.root, "agent.log")
+        f.write("[D-BUS Service]\nName=io.github.latchkey.Agent\n"
+                f"Exec=/bin/sh -c 'exec {os.path.join(BIN, 'latchkey')} agent --log-level debug >>{agent_log} 2>&1'\n")
     config = os.path.join(home.root, "session.conf")
     with open(config, "w") as f:
         f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"

@@ -94,6 +94,11 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public var signatureMethod: OAuth1Signature.Method
     /// OAuth 1.0a with RSA-SHA1: the PEM file holding the consumer's private key (`~` is the home folder).
     public var privateKeyFile: String?
+    /// The git hosts (`host` or `host:port`) whose HTTPS remotes take this provider's tokens: a git
+    /// credential helper answers for them.
+    public var gitHosts: [String] = []
+    /// The user name git sends with the token (GitHub takes any, GitLab wants `oauth2`).
+    public var gitUsername: String?
 
     enum CodingKeys: String, CodingKey {
         case id, issuer, scopes, profile
@@ -123,6 +128,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case requestTokenEndpoint = "request_token_endpoint"
         case signatureMethod = "signature_method"
         case privateKeyFile = "private_key_file"
+        case gitHosts = "git_hosts"
+        case gitUsername = "git_username"
     }
 
     public init(
@@ -204,6 +211,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         requestTokenEndpoint = try c.decodeIfPresent(URL.self, forKey: .requestTokenEndpoint)
         signatureMethod = try c.decodeIfPresent(OAuth1Signature.Method.self, forKey: .signatureMethod) ?? .hmacSHA1
         privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
+        gitHosts = try c.decodeIfPresent([String].self, forKey: .gitHosts) ?? []
+        gitUsername = try c.decodeIfPresent(String.self, forKey: .gitUsername)
         // The consumer secret signs; it is never sent as client authentication.
         if authProtocol == .oauth1 { clientAuthentication = .none }
     }

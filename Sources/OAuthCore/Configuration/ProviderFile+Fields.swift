@@ -166,7 +166,8 @@ extension ProviderFile {
         field("registration_hint", \.registrationHint), field("resource", \.resource), field("resource_url", \.resourceURL),
         field("protocol", \.authProtocol), field("signature_method", \.signatureMethod), field("private_key_file", \.privateKeyFile),
         field("origin", \.origin), field("registration_endpoint", \.registrationEndpoint),
-        field("registration_client_uri", \.registrationClientURI),
+        field("registration_client_uri", \.registrationClientURI), field("git_hosts", \.gitHosts),
+        field("git_username", \.gitUsername),
     ]
 
     /// The keys whose value may be a path under the issuer.

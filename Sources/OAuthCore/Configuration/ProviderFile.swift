@@ -66,6 +66,10 @@ public struct ProviderFile: Sendable, Equatable {
     public var origin = Setting<String>.unset
     public var registrationEndpoint = Setting<String>.unset
     public var registrationClientURI = Setting<String>.unset
+    /// The git hosts whose HTTPS remotes take this provider's tokens (`github.com`, `gitlab.example:8443`).
+    public var gitHosts = Setting<[String]>.unset
+    /// The user name git sends with the token.
+    public var gitUsername = Setting<String>.unset
     /// Keys this version does not know, as written (a newer version's, or a typo of the person's).
     public var unknown: [JSONValue.Member] = []
     /// The file as read: written back with only what changed changed.

@@ -93,6 +93,12 @@ public final class Provider: Sendable {
         return try await session.freshToken()
     }
 
+    /// A token good for at least `seconds` more, renewed when less remains (see `AuthSession.freshToken(validFor:)`).
+    public func freshToken(validFor seconds: TimeInterval) async throws -> Token {
+        try await reachable()
+        return try await session.freshToken(validFor: seconds)
+    }
+
     /// The signed-in person's profile.
     public func profile() async throws -> Profile {
         try await reachable()
