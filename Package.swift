@@ -109,11 +109,13 @@ let package = Package(
 
         // libsodium through a dlopen shim: oidc-agent's clients encrypt their requests with it.
         .target(name: "CSodium"),
+        // accept4, which Swift's Glibc module does not show.
+        .target(name: "CSocket"),
         // The agent that gives other programs tokens, with the person's say: who asks, what the person
         // allowed, oidc-agent's protocol and the socket it is spoken on; no GTK, so tests need no display.
         .target(
             name: "AgentCore",
-            dependencies: ["OAuthCore", "CSodium", "Loopback", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["OAuthCore", "CSodium", "CSocket", "Loopback", .product(name: "Logging", package: "swift-log")],
             swiftSettings: ownSections),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.

@@ -1,3 +1,4 @@
+import CSocket
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -8,11 +9,13 @@ import Synchronization
 /// The agent's Unix socket, where oidc-agent's clients and Latchkey's own commands
 /// ask for tokens (`OIDCAgentChannel` says how): in a directory only its owner may
 /// enter (0700), itself 0600, and every connection's peer checked to be this
-/// user (`SO_PEERCRED`) before a byte of it is read.
+/// user (`SO_PEERCRED`) before a byte of it is read. Who connected is identified
+/// then, at once (`Caller`), before it can exec another program.
 ///
 /// Each connection has a thread of its own, which waits for the whole request at
-/// most `readTimeout` seconds, then for the answer: a client that goes quiet or
-/// away costs one thread for that long and changes nothing.
+/// most `requestTimeout` seconds in all, then for the answer: a client that goes
+/// quiet or away costs one thread for that long and changes nothing. One process
+/// holds at most `mostPerProcess` connections at once, all of them `mostConnections`.
 public final class AgentSocket: Sendable {
     /// The process at the other end, as the kernel saw it connect.
     public struct Peer: Sendable, Equatable {
@@ -25,22 +28,32 @@ public final class AgentSocket: Sendable {
         }
     }
 
-    public typealias Handler = @Sendable (Peer, AgentRequest) async -> Result<AgentToken, AgentRefusal>
+    /// One connection: its peer, and who that is (or why it cannot be told), as seen when it connected.
+    public struct Connection: Sendable {
+        public let peer: Peer
+        public let caller: Result<Caller, AgentRefusal>
+    }
+
+    public typealias Handler = @Sendable (Connection, AgentRequest) async -> Result<AgentToken, AgentRefusal>
 
     public let path: String
     private let handler: Handler
     private let logger: Logger
-    private let listener = Mutex<Int32>(-1)
-    private let open = Atomic<Int>(0)
+    private let own: OwnExecutable
+    /// The listening descriptor and the socket file it made (so that only that file is ever removed).
+    private let listener = Mutex<(fd: Int32, file: FileStamp?)>((-1, nil))
+    private let stopping = Atomic<Bool>(false)
+    private let open = Mutex<[Int32: Int]>([:])
 
-    /// Connections served at once; more wait in the kernel's backlog.
     public static let mostConnections = 256
+    public static let mostPerProcess = 4
     /// Seconds a client has to send its whole request.
-    public static let readTimeout = 10
+    public static let requestTimeout = 10
 
-    public init(path: String, logger: Logger, handler: @escaping Handler) {
+    public init(path: String, logger: Logger, own: OwnExecutable = .current, handler: @escaping Handler) {
         self.path = path
         self.logger = logger
+        self.own = own
         self.handler = handler
     }
 
@@ -105,19 +118,23 @@ public final class AgentSocket: Sendable {
             close(fd)
             throw AgentRefusal(.failed, "The agent cannot listen at \(path) (\(reason)).")
         }
-        listener.withLock { $0 = fd }
-        BlockingWork.detachThread { [self] in acceptLoop(fd) }
+        listener.withLock { $0 = (fd, FileStamp(of: path)) }
+        guard BlockingWork.startThread({ [self] in acceptLoop(fd) }) else {
+            stop()
+            throw AgentRefusal(.failed, "The agent could not start a thread to listen on.")
+        }
         logger.info("Agent listening", metadata: ["socket": "\(path)"])
     }
 
-    /// Stops listening and removes the socket; connections under way finish.
+    /// Stops listening and removes the socket file it made (and nothing else); connections under way finish.
     public func stop() {
-        let fd = listener.withLock { fd in
-            defer { fd = -1 }
-            return fd
+        let (fd, file) = listener.withLock { current in
+            defer { current = (-1, nil) }
+            return current
         }
         guard fd >= 0 else { return }
-        unlink(path)
+        stopping.store(true, ordering: .relaxed)
+        if let file, FileStamp(of: path) == file { unlink(path) }
         // Wakes the accepting thread, which closes the descriptor itself: closed here, its number
         // could be taken by another socket before that thread's next accept, which would then serve it.
         shutdown(fd, Int32(SHUT_RDWR))
@@ -127,16 +144,15 @@ public final class AgentSocket: Sendable {
 
     private func acceptLoop(_ fd: Int32) {
         while true {
-            let connection = accept(fd, nil, nil)
-            if connection >= 0 { _ = fcntl(connection, F_SETFD, FD_CLOEXEC) }
-            if connection < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                if errno == EMFILE || errno == ENFILE {
-                    usleep(100_000)  // out of descriptors: the next try after connections have ended
-                    continue
+            let connection = csocket_accept_cloexec(fd)
+            guard connection >= 0 else {
+                if stopping.load(ordering: .relaxed) {
+                    close(fd)
+                    return
                 }
-                close(fd)  // stopped (see `stop`)
-                return
+                // Out of descriptors or memory, or a connection gone before it was taken: the next try a moment later.
+                if errno != EINTR, errno != ECONNABORTED { usleep(100_000) }
+                continue
             }
             guard let peer = Self.peer(of: connection), peer.uid == getuid() else {
                 let uid = Self.peer(of: connection).map { "\($0.uid)" } ?? "unknown"
@@ -144,30 +160,57 @@ public final class AgentSocket: Sendable {
                 close(connection)
                 continue
             }
-            guard open.add(1, ordering: .relaxed).newValue <= Self.mostConnections else {
-                open.subtract(1, ordering: .relaxed)
-                logger.notice("Too many connections at once; one was closed unanswered")
+            guard admit(peer.pid) else {
+                logger.notice("Too many connections at once; one was closed unanswered", metadata: ["pid": "\(peer.pid)"])
                 close(connection)
                 continue
             }
-            BlockingWork.detachThread { [self] in
-                serve(connection, peer)
+            // Who connected, now: before it could exec another program or end and lend its id to another.
+            let caller = Caller.identify(pid: peer.pid, uid: peer.uid, own: own)
+            let started = BlockingWork.startThread { [self] in
+                serve(connection, Connection(peer: peer, caller: caller))
                 close(connection)
-                open.subtract(1, ordering: .relaxed)
+                release(peer.pid)
+            }
+            if !started {
+                close(connection)
+                release(peer.pid)
             }
         }
     }
 
-    private func serve(_ fd: Int32, _ peer: Peer) {
-        var timeout = timeval(tv_sec: Self.readTimeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    private func admit(_ pid: Int32) -> Bool {
+        open.withLock { counts in
+            guard counts.values.reduce(0, +) < Self.mostConnections, counts[pid, default: 0] < Self.mostPerProcess else { return false }
+            counts[pid, default: 0] += 1
+            return true
+        }
+    }
+
+    private func release(_ pid: Int32) {
+        open.withLock { counts in
+            counts[pid, default: 1] -= 1
+            if counts[pid] == 0 { counts[pid] = nil }
+        }
+    }
+
+    private func serve(_ fd: Int32, _ connection: Connection) {
+        var timeout = timeval(tv_sec: Self.requestTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(Self.requestTimeout) * 1_000_000_000
         var channel = OIDCAgentChannel()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
+            // One deadline for the whole request, however it trickles in.
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32((deadline - now) / 1_000_000) + 1)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0, errno == EINTR { continue }
-            // Gone quiet past the limit, or gone: nothing to answer, nothing changed.
+            // Gone: nothing to answer, nothing changed.
             if n < 0 { return }
             let step = n == 0 ? channel.ended() : channel.received(chunk[0..<n])
             switch step {
@@ -176,13 +219,14 @@ public final class AgentSocket: Sendable {
             case .send(let bytes):
                 guard Self.writeAll(fd, bytes) else { return }
             case .request(let request):
-                let answer = request.flatMap { wait(for: $0, from: peer) }
+                let answer = request.flatMap { wait(for: $0, from: connection) }
                 let json: String
                 switch answer {
                 case .success(let token): json = OIDCAgentMessage.success(token)
                 case .failure(let refusal): json = OIDCAgentMessage.failure(refusal)
                 }
-                guard Self.writeAll(fd, channel.reply(json)) else { return }
+                let reply = channel.reply(json)
+                guard !reply.isEmpty, Self.writeAll(fd, reply) else { return }
                 Self.drain(fd)
                 return
             }
@@ -190,12 +234,12 @@ public final class AgentSocket: Sendable {
     }
 
     /// The handler's answer, waited for on this connection's own thread.
-    private func wait(for request: AgentRequest, from peer: Peer) -> Result<AgentToken, AgentRefusal> {
+    private func wait(for request: AgentRequest, from connection: Connection) -> Result<AgentToken, AgentRefusal> {
         let answer = Mutex<Result<AgentToken, AgentRefusal>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let handler = self.handler
         Task.detached {
-            let result = await handler(peer, request)
+            let result = await handler(connection, request)
             answer.withLock { $0 = result }
             done.signal()
         }

@@ -1,51 +1,131 @@
 import FoundationEssentials
 import Glibc
+import OAuthCore
 
 /// A process that asked the agent for something, as the kernel vouches for it
 /// (the socket's peer credentials, or the bus's for a D-Bus caller) and as
 /// `/proc` describes it: which program, with which command line.
 ///
-/// A process id can be reused between the moment the kernel names it and the
-/// moment `/proc` is read; the start time read before and after (`of(pid:uid:)`)
-/// catches a process that ended in between. (Linux 6.5's pidfd peer credentials
-/// would close the gap entirely; Debian 12 runs 6.1.)
+/// A process id names a process only while it lives, and a process may exec
+/// another program after it connected. So a caller is identified when it
+/// connects, and again before a token is handed over (`isStillTheSame`): the
+/// same start time and the same executable file, or no token. (Linux 6.5's
+/// pidfd peer credentials would close the remaining gap; Debian 12 runs 6.1.)
 public struct Caller: Sendable, Equatable {
     public let pid: Int32
     public let uid: UInt32
     public let program: Program
-    /// The executable file itself; nil when it could not be read (then it is never "unchanged").
-    public let file: ExecutableFile?
+    /// The executable file itself, as it was when the caller was identified.
+    public let file: ExecutableFile
     /// The command line, as the process set it (it may change its own): shown, never trusted.
     public let commandLine: [String]
     /// Latchkey's own command (`latchkey token`, `git-credential-latchkey`) asked on behalf of the
     /// program that ran it: that program is this caller, and this says through what.
     public let through: String?
+    /// When the process started (clock ticks since boot): with the pid, which process this is.
+    public let started: UInt64
+    /// The process that connected, when it is Latchkey's own command asking for its parent.
+    public let asker: ProcessKey?
 
-    public init(pid: Int32, uid: UInt32, program: Program, file: ExecutableFile?, commandLine: [String], through: String? = nil) {
+    /// A process as the kernel tells one from another: its id and when it started.
+    public struct ProcessKey: Sendable, Equatable, Hashable {
+        public let pid: Int32
+        public let started: UInt64
+    }
+
+    public init(
+        pid: Int32, uid: UInt32, program: Program, file: ExecutableFile, commandLine: [String], through: String? = nil,
+        started: UInt64 = 0, asker: ProcessKey? = nil
+    ) {
         self.pid = pid
         self.uid = uid
         self.program = program
         self.file = file
         self.commandLine = commandLine
         self.through = through
+        self.started = started
+        self.asker = asker
     }
 
-    /// The process `pid` of user `uid`, read from `root`'s `/proc`. When its executable is
-    /// `own` (Latchkey's, asking for a program that ran it), the program is its parent. Nil when
-    /// the process is gone, or changed while it was read.
-    public static func of(pid: Int32, uid: UInt32, own: ExecutableFile? = ProcessFiles.ownExecutable, proc: String = "/proc")
-        -> Caller?
-    {
-        guard let first = ProcessFiles.of(pid: pid, proc: proc) else { return nil }
-        if let own, first.file == own, first.parent > 1, let parent = ProcessFiles.of(pid: first.parent, proc: proc) {
-            let through = first.commandLine.prefix(2).map(lastComponent).joined(separator: " ")
-            guard ProcessFiles.startTime(of: pid, proc: proc) == first.started else { return nil }
-            return Caller(
-                pid: parent.pid, uid: uid, program: parent.program, file: parent.file, commandLine: parent.commandLine,
-                through: through)
+    /// This process, and the one that connected for it.
+    public var key: ProcessKey { ProcessKey(pid: pid, started: started) }
+
+    /// The process `pid` of user `uid`, read from `proc`. When its executable is Latchkey's own
+    /// (`own`, or a file at Latchkey's own path: an upgrade replaced it), the program is its parent.
+    /// A refusal, in a sentence, when it cannot be told for sure who asks.
+    public static func identify(pid: Int32, uid: UInt32, own: OwnExecutable = .current, proc: String = "/proc") -> Result<
+        Caller, AgentRefusal
+    > {
+        let first: ProcessFiles
+        switch ProcessFiles.of(pid: pid, proc: proc) {
+        case .success(let files): first = files
+        case .failure(let refusal): return .failure(refusal)
         }
-        guard ProcessFiles.startTime(of: pid, proc: proc) == first.started else { return nil }
-        return Caller(pid: pid, uid: uid, program: first.program, file: first.file, commandLine: first.commandLine)
+        guard own.matches(first) else {
+            return .success(
+                Caller(
+                    pid: pid, uid: uid, program: first.program, file: first.file, commandLine: first.commandLine,
+                    started: first.started))
+        }
+        guard first.parent > 1, case .success(let parent) = ProcessFiles.of(pid: first.parent, proc: proc) else {
+            return .failure(AgentRefusal(.denied, "Latchkey's own command asked with no program behind it to ask for."))
+        }
+        let through = first.commandLine.prefix(2).map(lastComponent).joined(separator: " ")
+        return .success(
+            Caller(
+                pid: parent.pid, uid: uid, program: parent.program, file: parent.file, commandLine: parent.commandLine,
+                through: through, started: parent.started, asker: ProcessKey(pid: pid, started: first.started)))
+    }
+
+    /// `identify` as an optional: nil when it refuses.
+    public static func of(pid: Int32, uid: UInt32, own: OwnExecutable = .current, proc: String = "/proc") -> Caller? {
+        try? identify(pid: pid, uid: uid, own: own, proc: proc).get()
+    }
+
+    /// Whether the process still runs the executable it was identified with (and, for Latchkey's own
+    /// command, that command still runs for it): checked before a token is handed over.
+    public func isStillTheSame(proc: String = "/proc") -> Bool {
+        if let asker, ProcessFiles.startTime(of: asker.pid, proc: proc) != asker.started { return false }
+        guard case .success(let now) = ProcessFiles.of(pid: pid, proc: proc) else { return false }
+        return now.started == started && now.file == file && now.program == program
+    }
+
+    /// A program that runs other programs for anyone (a shell, an interpreter, a launcher, the
+    /// session's init, Latchkey itself): always allowing it would allow whatever runs through it,
+    /// so the person is asked each time.
+    public var runsOthers: Bool {
+        let name = lastComponent(program.path)
+        if program.flatpakID != nil { return false }
+        if Self.launchers.contains(name) { return true }
+        return ["python", "perl", "ruby", "node", "lua", "php", "pypy"].contains { name.hasPrefix($0) }
+    }
+
+    static let launchers: Set<String> = [
+        "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "busybox", "env", "systemd", "init", "sudo", "su",
+        "doas", "pkexec", "setsid", "nohup", "timeout", "xargs", "nice", "ionice", "stdbuf", "script", "tmux", "screen", "sshd",
+        "ssh", "latchkey", "flatpak-spawn", "bwrap", "java", "tclsh", "expect", "cron", "crond", "make",
+    ]
+}
+
+/// Latchkey's own executable: a caller running it asks for the program that ran it.
+public struct OwnExecutable: Sendable {
+    public let file: ExecutableFile?
+    public let path: String?
+
+    public init(file: ExecutableFile?, path: String?) {
+        self.file = file
+        self.path = path
+    }
+
+    /// This process's own.
+    public static let current = OwnExecutable(
+        file: ProcessFiles.executableFile("/proc/self/exe"), path: ProcessFiles.readLink("/proc/self/exe").map(ProcessFiles.undeleted))
+
+    /// None: every caller is itself (tests of other programs).
+    public static let none = OwnExecutable(file: nil, path: nil)
+
+    func matches(_ process: ProcessFiles) -> Bool {
+        (file != nil && process.file == file) || (path != nil && process.program.path == path)
     }
 }
 
@@ -53,29 +133,50 @@ public struct Caller: Sendable, Equatable {
 public struct ProcessFiles: Sendable {
     let pid: Int32
     let program: Program
-    let file: ExecutableFile?
+    let file: ExecutableFile
     let commandLine: [String]
     let parent: Int32
-    let started: UInt64?
+    let started: UInt64
 
-    /// This process's own executable: a caller running it is Latchkey's own command.
-    public static let ownExecutable: ExecutableFile? = executableFile("/proc/self/exe")
-
-    static func of(pid: Int32, proc: String) -> ProcessFiles? {
+    /// The process, read between two looks at its start time (the same process throughout).
+    /// Refused when anything that tells who it is cannot be read, and when it runs in a sandbox
+    /// of another kind than Flatpak's (another mount namespace without `/.flatpak-info`).
+    static func of(pid: Int32, proc: String) -> Result<ProcessFiles, AgentRefusal> {
         let directory = "\(proc)/\(pid)"
-        guard let started = startTime(of: pid, proc: proc) else { return nil }
-        guard var path = readLink("\(directory)/exe") else { return nil }
-        // The file was replaced (or removed) since the process started: the kernel says so in the name.
-        if path.hasSuffix(" (deleted)") { path.removeLast(" (deleted)".count) }
-        let arguments = read("\(directory)/cmdline").map { bytes in
-            bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let unknown = AgentRefusal(.denied, "The program that asked could not be identified (it ended, or hides its particulars).")
+        guard let started = startTime(of: pid, proc: proc), var path = readLink("\(directory)/exe"),
+            let file = executableFile("\(directory)/exe")
+        else { return .failure(unknown) }
+        path = undeleted(path)
+        let flatpakID: String?
+        switch flatpak(root: "\(directory)/root") {
+        case .success(let id): flatpakID = id
+        case .failure: return .failure(unknown)
         }
-        var commandLine = arguments ?? []
+        if flatpakID == nil {
+            guard let theirs = readLink("\(directory)/ns/mnt"), let ours = readLink("\(proc)/self/ns/mnt") else { return .failure(unknown) }
+            guard theirs == ours else {
+                return .failure(
+                    AgentRefusal(
+                        .denied,
+                        "\(path) runs in a sandbox of its own that is not Flatpak's, so Latchkey cannot tell which program it is; it gets no token."
+                    ))
+            }
+        }
+        var commandLine = (read("\(directory)/cmdline") ?? []).split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
         if commandLine.last == "" { commandLine.removeLast() }
-        return ProcessFiles(
-            pid: pid, program: Program(path: path, flatpakID: flatpakID(root: "\(directory)/root")),
-            file: executableFile("\(directory)/exe"), commandLine: commandLine, parent: parentID(of: pid, proc: proc) ?? 0,
-            started: started)
+        guard let parent = parentID(of: pid, proc: proc), startTime(of: pid, proc: proc) == started else { return .failure(unknown) }
+        return .success(
+            ProcessFiles(
+                pid: pid, program: Program(path: path, flatpakID: flatpakID), file: file, commandLine: commandLine, parent: parent,
+                started: started))
+    }
+
+    /// The path the kernel names, less the mark it adds once the file was replaced or removed.
+    static func undeleted(_ path: String) -> String {
+        path.hasSuffix(" (deleted)") ? String(path.dropLast(" (deleted)".count)) : path
     }
 
     /// Field 22 of `/proc/PID/stat`: when the process started, in clock ticks since boot.
@@ -103,9 +204,18 @@ public struct ProcessFiles: Sendable {
             modified: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
     }
 
-    /// The `[Application] name=` of a Flatpak sandbox's `/.flatpak-info`, seen through the process's root.
-    static func flatpakID(root: String) -> String? {
-        guard let bytes = read("\(root)/.flatpak-info") else { return nil }
+    /// The `[Application] name=` of a Flatpak sandbox's `/.flatpak-info`, seen through the process's
+    /// root: nil when there is none (ENOENT), a failure when it cannot be looked at (a process that
+    /// made itself unreadable must not pass for one outside any sandbox).
+    static func flatpak(root: String) -> Result<String?, AgentRefusal> {
+        let fd = open("\(root)/.flatpak-info", O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            return errno == ENOENT ? .success(nil) : .failure(AgentRefusal(.denied, "The program's sandbox could not be looked at."))
+        }
+        close(fd)
+        guard let bytes = read("\(root)/.flatpak-info") else {
+            return .failure(AgentRefusal(.denied, "The program's sandbox could not be read."))
+        }
         var section = ""
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             let trimmed = String(line).trimmed()
@@ -113,10 +223,10 @@ public struct ProcessFiles: Sendable {
                 section = trimmed
             } else if section == "[Application]", trimmed.hasPrefix("name=") {
                 let id = String(trimmed.dropFirst("name=".count))
-                return id.isEmpty ? nil : id
+                return id.isEmpty ? .failure(AgentRefusal(.denied, "The Flatpak app names no app id.")) : .success(id)
             }
         }
-        return nil
+        return .failure(AgentRefusal(.denied, "The Flatpak app names no app id."))
     }
 
     static func readLink(_ path: String) -> String? {

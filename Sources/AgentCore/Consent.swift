@@ -11,6 +11,10 @@ public struct ConsentQuestion: Sendable, Equatable {
     /// Asked again because the program's executable changed since it was allowed.
     public let changed: Bool
 
+    /// Whether "Always allow" is offered: not for a program that runs others (a shell, an
+    /// interpreter), where it would allow whatever runs through it.
+    public var offersAlways: Bool { !caller.runsOthers }
+
     public init(caller: Caller, providerID: String, providerName: String, scopes: [String], applicationHint: String?, changed: Bool) {
         self.caller = caller
         self.providerID = providerID
@@ -30,7 +34,8 @@ public enum ConsentAnswer: Sendable, Equatable {
 
 /// Who asks the person: the agent's dialog on the desktop.
 public protocol ConsentAsker: Sendable {
-    /// The person's answer; nil when there is nobody to ask (no display).
+    /// The person's answer; nil when there is nobody to ask (no display). Cancelled, it takes
+    /// its question back (closes the dialog) and returns.
     func ask(_ question: ConsentQuestion) async -> ConsentAnswer?
 }
 
@@ -38,6 +43,12 @@ public protocol ConsentAsker: Sendable {
 public enum ConsentSentence {
     public static func denied(_ question: ConsentQuestion) -> String {
         "You did not allow \(question.caller.program.name) to get your \(question.providerName) token."
+    }
+
+    /// Asked, and nobody answered.
+    public static func noAnswer(_ question: ConsentQuestion, after timeout: Duration) -> String {
+        "Nobody answered whether \(question.caller.program.name) may get your \(question.providerName) token within "
+            + "\(timeout.components.seconds / 60) minutes; it gets none this time."
     }
 
     /// No display to ask on: what to run instead.

@@ -62,14 +62,15 @@ public struct OIDCAgentChannel: Sendable {
         }
     }
 
-    /// The answer's bytes: encrypted with the connection's key if the request was.
+    /// The answer's bytes: encrypted with the connection's key if the request was (empty if that fails).
     public func reply(_ json: String) -> [UInt8] {
         guard case .encrypted(let key) = phase else { return Array(json.utf8) }
         let message = Array(json.utf8)
         var nonce = [UInt8](repeating: 0, count: Int(CSODIUM_NONCE_BYTES))
         csodium_random(&nonce, nonce.count)
         var sealed = [UInt8](repeating: 0, count: message.count + Int(CSODIUM_MAC_BYTES))
-        guard csodium_secretbox_easy(&sealed, message, UInt64(message.count), nonce, key) == 0 else { return Array(json.utf8) }
+        // Never the answer in clear text to a client that asked in secret: nothing, and it says the agent did not answer.
+        guard csodium_secretbox_easy(&sealed, message, UInt64(message.count), nonce, key) == 0 else { return [] }
         return Array("\(message.count):\(Data(nonce).base64EncodedString()):\(Data(sealed).base64EncodedString())".utf8)
     }
 

@@ -17,6 +17,14 @@ public struct Program: Sendable, Hashable, Codable {
     /// How the person sees it: the Flatpak id, else the path.
     public var name: String { flatpakID ?? path }
 
+    /// Whether what the person allowed as this program takes in `caller`: a Flatpak app by its app
+    /// id alone (its path is inside its sandbox, and changes with its updates), anything else by its
+    /// path, and never the one for the other.
+    public func covers(_ caller: Program) -> Bool {
+        if let flatpakID { return caller.flatpakID == flatpakID }
+        return caller.flatpakID == nil && caller.path == path
+    }
+
     enum CodingKeys: String, CodingKey {
         case path
         case flatpakID = "flatpak_id"

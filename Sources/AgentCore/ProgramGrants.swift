@@ -66,9 +66,12 @@ public final class ProgramGrants: Sendable {
     public var problem: String? { damage.withLock { $0 } }
 
     public func decision(for caller: Caller, provider: String) -> Decision {
-        guard let grant = current().first(where: { $0.program == caller.program && $0.provider == provider }) else { return .unknown }
-        // Allowed by path alone: the person said so for whatever file is there.
-        guard let allowedFile = grant.file else { return .allowed }
+        guard let grant = current().first(where: { $0.program.covers(caller.program) && $0.provider == provider }) else {
+            return .unknown
+        }
+        // Allowed by name alone (`latchkey agent allow`): the person said so for whatever file is there.
+        // A Flatpak app is its app id, whichever of its updates runs.
+        guard let allowedFile = grant.file, caller.program.flatpakID == nil else { return .allowed }
         return caller.file == allowedFile ? .allowed : .changed
     }
 
@@ -90,10 +93,10 @@ public final class ProgramGrants: Sendable {
     /// The program got a token now. Best-effort and cheap: written without syncing, at most once a second per grant.
     public func used(_ program: Program, provider: String, now: Date = Date()) {
         let seconds = now.timeIntervalSince1970
-        let stale = current().contains { $0.program == program && $0.provider == provider && ($0.lastUsed ?? 0) < seconds - 1 }
+        let stale = current().contains { $0.program.covers(program) && $0.provider == provider && ($0.lastUsed ?? 0) < seconds - 1 }
         guard stale else { return }
         try? change(durable: false) { grants in
-            for index in grants.indices where grants[index].program == program && grants[index].provider == provider {
+            for index in grants.indices where grants[index].program.covers(program) && grants[index].provider == provider {
                 grants[index].lastUsed = seconds
             }
         }
@@ -114,17 +117,23 @@ public final class ProgramGrants: Sendable {
         return grants
     }
 
-    private func read() -> [ProgramGrant] {
+    /// The grants in the file. A file that cannot be read allows nothing (never a crash, never
+    /// something the person did not allow) and is said; under the lock (`setAside`) it is moved
+    /// aside, under a name of its own each time so that an earlier one is kept, before the list is
+    /// written anew.
+    private func read(setAside: Bool = false) -> [ProgramGrant] {
         guard let data = PrivateFile.ownContents(file, in: file.deletingLastPathComponent()) else { return [] }
         do {
             return try JSONDecoder().decode(Document.self, from: data).allowed
         } catch {
-            // Never a crash, and nothing allowed that the person did not allow: the file is set aside and said.
-            let aside = file.path + ".damaged"
-            rename(file.path, aside)
+            var whereItIs = "it is kept aside when the list is next written"
+            if setAside {
+                let aside = file.path + ".damaged-\(Int(Date().timeIntervalSince1970))"
+                rename(file.path, aside)
+                whereItIs = "it was set aside as \(aside)"
+            }
             damage.withLock {
-                $0 =
-                    "The list of allowed programs (\(file.path)) could not be read; it was set aside as \(aside), and each program is asked again."
+                $0 = "The list of allowed programs (\(file.path)) could not be read; \(whereItIs), and each program is asked again."
             }
             return []
         }
@@ -137,8 +146,14 @@ public final class ProgramGrants: Sendable {
         let lock = open(file.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lock >= 0 else { throw OAuthError.storage(PrivateFileError(path: file.path + ".lock", code: errno).sentence()) }
         defer { close(lock) }
-        flock(lock, LOCK_EX)
-        var grants = read()
+        // Polled, for at most two seconds: a program holding the lock must not stop the agent.
+        var tries = 0
+        while flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            tries += 1
+            guard tries < 200 else { throw OAuthError.storage("another program holds \(file.path).lock; try again in a moment.") }
+            usleep(10_000)
+        }
+        var grants = read(setAside: true)
         edit(&grants)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -152,7 +167,7 @@ public final class ProgramGrants: Sendable {
 }
 
 /// What `stat` says of a file that changes whenever it is replaced or written.
-struct FileStamp: Equatable, Sendable {
+struct FileStamp: Hashable, Sendable {
     let device: UInt64
     let inode: UInt64
     let size: Int64

@@ -5,74 +5,137 @@ import Logging
 /// always (kept in `ProgramGrants`) or this once (asked through `ConsentAsker`).
 /// Every way in — the socket, D-Bus — hands its caller and request here.
 ///
-/// Requests from one program for one provider that arrive while the person is
-/// being asked wait for that one answer rather than open a dialog each.
+/// One question per program and provider at a time: a request from the process
+/// being asked about shares its answer; another process of the same program waits
+/// for that answer, then is decided afresh (allowed always by then, or asked in turn).
+/// Nobody answering within `consentTimeout` is a no.
 public actor TokenAgent {
     private let broker: TokenBroker
     public nonisolated let grants: ProgramGrants
     private let asker: any ConsentAsker
     private let logger: Logger
-    private var asking: [QuestionKey: Task<ConsentAnswer?, Never>] = [:]
+    private let consentTimeout: Duration
+    private var asking: [QuestionKey: (number: Int, asker: Caller.ProcessKey, answer: Task<Asked, Never>)] = [:]
+    private var questions = 0
+
+    /// How a question ended.
+    private enum Asked: Sendable, Equatable {
+        case answered(ConsentAnswer)
+        case nobodyToAsk
+        case noAnswerInTime
+    }
 
     private struct QuestionKey: Hashable {
         let program: Program
-        let file: ExecutableFile?
         let provider: String
     }
 
-    public init(broker: TokenBroker, grants: ProgramGrants, asker: any ConsentAsker, logger: Logger) {
+    public init(
+        broker: TokenBroker, grants: ProgramGrants, asker: any ConsentAsker, logger: Logger, consentTimeout: Duration = .seconds(120)
+    ) {
         self.broker = broker
         self.grants = grants
         self.asker = asker
         self.logger = logger
+        self.consentTimeout = consentTimeout
     }
 
-    /// A token for `caller`, if the person allows it.
-    public func answer(_ request: AgentRequest, from caller: Caller) async -> Result<AgentToken, AgentRefusal> {
+    /// A token for `caller`, if the person allows it. `stillTheSame` is asked before the token is
+    /// handed over: the process may have ended, or exec'd another program, while the person was asked.
+    public func answer(
+        _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () -> Bool = { true }
+    ) async -> Result<AgentToken, AgentRefusal> {
         let provider: (id: String, name: String)
         do { provider = try await broker.provider(for: request.target) } catch { return .failure(error) }
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
-        switch grants.decision(for: caller, provider: provider.id) {
-        case .allowed:
-            break
-        case let decision:
-            let question = ConsentQuestion(
-                caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
-                applicationHint: request.applicationHint, changed: decision == .changed)
-            switch await ask(question) {
-            case nil:
-                logger.notice("No display to ask on; the program was refused", metadata: metadata)
-                return .failure(AgentRefusal(.denied, ConsentSentence.nobodyToAsk(question)))
-            case .deny?:
-                logger.notice("The person refused the program", metadata: metadata)
-                return .failure(AgentRefusal(.denied, ConsentSentence.denied(question)))
-            case .alwaysAllow?:
-                do {
-                    try grants.allow(caller.program, file: caller.file, provider: provider.id, scopes: request.scopes)
-                } catch {
-                    // Allowed all the same, this once: the person said yes.
-                    logger.warning("The program is allowed this once: \(error)", metadata: metadata)
-                }
-            case .allowOnce?:
-                break
-            }
-        }
+        if let refusal = await consent(request, caller, provider, metadata) { return .failure(refusal) }
         let answer = await broker.token(for: request)
-        if case .success = answer {
-            grants.used(caller.program, provider: provider.id)
-            logger.info("Token given", metadata: metadata)
+        guard case .success = answer else { return answer }
+        guard stillTheSame() else {
+            logger.notice("The program changed while it waited; no token given", metadata: metadata)
+            return .failure(
+                AgentRefusal(.denied, "The program that asked ended or became another program while it waited; it gets no token."))
         }
+        grants.used(caller.program, provider: provider.id)
+        logger.info("Token given", metadata: metadata)
         return answer
     }
 
-    private func ask(_ question: ConsentQuestion) async -> ConsentAnswer? {
-        let key = QuestionKey(program: question.caller.program, file: question.caller.file, provider: question.providerID)
-        if let pending = asking[key] { return await pending.value }
-        let asker = self.asker
-        let pending = Task { await asker.ask(question) }
-        asking[key] = pending
-        let answer = await pending.value
-        asking[key] = nil
-        return answer
+    /// Nil once the person allowed it (or had always allowed it); else why not.
+    private func consent(_ request: AgentRequest, _ caller: Caller, _ provider: (id: String, name: String), _ metadata: Logger.Metadata)
+        async -> AgentRefusal?
+    {
+        let key = QuestionKey(program: caller.program, provider: provider.id)
+        while true {
+            let decision = grants.decision(for: caller, provider: provider.id)
+            if decision == .allowed { return nil }
+            if let pending = asking[key] {
+                let shared = await pending.answer.value
+                // Answered: no longer pending, whoever resumes first.
+                if asking[key]?.number == pending.number { asking[key] = nil }
+                // The process that was asked about: its answer. Another: decided afresh.
+                guard pending.asker == (caller.asker ?? caller.key) else { continue }
+                return refusal(for: shared, caller, provider, request, metadata)
+            }
+            let question = ConsentQuestion(
+                caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
+                applicationHint: request.applicationHint, changed: decision == .changed)
+            // "Always allow" is kept before the answer is known to anyone waiting: they find it in the list.
+            let (grants, logger) = (self.grants, self.logger)
+            let pending = Task {
+                let asked = await ask(question)
+                if asked == .answered(.alwaysAllow), !caller.runsOthers {
+                    do {
+                        try grants.allow(caller.program, file: caller.file, provider: provider.id, scopes: request.scopes)
+                    } catch {
+                        // Allowed all the same, this once: the person said yes.
+                        logger.warning("The program is allowed this once: \(error)", metadata: metadata)
+                    }
+                }
+                return asked
+            }
+            questions += 1
+            let number = questions
+            asking[key] = (number, caller.asker ?? caller.key, pending)
+            let answer = await pending.value
+            if asking[key]?.number == number { asking[key] = nil }
+            return refusal(for: answer, caller, provider, request, metadata)
+        }
+    }
+
+    private func refusal(
+        for asked: Asked, _ caller: Caller, _ provider: (id: String, name: String), _ request: AgentRequest, _ metadata: Logger.Metadata
+    ) -> AgentRefusal? {
+        let question = ConsentQuestion(
+            caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
+            applicationHint: request.applicationHint, changed: false)
+        switch asked {
+        case .answered(.allowOnce), .answered(.alwaysAllow): return nil
+        case .answered(.deny):
+            logger.notice("The person refused the program", metadata: metadata)
+            return AgentRefusal(.denied, ConsentSentence.denied(question))
+        case .nobodyToAsk:
+            logger.notice("No display to ask on; the program was refused", metadata: metadata)
+            return AgentRefusal(.denied, ConsentSentence.nobodyToAsk(question))
+        case .noAnswerInTime:
+            logger.notice("Nobody answered in time; the program was refused", metadata: metadata)
+            return AgentRefusal(.denied, ConsentSentence.noAnswer(question, after: consentTimeout))
+        }
+    }
+
+    /// The person's answer, or why there is none: nobody to ask, or nobody answering in time (the
+    /// question is then taken back: the asker's task is cancelled, and closes its dialog).
+    private func ask(_ question: ConsentQuestion) async -> Asked {
+        let (asker, timeout) = (self.asker, consentTimeout)
+        return await withTaskGroup(of: Asked?.self) { group in
+            group.addTask { await asker.ask(question).map(Asked.answered) ?? .nobodyToAsk }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return Task.isCancelled ? nil : .noAnswerInTime
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .noAnswerInTime
+        }
     }
 }

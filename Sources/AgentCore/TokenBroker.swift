@@ -19,9 +19,10 @@ public actor TokenBroker {
     private let zeroConfiguration: ZeroConfiguration?
     private let configure: Configure
     private var providers: [String: Provider] = [:]
-    /// The user's provider directory as it was when `providers` were made: any change there (a file
-    /// added, replaced, removed) makes them anew.
-    private var providerFiles: FileStamp?
+    /// The person's provider files as they were when `providers` were last checked.
+    private var providerFiles: [String: FileStamp] = [:]
+    /// Providers whose files may have changed since they were made: checked at their next use.
+    private var stale: Set<String> = []
 
     public init(
         catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountRecords?,
@@ -108,22 +109,38 @@ public actor TokenBroker {
     }
 
     private func provider(_ target: AgentRequest.Target) async throws(AgentRefusal) -> Provider {
-        let stamp = FileStamp(of: catalog.userConfigDirectory.path)
+        // A provider file added, replaced or removed: each provider's configuration is made again at
+        // its next use, and its session kept when the configuration is the same (a session may hold
+        // a renewed token its store did not take).
+        let stamp = Self.providerFilesStamp(catalog.userConfigDirectory)
         if stamp != providerFiles {
-            providers = [:]
+            stale = Set(providers.keys)
             providerFiles = stamp
         }
         let id = try await self.id(of: target)
-        if let provider = providers[id] { return provider }
+        if let provider = providers[id], !stale.contains(id) { return provider }
         let configuration: ProviderConfiguration
         do {
             configuration = try await configure(id)
         } catch {
             throw AgentRefusal(.invalid, "\(error)")
         }
+        stale.remove(id)
+        if let kept = providers[id], kept.configuration == configuration { return kept }
         let provider = Provider(configuration: configuration, store: store, network: network, accounts: accounts)
         providers[id] = provider
         return provider
+    }
+
+    /// What the person's provider files (`*.json`) are now: names, and each one's `stat`. Nothing
+    /// else in the directory (the allowed programs beside them) counts.
+    static func providerFilesStamp(_ directory: URL) -> [String: FileStamp] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var stamp: [String: FileStamp] = [:]
+        for name in names where name.hasSuffix(".json") {
+            stamp[name] = FileStamp(of: directory.appendingPathComponent(name).path)
+        }
+        return stamp
     }
 
     private func id(of target: AgentRequest.Target) async throws(AgentRefusal) -> String {
@@ -145,12 +162,16 @@ public actor TokenBroker {
                 .invalid,
                 "No provider of yours has the issuer \(Redaction.printable(String(issuer.prefix(256)))); `latchkey status` lists them.")
         case .resource(let url):
+            // Nothing is asked of any server before the person has said yes: a resource is served once
+            // it has a provider, which a sign-in of the person's own made.
             guard let zeroConfiguration else { throw AgentRefusal(.invalid, "Tokens for resources are not offered here.") }
-            do {
-                return try await zeroConfiguration.configuration(for: url, checkRegistration: false).configuration.id
-            } catch {
-                throw AgentRefusal(.failed, "\(error)")
+            let saved: String?
+            do { saved = try zeroConfiguration.savedProvider(for: url) } catch { throw AgentRefusal(.invalid, "\(error)") }
+            guard let saved else {
+                let shown = Redaction.printable(String(url.absoluteString.prefix(256)))
+                throw AgentRefusal(.signedOut, "You have not signed in for \(shown) yet. Sign in once: latchkey token --resource \(shown)")
             }
+            return saved
         }
     }
 

@@ -41,4 +41,38 @@ public enum SessionBus {
         if let error { g_error_free(error) }
         return reply
     }
+
+    /// The session bus connection this process shares (GLib's), or GLib's reason there is none.
+    /// The process ends when the bus goes away (GLib's default for it): a service ends with its session.
+    public static func shared() -> Result<OpaquePointer, GLibError> {
+        var error: UnsafeMutablePointer<GError>?
+        guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else { return .failure(GLibError(error)) }
+        return .success(bus)
+    }
+
+    /// How asking for a well-known name went.
+    public enum NameRequest: Sendable, Equatable {
+        case owned
+        /// Another process holds it (and the request was not queued).
+        case taken
+        case failed(String)
+    }
+
+    /// Asks the bus for `name` once, not queued (RequestName with DO_NOT_QUEUE). Made after the
+    /// objects are exported: a client the bus started this process for calls them the moment the
+    /// name is ours.
+    public static func requestName(_ name: String, on connection: OpaquePointer) -> NameRequest {
+        var error: UnsafeMutablePointer<GError>?
+        let reply = g_dbus_connection_call_sync(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+            DBusValue.tuple([.string(name), .uint32(4)]).makeVariant(), nil, G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error)
+        guard let reply else { return .failed(GLibError(error).description) }
+        defer { g_variant_unref(reply) }
+        // 1: the primary owner now; 4: already it. 3: someone else is.
+        switch DBusValue(reading: reply).children.first?.integer {
+        case 1, 4: return .owned
+        case 3: return .taken
+        case let code: return .failed("the bus answered \(code.map(String.init) ?? "nothing")")
+        }
+    }
 }

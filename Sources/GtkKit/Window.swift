@@ -49,6 +49,9 @@ open class Window: Widget {
         gtk_window_set_position(window, GTK_WIN_POS_CENTER_ON_PARENT)
     }
 
+    /// Fixed at its content's natural size: a question whose wrapped lines would otherwise leave space below.
+    public func setResizable(_ resizable: Bool) { gtk_window_set_resizable(window, resizable ? 1 : 0) }
+
     /// Above other windows: a question from a program with no window of its own.
     public func keepAbove() { gtk_window_set_keep_above(window, 1) }
 

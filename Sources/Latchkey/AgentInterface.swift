@@ -1,5 +1,6 @@
 import AgentCore
 import FoundationEssentials
+import Glibc
 import GtkKit
 import LatchkeyCore
 import Logging
@@ -63,12 +64,23 @@ struct AgentInterface: Sendable {
 
     private func answer(_ call: DBusMethodCall) async {
         let arguments = call.arguments
+        // Who calls, as the bus vouches: this user's programs only, and (but for tokens, where the
+        // person is asked) none from a Flatpak sandbox, whose app may not learn or change what the
+        // person signed in to.
+        let caller: Caller
+        switch await identify(call) {
+        case .success(let identified): caller = identified
+        case .failure(let refusal): return fail(call, refusal)
+        }
+        if caller.program.flatpakID != nil, !["GetToken", "GetTokenForResource"].contains(call.method) {
+            return fail(call, AgentRefusal(.denied, "A Flatpak app may ask for tokens, and for nothing else here."))
+        }
         switch call.method {
         case "ListProviders":
             let rows = await providers.list()
             call.reply([.array(elementType: "(sss)", rows.map { .tuple([.string($0.id), .string($0.name), .string($0.state)]) })])
         case "GetToken", "GetTokenForResource":
-            await token(call)
+            await token(call, from: caller)
         case "SignIn":
             let id = arguments.first?.string ?? ""
             switch await providers.signIn(id) {
@@ -96,24 +108,38 @@ struct AgentInterface: Sendable {
                     })
             ])
         case "ForgetProgram":
-            let (name, provider) = (arguments.first?.string ?? "", arguments.dropFirst().first?.string ?? "")
-            guard
-                let grant = agent.grants.all.first(where: {
-                    ($0.program.path == name || $0.program.flatpakID == name) && $0.provider == provider
-                })
-            else { return fail(call, AgentRefusal(.invalid, "No program \(name) is allowed for \(provider).")) }
-            do {
-                try agent.grants.forget(grant.program, provider: provider)
-                call.reply([])
-            } catch {
-                fail(call, AgentRefusal(.failed, "\(error)"))
-            }
+            forget(call)
         default:
             call.fail("org.freedesktop.DBus.Error.UnknownMethod", "No method \(call.method).")
         }
     }
 
-    private func token(_ call: DBusMethodCall) async {
+    /// ForgetProgram(program, provider): the program (its path, or a Flatpak app id) is asked again.
+    private func forget(_ call: DBusMethodCall) {
+        let (name, provider) = (call.arguments.first?.string ?? "", call.arguments.dropFirst().first?.string ?? "")
+        guard
+            let grant = agent.grants.all.first(where: {
+                ($0.program.path == name || $0.program.flatpakID == name) && $0.provider == provider
+            })
+        else { return fail(call, AgentRefusal(.invalid, "No program \(name) is allowed for \(provider).")) }
+        do {
+            try agent.grants.forget(grant.program, provider: provider)
+            call.reply([])
+        } catch {
+            fail(call, AgentRefusal(.failed, "\(error)"))
+        }
+    }
+
+    /// The caller, from the bus's credentials: refused unless it is this user's, and known for sure.
+    private func identify(_ call: DBusMethodCall) async -> Result<Caller, AgentRefusal> {
+        guard let credentials = await BlockingWork.run({ DBusPeer.credentials(of: call.sender, on: call.connection) }) else {
+            return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
+        }
+        guard credentials.uid == getuid() else { return .failure(AgentRefusal(.denied, "Latchkey's agent serves its own user only.")) }
+        return Caller.identify(pid: credentials.pid, uid: credentials.uid)
+    }
+
+    private func token(_ call: DBusMethodCall, from caller: Caller) async {
         let arguments = call.arguments
         let name = arguments.first?.string ?? ""
         let options = arguments.dropFirst().first ?? .array(elementType: "{sv}", [])
@@ -135,10 +161,7 @@ struct AgentInterface: Sendable {
             }
             request.minimumValidity = Int(seconds)
         }
-        guard let credentials = await BlockingWork.run({ DBusPeer.credentials(of: call.sender, on: call.connection) }),
-            let caller = Caller.of(pid: credentials.pid, uid: credentials.uid)
-        else { return fail(call, AgentRefusal(.failed, "The program that asked could not be identified.")) }
-        switch await agent.answer(request, from: caller) {
+        switch await agent.answer(request, from: caller, stillTheSame: { caller.isStillTheSame() }) {
         case .success(let token):
             call.reply([
                 .string(token.accessToken), .string(token.tokenType), .int64(Int64(token.expiresAt?.timeIntervalSince1970 ?? 0)),

@@ -11,6 +11,10 @@ import OAuthCore
 /// The agent as a process of the session: the bus name `io.github.latchkey.Agent`
 /// (so D-Bus starts it on first use, and a second one yields), its D-Bus object,
 /// and the oidc-agent socket. GTK is opened only for a question or a sign-in.
+///
+/// The object is exported before the name is asked for: the bus holds a client's
+/// call that started the agent until the name is owned, and the object must be
+/// there to answer it.
 @MainActor
 final class AgentService {
     nonisolated static let busName = "io.github.latchkey.Agent"
@@ -22,7 +26,6 @@ final class AgentService {
     private let providers: AgentProviders
     private let socket: AgentSocket?
     private let logger: Logger
-    private let application = ServiceApplication(id: busName)
     private var export: DBusExport?
     private var signals: [any DispatchSourceSignal] = []
 
@@ -32,11 +35,11 @@ final class AgentService {
         self.providers = providers
         self.logger = logger
         socket = socketPath.map { path in
-            AgentSocket(path: path, logger: logger) { [agent] peer, request in
-                guard let caller = Caller.of(pid: peer.pid, uid: peer.uid) else {
-                    return .failure(AgentRefusal(.failed, "The program that asked ended before it could be looked at."))
+            AgentSocket(path: path, logger: logger) { [agent] connection, request in
+                switch connection.caller {
+                case .failure(let refusal): return .failure(refusal)
+                case .success(let caller): return await agent.answer(request, from: caller, stillTheSame: { caller.isStillTheSame() })
                 }
-                return await agent.answer(request, from: caller)
             }
         }
     }
@@ -45,15 +48,29 @@ final class AgentService {
     func run() -> Int32 {
         // Its own name on the desktop (window lists, the accessibility bus): not the window's.
         Application.setName("Latchkey agent", programName: "latchkey-agent")
-        var onBus = true
-        do {
-            try application.register()
-        } catch .running {
-            Descriptor.standardError.write("latchkey: Latchkey's agent already runs in this session; this one leaves it be.\n")
-            return 0
-        } catch {
-            logger.warning("No session bus (\(error)): serving the socket only")
-            onBus = false
+        var bus: OpaquePointer?
+        switch SessionBus.shared() {
+        case .success(let connection): bus = connection
+        case .failure(let error): logger.warning("No session bus (\(error)): serving the socket only")
+        }
+        if let bus {
+            do {
+                export = try DBusExport(
+                    connection: bus, path: Self.objectPath, interfaceXML: AgentInterface.xml,
+                    handler: AgentInterface(agent: agent, broker: broker, providers: providers, logger: logger).handle)
+            } catch {
+                logger.error("The D-Bus object could not be exported: \(error)")
+            }
+            switch SessionBus.requestName(Self.busName, on: bus) {
+            case .owned: break
+            case .taken:
+                Descriptor.standardError.write("latchkey: Latchkey's agent already runs in this session; this one leaves it be.\n")
+                return 0
+            case .failed(let reason):
+                logger.warning("The bus name \(Self.busName) could not be had (\(reason)): serving the socket only")
+                export?.unregister()
+                export = nil
+            }
         }
         do {
             try socket?.start()
@@ -62,19 +79,9 @@ final class AgentService {
             return 0
         }
         if socket == nil { logger.warning("No XDG_RUNTIME_DIR: the oidc-agent socket is off; D-Bus only") }
-        if onBus, let connection = application.connection {
-            do {
-                export = try DBusExport(
-                    connection: connection, path: Self.objectPath, interfaceXML: AgentInterface.xml,
-                    handler: AgentInterface(agent: agent, broker: broker, providers: providers, logger: logger).handle)
-            } catch {
-                logger.error("The D-Bus object could not be exported: \(error)")
-            }
-        }
         stopOnSignals()
-        application.hold()
-        logger.info("Agent ready", metadata: ["bus": "\(onBus ? Self.busName : "none")", "socket": "\(socket?.path ?? "none")"])
-        let status = onBus ? application.run() : MainLoop.runPlain()
+        logger.info("Agent ready", metadata: ["bus": "\(export == nil ? "none" : Self.busName)", "socket": "\(socket?.path ?? "none")"])
+        let status = MainLoop.runPlain()
         socket?.stop()
         return status
     }

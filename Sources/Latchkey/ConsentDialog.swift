@@ -24,13 +24,18 @@ final class ConsentDialog {
         window.setDefaultSize(width: 520, height: -1)
         window.center()
         window.keepAbove()
+        window.setResizable(false)
 
-        let program = question.caller.program
+        let name = Redaction.printable(question.caller.program.name)
+        let provider = Redaction.printable(question.providerName)
         let headline = Label("", wrap: true)
-        headline.setMarkup(
-            "<b>\(Label.escape(program.name))</b> asks for a token of your <b>\(Label.escape(question.providerName))</b> sign-in.")
+        headline.setMarkup("<b>\(Label.escape(name))</b> asks for a token of your <b>\(Label.escape(provider))</b> sign-in.")
         headline.setMaximumWidth(characters: 60)
-        headline.setAccessible(name: "\(program.name) asks for a token of your \(question.providerName) sign-in.")
+        headline.setAccessible(name: "\(name) asks for a token of your \(provider) sign-in.")
+        // What allowing it means: what runs it gets the token too, and what runs others is asked each time.
+        let note = Label(Self.note(question), wrap: true)
+        note.addStyleClass("dim-label")
+        note.setMaximumWidth(characters: 60)
 
         let grid = Grid(rowSpacing: 6, columnSpacing: 12)
         var row: Int32 = 0
@@ -51,7 +56,7 @@ final class ConsentDialog {
         always.addStyleClass("suggested-action")
         let buttons = Box(vertical: false, spacing: 8)
         buttons.setAlignment(horizontal: .end)
-        for button in [deny, once, always] { buttons.append(button) }
+        for button in [deny, once] + (question.offersAlways ? [always] : []) { buttons.append(button) }
 
         let content = Box(vertical: true, spacing: 16)
         content.setMargins(18)
@@ -63,6 +68,7 @@ final class ConsentDialog {
             content.append(changed)
         }
         content.append(grid)
+        content.append(note)
         content.append(buttons)
         window.setChild(content)
 
@@ -79,6 +85,19 @@ final class ConsentDialog {
         deny.grabFocus()
     }
 
+    /// Under the particulars: what an answer gives away.
+    static func note(_ question: ConsentQuestion) -> String {
+        let name = Redaction.printable(question.caller.program.name)
+        if question.caller.program.flatpakID != nil {
+            return "A Flatpak app cannot read your keyring itself: this answer is what lets it have the token or not."
+        }
+        if !question.offersAlways {
+            return "\(name) runs other programs for anyone, so Latchkey asks each time rather than allow it always."
+        }
+        return "Any program that runs \(name) gets the token through it too. Programs of yours could also read your keyring "
+            + "directly: this question is a record and a check, as ssh-add -c is."
+    }
+
     /// What the person is told of the program, each line labelled.
     static func particulars(_ question: ConsentQuestion) -> [(String, String)] {
         let caller = question.caller
@@ -92,6 +111,9 @@ final class ConsentDialog {
         lines.append(("Scopes", question.scopes.isEmpty ? "whatever your sign-in allows" : question.scopes.joined(separator: " ")))
         return lines.map { ($0.0, Redaction.printable($0.1)) }
     }
+
+    /// Taken back: answered as Deny, and closed.
+    func dismiss() { finish(.deny) }
 
     private func finish(_ answer: ConsentAnswer) {
         guard let answered else { return }
@@ -112,16 +134,36 @@ final class ConsentDialogs: ConsentAsker {
 
     func ask(_ question: ConsentQuestion) async -> ConsentAnswer? {
         let environment = self.environment
-        return await withCheckedContinuation { continuation in
-            MainLoop.perform {
-                guard Display.open(environment: environment) else { return continuation.resume(returning: nil) }
-                var dialog: ConsentDialog?
-                dialog = ConsentDialog(question) { answer in
-                    continuation.resume(returning: answer)
-                    dialog = nil
+        let shown = Shown()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                MainLoop.perform {
+                    guard Display.open(environment: environment) else { return continuation.resume(returning: nil) }
+                    shown.show(question) { answer in continuation.resume(returning: answer) }
                 }
-                _ = dialog
             }
+        } onCancel: {
+            // Taken back (nobody answered in time): the dialog goes, and counts as Deny.
+            MainLoop.perform { shown.withdraw() }
+        }
+    }
+
+    /// The one dialog of one question, kept until it is answered or taken back (on GTK's thread).
+    private final class Shown: @unchecked Sendable {
+        private var dialog: ConsentDialog?
+        private var withdrawn = false
+
+        @MainActor func show(_ question: ConsentQuestion, answer: @escaping (ConsentAnswer) -> Void) {
+            guard !withdrawn else { return answer(.deny) }
+            dialog = ConsentDialog(question) { [weak self] given in
+                answer(given)
+                self?.dialog = nil
+            }
+        }
+
+        @MainActor func withdraw() {
+            withdrawn = true
+            dialog?.dismiss()
         }
     }
 }

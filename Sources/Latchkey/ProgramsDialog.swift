@@ -28,6 +28,7 @@ final class ProgramsDialog {
         self.providerNames = providerNames
         dialog = Dialog(title: "Allowed programs", over: parent)
         dialog.setDefaultSize(width: 560, height: -1)
+        dialog.setResizable(false)
         dialog.setIcon(name: LatchkeyApp.id)
         let intro = Label(
             "These programs get your tokens from Latchkey's agent without asking. Revoke one, and it is asked again next time.",

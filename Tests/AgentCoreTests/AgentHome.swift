@@ -67,14 +67,31 @@ final class ScriptedPerson: ConsentAsker, @unchecked Sendable {
 
     func release() { gate.signal() }
 
+    private var _withdrawn = false
+    /// The agent took its question back (cancelled the asking task).
+    var withdrawn: Bool { lock.withLock { _withdrawn } }
+
     func ask(_ question: ConsentQuestion) async -> ConsentAnswer? {
         lock.withLock { _questions.append(question) }
-        if holds { await BlockingWork.run { [gate] in gate.wait() } }
-        return answer
+        if holds {
+            await withTaskCancellationHandler {
+                await BlockingWork.run { [gate] in gate.wait() }
+            } onCancel: { [self] in
+                lock.withLock { _withdrawn = true }
+                gate.signal()
+            }
+        }
+        return Task.isCancelled ? .deny : answer
     }
 }
 
 extension Caller {
     /// This test process, as the agent sees a caller.
-    static var thisProcess: Caller { Caller.of(pid: getpid(), uid: getuid(), own: nil)! }
+    static var thisProcess: Caller { Caller.of(pid: getpid(), uid: getuid(), own: .none)! }
+
+    /// Another process of this test's program (another pid), as a second copy of one program would ask.
+    static var anotherOfThisProgram: Caller {
+        let me = thisProcess
+        return Caller(pid: me.pid + 1_000_000, uid: me.uid, program: me.program, file: me.file, commandLine: me.commandLine, started: 1)
+    }
 }

@@ -25,8 +25,8 @@ final class Seen: @unchecked Sendable {
 
     /// A socket whose handler answers `the-token` for github and refuses anything else, and notes each request.
     func serve(_ seen: Seen) throws -> AgentSocket {
-        let socket = AgentSocket(path: path, logger: Logger(label: "test")) { peer, request in
-            seen.add(peer, request)
+        let socket = AgentSocket(path: path, logger: Logger(label: "test")) { connection, request in
+            seen.add(connection.peer, request)
             return request.target == .provider("github") ? .success(Self.token) : .failure(AgentRefusal(.denied, "Not this one."))
         }
         try socket.start()

@@ -26,31 +26,36 @@ import Testing
     @Test func aProgramIsItsExecutableAndItsCommandLine() throws {
         let sleep = try spawnSleep()
         defer { sleep.kill() }
-        let caller = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: nil))
+        let caller = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: .none))
         let real = URL(fileURLWithPath: "/bin/sleep").resolvingSymlinksInPath().path
         #expect(caller.program == Program(path: real))
         #expect(caller.commandLine == ["/bin/sleep", "30"])
         let (device, inode) = stamp(real)
-        #expect(caller.file?.device == device && caller.file?.inode == inode)
-        #expect(caller.through == nil)
+        #expect(caller.file.device == device && caller.file.inode == inode)
+        #expect(caller.through == nil && caller.asker == nil)
+        #expect(caller.isStillTheSame())
     }
 
     @Test func latchkeysOwnCommandAsksForTheProgramThatRanIt() throws {
         let sleep = try spawnSleep()
         defer { sleep.kill() }
         // Were sleep Latchkey's own executable, the caller is the program that started it: this test.
-        let own = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: nil)?.file)
-        let caller = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: own))
+        let file = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: .none)?.file)
+        let caller = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: OwnExecutable(file: file, path: nil)))
         #expect(caller.pid == getpid())
         #expect(caller.program.path == URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path)
         #expect(caller.through == "sleep 30", "\(caller)")
+        #expect(caller.asker?.pid == sleep.processIdentifier)
+        #expect(caller.isStillTheSame())
+        sleep.kill()
+        #expect(!caller.isStillTheSame(), "the command that asked is gone: no token for it")
     }
 
     @Test func aProcessThatIsGoneIsNobody() throws {
         let sleep = try spawnSleep()
         let pid = sleep.processIdentifier
         sleep.kill()
-        #expect(Caller.of(pid: pid, uid: getuid(), own: nil) == nil)
+        #expect(Caller.of(pid: pid, uid: getuid(), own: .none) == nil)
     }
 
     @Test func aFlatpakAppIsItsAppID() throws {
@@ -64,9 +69,37 @@ import Testing
             to: proc.appendingPathComponent("stat"))
         try Data("notes\0--sync\0".utf8).write(to: proc.appendingPathComponent("cmdline"))
         try FileManager.default.createSymbolicLink(atPath: proc.appendingPathComponent("exe").path, withDestinationPath: "/bin/sh")
-        let caller = try #require(Caller.of(pid: 4242, uid: getuid(), own: nil, proc: root.appendingPathComponent("proc").path))
+        let caller = try #require(Caller.of(pid: 4242, uid: getuid(), own: .none, proc: root.appendingPathComponent("proc").path))
         #expect(caller.program == Program(path: "/bin/sh", flatpakID: "org.example.Notes"))
         #expect(caller.program.name == "org.example.Notes")
         #expect(caller.commandLine == ["notes", "--sync"])
+        #expect(!caller.runsOthers, "a Flatpak app is its app id, whatever runs inside")
+    }
+
+    /// A program in a mount namespace of its own that is not Flatpak's (a container, `unshare`):
+    /// which program it is cannot be told from here, so it gets no token.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root to unshare"))
+    func aProgramInAnotherSandboxIsRefused() throws {
+        let contained = try Spawned("/usr/bin/unshare", ["--mount", "/bin/sleep", "30"])
+        defer { contained.kill() }
+        let deadline = Date().addingTimeInterval(10)
+        var result = Caller.identify(pid: contained.processIdentifier, uid: getuid(), own: .none)
+        // unshare execs sleep once its namespace is made.
+        while (try? result.get())?.program.path.hasSuffix("unshare") == true || (try? result.get()) != nil, Date() < deadline {
+            usleep(10_000)
+            result = Caller.identify(pid: contained.processIdentifier, uid: getuid(), own: .none)
+        }
+        guard case .failure(let refusal) = result else { return #expect(Bool(false), "identified: \(result)") }
+        #expect(refusal.sentence.contains("runs in a sandbox of its own that is not Flatpak's"))
+    }
+
+    @Test func shellsAndInterpretersRunOthers() throws {
+        let file = ExecutableFile(device: 1, inode: 1, size: 1, modified: 1)
+        for path in ["/bin/bash", "/usr/bin/python3.11", "/usr/bin/env", "/usr/lib/systemd/systemd", "/usr/bin/latchkey"] {
+            #expect(Caller(pid: 1, uid: 0, program: Program(path: path), file: file, commandLine: []).runsOthers, "\(path)")
+        }
+        for path in ["/usr/bin/oidc-token", "/usr/bin/git", "/usr/bin/kubectl"] {
+            #expect(!Caller(pid: 1, uid: 0, program: Program(path: path), file: file, commandLine: []).runsOthers, "\(path)")
+        }
     }
 }

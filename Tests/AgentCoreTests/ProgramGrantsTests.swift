@@ -7,8 +7,8 @@ import Testing
     var file: URL { directory.appendingPathComponent("config/allowed-programs") }
     let git = ExecutableFile(device: 1, inode: 42, size: 4096, modified: 1_700_000_000)
 
-    func caller(_ path: String = "/usr/bin/git", file: ExecutableFile?) -> Caller {
-        Caller(pid: 1, uid: getuid(), program: Program(path: path), file: file, commandLine: [path])
+    func caller(_ path: String = "/usr/bin/git", file: ExecutableFile, flatpak: String? = nil) -> Caller {
+        Caller(pid: 1, uid: getuid(), program: Program(path: path, flatpakID: flatpak), file: file, commandLine: [path])
     }
 
     @Test func aProgramIsAskedUntilAlwaysAllowedAndAgainOnceForgotten() throws {
@@ -28,8 +28,23 @@ import Testing
         var upgraded = git
         upgraded.inode = 43
         #expect(grants.decision(for: caller(file: upgraded), provider: "github") == .changed)
-        #expect(
-            grants.decision(for: caller(file: nil), provider: "github") == .changed, "a file that could not be read is not the one allowed")
+    }
+
+    @Test func aFlatpakAppIsAllowedByItsAppIDAndNeverByAPath() throws {
+        let grants = ProgramGrants(file: file)
+        // latchkey agent allow --flatpak org.example.Notes github: no path, no file.
+        try grants.allow(Program(path: "", flatpakID: "org.example.Notes"), file: nil, provider: "github", scopes: [])
+        #expect(grants.decision(for: caller("/app/bin/notes", file: git, flatpak: "org.example.Notes"), provider: "github") == .allowed)
+        #expect(grants.decision(for: caller("/app/bin/notes", file: git, flatpak: "org.example.Other"), provider: "github") == .unknown)
+        // A host program allowed by path does not cover a Flatpak app whose path inside its sandbox is the same.
+        try grants.allow(Program(path: "/usr/bin/python3"), file: nil, provider: "gitlab", scopes: [])
+        #expect(grants.decision(for: caller("/usr/bin/python3", file: git, flatpak: "org.example.Notes"), provider: "gitlab") == .unknown)
+        #expect(grants.decision(for: caller("/usr/bin/python3", file: git), provider: "gitlab") == .allowed)
+        // Allowed in the dialog, a Flatpak app stays allowed through its updates.
+        try grants.allow(Program(path: "/app/bin/notes", flatpakID: "org.example.Notes"), file: git, provider: "gitlab", scopes: [])
+        var updated = git
+        updated.inode += 1
+        #expect(grants.decision(for: caller("/app/bin/notes", file: updated, flatpak: "org.example.Notes"), provider: "gitlab") == .allowed)
     }
 
     @Test func theFileIsTheOwnersAloneAndAnotherInstanceSeesEachChange() throws {
@@ -61,9 +76,13 @@ import Testing
         chmod(file.deletingLastPathComponent().path, 0o700)
         let grants = ProgramGrants(file: file)
         #expect(grants.decision(for: caller(file: git), provider: "github") == .unknown)
-        #expect(grants.problem?.contains("could not be read; it was set aside as") == true)
-        #expect(FileManager.default.fileExists(atPath: file.path + ".damaged"))
+        #expect(grants.problem?.contains("could not be read; it is kept aside when the list is next written") == true)
         try grants.allow(Program(path: "/usr/bin/git"), file: git, provider: "github", scopes: [])
         #expect(grants.decision(for: caller(file: git), provider: "github") == .allowed, "and it works on")
+        #expect(grants.problem?.contains("could not be read; it was set aside as \(file.path).damaged-") == true)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path).filter {
+            $0.contains(".damaged-")
+        }
+        #expect(aside.count == 1, "the damaged bytes are kept")
     }
 }

@@ -8,8 +8,8 @@ import Testing
 /// The person's say, against a real sandbox: a program is asked about once, kept
 /// when always allowed, refused when denied or when nobody can be asked.
 @Suite struct TokenAgentTests {
-    func agent(_ home: AgentHome, _ person: ScriptedPerson) -> TokenAgent {
-        TokenAgent(broker: home.broker(), grants: home.grants, asker: person, logger: home.logger)
+    func agent(_ home: AgentHome, _ person: ScriptedPerson, timeout: Duration = .seconds(120)) -> TokenAgent {
+        TokenAgent(broker: home.broker(), grants: home.grants, asker: person, logger: home.logger, consentTimeout: timeout)
     }
 
     let request = AgentRequest(target: .provider("sandbox"), applicationHint: "a test")
@@ -104,5 +104,76 @@ import Testing
         let answer = await agent(home, person).answer(AgentRequest(target: .provider("nope")), from: .thisProcess)
         #expect(answer == .failure(AgentRefusal(.invalid, "There is no provider called “nope”; `latchkey status` lists them.")))
         #expect(person.questions.isEmpty)
+    }
+
+    @Test func aProgramThatRunsOthersIsNeverAllowedAlways() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let agent = agent(home, person)
+        let me = Caller.thisProcess
+        let shell = Caller(
+            pid: me.pid, uid: me.uid, program: Program(path: "/usr/bin/bash"), file: me.file, commandLine: ["bash"], started: me.started)
+        _ = try await agent.answer(request, from: shell).get()
+        _ = try await agent.answer(request, from: shell).get()
+        #expect(person.questions.count == 2 && person.questions.allSatisfy { !$0.offersAlways }, "asked each time, never offered Always")
+        #expect(home.grants.all.isEmpty)
+    }
+
+    @Test func aProgramThatBecameAnotherWhileItWaitedGetsNothing() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let answer = await agent(home, ScriptedPerson(answering: .allowOnce)).answer(request, from: .thisProcess, stillTheSame: { false })
+        #expect(
+            answer
+                == .failure(
+                    AgentRefusal(.denied, "The program that asked ended or became another program while it waited; it gets no token.")))
+    }
+
+    @Test func anotherProcessOfTheSameProgramWaitsThenIsAskedInTurn() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .allowOnce, holds: true)
+        let agent = agent(home, person)
+        async let first = agent.answer(request, from: .thisProcess)
+        while person.questions.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        async let second = agent.answer(request, from: .anotherOfThisProgram)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(person.questions.count == 1, "one question at a time per program and provider")
+        person.release()
+        while person.questions.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        person.release()
+        let answers = await [first, second]
+        #expect(answers.allSatisfy { (try? $0.get()) != nil })
+        #expect(
+            person.questions.map(\.caller.pid) == [Caller.thisProcess.pid, Caller.anotherOfThisProgram.pid],
+            "an Allow once is its own process's")
+    }
+
+    @Test func anAlwaysAllowServesTheOtherProcessesThatWaited() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow, holds: true)
+        let agent = agent(home, person)
+        async let first = agent.answer(request, from: .thisProcess)
+        while person.questions.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        async let second = agent.answer(request, from: .anotherOfThisProgram)
+        try await Task.sleep(for: .milliseconds(200))
+        person.release()
+        let answers = await [first, second]
+        #expect(answers.allSatisfy { (try? $0.get()) != nil })
+        #expect(person.questions.count == 1, "the program is allowed always: nobody is asked again")
+    }
+
+    @Test func nobodyAnsweringInTimeIsANoAndTheQuestionIsTakenBack() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow, holds: true)
+        let answer = await agent(home, person, timeout: .milliseconds(300)).answer(request, from: .thisProcess)
+        guard case .failure(let refusal) = answer else { return #expect(Bool(false), "a token with no answer") }
+        #expect(refusal.kind == .denied && refusal.sentence.contains("Nobody answered whether"))
+        #expect(person.withdrawn, "the asker was told to take its question back")
+        #expect(home.grants.all.isEmpty)
+        person.release()
     }
 }

@@ -72,4 +72,44 @@ import Testing
                 == .failure(
                     AgentRefusal(.invalid, "No provider of yours has the issuer https://nowhere.example; `latchkey status` lists them.")))
     }
+
+    @Test func aResourceWithoutAProviderYetIsNotLookedForBeforeThePersonSaysYes() async throws {
+        let home = try AgentHome()
+        let broker = TokenBroker(
+            catalog: home.catalog, store: home.store, network: Network(), accounts: nil,
+            zeroConfiguration: ZeroConfiguration(
+                catalog: home.catalog, secrets: FileClientSecretStore(directory: home.root), clientName: "test"),
+            configure: { id in try home.configuration(id) })
+        let resource = URL(string: home.sandbox.baseURL + "/api/me")!
+        let answer = await broker.token(for: AgentRequest(target: .resource(resource)))
+        guard case .failure(let refusal) = answer else { return #expect(Bool(false)) }
+        #expect(refusal.kind == .signedOut && refusal.sentence.contains("Sign in once: latchkey token --resource"))
+        #expect(!home.sandbox.log.contains("/.well-known/"), "no server was asked anything")
+    }
+
+    @Test func writingTheAllowedProgramsKeepsEverySession() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let made = Counter()
+        let broker = TokenBroker(
+            catalog: home.catalog, store: home.store, network: Network(), accounts: nil, zeroConfiguration: nil,
+            configure: { id in
+                made.add()
+                return try home.configuration(id)
+            })
+        _ = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
+        try home.grants.allow(Program(path: "/usr/bin/git"), file: nil, provider: "sandbox", scopes: [])
+        _ = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
+        #expect(made.count == 1, "the grants beside the provider files are not a provider file")
+        try Data("{}".utf8).write(to: home.catalog.userConfigDirectory.appendingPathComponent("another.json"))
+        _ = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
+        #expect(made.count == 2, "a provider file changed: the configuration is made again (and the session kept, being the same)")
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func add() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
 }

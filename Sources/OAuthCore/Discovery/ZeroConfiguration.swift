@@ -120,6 +120,18 @@ public struct ZeroConfiguration: Sendable {
         return Outcome(configuration: configuration, registered: registered)
     }
 
+    /// The id of the provider already made for `resource` (with a client id), found without a
+    /// request; nil when there is none yet. For a caller that must not reach out before the person
+    /// has said yes (an agent asked by another program).
+    public func savedProvider(for resource: URL) throws -> String? {
+        let identifier = try ResourceDiscovery.identifier(of: resource)
+        let id = try Self.id(for: identifier)
+        guard let saved = try? ProviderCatalog.readFile(catalog.userFile(for: id)),
+            Self.resourceURL(in: saved) == identifier.absoluteString, !(saved.clientID.value ?? "").isEmpty
+        else { return nil }
+        return id
+    }
+
     /// `configuration(for:)` for a caller that then shows the provider by its id (`latchkey
     /// --resource`, the add dialog): a failure that still left a provider for this very resource
     /// (a server that lets no app register) is returned as `problem`, for the person to read

@@ -29,8 +29,8 @@ public enum BlockingWork {
 }
 
 extension BlockingWork {
-    /// `body` on a new thread of its own, detached: nobody joins it.
-    package static func detachThread(_ body: @escaping @Sendable () -> Void) {
+    /// `body` on a new thread of its own, detached; false (and `body` not run) when no thread can be had.
+    package static func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var thread = pthread_t()
         let started = pthread_create(
@@ -41,11 +41,17 @@ extension BlockingWork {
                 return nil
             }, box)
         guard started == 0 else {
-            // No thread to be had: the work runs on the caller's, rather than never.
-            Unmanaged<ThreadBody>.fromOpaque(box).takeRetainedValue().body()
-            return
+            Unmanaged<ThreadBody>.fromOpaque(box).release()
+            return false
         }
         pthread_detach(thread)
+        return true
+    }
+
+    /// `body` on a new thread of its own, detached: nobody joins it.
+    package static func detachThread(_ body: @escaping @Sendable () -> Void) {
+        // No thread to be had: the work runs on the caller's, rather than never.
+        if !startThread(body) { body() }
     }
 
     private final class ThreadBody: Sendable {
