@@ -4,9 +4,11 @@ given in the agent's dialog through AT-SPI, as a person gives it."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 
 from driver import Failure, Latchkey, wait_until
 from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
@@ -145,4 +147,134 @@ def agent_programs(home):
     assert_no_secrets(home, [window.log_path, os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
 
 
-SCENARIOS = {"agent_programs": agent_programs}
+def git(home, *arguments, cwd=None, check=True):
+    environment = dict(os.environ, PATH=os.path.join(home.home, "bin") + os.pathsep + os.environ.get("PATH", ""),
+                       GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1")
+    result = subprocess.run(["git", *arguments], cwd=cwd, env=environment, capture_output=True, text=True, timeout=120)
+    if check:
+        expect(result.returncode == 0, f"git {' '.join(arguments)}: {result.returncode} {result.stderr!r}")
+    return result
+
+
+def agent_git(home):
+    """git clones and pushes over smart HTTP from a server that takes only the sandbox's tokens,
+    through git-credential-latchkey and the agent (git asked about once); a token the server
+    stops taking is renewed at the next get, and the sign-in is never removed."""
+    sandbox = Sandbox()
+    server_root = os.path.join(home.root, "git-server")
+    os.makedirs(server_root)
+    git(home, "init", "-q", "--bare", "-b", "main", os.path.join(server_root, "notes.git"))
+    git(home, "config", "http.receivepack", "true", cwd=os.path.join(server_root, "notes.git"))
+    server = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "EndToEnd", "git_server.py"), server_root, sandbox.base],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    port = int(server.stdout.readline())
+    own_provider(home, sandbox, git_hosts=[f"127.0.0.1:{port}"], git_username="oauth2")
+    # Installed the way make install puts it: git-credential-latchkey beside latchkey, on PATH.
+    shutil.copy(os.path.join(ROOT, "data", "git-credential-latchkey"), os.path.join(home.home, "bin"))
+    os.symlink(os.path.join(BIN, "latchkey"), os.path.join(home.home, "bin", "latchkey"))
+    with open(os.path.join(home.home, ".gitconfig"), "w") as f:
+        f.write("[credential]\n\thelper = latchkey\n[user]\n\tname = Ada\n\temail = ada@example.com\n[init]\n\tdefaultBranch = main\n")
+    window = signed_in(home)
+    window.quit()
+    try:
+        gdbus("--method", "io.github.latchkey.Agent1.ListProviders")  # the bus starts the agent
+        url = f"http://127.0.0.1:{port}/notes.git"
+        work = os.path.join(home.root, "work")
+        clone = subprocess.Popen(["git", "clone", "-q", url, work], env=dict(
+            os.environ, PATH=os.path.join(home.home, "bin") + os.pathsep + os.environ["PATH"], GIT_TERMINAL_PROMPT="0"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        answer(home, "Always allow", "01-git-asked")
+        status, _, err = finished(clone)
+        expect(status == 0, f"git clone: {err!r}")
+        with open(os.path.join(work, "README"), "w") as f:
+            f.write("pushed through Latchkey\n")
+        git(home, "add", "README", cwd=work)
+        git(home, "commit", "-q", "-m", "First", cwd=work)
+        git(home, "push", "-q", "origin", "main", cwd=work)
+        first = stored(home)["access_token"]
+
+        # The server stops taking that token: the push fails, git erases it, and the next get renews it.
+        urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/_refuse", data=first.encode()), timeout=10)
+        with open(os.path.join(work, "README"), "a") as f:
+            f.write("again\n")
+        git(home, "commit", "-q", "-am", "Second", cwd=work)
+        refused = git(home, "push", "-q", "origin", "main", cwd=work, check=False)
+        expect(refused.returncode != 0, "the push with a refused token went through")
+        expect(stored(home)["access_token"] == first, "erase removed or changed the sign-in")
+        git(home, "push", "-q", "origin", "main", cwd=work)
+        expect(stored(home)["access_token"] != first, "the refused token was not renewed")
+        again = os.path.join(home.root, "again")
+        git(home, "clone", "-q", url, again)
+        log = git(home, "log", "--oneline", cwd=again).stdout
+        expect("Second" in log and "First" in log, f"the server's history: {log!r}")
+        # store changes nothing: the sign-in is Latchkey's.
+        before = stored(home)
+        git_store = subprocess.run([os.path.join(BIN, "latchkey"), "git-credential", "store"], input=(
+            f"protocol=http\nhost=127.0.0.1:{port}\nusername=oauth2\npassword=something-else\n\n"), text=True, capture_output=True)
+        expect(git_store.returncode == 0 and stored(home) == before, "store changed the sign-in")
+    finally:
+        server.kill()
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
+
+
+def latchkey(*arguments, environment=None):
+    return subprocess.run([os.path.join(BIN, "latchkey"), *arguments], capture_output=True, text=True, timeout=60,
+                          env=environment or os.environ)
+
+
+def agent_scripts(home):
+    """latchkey token for scripts, without an agent and through one: --format token, header, json and
+    exec-credential, --min-valid; an agent with no display to ask on says no, and how to allow the
+    program; `latchkey agent allow` does, and the token then comes through the agent."""
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    agent = None
+    try:
+        token = stored(home)["access_token"]
+        plain = latchkey("token", "--provider", "mine")
+        expect(plain.returncode == 0 and plain.stdout == token + "\n", f"latchkey token with no agent: {plain}")
+        header = latchkey("token", "--provider", "mine", "--format", "header")
+        expect(header.stdout == f"Authorization: Bearer {token}\n", f"--format header: {header.stdout!r}")
+        as_json = json.loads(latchkey("token", "--provider", "mine", "--format", "json").stdout)
+        expect(as_json["token"] == token and as_json["token_type"] == "Bearer" and "openid" in as_json["scopes"]
+               and 0 < as_json["expires_in"] <= 3600, f"--format json: {as_json}")
+        too_long = latchkey("token", "--provider", "mine", "--min-valid", "7200")
+        expect(too_long.returncode == 1 and "less than the 7200 asked" in too_long.stderr, f"--min-valid 7200: {too_long}")
+        renewed = latchkey("token", "--provider", "mine", "--min-valid", "3590")
+        expect(renewed.returncode == 0 and renewed.stdout.strip() != token, f"--min-valid renews: {renewed}")
+
+        # An agent started where there is no display: it cannot ask, so it says no, and how to allow.
+        environment = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+        log = open(os.path.join(home.root, "agent.log"), "ab")
+        agent = subprocess.Popen([os.path.join(BIN, "latchkey"), "agent", "--log-level", "debug"], env=environment, stdout=log, stderr=log)
+        wait_until("the agent's socket", lambda: os.path.exists(os.path.join(home.runtime, "latchkey", "agent.sock")), 20)
+        refused = latchkey("token", "--provider", "mine")
+        expect(refused.returncode == 5 and refused.stdout == "", f"no display: {refused}")
+        python = os.path.realpath(sys.executable)
+        expect(f"has no display to ask you on. To allow it, run: latchkey agent allow {python} mine" in refused.stderr,
+               f"the sentence says how: {refused.stderr!r}")
+        allowed = latchkey("agent", "allow", python, "mine")
+        expect(allowed.returncode == 0, f"latchkey agent allow: {allowed}")
+        listed = latchkey("agent", "list")
+        expect(python in listed.stdout and "My sandbox" not in listed.stdout and "mine" in listed.stdout, f"agent list: {listed.stdout!r}")
+        through_agent = latchkey("token", "--provider", "mine", "--format", "exec-credential")
+        credential = json.loads(through_agent.stdout)
+        expect(credential["kind"] == "ExecCredential" and credential["status"]["token"] == stored(home)["access_token"],
+               f"exec-credential through the agent: {through_agent}")
+        wait_until("the agent to say it gave the token",
+                   lambda: f"Token given program={python} provider=mine" in open(os.path.join(home.root, "agent.log")).read(), 10)
+        forgot = latchkey("agent", "forget", python, "mine")
+        expect(forgot.returncode == 0 and latchkey("token", "--provider", "mine").returncode == 5, "forgotten: refused again")
+    finally:
+        if agent:
+            agent.terminate()
+            agent.wait(10)
+        sandbox.stop()
+    expect(not os.path.exists(os.path.join(home.runtime, "latchkey", "agent.sock")), "the agent took its socket with it")
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
+
+
+SCENARIOS = {"agent_programs": agent_programs, "agent_git": agent_git, "agent_scripts": agent_scripts}

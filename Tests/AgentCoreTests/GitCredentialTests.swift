@@ -1,0 +1,48 @@
+import AgentCore
+import Foundation
+import Testing
+
+/// git's credential protocol, as git 2.39 (Debian 12) speaks it.
+@Suite struct GitCredentialTests {
+    let providers: [(id: String, gitHosts: [String])] = [("github", ["github.com"]), ("mine", ["127.0.0.1:8080"])]
+
+    @Test func aRemoteOnADeclaredHostIsItsProviders() {
+        let github = GitCredential(parsing: "protocol=https\nhost=github.com\npath=work-org/app.git\nwwwauth[]=Basic realm=\"GitHub\"\n\n")
+        #expect(github.provider(among: providers) == "github")
+        #expect(GitCredential(parsing: "protocol=https\nhost=GitHub.com\n").provider(among: providers) == "github")
+        #expect(GitCredential(parsing: "protocol=https\nhost=gitlab.com\n").provider(among: providers) == nil)
+    }
+
+    @Test func aTokenNeverTravelsInClearTextOffThisComputer() {
+        #expect(GitCredential(parsing: "protocol=http\nhost=github.com\n").provider(among: providers) == nil)
+        #expect(GitCredential(parsing: "protocol=http\nhost=127.0.0.1:8080\n").provider(among: providers) == "mine")
+        let lookalike: [(id: String, gitHosts: [String])] = [("x", ["localhost:8080", "127.evil.example"])]
+        #expect(
+            GitCredential(parsing: "protocol=http\nhost=localhost:8080\n").provider(among: lookalike) == nil, "a name, not this computer")
+        #expect(GitCredential(parsing: "protocol=http\nhost=127.evil.example\n").provider(among: lookalike) == nil)
+    }
+
+    @Test func theAnswerIsAUserNameAndTheToken() {
+        let token = AgentToken(
+            accessToken: "t0k", tokenType: "Bearer", expiresAt: Date(timeIntervalSince1970: 1_900_000_000), scopes: [], provider: "github",
+            issuer: "")
+        #expect(
+            GitCredential.answer(username: "x-access-token", token: token)
+                == "username=x-access-token\npassword=t0k\npassword_expiry_utc=1900000000\n")
+    }
+
+    @Test func aRefusedTokenIsRecognisedAndForgottenOnceRenewed() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("refused-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let refused = RefusedTokens(directory: directory)
+        refused.refuse("old-token", provider: "github")
+        #expect(refused.isRefused("old-token", provider: "github"))
+        #expect(!refused.isRefused("old-token", provider: "gitlab") && !refused.isRefused("new-token", provider: "github"))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: directory.path).map {
+            try String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8)
+        }.joined()
+        #expect(!kept.contains("old-token"), "only a hash of the token is kept")
+        refused.clear(provider: "github")
+        #expect(!refused.isRefused("old-token", provider: "github"))
+    }
+}

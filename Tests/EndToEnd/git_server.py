@@ -1,0 +1,103 @@
+"""A git server for the end-to-end tests: smart HTTP through the real `git http-backend`,
+behind HTTP Basic authentication that takes only tokens the sandbox issued (asked of the
+sandbox's userinfo endpoint), less those the test marks refused (POST /_refuse, the token
+as body): a server that stopped taking a token.
+
+    git_server.py PROJECT_ROOT SANDBOX_BASE_URL   prints its port, then serves
+"""
+
+import base64
+import http.server
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+ROOT, SANDBOX = sys.argv[1], sys.argv[2]
+REFUSED = set()
+
+
+def issued_by_sandbox(token):
+    request = urllib.request.Request(SANDBOX + "/userinfo", headers={"Authorization": "Bearer " + token})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status == 200
+    except urllib.error.HTTPError:
+        return False
+
+
+class Git(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def refuse(self):
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="latchkey-test"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def authorized_user(self):
+        header = self.headers.get("Authorization", "")
+        if not header.startswith("Basic "):
+            return None
+        user, _, token = base64.b64decode(header[6:]).decode().partition(":")
+        if token in REFUSED or not issued_by_sandbox(token):
+            return None
+        return user
+
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                size = int(self.rfile.readline().strip(), 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+
+    def backend(self):
+        if self.path == "/_refuse":
+            REFUSED.add(self.body().decode())
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = self.body() if self.command == "POST" else b""
+        user = self.authorized_user()
+        if user is None:
+            self.refuse()
+            return
+        path, _, query = self.path.partition("?")
+        environment = {
+            "GIT_PROJECT_ROOT": ROOT, "GIT_HTTP_EXPORT_ALL": "1", "REQUEST_METHOD": self.command, "PATH_INFO": path,
+            "QUERY_STRING": query, "CONTENT_TYPE": self.headers.get("Content-Type", ""), "CONTENT_LENGTH": str(len(body)),
+            "REMOTE_USER": user, "REMOTE_ADDR": "127.0.0.1", "GIT_CONFIG_NOSYSTEM": "1",
+            "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""), "HTTP_GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+            "PATH": "/usr/bin:/bin",
+        }
+        result = subprocess.run(["git", "http-backend"], input=body, env=environment, capture_output=True)
+        head, _, payload = result.stdout.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.decode().split("\r\n"):
+            name, _, value = line.partition(": ")
+            if name.lower() == "status":
+                status = int(value.split()[0])
+            elif name:
+                headers.append((name, value))
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = backend
+
+    def log_message(self, *args):
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Git)
+print(server.server_address[1], flush=True)
+server.serve_forever()
