@@ -46,6 +46,7 @@ fuzz: test-deps
 # AppStream metadata. make uninstall removes exactly those files.
 install: deps
 	$(SWIFT) build -c release --product latchkey
+	$(SWIFT) build -c release --product latchkey-app
 	$(SWIFT) build -c release --product latchkey-sandbox
 	$(SWIFT) build -c release --product LatchkeyWebSignIn
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh install

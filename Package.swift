@@ -15,7 +15,9 @@ let ownSections: [SwiftSetting] = [.unsafeFlags(["-function-sections"])]
 let package = Package(
     name: "Latchkey",
     products: [
-        .executable(name: "latchkey", targets: ["Latchkey"]),
+        // The front: answers `latchkey token` from the agent itself, and hands all else to the app.
+        .executable(name: "latchkey", targets: ["LatchkeyFront"]),
+        .executable(name: "latchkey-app", targets: ["Latchkey"]),
         .executable(name: "latchkey-sandbox", targets: ["SandboxProviderTool"]),
         .executable(name: "latchkey-refresh-storm", targets: ["RefreshStorm"]),
         .executable(name: "latchkey-fuzz", targets: ["LatchkeyFuzz"]),
@@ -115,8 +117,15 @@ let package = Package(
         // allowed, oidc-agent's protocol and the socket it is spoken on; no GTK, so tests need no display.
         .target(
             name: "AgentCore",
-            dependencies: ["OAuthCore", "CSodium", "CSocket", "Loopback", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "OAuthCore", "CSodium", "CSocket", "InstallLayout", "Loopback", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: ownSections),
+
+        // `latchkey`, a small C program: `latchkey token` answered by the agent without loading the app
+        // (GTK alone is 8 ms to load); everything else exec'd to the app, latchkey-app.
+        .target(name: "CAgentAnswer"),
+        .executableTarget(name: "LatchkeyFront", dependencies: ["CAgentAnswer"]),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
         .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "AgentCore", "InstallLayout"], swiftSettings: ownSections),
@@ -142,8 +151,8 @@ let package = Package(
                     // no export table, so fewer pages to map and relocate at launch; relative relocations
                     // packed (DT_RELR, glibc 2.36 as in Debian 12), which lld writes.
                     "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                    // Installed, OAuthCore's signature-check library is with the sign-in library (a build has it beside).
-                    "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib/latchkey",
+                    // Installed, the app is in <prefix>/lib/latchkey with its libraries; a build has them beside it.
+                    "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN",
                     // The functions a launch runs, placed together (scripts/launch-order.sh writes the list).
                     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/Latchkey/launch-order.txt",
                     "-Xlinker", "--no-warn-symbol-ordering",
@@ -191,7 +200,8 @@ let package = Package(
         .testTarget(
             name: "AgentCoreTests",
             dependencies: [
-                "AgentCore", "CSodium", "InstallLayout", "OAuthCore", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "AgentCore", "CAgentAnswer", "CSodium", "InstallLayout", "OAuthCore", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // Plain HTTP against the real latchkey-sandbox process; Crypto only to check its signatures.
         .testTarget(

@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product latchkey
+swift build -c release --product latchkey-app
 swift build -c release --product LatchkeyWebSignIn
 swift build -c release --product OAuthCoreSignatureCheck
 swift build -c release --product latchkey-sandbox

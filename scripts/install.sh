@@ -5,7 +5,8 @@
 # build to install from, default .build/release). make install / make uninstall call this.
 #
 # The installed app finds everything from its own location (InstallLayout):
-#   <prefix>/bin/latchkey                       the app
+#   <prefix>/bin/latchkey                       the front: `latchkey token` from the agent, all else to the app
+#   <prefix>/lib/latchkey/latchkey-app          the app
 #   <prefix>/lib/latchkey/libLatchkeyWebSignIn.so, libOAuthCoreSignatureCheck.so, latchkey-sandbox
 #   <prefix>/share/latchkey/providers/*.json    the presets
 #   <prefix>/share/applications, icons, metainfo   what the desktop reads
@@ -27,6 +28,7 @@ agent=io.github.latchkey.Agent
 # source <tab> destination (relative to the prefix), one per line: what install copies.
 manifest() {
     printf '%s\t%s\n' "$build/latchkey" bin/latchkey
+    printf '%s\t%s\n' "$build/latchkey-app" lib/latchkey/latchkey-app
     printf '%s\t%s\n' data/git-credential-latchkey bin/git-credential-latchkey
     printf '%s\t%s\n' "$build/libLatchkeyWebSignIn.so" lib/latchkey/libLatchkeyWebSignIn.so
     printf '%s\t%s\n' "$build/libOAuthCoreSignatureCheck.so" lib/latchkey/libOAuthCoreSignatureCheck.so
@@ -57,7 +59,7 @@ install)
     done < <(manifest)
     while IFS=$'\t' read -r source target; do
         mode=644
-        case "$target" in bin/* | lib/latchkey/latchkey-sandbox | *.so) mode=755 ;; esac
+        case "$target" in bin/* | lib/latchkey/latchkey-sandbox | lib/latchkey/latchkey-app | *.so) mode=755 ;; esac
         install -D -m "$mode" "$source" "$root/$target"
     done < <(manifest)
     # The menu starts the app by its full path: a launcher's PATH need not hold the prefix.

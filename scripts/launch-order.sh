@@ -12,12 +12,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${LAUNCH_ORDER_SECONDS:-30}
-swift build -c release --product latchkey
+swift build -c release --product latchkey-app
 work=$(mktemp -d)
 trap 'rm -rf "$work"; rm -f .build/release/latchkey-callgrind' EXIT
 # Valgrind 3.19 cannot read the toolchain's DWARF 5; symbols are all it needs. Beside the
 # real one, so that it finds its data, sandbox and libraries as the real one would.
-objcopy --strip-debug .build/release/latchkey .build/release/latchkey-callgrind
+objcopy --strip-debug .build/release/latchkey-app .build/release/latchkey-callgrind
 
 run() {  # run KIND: one launch under callgrind in a fresh home, signed out or signed in
     local home="$work/home-$1"

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import InstallLayout
 import OAuthCore
 
 /// A process that asked the agent for something, as the kernel vouches for it
@@ -107,25 +108,29 @@ public struct Caller: Sendable, Equatable {
     ]
 }
 
-/// Latchkey's own executable: a caller running it asks for the program that ran it.
+/// Latchkey's own executables (the app, and `latchkey`, its front): a caller running one asks
+/// for the program that ran it.
 public struct OwnExecutable: Sendable {
-    public let file: ExecutableFile?
-    public let path: String?
+    public let files: [ExecutableFile]
+    public let paths: [String]
 
-    public init(file: ExecutableFile?, path: String?) {
-        self.file = file
-        self.path = path
+    public init(files: [ExecutableFile], paths: [String]) {
+        self.files = files
+        self.paths = paths
     }
 
-    /// This process's own.
-    public static let current = OwnExecutable(
-        file: ProcessFiles.executableFile("/proc/self/exe"), path: ProcessFiles.readLink("/proc/self/exe").map(ProcessFiles.undeleted))
+    /// This process's own executable, and the front beside it (a build) or in `<prefix>/bin` (installed).
+    public static let current: OwnExecutable = {
+        let front = InstallLayout.current.program("latchkey").path
+        let paths = [ProcessFiles.readLink("/proc/self/exe").map(ProcessFiles.undeleted), front].compactMap { $0 }
+        return OwnExecutable(files: ["/proc/self/exe", front].compactMap(ProcessFiles.executableFile), paths: paths)
+    }()
 
     /// None: every caller is itself (tests of other programs).
-    public static let none = OwnExecutable(file: nil, path: nil)
+    public static let none = OwnExecutable(files: [], paths: [])
 
     func matches(_ process: ProcessFiles) -> Bool {
-        (file != nil && process.file == file) || (path != nil && process.program.path == path)
+        files.contains(process.file) || paths.contains(process.program.path)
     }
 }
 

@@ -6,7 +6,8 @@ import FoundationEssentials
 /// person is in, and a file planted there would be taken for the program's.
 ///
 /// Installed under a prefix, the layout is the usual one:
-/// `<prefix>/bin/<program>`, `<prefix>/lib/<app>/…`, `<prefix>/share/<app>/…`.
+/// `<prefix>/bin/<program>`, `<prefix>/lib/<app>/…` (where the app's own executable
+/// may live too), `<prefix>/share/<app>/…`.
 /// Built in a source tree, the executable sits in `<tree>/.build/<…>/` and the
 /// tree's own files (`data/`) are found from there — in any build, with no
 /// compile-time path baked in.
@@ -23,8 +24,17 @@ public struct InstallLayout: Sendable, Equatable {
     public static let current = InstallLayout(
         executableDirectory: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
 
-    /// `<prefix>`: the parent of the executable's directory.
-    public var prefix: URL { executableDirectory.deletingLastPathComponent() }
+    /// `<prefix>`: the parent of the executable's directory (`<prefix>/bin`), or, for a program
+    /// installed among its app's own files (`<prefix>/lib/<app>`), the parent of `lib`.
+    public var prefix: URL {
+        let parent = executableDirectory.deletingLastPathComponent()
+        return parent.lastPathComponent == "lib" ? parent.deletingLastPathComponent() : parent
+    }
+
+    /// `<prefix>/bin/<name>`, or beside the executable in a build: a program the person runs by name.
+    public func program(_ name: String) -> URL {
+        sourceTree == nil ? prefix.appendingPathComponent("bin").appendingPathComponent(name) : beside(name)
+    }
 
     /// A file next to the executable (another program of the same build or install).
     public func beside(_ name: String) -> URL { executableDirectory.appendingPathComponent(name) }

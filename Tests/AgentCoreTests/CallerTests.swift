@@ -41,7 +41,7 @@ import Testing
         defer { sleep.kill() }
         // Were sleep Latchkey's own executable, the caller is the program that started it: this test.
         let file = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: .none)?.file)
-        let caller = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: OwnExecutable(file: file, path: nil)))
+        let caller = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: OwnExecutable(files: [file], paths: [])))
         #expect(caller.pid == getpid())
         #expect(caller.program.path == URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path)
         #expect(caller.through == "sleep 30", "\(caller)")

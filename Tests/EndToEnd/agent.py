@@ -266,6 +266,19 @@ def agent_scripts(home):
                f"exec-credential through the agent: {through_agent}")
         wait_until("the agent to say it gave the token",
                    lambda: f"Token given program={python} provider=mine" in open(os.path.join(home.root, "agent.log")).read(), 10)
+        # `latchkey token` through the agent is answered by the front alone, without loading the app:
+        # a copy of the front with no app anywhere near it still answers, and hands anything else on.
+        alone = os.path.join(home.root, "front-alone")
+        os.makedirs(alone)
+        shutil.copy(os.path.join(BIN, "latchkey"), alone)
+        # A copy is not Latchkey's own front (another file): the agent asks about it for itself.
+        expect(latchkey("agent", "allow", os.path.join(alone, "latchkey"), "mine").returncode == 0, "allowing the copy")
+        front = subprocess.run([os.path.join(alone, "latchkey"), "token", "--provider=mine", "--format", "header", "--min-valid", "60"],
+                               capture_output=True, text=True, timeout=30)
+        expect(front.returncode == 0 and front.stdout == f"Authorization: Bearer {stored(home)['access_token']}\n", f"the front: {front}")
+        other = subprocess.run([os.path.join(alone, "latchkey"), "token", "--provider", "mine", "--format", "json"],
+                               capture_output=True, text=True, timeout=30)
+        expect(other.returncode == 1 and "its app (latchkey-app) is not beside it" in other.stderr, f"the front hands on: {other}")
         forgot = latchkey("agent", "forget", python, "mine")
         expect(forgot.returncode == 0 and latchkey("token", "--provider", "mine").returncode == 5, "forgotten: refused again")
     finally:

@@ -29,7 +29,7 @@ def silent_sandbox(home):
     prefix = os.path.join(home.root, "install")
     install = os.path.join(prefix, "bin")
     os.makedirs(install, exist_ok=True)
-    for name in ("latchkey", "libLatchkeyWebSignIn.so"):
+    for name in ("latchkey", "latchkey-app", "libLatchkeyWebSignIn.so"):
         shutil.copy2(os.path.join(BIN, name), install)
     shutil.copytree(os.path.join(ROOT, "data", "providers"), os.path.join(prefix, "share", "latchkey", "providers"))
     fake = os.path.join(install, "latchkey-sandbox")

@@ -1,0 +1,134 @@
+// `latchkey`: the front of the app. The app itself (`latchkey-app`: the window,
+// every command, GTK and all) takes 8 ms and more just to be loaded; a script
+// asking for a token while the agent runs should not pay that. So this small
+// program answers `latchkey token --provider ID [--format token|header]
+// [--min-valid SECONDS]` itself when an agent answers on its socket, and hands
+// everything else, unchanged, to the app (exec: same process, same arguments).
+// Nothing is decided here that the app decides otherwise: the agent decides, and
+// the app prints an agent's answer the same way (TokenCommand.run).
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent_answer.h"
+
+// The exit statuses of `latchkey token` (TokenExit in the app).
+enum { FAILED = 1, SIGNED_OUT = 3, REFUSED = 5 };
+
+// The app: beside this program (a build), or in <prefix>/lib/latchkey (installed).
+static int run_app(char **argv) {
+    char self[PATH_MAX];
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (length > 0) {
+        self[length] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+            char app[PATH_MAX];
+            const char *places[] = {"%s/latchkey-app", "%s/../lib/latchkey/latchkey-app"};
+            for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
+                if (snprintf(app, sizeof app, places[i], self) < (int)sizeof app && access(app, X_OK) == 0) {
+                    execv(app, argv);
+                }
+            }
+        }
+    }
+    fprintf(stderr, "latchkey: its app (latchkey-app) is not beside it, nor in ../lib/latchkey: install Latchkey again.\n");
+    return FAILED;
+}
+
+// The value of `--name VALUE` or `--name=VALUE` at argv[*i]; NULL when argv[*i] is not that option.
+static const char *option(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
+    return NULL;
+}
+
+// The agent's answer to a plain JSON request, into answer; its length, or -1 when no agent answers.
+static long ask_agent(const char *request, char *answer, size_t capacity) {
+    const char *runtime = getenv("XDG_RUNTIME_DIR");
+    if (!runtime || runtime[0] != '/') return -1;
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    if (snprintf(address.sun_path, sizeof address.sun_path, "%s/latchkey/agent.sock", runtime) >= (int)sizeof address.sun_path)
+        return -1;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        close(fd);
+        return -1;
+    }
+    // As long as the person may take to answer the agent's question (it gives up after two minutes).
+    struct timeval wait = {.tv_sec = 600};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    size_t length = strlen(request), sent = 0;
+    while (sent < length) {
+        ssize_t n = send(fd, request + sent, length - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            close(fd);
+            return -1;
+        }
+        sent += (size_t)n;
+    }
+    size_t total = 0;
+    while (total < capacity) {
+        ssize_t n = read(fd, answer + total, capacity - total);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        total += (size_t)n;
+    }
+    close(fd);
+    return (long)total;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "token") != 0) return run_app(argv);
+    const char *provider = NULL, *format = "token", *minimum = "0";
+    for (int i = 2; i < argc; i++) {
+        const char *value;
+        if ((value = option(argc, argv, &i, "--provider")) && !provider) provider = value;
+        else if ((value = option(argc, argv, &i, "--format"))) format = value;
+        else if ((value = option(argc, argv, &i, "--min-valid"))) minimum = value;
+        else return run_app(argv);  // anything else is the app's to read, or to refuse
+    }
+    char *end;
+    long seconds = strtol(minimum, &end, 10);
+    if (!provider || !*minimum || *end || seconds < 0 || seconds > 86400 || (strcmp(format, "token") && strcmp(format, "header")))
+        return run_app(argv);
+    char quoted[1024], request[1200];
+    if (agent_answer_quote(provider, quoted, sizeof quoted) < 0) return run_app(argv);
+    snprintf(request, sizeof request,
+             "{\"request\":\"access_token\",\"account\":%s,\"min_valid_period\":%ld,\"application_hint\":\"latchkey token\"}", quoted,
+             seconds);
+    static char answer[65536];
+    long length = ask_agent(request, answer, sizeof answer);
+    if (length < 0) return run_app(argv);  // no agent: the app does the work itself
+    static char text[65536];
+    if (agent_answer_string(answer, (size_t)length, "error", text, sizeof text) >= 0) {
+        char kind[32] = "";
+        agent_answer_string(answer, (size_t)length, "kind", kind, sizeof kind);
+        fprintf(stderr, "latchkey: %s\n", text);
+        return strcmp(kind, "SignedOut") == 0 ? SIGNED_OUT : strcmp(kind, "Denied") == 0 ? REFUSED : FAILED;
+    }
+    if (agent_answer_string(answer, (size_t)length, "access_token", text, sizeof text) <= 0) {
+        fprintf(stderr, "latchkey: Latchkey's agent did not answer.\n");
+        return FAILED;
+    }
+    if (strcmp(format, "header") == 0) {
+        char type[64] = "Bearer";
+        if (agent_answer_string(answer, (size_t)length, "token_type", type, sizeof type) < 0 || strcasecmp(type, "bearer") == 0)
+            strcpy(type, "Bearer");
+        printf("Authorization: %s %s\n", type, text);
+    } else {
+        printf("%s\n", text);
+    }
+    return fflush(stdout) == 0 ? 0 : FAILED;
+}
