@@ -289,22 +289,6 @@ import Testing
         #expect(try live.store.load(for: "sandbox") == nil)
     }
 
-    @Test func anExpiredAccessTokenIsRefreshedSilentlyBeforeTheProfile() async throws {
-        // 30 s is inside the session's 60 s refresh margin, so the first
-        // profile fetch must refresh before it asks; and it is long enough
-        // that the new token cannot expire on the way to /userinfo on a busy
-        // machine (with 2 s it did in CI, and the fetch refreshed twice).
-        let live = try LiveSandbox(["--access-token-ttl", "30"])
-        let session = live.session()
-        let token = try await live.signIn(session)
-        let profile = try await live.profiles.fetch(using: session)
-        #expect(profile.name == "Ada Lovelace")
-        #expect(try live.store.load(for: "sandbox")?.accessToken != token.accessToken)
-        let stats = try await live.sandbox.statistics()
-        #expect(stats["userinfo_requests"] == 1, "the stale token was never sent")
-        #expect(stats["refresh_grants"] == 1)
-    }
-
     /// Each sandbox fault at the token endpoint, then the same code again: the
     /// fault answered instead of the server, so the code is still good.
     @Test(arguments: [

@@ -120,20 +120,29 @@ public actor AuthSession {
         return notice
     }
 
-    /// A token good for at least `refreshMargin` more seconds, refreshing if need be.
+    /// A token good for at least `refreshMargin` more seconds (half a short-lived token's life), refreshing if need be.
     public func freshToken() async throws -> Token {
-        try await freshToken(validFor: refreshMargin)
+        try await freshToken(validFor: 0)
     }
 
-    /// A token good for at least `seconds` more (and never less than `refreshMargin`), refreshing
+    /// A token good for at least `seconds` more (and never less than `renewalMargin(for:)`), refreshing
     /// if need be. A provider may still answer a refresh with a shorter lifetime: the caller checks.
     public func freshToken(validFor seconds: TimeInterval) async throws -> Token {
         guard let token = await currentToken() else {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
-        let margin = max(seconds, refreshMargin)
+        let margin = max(seconds, renewalMargin(for: token))
         guard token.expires(within: margin, now: now()) else { return token }
         return try await refresh(from: token, margin: margin)
+    }
+
+    /// When a token is renewed: `refreshMargin` before it expires, or, for one that lives less than
+    /// twice that, once half its life is gone (a 30-second token renewed with 15 seconds left, not at
+    /// every use): one renewal per token, however many ask for it.
+    func renewalMargin(for token: Token) -> TimeInterval {
+        guard let expiresAt = token.expiresAt else { return refreshMargin }
+        let lifetime = expiresAt.timeIntervalSince(token.receivedAt)
+        return lifetime > 0 ? min(refreshMargin, lifetime / 2) : refreshMargin
     }
 
     /// A token renewed now, however long the one held has left (a caller that knows it is
@@ -163,7 +172,7 @@ public actor AuthSession {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
         if current.accessToken != rejected.accessToken { return current }
-        return try await refresh(from: current, margin: refreshMargin)
+        return try await refresh(from: current, margin: renewalMargin(for: current))
     }
 
     /// The provider refused even a fresh token, `rejected`: the sign-in is over —
