@@ -27,6 +27,9 @@ sys.path.insert(0, os.path.join(ROOT, "Tests", "EndToEnd"))
 import driver  # noqa: E402
 import harness  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agent_bench  # noqa: E402
+
 BIN = os.path.join(ROOT, ".build", "release")
 BASELINES = os.path.join(ROOT, "bench-output", "baselines")
 WORK = os.path.join(ROOT, "bench-output", "homes")
@@ -199,9 +202,9 @@ def log_times(path, patterns):
     return found
 
 
-def sandbox():
+def sandbox(arguments=()):
     process = subprocess.Popen(
-        [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--log-level", "warning"], stdout=subprocess.PIPE,
+        [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--log-level", "warning", *arguments], stdout=subprocess.PIPE,
         start_new_session=True)
     base = process.stdout.readline().decode().split()[1]
     return process, base
@@ -356,7 +359,7 @@ def machine():
     return f"{os.cpu_count()} × {cpu}, {memory} GiB, {platform.platform()}, GTK {gtk}, WebKitGTK {webkit}, Xvfb"
 
 
-SECTIONS = {"launch", "sign-in", "storm", "growth"}
+SECTIONS = {"launch", "sign-in", "storm", "growth", "token", "load"}
 
 
 def main():
@@ -432,8 +435,34 @@ def main():
             row(f"peak RSS, {n} stored sign-ins (vs 1)", median(grow[n]["rss"]), median(one["rss"]), 1.15,
                 "flat (≤ 1.15 × 1)", "MiB", "1 stored sign-in")
 
+    if "token" in sections:
+        print("latchkey token and the agent's socket …", file=sys.stderr, flush=True)
+        token = raw["token"] = agent_bench.token_rows(BIN, BASELINES)
+        gh, cat = median(token["gh"]), median(token["cat"])
+        row("warm latchkey token, through the agent (whole process)", median(token["latchkey"]), gh, 0.25,
+            "≤ 0.25 × gh auth token", baseline_name="gh auth token")
+        row("warm latchkey token, no agent (whole process)", median(token["latchkey_alone"]), gh, None, "reported",
+            baseline_name="gh auth token")
+        row("the agent's answer over its socket (least client, whole process)", median(token["ask"]), cat, 3.0,
+            "≤ 3 × cat", baseline_name="cat of the token file")
+        row("latchkey token through the agent, against cat", median(token["latchkey"]), cat, None, "reported",
+            baseline_name="cat of the token file")
+
+    load_ok = None
+    if "load" in sections:
+        print(f"64 callers for {agent_bench.LOAD_SECONDS} s against 30-second tokens …", file=sys.stderr, flush=True)
+        load = raw["load"] = agent_bench.load_run(BIN, BASELINES, lambda arguments: sandbox(arguments))
+        load_ok = load["failed"] == 0 and load["refreshes"] == load["distinct_tokens"] - 1
+        rows.append({"measurement": f"{load['callers']} callers for {load['seconds']} s, 30-second tokens: failed calls",
+                     "latchkey": load["failed"], "baseline": load["calls"], "baseline_name": "calls made", "ratio": 0.0,
+                     "unit": "", "goal": "0 failed", "met": load["failed"] == 0})
+        rows.append({"measurement": "renewals, against distinct tokens handed out", "latchkey": load["refreshes"],
+                     "baseline": load["distinct_tokens"], "baseline_name": "distinct tokens",
+                     "ratio": round(load["refreshes"] / max(1, load["distinct_tokens"]), 3), "unit": "",
+                     "goal": "one per token (= tokens - 1)", "met": load["refreshes"] == load["distinct_tokens"] - 1})
+
     results = {"machine": machine(), "pairs": PAIRS, "date": time.strftime("%Y-%m-%d"), "sections": sorted(sections),
-               "rows": rows, "refresh_storm_single_flight": storm_ok, "raw": raw}
+               "rows": rows, "refresh_storm_single_flight": storm_ok, "load_held": load_ok, "raw": raw}
     with open(os.path.join(ROOT, "bench-results.json"), "w") as f:
         json.dump(results, f, indent=2)
 
@@ -449,7 +478,12 @@ def main():
         print(f"\nRefresh storm: {storm['callers']} callers, refresh requests per storm "
               f"{storm['refresh_requests_per_storm']}, distinct tokens per storm {storm['distinct_tokens_per_storm']} "
               f"— single flight {'held' if storm_ok else 'FAILED'}.")
-    return 0 if storm_ok is not False else 1
+    if load_ok is not None:
+        load = raw["load"]
+        print(f"\nLoad: {load['callers']} callers, {load['seconds']} s, {load['calls']} calls, {load['failed']} failed, "
+              f"{load['refreshes']} renewals for {load['distinct_tokens']} tokens (about {load['expected_renewals']:.0f} expected) "
+              f"— {'held' if load_ok else 'FAILED'}.")
+    return 0 if storm_ok is not False and load_ok is not False else 1
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ bench_packages=(
   gcc                      # the C baselines
   python3-xlib             # MapNotify: when a window really appears
   valgrind                 # make launch-order: which functions a launch runs (callgrind)
+  gh                       # gh auth token: what latchkey token is measured against
 )
 
 packages=("${run_packages[@]}")

@@ -46,7 +46,7 @@ public final class AgentSocket: Sendable {
     private let open = Mutex<[Int32: Int]>([:])
 
     public static let mostConnections = 256
-    public static let mostPerProcess = 4
+    public static let mostPerProcess = 16
     /// Seconds a client has to send its whole request.
     public static let requestTimeout = 10
 

@@ -1,0 +1,192 @@
+"""make bench's agent sections (bench.py calls these).
+
+token: a warm `latchkey token` (a stored token, nothing to renew) as a whole process, through
+the agent and without one, against `gh auth token` reading its stored token and `cat` of the
+token file (the floor); and the agent's answer over its socket, asked by the least client
+there is (Benchmarks/baselines/agent-ask.c), against the same `cat`. Each round runs every
+command once, in turn; medians of the rounds.
+
+load: 64 caller processes (Benchmarks/baselines/agent-caller.c) asking the agent at once, without pause, for BENCH_LOAD_SECONDS (600 by
+default), while the sandbox issues 30-second access tokens and single-use rotating refresh
+tokens (replaying a used one revokes the whole grant): every call must succeed, and each
+token must be renewed exactly once (renewals = distinct tokens - 1).
+"""
+
+import base64
+import hashlib
+import http.client
+import json
+import os
+import re
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+import harness  # noqa: E402
+
+ROUNDS = int(os.environ.get("BENCH_TOKEN_ROUNDS", "200"))
+LOAD_SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "600"))
+CALLERS = 64
+
+
+def run_ms(argv, env):
+    """One whole process, from spawn to its end, with its output discarded (ms)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        started = time.perf_counter()
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=[(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)])
+        _, status = os.waitpid(pid, 0)
+        elapsed = (time.perf_counter() - started) * 1000
+    finally:
+        os.close(null)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{argv} ended with {os.waitstatus_to_exitcode(status)}")
+    return elapsed
+
+
+def provider_home(name, issuer):
+    """A home with the provider `mine` (the sandbox preset at `issuer`), agent socket directory and all."""
+    home = harness.Home(name, under=os.path.join(harness.ROOT, "bench-output", "homes"))
+    with open(os.path.join(harness.ROOT, "data", "providers", "sandbox.json")) as f:
+        preset = json.load(f)
+    preset.update({"id": "mine", "display_name": "My sandbox", "issuer": issuer})
+    os.makedirs(os.path.join(home.config, "latchkey"), exist_ok=True)
+    with open(os.path.join(home.config, "latchkey", "mine.json"), "w") as f:
+        json.dump(preset, f)
+    os.makedirs(os.path.join(home.state, "latchkey"), mode=0o700, exist_ok=True)
+    return home
+
+
+def keep_token(home, token):
+    path = os.path.join(home.state, "latchkey", "mine.json")
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        json.dump(token, f)
+    return path
+
+
+def start_agent(binary, env, log):
+    """The agent, with no display (nobody to ask: the programs measured are allowed beforehand)."""
+    quiet = {k: v for k, v in env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    agent = subprocess.Popen([binary, "agent", "--log-level", "notice"], env=quiet, stdout=log, stderr=log)
+    sock = os.path.join(env["XDG_RUNTIME_DIR"], "latchkey", "agent.sock")
+    deadline = time.monotonic() + 20
+    while not os.path.exists(sock) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return agent, sock
+
+
+def token_rows(bin_dir, baselines):
+    """Warm latchkey token (through the agent, and without one), gh auth token, cat; agent-ask, cat."""
+    home = provider_home("token", "http://127.0.0.1:9")
+    now = int(time.time())
+    token_file = keep_token(home, {
+        "access_token": "bench-access-token", "refresh_token": "bench-refresh-token", "token_type": "Bearer",
+        "expires_at": now + 86400, "received_at": now, "issued_by": "latchkey-desktop at http://127.0.0.1/token"})
+    os.makedirs(os.path.join(home.config, "gh"), exist_ok=True)
+    with open(os.path.join(home.config, "gh", "hosts.yml"), "w") as f:
+        f.write("github.com:\n    oauth_token: gho_bench0123456789\n    user: ada\n    git_protocol: https\n")
+    env = dict(os.environ, **home.env)
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # no keyring: the sign-in is in its file, as for gh
+    latchkey = os.path.join(bin_dir, "latchkey")
+    ask = os.path.join(baselines, "agent-ask")
+    gh = shutil.which("gh")
+    commands = {
+        "latchkey": [latchkey, "token", "--provider", "mine"], "gh": [gh, "auth", "token"], "cat": ["/bin/cat", token_file],
+        "ask": [ask, "mine"],
+    }
+    samples = {key: [] for key in ("latchkey", "latchkey_alone", "gh", "cat", "ask")}
+    # Without an agent first: the app does the work itself.
+    for _ in range(max(20, ROUNDS // 5)):
+        samples["latchkey_alone"].append(run_ms(commands["latchkey"], env))
+    with open(os.path.join(home.root, "agent.log"), "ab") as log:
+        agent, _ = start_agent(latchkey, env, log)
+        try:
+            for program in (sys.executable, ask):
+                subprocess.run([latchkey, "agent", "allow", os.path.realpath(program), "mine"], env=env, check=True,
+                               stdout=subprocess.DEVNULL)
+            for key in commands:
+                run_ms(commands[key], env)  # warm-up round
+            for _ in range(ROUNDS):
+                for key in commands:
+                    samples[key].append(run_ms(commands[key], env))
+        finally:
+            agent.terminate()
+            agent.wait(10)
+    return samples
+
+
+def sign_in_over_http(base):
+    """A sign-in to the sandbox as a browser and the app would make it; the token answer."""
+    host, port = base.split("//")[1].split(":")
+    verifier = secrets.token_urlsafe(32)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    redirect = "http://127.0.0.1/callback"
+    query = urllib.parse.urlencode({"response_type": "code", "client_id": "latchkey-desktop", "redirect_uri": redirect,
+                                    "scope": "openid profile email offline_access", "state": "load", "nonce": "n",
+                                    "code_challenge": challenge, "code_challenge_method": "S256"})
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection.request("GET", "/authorize?" + query)
+    page = connection.getresponse().read().decode()
+    request_id = re.search(r'name="request_id" value="([^"]+)"', page).group(1)
+    connection.request("POST", "/authorize", urllib.parse.urlencode(
+        {"request_id": request_id, "username": "ada", "password": "engine", "action": "allow"}),
+        {"Content-Type": "application/x-www-form-urlencoded"})
+    answer = connection.getresponse()
+    answer.read()
+    code = urllib.parse.parse_qs(urllib.parse.urlsplit(answer.getheader("Location")).query)["code"][0]
+    connection.request("POST", "/token", urllib.parse.urlencode(
+        {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "client_id": "latchkey-desktop",
+         "code_verifier": verifier}), {"Content-Type": "application/x-www-form-urlencoded"})
+    reply = connection.getresponse()
+    tokens = json.loads(reply.read())
+    connection.close()
+    return tokens
+
+
+def load_run(bin_dir, baselines, sandbox_process_factory):
+    """64 caller processes for LOAD_SECONDS against 30-second tokens; counts calls, failures, renewals and tokens."""
+    process, base = sandbox_process_factory(["--access-token-ttl", "30"])
+    try:
+        home = provider_home("load", base)
+        tokens = sign_in_over_http(base)
+        now = time.time()
+        keep_token(home, {
+            "access_token": tokens["access_token"], "refresh_token": tokens["refresh_token"], "token_type": "Bearer",
+            "expires_at": now + tokens["expires_in"], "received_at": now, "scope": tokens.get("scope"),
+            "issued_by": "latchkey-desktop at http://127.0.0.1/token"})
+        env = dict(os.environ, **home.env)
+        latchkey = os.path.join(bin_dir, "latchkey")
+        caller = os.path.join(baselines, "agent-caller")
+        with open(os.path.join(home.root, "agent.log"), "ab") as log:
+            agent, _ = start_agent(latchkey, env, log)
+            try:
+                subprocess.run([latchkey, "agent", "allow", caller, "mine"], env=env, check=True, stdout=subprocess.DEVNULL)
+                callers = [subprocess.Popen([caller, "mine", str(LOAD_SECONDS)], env=env, stdout=subprocess.PIPE, text=True)
+                           for _ in range(CALLERS)]
+                outputs = [c.communicate(timeout=LOAD_SECONDS + 120)[0].splitlines() for c in callers]
+            finally:
+                agent.terminate()
+                agent.wait(10)
+        calls = failed = 0
+        seen = set()
+        for lines in outputs:
+            _, made, _, refused = lines[0].split()
+            calls, failed = calls + int(made), failed + int(refused)
+            seen.update(lines[1:])
+        with urllib.request.urlopen(base + "/_admin/stats", timeout=10) as response:
+            stats = json.loads(response.read())
+        return {"seconds": LOAD_SECONDS, "callers": CALLERS, "calls": calls, "failed": failed,
+                "refreshes": stats["refresh_grants"], "distinct_tokens": len(seen), "expected_renewals": LOAD_SECONDS / 15}
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
