@@ -4,6 +4,7 @@ given in the agent's dialog through AT-SPI, as a person gives it."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,10 +22,11 @@ OIDC_TOKEN = "/usr/bin/oidc-token"
 class Sandbox:
     """The real latchkey-sandbox, on a port of its own, ending when this test lets go of its input."""
 
-    def __init__(self, *arguments):
+    def __init__(self, *arguments, log=None):
+        self.log = log
         self.process = subprocess.Popen(
             [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--exit-with-stdin", *arguments],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "ab") if log else subprocess.DEVNULL)
         line = self.process.stdout.readline().decode().strip()
         expect(line.startswith("listening http://127.0.0.1:"), f"the sandbox said {line!r}")
         self.base = line[len("listening "):]
@@ -290,4 +292,76 @@ def agent_scripts(home):
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
 
 
-SCENARIOS = {"agent_programs": agent_programs, "agent_git": agent_git, "agent_scripts": agent_scripts}
+def agent_sign_in(home):
+    """A program asks the agent over D-Bus to sign in: the sign-in window opens from the agent
+    (no window of Latchkey's own), the person signs in through AT-SPI, the call returns, and the
+    token is there for the next caller; SignOut forgets it."""
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    try:
+        listed = gdbus("--method", "io.github.latchkey.Agent1.ListProviders")
+        expect("('mine', 'My sandbox', 'signed out')" in listed.stdout, f"signed out at first: {listed}")
+        call = subprocess.Popen(["gdbus", "call", "--session", "--timeout", "120", *DEST, "--method",
+                                 "io.github.latchkey.Agent1.SignIn", "mine"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        agent = Latchkey.attached(AGENT, home.shots, timeout=30)
+        username = agent.find("entry", "Username", timeout=30)
+        agent.screenshot("01-sign-in-from-the-agent")
+        agent.type_into(username, "ada")
+        agent.type_into(agent.find("password text", "Password"), "engine")
+        agent.press(agent.button("Allow"))
+        status, out, err = finished(call)
+        expect(status == 0 and out.strip() == "()", f"SignIn: {status} {err!r}")
+        expect("signed in;" in gdbus("--method", "io.github.latchkey.Agent1.ListProviders").stdout, "signed in now")
+        expect(os.path.exists(os.path.join(home.state, "latchkey", "mine.json")), "the sign-in is kept where the window keeps it")
+        out = gdbus("--method", "io.github.latchkey.Agent1.SignOut", "mine")
+        expect(out.returncode == 0 and "Signed out." in out.stdout, f"SignOut: {out}")
+        expect(not os.path.exists(os.path.join(home.state, "latchkey", "mine.json")), "signed out: nothing kept")
+        unknown = gdbus("--method", "io.github.latchkey.Agent1.SignIn", "nope")
+        expect("io.github.latchkey.Agent1.Error.Invalid" in unknown.stderr and "There is no provider called" in unknown.stderr,
+               f"an unknown provider: {unknown}")
+    finally:
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")])
+
+
+def agent_killed_mid_refresh(home):
+    """The agent killed (SIGKILL) while it waits on the provider to renew: the stored sign-in is
+    there byte for byte, the caller gets a sentence, and the next agent the bus starts serves it."""
+    sandbox_log = os.path.join(home.root, "sandbox.log")
+    sandbox = Sandbox("--access-token-ttl", "120", log=sandbox_log)
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    token_file = os.path.join(home.state, "latchkey", "mine.json")
+    with open(token_file, "rb") as f:
+        before = f.read()
+    try:
+        gdbus("--method", "io.github.latchkey.Agent1.ListProviders")
+        python = os.path.realpath(sys.executable)
+        expect(latchkey("agent", "allow", python, "mine").returncode == 0, "allowed")
+        urllib.request.urlopen(urllib.request.Request(sandbox.base + "/_admin/faults", data=json.dumps(
+            {"endpoint": "token", "kind": "delay", "count": 1, "delay_seconds": 20}).encode(),
+            headers={"Content-Type": "application/json"}), timeout=10)
+        # More than the token's life left is asked: the agent renews, and waits on the provider.
+        waiting = subprocess.Popen([os.path.join(BIN, "latchkey"), "token", "--provider", "mine", "--min-valid", "3000"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until("the renewal under way", lambda: "injecting fault delay into /token" in open(sandbox_log).read(), 20)
+        owner = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "io.github.latchkey.Agent"],
+                               capture_output=True, text=True).stdout
+        os.kill(int(re.search(r"uint32 (\d+)", owner).group(1)), 9)
+        status, out, err = finished(waiting)
+        expect(status == 1 and out == "" and "Latchkey's agent did not answer." in err, f"the caller: {status} {out!r} {err!r}")
+        with open(token_file, "rb") as f:
+            expect(f.read() == before, "the stored sign-in changed when the agent was killed")
+        # The bus starts another; the sign-in serves (its access token still has most of its life).
+        gdbus("--method", "io.github.latchkey.Agent1.ListProviders")
+        again = latchkey("token", "--provider", "mine")
+        expect(again.returncode == 0 and again.stdout.strip() == json.loads(before)["access_token"], f"after: {again}")
+    finally:
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[json.loads(before)["access_token"]])
+
+
+SCENARIOS = {"agent_programs": agent_programs, "agent_git": agent_git, "agent_scripts": agent_scripts,
+             "agent_sign_in": agent_sign_in, "agent_killed_mid_refresh": agent_killed_mid_refresh}
