@@ -77,6 +77,7 @@ func milliseconds(_ duration: Duration) -> Double {
 var singles: [Double] = []
 var storms: [Double] = []
 var calmStorms: [Double] = []
+var oneCallers: [Double] = []
 var refreshesPerStorm: [Int] = []
 var distinctTokens: [Int] = []
 let clock = ContinuousClock()
@@ -111,7 +112,17 @@ for pair in 0...pairs {  // pair 0 warms up and is not counted
         for try await _ in group {}
     }
     let calm = clock.now - calmStart
+
+    // D: one caller on a token the session believes expired: the same session's refresh (the
+    // token endpoint, the ID token's signature against the provider's keys, the store), alone.
+    let alone = AuthSession(
+        configuration: configuration, store: MemoryTokenStore(), tokenClient: client, now: { Date().addingTimeInterval(40) })
+    try await alone.signIn(with: try await signIn())
+    let aloneStart = clock.now
+    _ = try await alone.freshToken()
+    let oneCaller = clock.now - aloneStart
     if pair > 0 {
+        oneCallers.append(milliseconds(oneCaller))
         singles.append(milliseconds(single))
         storms.append(milliseconds(storm))
         calmStorms.append(milliseconds(calm))
@@ -130,6 +141,7 @@ let result: [String: Any] = [
     "single_refresh_ms": singles, "storm_ms": storms,
     "median_single_refresh_ms": median(singles), "median_storm_ms": median(storms),
     "no_refresh_storm_ms": calmStorms, "median_no_refresh_storm_ms": median(calmStorms),
+    "one_caller_refresh_ms": oneCallers, "median_one_caller_refresh_ms": median(oneCallers),
     "refresh_requests_per_storm": refreshesPerStorm, "distinct_tokens_per_storm": distinctTokens,
 ]
 print(String(decoding: try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]), as: UTF8.self))

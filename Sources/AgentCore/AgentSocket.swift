@@ -12,8 +12,8 @@ import Synchronization
 /// user (`SO_PEERCRED`) before a byte of it is read. Who connected is identified
 /// then, at once (`Caller`), before it can exec another program.
 ///
-/// Each connection has a thread of its own, which waits for the whole request at
-/// most `requestTimeout` seconds in all, then for the answer: a client that goes
+/// Each connection has a thread of its own (kept for the next once idle: `WorkerThreads`),
+/// which waits for the whole request at most `requestTimeout` seconds in all, then for the answer: a client that goes
 /// quiet or away costs one thread for that long and changes nothing. One process
 /// holds at most `mostPerProcess` connections at once, all of them `mostConnections`.
 public final class AgentSocket: Sendable {
@@ -44,6 +44,7 @@ public final class AgentSocket: Sendable {
     private let listener = Mutex<(fd: Int32, file: FileStamp?)>((-1, nil))
     private let stopping = Atomic<Bool>(false)
     private let open = Mutex<[Int32: Int]>([:])
+    private let workers = WorkerThreads(most: AgentSocket.mostConnections)
 
     public static let mostConnections = 256
     public static let mostPerProcess = 16
@@ -167,7 +168,7 @@ public final class AgentSocket: Sendable {
             }
             // Who connected, now: before it could exec another program or end and lend its id to another.
             let caller = Caller.identify(pid: peer.pid, uid: peer.uid, own: own)
-            let started = BlockingWork.startThread { [self] in
+            let started = workers.run { [self] in
                 serve(connection, Connection(peer: peer, caller: caller))
                 close(connection)
                 release(peer.pid)

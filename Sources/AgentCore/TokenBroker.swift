@@ -5,8 +5,8 @@ import OAuthCore
 /// The agent's tokens: one `Provider` per provider asked about, kept for as long
 /// as the agent runs, so that every program shares one session per provider and
 /// with it one refresh at a time (and, through the store's lock, one across
-/// processes). Each request reads the store again first: the window, or
-/// `latchkey token` run while no agent did, may have signed in, out or renewed.
+/// processes). The store is read again (at most once a second per provider): the window,
+/// or `latchkey token` run while no agent did, may have signed in, out or renewed.
 public actor TokenBroker {
     /// How the broker makes a provider's configuration: from the catalog, with the stored client
     /// secret (the app passes its own, which knows the sandbox is the window's alone).
@@ -19,6 +19,10 @@ public actor TokenBroker {
     private let zeroConfiguration: ZeroConfiguration?
     private let configure: Configure
     private var providers: [String: Provider] = [:]
+    /// How often a provider's stored sign-in is read again, at most: what another process
+    /// (the window, `latchkey token` without the agent) changed counts from then on.
+    private let storeRecheck: Duration
+    private var lastRead: [String: ContinuousClock.Instant] = [:]
     /// The person's provider files as they were when `providers` were last checked.
     private var providerFiles: [String: FileStamp] = [:]
     /// Providers whose files may have changed since they were made: checked at their next use.
@@ -26,8 +30,9 @@ public actor TokenBroker {
 
     public init(
         catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountRecords?,
-        zeroConfiguration: ZeroConfiguration?, configure: @escaping Configure
+        zeroConfiguration: ZeroConfiguration?, storeRecheck: Duration = .seconds(1), configure: @escaping Configure
     ) {
+        self.storeRecheck = storeRecheck
         self.catalog = catalog
         self.store = store
         self.network = network
@@ -80,7 +85,11 @@ public actor TokenBroker {
             )
         }
         let session = provider.session
-        await session.rereadStoreAtNextUse()
+        let now = ContinuousClock.now
+        if lastRead[configuration.id].map({ now - $0 >= storeRecheck }) ?? true {
+            lastRead[configuration.id] = now
+            await session.rereadStoreAtNextUse()
+        }
         let token: Token
         do {
             token =

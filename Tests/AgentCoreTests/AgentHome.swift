@@ -36,9 +36,10 @@ final class AgentHome: @unchecked Sendable {
         try catalog.configuration(named: id, overrides: id == "sandbox" ? ["issuer": sandbox.baseURL] : [:])
     }
 
-    func broker() -> TokenBroker {
+    /// The agent's broker over this home; `storeRecheck` zero: the store is read again at every request.
+    func broker(storeRecheck: Duration = .zero) -> TokenBroker {
         TokenBroker(
-            catalog: catalog, store: store, network: Network(), accounts: nil, zeroConfiguration: nil,
+            catalog: catalog, store: store, network: Network(), accounts: nil, zeroConfiguration: nil, storeRecheck: storeRecheck,
             configure: { [self] id in try configuration(id) })
     }
 

@@ -55,6 +55,16 @@ import Testing
         #expect(refusal.kind == .signedOut && refusal.sentence.hasSuffix("Sign in with: latchkey --provider sandbox"))
     }
 
+    @Test func theStoreIsReadAgainAtMostOncePerRecheck() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let broker = home.broker(storeRecheck: .seconds(3600))
+        let first = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
+        _ = await Provider(configuration: try home.configuration("sandbox"), store: home.store).signOut()
+        let held = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
+        #expect(held.accessToken == first.accessToken, "within the recheck, what was read stands (many callers, one read)")
+    }
+
     @Test func aProviderIsFoundByItsIssuerWithOrWithoutTheSlash() async throws {
         let home = try AgentHome()
         // A provider of the person's own, on the sandbox: its file names the issuer.

@@ -127,13 +127,28 @@ public actor AuthSession {
 
     /// A token good for at least `seconds` more (and never less than `renewalMargin(for:)`), refreshing
     /// if need be. A provider may still answer a refresh with a shorter lifetime: the caller checks.
-    public func freshToken(validFor seconds: TimeInterval) async throws -> Token {
+    ///
+    /// Callers that find a renewal under way wait for it outside the actor: a thousand of them
+    /// resume side by side when it ends, rather than one after another through the actor.
+    public nonisolated func freshToken(validFor seconds: TimeInterval) async throws -> Token {
+        switch try await tokenOrRenewal(validFor: seconds) {
+        case .token(let token): return token
+        case .renewal(let renewal): return try await renewal.value
+        }
+    }
+
+    private enum Fresh: Sendable {
+        case token(Token)
+        case renewal(Task<Token, any Error>)
+    }
+
+    private func tokenOrRenewal(validFor seconds: TimeInterval) async throws -> Fresh {
         guard let token = await currentToken() else {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
         let margin = max(seconds, renewalMargin(for: token))
-        guard token.expires(within: margin, now: now()) else { return token }
-        return try await refresh(from: token, margin: margin)
+        guard token.expires(within: margin, now: now()) else { return .token(token) }
+        return .renewal(renewal(from: token, margin: margin))
     }
 
     /// When a token is renewed: `refreshMargin` before it expires, or, for one that lives less than
@@ -223,11 +238,20 @@ public actor AuthSession {
 
     /// One refresh at a time; `margin`: how long a token another process renewed meanwhile must still be good for to count.
     private func refresh(from token: Token, margin: TimeInterval) async throws -> Token {
-        if let refreshing { return try await refreshing.value }
-        let task = Task { try await self.performRefresh(from: token, margin: margin) }
+        try await renewal(from: token, margin: margin).value
+    }
+
+    /// The renewal under way, or a new one: it clears itself from `refreshing` as it ends.
+    private func renewal(from token: Token, margin: TimeInterval) -> Task<Token, any Error> {
+        if let refreshing { return refreshing }
+        let task = Task { try await self.performRefreshThenClear(from: token, margin: margin) }
         refreshing = task
+        return task
+    }
+
+    private func performRefreshThenClear(from token: Token, margin: TimeInterval) async throws -> Token {
         defer { refreshing = nil }
-        return try await task.value
+        return try await performRefresh(from: token, margin: margin)
     }
 
     private func performRefresh(from held: Token, margin: TimeInterval) async throws -> Token {

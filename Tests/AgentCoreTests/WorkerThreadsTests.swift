@@ -1,0 +1,47 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import AgentCore
+
+@Suite struct WorkerThreadsTests {
+    @Test func aSteadyStreamReusesItsThreads() async throws {
+        let workers = WorkerThreads(most: 8)
+        let threads = Mutex<Set<UInt>>([])
+        for _ in 0..<200 {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                #expect(
+                    workers.run {
+                        threads.withLock { _ = $0.insert(UInt(bitPattern: Int(bitPattern: pthread_self()))) }
+                        done.resume()
+                    })
+            }
+        }
+        #expect(threads.withLock { $0.count } <= 2, "one after another, the same thread or two: not 200")
+    }
+
+    @Test func atMostMostRunAtOnceAndTheRestAreRefused() async throws {
+        let workers = WorkerThreads(most: 3)
+        let gate = DispatchSemaphore(value: 0)
+        let started = Mutex(0)
+        for _ in 0..<3 {
+            #expect(
+                workers.run {
+                    started.withLock { $0 += 1 }
+                    gate.wait()
+                })
+        }
+        #expect(!workers.run {}, "a fourth while three wait is refused, not queued behind them")
+        for _ in 0..<3 { gate.signal() }
+        while started.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        // Free again: taken.
+        let ran = Mutex(false)
+        var accepted = false
+        for _ in 0..<200 where !accepted {
+            accepted = workers.run { ran.withLock { $0 = true } }
+            if !accepted { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(accepted)
+        while !ran.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+    }
+}
