@@ -57,14 +57,19 @@ enum Pages {
 
     static func signIn(
         clientName: String, scopes: [String], requestID: String, action: String = "/authorize",
-        descriptions: [String: String] = [:], imitating: String? = nil, username: String = "", error: String? = nil
+        descriptions: [String: String] = [:], imitating: String? = nil, username: String = "", error: String? = nil,
+        choosingAccount: Bool = false
     ) -> String {
+        let choosing =
+            choosingAccount
+            ? "<p class=\"choose\">Choose the account to sign in with: any of this provider's users, not only the last one.</p>" : ""
         let scopeItems = scopes.map { "<li>\(escape(descriptions[$0] ?? scopeDescriptions[$0] ?? $0))</li>" }.joined()
         let errorBlock = error.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
         return document(
             title: "Sign in – Latchkey Sandbox",
             body: """
                 <h1>Sign in to Latchkey Sandbox</h1>
+                \(choosing)
                 <p><strong>\(escape(clientName))</strong> would like to:</p>
                 <ul>\(scopeItems)</ul>
                 \(errorBlock)

@@ -54,13 +54,37 @@ extension SandboxServer {
         case .refused(let answer): return answer
         case .accepted(let checked): challenge = checked
         }
-        let pending = SandboxState.PendingAuthorization(
+        let account: (username: String, choosing: Bool)
+        switch await accountChoice(parameters, fail: fail) {
+        case .refused(let answer): return answer
+        case .accepted(let checked): account = checked
+        }
+        var pending = SandboxState.PendingAuthorization(
             client: client, redirectURI: redirectURI, state: stateValue, scopes: scopes,
             codeChallenge: challenge, nonce: parameters["nonce"],
             grantsRefreshToken: likeness.grantsRefreshToken(scopes: scopes, parameters: parameters.values),
             resource: resource, expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
+        (pending.username, pending.choosingAccount) = account
         let requestID = await state.addPending(pending)
-        return Self.html(.ok, signInPage(pending, requestID: requestID))
+        return Self.html(.ok, signInPage(pending, requestID: requestID, username: pending.username))
+    }
+
+    /// OIDC Core §3.1.2.1's `prompt` and `login_hint`: the user the page starts with, and whether it
+    /// is for choosing an account. The sandbox keeps no session, so someone always signs in:
+    /// `none` cannot be met.
+    private func accountChoice(_ parameters: Parameters, fail: (String, String) -> Response) async -> Checked<(String, Bool)> {
+        let prompts = (parameters["prompt"] ?? "").split(separator: " ").map(String.init)
+        await state.note(parameters["prompt"] ?? "", in: \.authorizationPrompts)
+        await state.note(parameters["login_hint"] ?? "", in: \.authorizationLoginHints)
+        if prompts.contains("none") {
+            return .refused(fail("login_required", "Nobody is signed in here, and prompt=none allows no page to ask."))
+        }
+        if let unknown = prompts.first(where: { !["login", "consent", "select_account"].contains($0) }) {
+            return .refused(fail("invalid_request", "The prompt value \(unknown) is not known here."))
+        }
+        let hint = parameters["login_hint"]?.lowercased()
+        let user = hint.flatMap { hint in configuration.users.first { $0.username.lowercased() == hint || $0.email.lowercased() == hint } }
+        return .accepted((user?.username ?? "", prompts.contains("select_account")))
     }
 
     /// A request's check: what it found, or the answer that refuses it.
@@ -169,7 +193,8 @@ extension SandboxServer {
     ) -> String {
         Pages.signIn(
             clientName: pending.client.name, scopes: pending.scopes, requestID: requestID, action: Self.prefix + likeness.authorizePath,
-            descriptions: likeness.scopeDescriptions, imitating: likeness.displayName, username: username, error: error)
+            descriptions: likeness.scopeDescriptions, imitating: likeness.displayName, username: username, error: error,
+            choosingAccount: pending.choosingAccount)
     }
 
     /// The authorization endpoint: its page, and the page's answer.

@@ -20,6 +20,10 @@ actor SandboxState {
         /// The protected resource its tokens are for (RFC 8707), nil for the provider's own API.
         let resource: String?
         let expiresAt: Date
+        /// The username the page starts with: the user a `login_hint` named (OIDC Core §3.1.2.1).
+        var username = ""
+        /// `prompt=select_account`: the page says it is for choosing an account.
+        var choosingAccount = false
     }
 
     struct AuthorizationCode {
@@ -92,6 +96,9 @@ actor SandboxState {
         var wellKnownPaths: [String] = []
         /// The `scope` of every authorization request that reached the sign-in page, in order ("" for none).
         var authorizationScopes: [String] = []
+        /// The `prompt` and `login_hint` of every authorization request, in order ("" for none).
+        var authorizationPrompts: [String] = []
+        var authorizationLoginHints: [String] = []
         /// Every client id the second authorization server was asked about (authorization, token, revocation).
         var secondServerClientIDs: [String] = []
         /// The `resource` every token request named, in order ("" for none): RFC 8707 lets a client
@@ -110,6 +117,8 @@ actor SandboxState {
             case clientMetadataFetches = "client_metadata_fetches"
             case wellKnownPaths = "well_known_paths"
             case authorizationScopes = "authorization_scopes"
+            case authorizationPrompts = "authorization_prompts"
+            case authorizationLoginHints = "authorization_login_hints"
             case secondServerClientIDs = "second_server_client_ids"
             case tokenRequestResources = "token_request_resources"
         }
