@@ -120,32 +120,53 @@ def token_rows(bin_dir, baselines):
     return samples
 
 
-def sign_in_over_http(base):
-    """A sign-in to the sandbox as a browser and the app would make it; the token answer."""
+def authorization_code(base, redirect):
+    """The sandbox's sign-in page answered as a browser would (ada, Allow): (code, PKCE verifier)."""
     host, port = base.split("//")[1].split(":")
     verifier = secrets.token_urlsafe(32)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
-    redirect = "http://127.0.0.1/callback"
     query = urllib.parse.urlencode({"response_type": "code", "client_id": "latchkey-desktop", "redirect_uri": redirect,
-                                    "scope": "openid profile email offline_access", "state": "load", "nonce": "n",
+                                    "scope": "openid profile email offline_access", "state": "bench", "nonce": "n",
                                     "code_challenge": challenge, "code_challenge_method": "S256"})
     connection = http.client.HTTPConnection(host, int(port), timeout=10)
-    connection.request("GET", "/authorize?" + query)
-    page = connection.getresponse().read().decode()
-    request_id = re.search(r'name="request_id" value="([^"]+)"', page).group(1)
-    connection.request("POST", "/authorize", urllib.parse.urlencode(
-        {"request_id": request_id, "username": "ada", "password": "engine", "action": "allow"}),
-        {"Content-Type": "application/x-www-form-urlencoded"})
-    answer = connection.getresponse()
-    answer.read()
-    code = urllib.parse.parse_qs(urllib.parse.urlsplit(answer.getheader("Location")).query)["code"][0]
-    connection.request("POST", "/token", urllib.parse.urlencode(
-        {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "client_id": "latchkey-desktop",
-         "code_verifier": verifier}), {"Content-Type": "application/x-www-form-urlencoded"})
-    reply = connection.getresponse()
-    tokens = json.loads(reply.read())
-    connection.close()
-    return tokens
+    try:
+        connection.request("GET", "/authorize?" + query)
+        page = connection.getresponse().read().decode()
+        request_id = re.search(r'name="request_id" value="([^"]+)"', page).group(1)
+        connection.request("POST", "/authorize", urllib.parse.urlencode(
+            {"request_id": request_id, "username": "ada", "password": "engine", "action": "allow"}),
+            {"Content-Type": "application/x-www-form-urlencoded"})
+        answer = connection.getresponse()
+        answer.read()
+        return urllib.parse.parse_qs(urllib.parse.urlsplit(answer.getheader("Location")).query)["code"][0], verifier
+    finally:
+        connection.close()
+
+
+def code_exchange(base, code, verifier, redirect):
+    """POST /token for the code on a fresh connection: (milliseconds of that request alone, the token answer)."""
+    host, port = base.split("//")[1].split(":")
+    body = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect,
+                                   "client_id": "latchkey-desktop", "code_verifier": verifier})
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        started = time.monotonic()
+        connection.request("POST", "/token", body, {"Content-Type": "application/x-www-form-urlencoded"})
+        reply = connection.getresponse()
+        text = reply.read()
+        elapsed = (time.monotonic() - started) * 1000
+    finally:
+        connection.close()
+    if reply.status != 200:
+        raise RuntimeError(f"token endpoint answered {reply.status}")
+    return elapsed, json.loads(text)
+
+
+def sign_in_over_http(base):
+    """A sign-in to the sandbox as a browser and the app would make it; the token answer."""
+    redirect = "http://127.0.0.1/callback"
+    code, verifier = authorization_code(base, redirect)
+    return code_exchange(base, code, verifier, redirect)[1]
 
 
 def load_run(bin_dir, baselines, sandbox_process_factory):

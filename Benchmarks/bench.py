@@ -219,37 +219,11 @@ def page_url(base):
 def token_round_trip():
     """The first code exchange of a fresh sandbox, as the app's is, with a plain
     HTTP client (http.client): sign in over HTTP, then time only POST /token."""
-    import base64, hashlib, http.client, secrets, urllib.parse
     server, base = sandbox()
     try:
-        host, port = base.split("//")[1].split(":")
-        verifier = secrets.token_urlsafe(32)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
         redirect = "https://latchkey.invalid/oauth2/callback"
-        query = urllib.parse.urlencode({"response_type": "code", "client_id": "latchkey-desktop", "redirect_uri": redirect,
-                                        "scope": "openid profile email offline_access", "state": "bench", "nonce": "n",
-                                        "code_challenge": challenge, "code_challenge_method": "S256"})
-        connection = http.client.HTTPConnection(host, int(port), timeout=10)
-        connection.request("GET", "/authorize?" + query)
-        page = connection.getresponse().read().decode()
-        request_id = re.search(r'name="request_id" value="([^"]+)"', page).group(1)
-        connection.request("POST", "/authorize", urllib.parse.urlencode(
-            {"request_id": request_id, "username": "ada", "password": "engine", "action": "allow"}),
-            {"Content-Type": "application/x-www-form-urlencoded"})
-        answer = connection.getresponse()
-        answer.read()
-        code = urllib.parse.parse_qs(urllib.parse.urlsplit(answer.getheader("Location")).query)["code"][0]
-        body = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect,
-                                       "client_id": "latchkey-desktop", "code_verifier": verifier})
-        fresh = http.client.HTTPConnection(host, int(port), timeout=10)
-        started = time.monotonic()
-        fresh.request("POST", "/token", body, {"Content-Type": "application/x-www-form-urlencoded"})
-        reply = fresh.getresponse()
-        reply.read()
-        elapsed = (time.monotonic() - started) * 1000
-        if reply.status != 200:
-            raise RuntimeError(f"token endpoint answered {reply.status}")
-        return elapsed
+        code, verifier = agent_bench.authorization_code(base, redirect)
+        return agent_bench.code_exchange(base, code, verifier, redirect)[0]
     finally:
         stop(server)
 
