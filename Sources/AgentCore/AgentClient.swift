@@ -4,6 +4,11 @@ import Glibc
 /// Latchkey's own commands (`latchkey token`, the git credential helper) asking
 /// the agent over its socket, in plain JSON: one request, one answer.
 public enum AgentClient {
+    /// The answer of this session's agent (`AgentSocket.defaultPath`); nil when none runs.
+    public static func ask(_ request: AgentRequest) -> Result<AgentToken, AgentRefusal>? {
+        AgentSocket.defaultPath().flatMap { ask(request, at: $0) }
+    }
+
     /// The agent's answer; nil when no agent answers at `path` (the command then does the work itself).
     /// Waits for the answer as long as the person may take to answer the agent's question.
     public static func ask(_ request: AgentRequest, at path: String, timeout: Int = 600) -> Result<AgentToken, AgentRefusal>? {

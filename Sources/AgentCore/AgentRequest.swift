@@ -1,4 +1,5 @@
 import FoundationEssentials
+import OAuthCore
 
 /// What a program asks the agent for, whichever way it asked (oidc-agent's
 /// socket protocol, D-Bus, Latchkey's own commands).
@@ -83,4 +84,16 @@ public struct AgentRefusal: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     public var description: String { sentence }
+
+    /// What a failure of OAuthCore's means to a caller: no sign-in (or one the provider no longer
+    /// accepts) is `signedOut`, anything else `failed`; the error's own sentence either way.
+    public init(_ error: any Error) {
+        if let refusal = error as? AgentRefusal {
+            self = refusal
+        } else if case .signedOut? = error as? OAuthError {
+            self.init(.signedOut, "\(error)")
+        } else {
+            self.init(.failed, "\(error)")
+        }
+    }
 }

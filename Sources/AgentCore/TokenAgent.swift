@@ -49,7 +49,7 @@ public actor TokenAgent {
         do { provider = try await broker.provider(for: request.target) } catch { return .failure(error) }
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
         if let refusal = await consent(request, caller, provider, metadata) { return .failure(refusal) }
-        let answer = await broker.token(for: request)
+        let answer = await broker.token(for: request, from: provider.id)
         guard case .success = answer else { return answer }
         guard stillTheSame() else {
             logger.notice("The program changed while it waited; no token given", metadata: metadata)
@@ -69,17 +69,17 @@ public actor TokenAgent {
         while true {
             let decision = grants.decision(for: caller, provider: provider.id)
             if decision == .allowed { return nil }
+            let question = ConsentQuestion(
+                caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
+                applicationHint: request.applicationHint, changed: decision == .changed)
             if let pending = asking[key] {
                 let shared = await pending.answer.value
                 // Answered: no longer pending, whoever resumes first.
                 if asking[key]?.number == pending.number { asking[key] = nil }
                 // The process that was asked about: its answer. Another: decided afresh.
                 guard pending.asker == (caller.asker ?? caller.key) else { continue }
-                return refusal(for: shared, caller, provider, request, metadata)
+                return refusal(for: shared, question, metadata)
             }
-            let question = ConsentQuestion(
-                caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
-                applicationHint: request.applicationHint, changed: decision == .changed)
             // "Always allow" is kept before the answer is known to anyone waiting: they find it in the list.
             let (grants, logger) = (self.grants, self.logger)
             let pending = Task {
@@ -99,16 +99,11 @@ public actor TokenAgent {
             asking[key] = (number, caller.asker ?? caller.key, pending)
             let answer = await pending.value
             if asking[key]?.number == number { asking[key] = nil }
-            return refusal(for: answer, caller, provider, request, metadata)
+            return refusal(for: answer, question, metadata)
         }
     }
 
-    private func refusal(
-        for asked: Asked, _ caller: Caller, _ provider: (id: String, name: String), _ request: AgentRequest, _ metadata: Logger.Metadata
-    ) -> AgentRefusal? {
-        let question = ConsentQuestion(
-            caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
-            applicationHint: request.applicationHint, changed: false)
+    private func refusal(for asked: Asked, _ question: ConsentQuestion, _ metadata: Logger.Metadata) -> AgentRefusal? {
         switch asked {
         case .answered(.allowOnce), .answered(.alwaysAllow): return nil
         case .answered(.deny):

@@ -25,6 +25,7 @@ public actor TokenBroker {
     private var lastRead: [String: ContinuousClock.Instant] = [:]
     /// The person's provider files as they were when `providers` were last checked.
     private var providerFiles: [String: FileStamp] = [:]
+    private var lastFilesCheck: ContinuousClock.Instant?
     /// Providers whose files may have changed since they were made: checked at their next use.
     private var stale: Set<String> = []
 
@@ -48,14 +49,20 @@ public actor TokenBroker {
         return (provider.configuration.id, provider.configuration.displayName)
     }
 
-    /// A token for `request`, from the provider `provider(for:)` named.
+    /// A token for `request`, from the provider its target names.
     public func token(for request: AgentRequest) async -> Result<AgentToken, AgentRefusal> {
         do {
-            let provider = try await self.provider(request.target)
-            return .success(try await token(from: provider, request))
+            return .success(try await token(from: try await provider(request.target), request))
         } catch {
             return .failure(error)
         }
+    }
+
+    /// A token for `request` from provider `id`, which `provider(for:)` already found for its target.
+    public func token(for request: AgentRequest, from id: String) async -> Result<AgentToken, AgentRefusal> {
+        var resolved = request
+        resolved.target = .provider(id)
+        return await token(for: resolved)
     }
 
     /// Signs out of `id` (revoking where its provider can): nil, or a sentence when something was left.
@@ -95,13 +102,10 @@ public actor TokenBroker {
             token =
                 request.minimumValidity == AgentRequest.renewNow
                 ? try await session.renewedToken() : try await session.freshToken(validFor: TimeInterval(request.minimumValidity))
-        } catch let error as OAuthError {
-            if case .signedOut = error {
-                throw AgentRefusal(.signedOut, "\(error) Sign in with: latchkey --provider \(configuration.id)")
-            }
-            throw AgentRefusal(.failed, "\(error)")
         } catch {
-            throw AgentRefusal(.failed, "\(error)")
+            let refusal = AgentRefusal(error)
+            guard refusal.kind == .signedOut else { throw refusal }
+            throw AgentRefusal(.signedOut, "\(refusal.sentence) Sign in with: latchkey --provider \(configuration.id)")
         }
         let granted = token.allowedScopes(asked: configuration.scopes)
         let missing = request.scopes.filter { !granted.contains($0) }
@@ -121,10 +125,15 @@ public actor TokenBroker {
         // A provider file added, replaced or removed: each provider's configuration is made again at
         // its next use, and its session kept when the configuration is the same (a session may hold
         // a renewed token its store did not take).
-        let stamp = Self.providerFilesStamp(catalog.userConfigDirectory)
-        if stamp != providerFiles {
-            stale = Set(providers.keys)
-            providerFiles = stamp
+        // Looked at no more often than the store (a directory listing per request adds up under load).
+        let now = ContinuousClock.now
+        if lastFilesCheck.map({ now - $0 >= storeRecheck }) ?? true {
+            lastFilesCheck = now
+            let stamp = Self.providerFilesStamp(catalog.userConfigDirectory)
+            if stamp != providerFiles {
+                stale = Set(providers.keys)
+                providerFiles = stamp
+            }
         }
         let id = try await self.id(of: target)
         if let provider = providers[id], !stale.contains(id) { return provider }

@@ -73,7 +73,7 @@ struct GitCredentialCommand: ParsableCommand {
 
     private func ask(_ id: String, minimum: Int) -> Result<AgentToken, AgentRefusal> {
         let request = AgentRequest(target: .provider(id), minimumValidity: minimum, applicationHint: "git")
-        if let path = AgentSocket.defaultPath(), let answer = AgentClient.ask(request, at: path) { return answer }
+        if let answer = AgentClient.ask(request) { return answer }
         // No agent: the work is done here, as `latchkey token` does it.
         let tokens = TokenRequest(resource: nil, provider: id, minimumValidity: max(minimum, 0), waits: waits)
         do {
@@ -84,8 +84,7 @@ struct GitCredentialCommand: ParsableCommand {
             }
             return .success(AgentToken(token, of: provider.configuration))
         } catch {
-            let kind: AgentRefusal.Kind = (error as? OAuthError).map { if case .signedOut = $0 { .signedOut } else { .failed } } ?? .failed
-            return .failure(AgentRefusal(kind, "\(error)"))
+            return .failure(AgentRefusal(error))
         }
     }
 }

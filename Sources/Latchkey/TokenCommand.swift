@@ -130,10 +130,8 @@ struct TokenCommand: ParsableCommand {
 
     /// The agent's answer, when one runs in this session; nil: no agent, this command does the work itself.
     private func askAgent() -> Result<AgentToken, AgentRefusal>? {
-        guard let path = AgentSocket.defaultPath() else { return nil }
         let target: AgentRequest.Target = resource.flatMap(URL.init(string:)).map { .resource($0) } ?? .provider(provider ?? "")
-        return AgentClient.ask(
-            AgentRequest(target: target, minimumValidity: minimumValidity, applicationHint: "latchkey token"), at: path)
+        return AgentClient.ask(AgentRequest(target: target, minimumValidity: minimumValidity, applicationHint: "latchkey token"))
     }
 
     /// The provider named with --provider, its stored client secret filled in.

@@ -102,7 +102,7 @@ import Testing
         try await home.signIn()
         let made = Counter()
         let broker = TokenBroker(
-            catalog: home.catalog, store: home.store, network: Network(), accounts: nil, zeroConfiguration: nil,
+            catalog: home.catalog, store: home.store, network: Network(), accounts: nil, zeroConfiguration: nil, storeRecheck: .zero,
             configure: { id in
                 made.add()
                 return try home.configuration(id)
