@@ -78,11 +78,6 @@ public struct Caller: Sendable, Equatable {
                 through: through, started: parent.started, asker: ProcessKey(pid: pid, started: first.started)))
     }
 
-    /// `identify` as an optional: nil when it refuses.
-    public static func of(pid: Int32, uid: UInt32, own: OwnExecutable = .current, proc: String = "/proc") -> Caller? {
-        try? identify(pid: pid, uid: uid, own: own, proc: proc).get()
-    }
-
     /// Whether the process still runs the executable it was identified with (and, for Latchkey's own
     /// command, that command still runs for it): checked before a token is handed over.
     public func isStillTheSame(proc: String = "/proc") -> Bool {

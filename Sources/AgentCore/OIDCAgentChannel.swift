@@ -39,12 +39,6 @@ public struct OIDCAgentChannel: Sendable {
 
     public init() {}
 
-    /// Whether the answer goes back encrypted.
-    public var isEncrypted: Bool {
-        if case .encrypted = phase { return true }
-        return false
-    }
-
     /// What `bytes`, appended to what came before, call for.
     public mutating func received(_ bytes: some Collection<UInt8>) -> Step {
         buffer += bytes

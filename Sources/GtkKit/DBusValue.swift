@@ -65,24 +65,6 @@ public indirect enum DBusValue: Sendable, Equatable {
         return nil
     }
 
-    /// The D-Bus type of this value.
-    public var signature: String {
-        switch self {
-        case .string: "s"
-        case .bool: "b"
-        case .int32: "i"
-        case .uint32: "u"
-        case .int64: "x"
-        case .uint64: "t"
-        case .double: "d"
-        case .variant: "v"
-        case .tuple(let items): "(" + items.map(\.signature).joined() + ")"
-        case .array(let element, _): "a" + element
-        case .entry(let key, let value): "{" + key.signature + value.signature + "}"
-        case .other(let type): type
-        }
-    }
-
     // MARK: GVariant
 
     /// A new floating GVariant of this value (nil for `.other`).

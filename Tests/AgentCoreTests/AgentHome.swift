@@ -87,6 +87,11 @@ final class ScriptedPerson: ConsentAsker, @unchecked Sendable {
 }
 
 extension Caller {
+    /// `identify`, nil where it refuses: what the tests compare.
+    static func of(pid: Int32, uid: UInt32, own: OwnExecutable, proc: String = "/proc") -> Caller? {
+        try? identify(pid: pid, uid: uid, own: own, proc: proc).get()
+    }
+
     /// This test process, as the agent sees a caller.
     static var thisProcess: Caller { Caller.of(pid: getpid(), uid: getuid(), own: .none)! }
 
