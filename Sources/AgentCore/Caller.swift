@@ -144,8 +144,9 @@ public struct ProcessFiles: Sendable {
     static func of(pid: Int32, proc: String) -> Result<ProcessFiles, AgentRefusal> {
         let directory = "\(proc)/\(pid)"
         let unknown = AgentRefusal(.denied, "The program that asked could not be identified (it ended, or hides its particulars).")
-        guard let started = startTime(of: pid, proc: proc), var path = readLink("\(directory)/exe"),
-            let file = executableFile("\(directory)/exe")
+        // Its start and its parent, from one read of its stat line.
+        guard let fields = statFields(pid, proc), fields.count > 19, let started = UInt64(fields[19]), let parent = Int32(fields[1]),
+            var path = readLink("\(directory)/exe"), let file = executableFile("\(directory)/exe")
         else { return .failure(unknown) }
         path = undeleted(path)
         let flatpakID: String?
@@ -167,7 +168,7 @@ public struct ProcessFiles: Sendable {
             String(decoding: $0, as: UTF8.self)
         }
         if commandLine.last == "" { commandLine.removeLast() }
-        guard let parent = parentID(of: pid, proc: proc), startTime(of: pid, proc: proc) == started else { return .failure(unknown) }
+        guard startTime(of: pid, proc: proc) == started else { return .failure(unknown) }
         return .success(
             ProcessFiles(
                 pid: pid, program: Program(path: path, flatpakID: flatpakID), file: file, commandLine: commandLine, parent: parent,
@@ -182,10 +183,6 @@ public struct ProcessFiles: Sendable {
     /// Field 22 of `/proc/PID/stat`: when the process started, in clock ticks since boot.
     static func startTime(of pid: Int32, proc: String) -> UInt64? {
         statFields(pid, proc).flatMap { $0.count > 19 ? UInt64($0[19]) : nil }
-    }
-
-    static func parentID(of pid: Int32, proc: String) -> Int32? {
-        statFields(pid, proc).flatMap { $0.count > 1 ? Int32($0[1]) : nil }
     }
 
     /// The fields after the command name, which may itself hold spaces and parentheses: from field 3 (state) on.
