@@ -15,6 +15,8 @@ public struct AgentRequest: Sendable, Equatable {
     }
 
     public var target: Target
+    /// Which of the provider's accounts (an e-mail address or a name, as Latchkey shows it); nil: the one in use.
+    public var account: String?
     /// Seconds the token must still be good for. `renewNow` (oidc-agent's `-f`, sent as -1): renewed whatever is left.
     public var minimumValidity: Int
     /// Scopes the token must carry; empty: whatever the sign-in allows.
@@ -24,12 +26,24 @@ public struct AgentRequest: Sendable, Equatable {
     /// What the program calls itself (oidc-agent's `application_hint`): shown to the person, never trusted.
     public var applicationHint: String?
 
+    /// A provider named as programs name it: its id, or `provider/account` for one of its accounts
+    /// (oidc-agent's account names, the D-Bus interface's provider argument).
+    public static func provider(named text: String) -> (target: Target, account: String?) {
+        guard let slash = text.firstIndex(of: "/") else { return (.provider(text), nil) }
+        let account = String(text[text.index(after: slash)...])
+        return (.provider(String(text[..<slash])), account.isEmpty ? nil : account)
+    }
+
     public static let renewNow = -1
     /// The most a caller may ask a token to stay good for: a day.
     public static let longestValidity = 86_400
 
-    public init(target: Target, minimumValidity: Int = 0, scopes: [String] = [], audience: String? = nil, applicationHint: String? = nil) {
+    public init(
+        target: Target, account: String? = nil, minimumValidity: Int = 0, scopes: [String] = [], audience: String? = nil,
+        applicationHint: String? = nil
+    ) {
         self.target = target
+        self.account = account.flatMap { $0.isEmpty ? nil : $0 }
         self.minimumValidity = minimumValidity
         self.scopes = scopes
         self.audience = audience

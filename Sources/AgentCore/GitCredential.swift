@@ -31,6 +31,41 @@ public struct GitCredential: Sendable, Equatable {
         return providers.first { $0.gitHosts.contains { $0.lowercased() == host } }?.id
     }
 
+    /// The account this remote uses, by the provider's rules (`ProviderConfiguration.gitAccounts`):
+    /// a rule naming a remote (`github.com/work-org/`) matches a remote whose host and path start so,
+    /// one naming a directory (`~/src/work`, `/srv/repos`) a repository in it (`directory`: where git
+    /// runs). The longest rule that matches wins; nil: none does.
+    ///
+    /// git says a remote's path only with `credential.useHttpPath` set; without it, only directory
+    /// rules can match.
+    public func account(rules: [String: String], directory: String, home: String) -> String? {
+        let path = Self.trimmed(attributes["path"] ?? "")
+        var best: (length: Int, account: String)?
+        for (rule, account) in rules where !rule.isEmpty && !account.isEmpty {
+            let matches: Bool
+            if rule.hasPrefix("/") || rule == "~" || rule.hasPrefix("~/") {
+                let folder = Self.trimmed(rule.hasPrefix("~") ? home + rule.dropFirst() : rule)
+                matches = folder.isEmpty || directory == folder || directory.hasPrefix(folder + "/")
+            } else {
+                // host[/path]: the host in any case, the path as git sends it (without its leading slash).
+                let parts = rule.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+                let prefix = parts.count > 1 ? Self.trimmed(parts[1]) : ""
+                matches =
+                    parts[0].lowercased() == host?.lowercased()
+                    && (prefix.isEmpty || path == prefix || path.hasPrefix(prefix + "/"))
+            }
+            if matches, rule.count > best?.length ?? -1 { best = (rule.count, account) }
+        }
+        return best?.account
+    }
+
+    /// A path or remote without the slashes it may end with.
+    private static func trimmed(_ text: some StringProtocol) -> String {
+        var text = String(text)
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
     /// The answer to `get`.
     public static func answer(username: String, token: AgentToken) -> String {
         var lines = ["username=\(username)", "password=\(token.accessToken)"]

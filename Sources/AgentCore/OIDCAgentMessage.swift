@@ -44,13 +44,16 @@ public enum OIDCAgentMessage {
         // Latchkey's own: a protected resource's URL, as `latchkey token --resource` names it.
         let resource = try text(json, "resource")
         let target: AgentRequest.Target
+        var accountName: String?
         switch (account, issuer, resource) {
-        case (let account?, nil, nil): target = .provider(account)
+        case (let account?, nil, nil): (target, accountName) = AgentRequest.provider(named: account)
         case (nil, let issuer?, nil): target = .issuer(issuer)
         case (nil, nil, let resource?):
             guard let url = URL(string: resource) else { throw AgentRefusal(.invalid, "\"resource\" is not a URL.") }
             target = .resource(url)
-        default: throw AgentRefusal(.invalid, "Name either an account (a provider's id) or an issuer, not both and not neither.")
+        default:
+            throw AgentRefusal(
+                .invalid, "Name either an account (a provider's id, or provider/account) or an issuer, not both and not neither.")
         }
         var minimum = 0
         if let value = json["min_valid_period"] {
@@ -63,7 +66,7 @@ public enum OIDCAgentMessage {
         }
         let scopes = try text(json, "scope").map { $0.split(separator: " ").map(String.init) } ?? []
         return AgentRequest(
-            target: target, minimumValidity: minimum, scopes: scopes, audience: try text(json, "audience"),
+            target: target, account: accountName, minimumValidity: minimum, scopes: scopes, audience: try text(json, "audience"),
             applicationHint: try text(json, "application_hint"))
     }
 

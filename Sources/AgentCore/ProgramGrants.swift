@@ -165,22 +165,3 @@ public final class ProgramGrants: Sendable {
         cache.withLock { $0 = (FileStamp(of: file.path), grants) }
     }
 }
-
-/// What `stat` says of a file that changes whenever it is replaced or written.
-struct FileStamp: Hashable, Sendable {
-    let device: UInt64
-    let inode: UInt64
-    let size: Int64
-    let modified: Int
-    let modifiedNanoseconds: Int
-
-    init?(of path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modified = info.st_mtim.tv_sec
-        modifiedNanoseconds = info.st_mtim.tv_nsec
-    }
-}

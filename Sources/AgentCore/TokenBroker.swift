@@ -15,7 +15,7 @@ public actor TokenBroker {
     private let catalog: ProviderCatalog
     private let store: any TokenStore
     private let network: Network
-    private let accounts: AccountRecords?
+    private let accounts: AccountList?
     private let zeroConfiguration: ZeroConfiguration?
     private let configure: Configure
     private var providers: [String: Provider] = [:]
@@ -30,7 +30,7 @@ public actor TokenBroker {
     private var stale: Set<String> = []
 
     public init(
-        catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountRecords?,
+        catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountList?,
         zeroConfiguration: ZeroConfiguration?, storeRecheck: Duration = .seconds(1), configure: @escaping Configure
     ) {
         self.storeRecheck = storeRecheck
@@ -65,9 +65,14 @@ public actor TokenBroker {
         return await token(for: resolved)
     }
 
-    /// Signs out of `id` (revoking where its provider can): nil, or a sentence when something was left.
-    public func signOut(_ id: String) async throws(AgentRefusal) -> String? {
-        await try provider(.provider(id)).signOut()
+    /// Signs out of `id`'s account in use, or of the one `account` names (revoking where its provider
+    /// can): nil, or a sentence when something was left.
+    public func signOut(_ id: String, account: String? = nil) async throws(AgentRefusal) -> String? {
+        let provider = try await provider(.provider(id))
+        guard let account else { return await provider.signOut() }
+        let key: String
+        do { key = try await provider.session(forAccount: account).accountKey } catch { throw AgentRefusal(error) }
+        return await provider.signOut(account: key)
     }
 
     /// The provider in use for `id`, for a sign-in the agent shows.
@@ -91,10 +96,11 @@ public actor TokenBroker {
                 "A token for the audience “\(Redaction.printable(audience))” was asked for; Latchkey gives \(configuration.displayName)'s tokens as they are issued. Ask without an audience."
             )
         }
-        let session = provider.session
+        let session: AuthSession
+        do { session = try await provider.session(forAccount: request.account) } catch { throw AgentRefusal(error) }
         let now = ContinuousClock.now
-        if lastRead[configuration.id].map({ now - $0 >= storeRecheck }) ?? true {
-            lastRead[configuration.id] = now
+        if lastRead[session.accountKey].map({ now - $0 >= storeRecheck }) ?? true {
+            lastRead[session.accountKey] = now
             await session.rereadStoreAtNextUse()
         }
         let token: Token

@@ -88,9 +88,11 @@ struct AgentInterface: Sendable {
             case let refusal?: fail(call, refusal)
             }
         case "SignOut":
-            let id = arguments.first?.string ?? ""
+            let named = arguments.first?.string ?? ""
+            let (target, account) = AgentRequest.provider(named: named)
+            guard case .provider(let id) = target else { return }
             do {
-                let warning = try await broker.signOut(id)
+                let warning = try await broker.signOut(id, account: account)
                 logger.info("Signed out over D-Bus", metadata: ["provider": "\(id)"])
                 call.reply([.string(warning ?? "Signed out.")])
             } catch {
@@ -143,7 +145,8 @@ struct AgentInterface: Sendable {
         let arguments = call.arguments
         let name = arguments.first?.string ?? ""
         let options = arguments.dropFirst().first ?? .array(elementType: "{sv}", [])
-        let target: AgentRequest.Target
+        var target: AgentRequest.Target
+        var account: String?
         if call.method == "GetTokenForResource" {
             guard let url = URL(string: name), (try? ResourceDiscovery.identifier(of: url)) != nil else {
                 return fail(
@@ -151,9 +154,9 @@ struct AgentInterface: Sendable {
             }
             target = .resource(url)
         } else {
-            target = .provider(name)
+            (target, account) = AgentRequest.provider(named: name)
         }
-        var request = AgentRequest(target: target, scopes: options["scopes"]?.strings ?? [])
+        var request = AgentRequest(target: target, account: account, scopes: options["scopes"]?.strings ?? [])
         if let minimum = options["min-valid"] {
             guard let seconds = minimum.integer, seconds >= Int64(AgentRequest.renewNow), seconds <= Int64(AgentRequest.longestValidity)
             else {

@@ -24,11 +24,18 @@ final class AgentProviders: Sendable {
         self.environment = environment
     }
 
-    /// Each provider: id, name and its state as `latchkey status` says it.
+    /// Each provider: id, name and its state as `latchkey status` says it; a provider with several
+    /// accounts once per account, as `provider/account` (what GetToken takes).
     func list() async -> [(id: String, name: String, state: String)] {
         var rows: [(id: String, name: String, state: String)] = []
         for (id, name) in catalog.availableProviders where !Providers.sandboxIDs.contains(id) {
-            rows.append((id, name, await StatusCommand.state(of: id, catalog: catalog, store: store, secrets: secrets)))
+            let accounts = await StatusCommand.accounts(of: id, in: LatchkeyFiles.accounts, store: store)
+            for (label, key) in accounts {
+                let state = await StatusCommand.state(of: id, key: key, catalog: catalog, store: store, secrets: secrets)
+                let shown = label.hasSuffix(" (in use)") ? String(label.dropLast(9)) : label
+                rows.append(
+                    (accounts.count > 1 ? "\(id)/\(shown)" : id, name, accounts.count > 1 || label == "-" ? state : "\(state) (\(label))"))
+            }
         }
         return rows
     }

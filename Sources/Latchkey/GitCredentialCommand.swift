@@ -17,7 +17,8 @@ struct GitCredentialCommand: ParsableCommand {
         abstract: "git's credential helper: a token for the hosts a provider declares (git config credential.helper latchkey).",
         discussion: """
             get: a user name and a token renewed when due, for a remote on a host a provider file names in "git_hosts" \
-            (github.com, gitlab.com in the presets). store: nothing (the sign-in is Latchkey's). erase: the token was \
+            (github.com, gitlab.com in the presets), of the account LATCHKEY_ACCOUNT names, else the one the provider's \
+            "git_accounts" rules name for the remote or the repository's directory, else the one in use. store: nothing (the sign-in is Latchkey's). erase: the token was \
             refused; the next get renews it, or says to sign in again. A sign-in is never removed.
             """)
 
@@ -34,53 +35,66 @@ struct GitCredentialCommand: ParsableCommand {
         let credential = GitCredential(parsing: String(decoding: Descriptor.standardInput.readAll(limit: 65536), as: UTF8.self))
         let catalog = LatchkeyCommand.catalog
         let providers = catalog.availableProviders.compactMap { entry in
-            (try? catalog.draft(named: entry.id)).map { (id: entry.id, gitHosts: $0.gitHosts, username: $0.gitUsername) }
+            (try? catalog.draft(named: entry.id)).map {
+                (id: entry.id, gitHosts: $0.gitHosts, username: $0.gitUsername, accounts: $0.gitAccounts)
+            }
         }
-        guard let id = credential.provider(among: providers.map { ($0.id, $0.gitHosts) }) else { return }
+        guard let id = credential.provider(among: providers.map { ($0.id, $0.gitHosts) }),
+            let chosen = providers.first(where: { $0.id == id })
+        else { return }
+        // Which account: LATCHKEY_ACCOUNT, else the provider's rules (the remote, the repository's directory), else the one in use.
+        let environment = ProcessInfo.processInfo.environment
+        let account =
+            environment["LATCHKEY_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? credential.account(
+                rules: chosen.accounts, directory: FileManager.default.currentDirectoryPath, home: environment["HOME"] ?? PathText.home)
         let refused = RefusedTokens(directory: LatchkeyFiles.stateDirectory.appendingPathComponent("refused"))
+        let refusedKey = account.map { "\(id)/\($0)" } ?? id
         switch operation {
         case "get":
-            let username = providers.first { $0.id == id }?.username ?? "oauth2"
-            switch token(for: id, refused: refused) {
+            switch token(for: id, account: account, refused: refused, refusedKey: refusedKey) {
             case .success(let token):
-                Descriptor.standardOutput.write(GitCredential.answer(username: username, token: token))
+                Descriptor.standardOutput.write(GitCredential.answer(username: chosen.username ?? "oauth2", token: token))
             case .failure(let refusal):
                 // Nothing on stdout: git asks its next helper, or the person.
                 Descriptor.standardError.write("latchkey: \(refusal.sentence)\n")
             }
         case "erase":
-            if let password = credential.attributes["password"], !password.isEmpty { refused.refuse(password, provider: id) }
+            if let password = credential.attributes["password"], !password.isEmpty { refused.refuse(password, provider: refusedKey) }
         default:
             return  // store, and whatever a later git asks: nothing to do (git-credential(1) says to ignore them)
         }
     }
 
-    /// The token for `id`, renewed when due or when the server refused it: from the agent when one runs.
-    private func token(for id: String, refused: RefusedTokens) -> Result<AgentToken, AgentRefusal> {
-        var answer = ask(id, minimum: Self.minimumValidity)
-        if case .success(let token) = answer, refused.isRefused(token.accessToken, provider: id) {
-            answer = ask(id, minimum: AgentRequest.renewNow)
-            if case .success(let renewed) = answer, refused.isRefused(renewed.accessToken, provider: id) {
+    /// The token for `id`'s `account` (nil: the one in use), renewed when due or when the server refused
+    /// it: from the agent when one runs. Refused tokens are noted under `refusedKey`.
+    private func token(for id: String, account: String?, refused: RefusedTokens, refusedKey: String) -> Result<AgentToken, AgentRefusal> {
+        var answer = ask(id, account: account, minimum: Self.minimumValidity)
+        if case .success(let token) = answer, refused.isRefused(token.accessToken, provider: refusedKey) {
+            answer = ask(id, account: account, minimum: AgentRequest.renewNow)
+            if case .success(let renewed) = answer, refused.isRefused(renewed.accessToken, provider: refusedKey) {
                 return .failure(
                     AgentRefusal(
                         .signedOut, "The server refused your \(id) token and it cannot be renewed. Sign in again: latchkey --provider \(id)"
                     ))
             }
-            refused.clear(provider: id)
+            refused.clear(provider: refusedKey)
         }
         return answer
     }
 
-    private func ask(_ id: String, minimum: Int) -> Result<AgentToken, AgentRefusal> {
-        let request = AgentRequest(target: .provider(id), minimumValidity: minimum, applicationHint: "git")
+    private func ask(_ id: String, account: String?, minimum: Int) -> Result<AgentToken, AgentRefusal> {
+        let request = AgentRequest(target: .provider(id), account: account, minimumValidity: minimum, applicationHint: "git")
         if let answer = AgentClient.ask(request) { return answer }
         // No agent: the work is done here, as `latchkey token` does it.
-        let tokens = TokenRequest(resource: nil, provider: id, minimumValidity: max(minimum, 0), waits: waits)
+        let tokens = TokenRequest(resource: nil, provider: id, account: account, minimumValidity: max(minimum, 0), waits: waits)
         do {
             let provider = try tokens.providerQuietly()
             let renewNow = minimum == AgentRequest.renewNow
             let token = try wait {
-                renewNow ? try await provider.session.renewedToken() : try await provider.freshToken(validFor: TimeInterval(minimum))
+                try await provider.waitUntilReachable()
+                let session = try await provider.session(forAccount: account)
+                return renewNow ? try await session.renewedToken() : try await session.freshToken(validFor: TimeInterval(minimum))
             }
             return .success(AgentToken(token, of: provider.configuration))
         } catch {

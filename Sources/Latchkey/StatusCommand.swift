@@ -8,10 +8,11 @@ import LatchkeyCore
 import Logging
 import OAuthCore
 
-/// `latchkey status`: each provider and its sign-in, never a token.
+/// `latchkey status`: each provider, its accounts and their sign-ins, never a token.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "List each provider with its sign-in state and when its access token expires.")
+        commandName: "status", abstract: "List each provider and its accounts, with each sign-in's state and when its access token expires."
+    )
 
     @Option(name: .customLong("keyring-timeout"), help: "Seconds to wait for the keyring before using the private files.")
     var keyringTimeout: Double = 60
@@ -21,25 +22,45 @@ struct StatusCommand: ParsableCommand {
         let catalog = LatchkeyCommand.catalog
         let store = Stores.tokens(keyringTimeout: keyringTimeout)
         let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
-        let rows = wait { () async -> [(String, String, String)] in
-            var rows: [(String, String, String)] = []
+        let accounts = LatchkeyFiles.accounts
+        let rows = wait { () async -> [[String]] in
+            var rows: [[String]] = []
             for (id, name) in catalog.availableProviders {
-                rows.append((id, name, await Self.state(of: id, catalog: catalog, store: store, secrets: secrets)))
+                for (account, key) in await Self.accounts(of: id, in: accounts, store: store) {
+                    rows.append([id, name, account, await Self.state(of: id, key: key, catalog: catalog, store: store, secrets: secrets)])
+                }
             }
             return rows
         }
-        let idWidth = max(8, rows.map(\.0.count).max() ?? 0)
-        let nameWidth = max(4, rows.map(\.1.count).max() ?? 0)
+        let header = ["PROVIDER", "NAME", "ACCOUNT", "STATE"]
+        let widths = (0..<3).map { column in max(header[column].count, rows.map { $0[column].count }.max() ?? 0) }
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
-        print(pad("PROVIDER", idWidth) + "  " + pad("NAME", nameWidth) + "  STATE")
-        for (id, name, state) in rows { print(pad(id, idWidth) + "  " + pad(name, nameWidth) + "  " + state) }
+        for row in [header] + rows { print((0..<3).map { pad(row[$0], widths[$0]) }.joined(separator: "  ") + "  " + row[3]) }
+    }
+
+    /// A provider's accounts as its list has them (the one in use marked), each with the key its
+    /// tokens are kept under; one line without a name when it lists none (a sign-in an earlier
+    /// release made, kept under the provider's id, or none at all).
+    static func accounts(of id: String, in list: AccountList, store: any TokenStore) async -> [(String, String)] {
+        let entry = list.entry(for: id)
+        var lines = entry.accounts.map { account in
+            (account.label + (entry.accounts.count > 1 && account.key == entry.current?.key ? " (in use)" : ""), account.key)
+        }
+        // A sign-in under the provider's id that the list does not name yet (the app lists it at its next use).
+        if entry.fromEarlierRelease || entry.account(key: id) == nil, (try? await store.load(for: id)) != nil {
+            lines.removeAll { $0.1 == id }
+            lines.insert((entry.account(key: id)?.label ?? "-", id), at: 0)
+        }
+        return lines.isEmpty ? [("-", id)] : lines
     }
 
     /// One provider's line: what is stored, read without renewing or sending anything.
-    static func state(of id: String, catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore) async -> String {
+    static func state(of id: String, key: String, catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore) async
+        -> String
+    {
         let token: Token?
         do {
-            token = try await store.load(for: id)
+            token = try await store.load(for: key)
         } catch {
             return "\(error)"  // OAuthError's sentence: "Trouble with the saved sign-in: …"
         }

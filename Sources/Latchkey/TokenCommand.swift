@@ -42,6 +42,12 @@ struct TokenCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Which of the provider's accounts: its e-mail address or name, as `latchkey status` lists it (default: the one in use).",
+            valueName: "name"))
+    var account: String?
+
+    @Option(
+        help: ArgumentHelp(
             "A protected resource's URL: Latchkey finds where to sign in and registers itself there when need be.",
             valueName: "url"))
     var resource: String?
@@ -108,7 +114,8 @@ struct TokenCommand: ParsableCommand {
         }
         // The resource is checked in validate().
         let request = TokenRequest(
-            resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", minimumValidity: minimumValidity, waits: waits)
+            resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", account: account, minimumValidity: minimumValidity,
+            waits: waits)
         var provider = try request.provider()
         // Why a sign-in follows, should one be needed.
         var why = "You are not signed in to \(provider.configuration.displayName)"
@@ -131,7 +138,8 @@ struct TokenCommand: ParsableCommand {
     /// The agent's answer, when one runs in this session; nil: no agent, this command does the work itself.
     private func askAgent() -> Result<AgentToken, AgentRefusal>? {
         let target: AgentRequest.Target = resource.flatMap(URL.init(string:)).map { .resource($0) } ?? .provider(provider ?? "")
-        return AgentClient.ask(AgentRequest(target: target, minimumValidity: minimumValidity, applicationHint: "latchkey token"))
+        return AgentClient.ask(
+            AgentRequest(target: target, account: account, minimumValidity: minimumValidity, applicationHint: "latchkey token"))
     }
 
     /// The provider named with --provider, its stored client secret filled in.
@@ -147,9 +155,10 @@ struct TokenCommand: ParsableCommand {
         return try await catalog.configuration(named: id, secrets: secrets, network: network)
     }
 
-    static func fresh(_ provider: Provider, validFor seconds: Int = 0) async -> Result<Token, OAuthError> {
+    static func fresh(_ provider: Provider, account: String? = nil, validFor seconds: Int = 0) async -> Result<Token, OAuthError> {
         do {
-            return .success(try await provider.freshToken(validFor: TimeInterval(seconds)))
+            try await provider.waitUntilReachable()
+            return .success(try await provider.session(forAccount: account).freshToken(validFor: TimeInterval(seconds)))
         } catch let error as OAuthError {
             return .failure(error)
         } catch {
@@ -174,6 +183,7 @@ struct TokenCommand: ParsableCommand {
                 let signedIn = try await provider.signIn(using: agent)
                 // Another person than before: someone else may have completed this sign-in. Said, not hidden in a log.
                 if let change = signedIn.accountChange { Descriptor.standardError.write("latchkey: \(change)\n") }
+                // What was just signed in is in use now: its token is the one asked for.
                 outcome = await fresh(provider)
             } catch let error as OAuthError {
                 outcome = .failure(error)

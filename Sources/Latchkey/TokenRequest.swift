@@ -14,6 +14,8 @@ import OAuthCore
 struct TokenRequest {
     let resource: URL?
     let providerID: String
+    /// `--account`: which of the provider's accounts; nil: the one in use.
+    let account: String?
     let catalog = LatchkeyCommand.catalog
     let secrets: FallbackClientSecretStore
     let store: FallbackTokenStore
@@ -23,9 +25,10 @@ struct TokenRequest {
     /// `latchkey token --min-valid`: renewed when less remains.
     let minimumValidity: Int
 
-    init(resource: URL?, provider: String, minimumValidity: Int = 0, waits: Waits) {
+    init(resource: URL?, provider: String, account: String? = nil, minimumValidity: Int = 0, waits: Waits) {
         self.resource = resource
         providerID = provider
+        self.account = account
         self.minimumValidity = minimumValidity
         secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
         store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
@@ -84,8 +87,8 @@ struct TokenRequest {
 
     /// The stored sign-in's token, renewed when due; nil when a resource's sign-in must come first.
     func stored(_ provider: Provider) throws -> Token? {
-        let minimum = minimumValidity
-        switch wait({ await TokenCommand.fresh(provider, validFor: minimum) }) {
+        let (minimum, account) = (minimumValidity, account)
+        switch wait({ await TokenCommand.fresh(provider, account: account, validFor: minimum) }) {
         case .success(let token):
             do { try TokenBroker.check(token, lastsFor: minimum, providerName: provider.configuration.displayName) } catch {
                 throw TokenCommand.fail(error.sentence, .failed)

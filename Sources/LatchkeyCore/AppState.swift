@@ -123,7 +123,7 @@ public enum AppState: Equatable, Sendable {
         case (.signedIn, .profileRequested), (.profileLoaded, .profileRequested), (.failed(_, true), .profileRequested):
             return Transition(state: .fetchingProfile, effects: [.fetchProfile])
         case (.fetchingProfile, .profileLoaded(let profile)):
-            return Transition(state: .profileLoaded(profile, notice: profile.accountChange?.description))
+            return Transition(state: .profileLoaded(profile, notice: nil))
         case (.fetchingProfile, .profileFailed(let error)):
             if case .signedOut(let reason) = error { return Transition(state: .signedOut(notice: reason)) }
             return Transition(state: .failed(message: error.description, signedIn: true))

@@ -63,8 +63,9 @@ public enum LatchkeyFiles {
         ChallengeRecords(directory: stateDirectory.appendingPathComponent("challenges"))
     }
 
-    /// Who was last signed in with each provider: a new sign-in as someone else is said.
-    public static var accounts: AccountRecords { AccountRecords(directory: stateDirectory.appendingPathComponent("accounts")) }
+    /// Each provider's accounts, and the one in use (`accounts/<provider>.json`; an earlier release kept
+    /// who was last signed in there, which becomes the first account).
+    public static var accounts: AccountList { AccountList(directory: stateDirectory.appendingPathComponent("accounts")) }
 
     /// The programs the person always allows to get tokens from the agent: beside the provider files,
     /// named so that the catalog never takes it for one (`*.json` are providers).

@@ -39,14 +39,20 @@ final class AgentHome: @unchecked Sendable {
     /// The agent's broker over this home; `storeRecheck` zero: the store is read again at every request.
     func broker(storeRecheck: Duration = .zero) -> TokenBroker {
         TokenBroker(
-            catalog: catalog, store: store, network: Network(), accounts: nil, zeroConfiguration: nil, storeRecheck: storeRecheck,
+            catalog: catalog, store: store, network: Network(), accounts: accounts, zeroConfiguration: nil, storeRecheck: storeRecheck,
             configure: { [self] id in try configuration(id) })
     }
 
-    /// A sign-in through the sandbox's page, kept in this home's store, as the window would keep it.
-    func signIn(username: String = "ada") async throws {
-        let provider = Provider(configuration: try configuration("sandbox"), store: store)
-        _ = try await provider.signIn(using: FormPostingUserAgent(username: username))
+    var accounts: AccountList { AccountList(directory: root.appendingPathComponent("state/accounts")) }
+
+    /// A sign-in through the sandbox's page, kept in this home's store, as the window would keep it;
+    /// `another`: as an account beside those already there. Returns the token kept.
+    @discardableResult
+    func signIn(username: String = "ada", password: String = "engine", another: Bool = false) async throws -> Token {
+        let provider = Provider(configuration: try configuration("sandbox"), store: store, accounts: accounts)
+        return try await provider.signIn(
+            using: FormPostingUserAgent(username: username, password: password), for: another ? .another : .inUse
+        ).token
     }
 }
 

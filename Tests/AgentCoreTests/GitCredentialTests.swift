@@ -22,6 +22,27 @@ import Testing
         #expect(GitCredential(parsing: "protocol=http\nhost=127.evil.example\n").provider(among: lookalike) == nil)
     }
 
+    /// Issue 27: which account, by the remote's path or the repository's directory; the longest rule wins.
+    @Test func anAccountIsChosenByTheRemoteOrTheDirectory() {
+        let rules = [
+            "github.com/work-org/": "ada@work.example", "github.com/work-org/secret": "ops", "~/src/personal": "ada-home",
+            "/srv/repos/": "deploy",
+        ]
+        func account(_ text: String, in directory: String = "/tmp") -> String? {
+            GitCredential(parsing: text).account(rules: rules, directory: directory, home: "/home/ada")
+        }
+        #expect(account("protocol=https\nhost=github.com\npath=work-org/app.git\n") == "ada@work.example")
+        #expect(account("protocol=https\nhost=GitHub.com\npath=work-org/secret/x.git\n") == "ops")
+        #expect(account("protocol=https\nhost=github.com\npath=work-organisation/app.git\n") == nil, "a path segment, not a prefix of one")
+        #expect(account("protocol=https\nhost=github.com\npath=ada/dotfiles.git\n") == nil)
+        #expect(account("protocol=https\nhost=github.com\n", in: "/home/ada/src/personal/blog") == "ada-home", "git sent no path")
+        #expect(account("protocol=https\nhost=github.com\n", in: "/home/ada/src/personalia") == nil)
+        #expect(account("protocol=https\nhost=github.com\n", in: "/srv/repos") == "deploy")
+        #expect(
+            account("protocol=https\nhost=github.com\npath=work-org/app.git\n", in: "/home/ada/src/personal") == "ada@work.example",
+            "the longer rule")
+    }
+
     @Test func theAnswerIsAUserNameAndTheToken() {
         let token = AgentToken(
             accessToken: "t0k", tokenType: "Bearer", expiresAt: Date(timeIntervalSince1970: 1_900_000_000), scopes: [], provider: "github",

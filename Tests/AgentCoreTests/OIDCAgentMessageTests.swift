@@ -18,6 +18,13 @@ import Testing
         #expect(asked.applicationHint == "myapp")
     }
 
+    @Test func anAccountOfAProviderIsNamedAfterASlash() throws {
+        let asked = try request(#"{"request":"access_token","account":"github/ada@work.example"}"#).get()
+        #expect(asked.target == .provider("github") && asked.account == "ada@work.example")
+        let plain = try request(#"{"request":"access_token","account":"github/"}"#).get()
+        #expect(plain.target == .provider("github") && plain.account == nil)
+    }
+
     @Test func anIssuerAndForcedRenewalAreRead() throws {
         let asked = try request(
             #"{"request":"access_token","min_valid_period":-1,"issuer":"https://id.example/","application_hint":"oidc-token"}"#
@@ -31,10 +38,13 @@ import Testing
         (#"not json"#, "The request is not a JSON object."),
         (#"[1]"#, "The request is not a JSON object."),
         (#"{"account":"github"}"#, "The request names no \"request\"."),
-        (#"{"request":"access_token"}"#, "Name either an account (a provider's id) or an issuer, not both and not neither."),
+        (
+            #"{"request":"access_token"}"#,
+            "Name either an account (a provider's id, or provider/account) or an issuer, not both and not neither."
+        ),
         (
             #"{"request":"access_token","account":"a","issuer":"https://b"}"#,
-            "Name either an account (a provider's id) or an issuer, not both and not neither."
+            "Name either an account (a provider's id, or provider/account) or an issuer, not both and not neither."
         ),
         (
             #"{"request":"access_token","account":"a","min_valid_period":"60"}"#,

@@ -22,6 +22,32 @@ import Testing
         #expect(renewed.accessToken != first.accessToken, "less than 100 s was left after the renewal above? then renewed again")
     }
 
+    /// Issue 27: a provider's accounts by name (`provider/account`, as oidc-agent and D-Bus name them), the one in use without.
+    @Test func eachAccountIsAskedForByName() async throws {
+        let home = try AgentHome()
+        let ada = try await home.signIn()
+        let grace = try await home.signIn(username: "grace", password: "compiler", another: true)
+        let broker = home.broker()
+        for (name, token) in [("ada@sandbox.example", ada), ("Grace Hopper", grace), ("GRACE@sandbox.example", grace)] {
+            let (target, account) = AgentRequest.provider(named: "sandbox/\(name)")
+            #expect(
+                try await broker.token(for: AgentRequest(target: target, account: account)).get().accessToken == token.accessToken,
+                "\(name)")
+        }
+        #expect(try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get().accessToken == grace.accessToken, "in use")
+        let nobody = await broker.token(for: AgentRequest(target: .provider("sandbox"), account: "linus"))
+        #expect(
+            nobody
+                == .failure(
+                    AgentRefusal(
+                        .signedOut,
+                        "No Sandbox provider (offline demo) account called “linus” is signed in here; `latchkey status` lists the accounts."
+                    )))
+        // Signing out of one leaves the other.
+        #expect(try await broker.signOut("sandbox", account: "grace@sandbox.example") == nil)
+        #expect(try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get().accessToken == ada.accessToken)
+    }
+
     @Test func renewNowGivesANewTokenEachTime() async throws {
         let home = try AgentHome()
         try await home.signIn()

@@ -38,14 +38,6 @@ import Testing
         #expect(view(.signedIn(notice: nil)).scopesLine == nil, "nothing said, nothing shown")
     }
 
-    /// A profile that is another person's than before says so instead of the usual sentence.
-    @Test func aProfileOfAnotherAccountSaysSo() {
-        var grace = Profile(name: "Grace Hopper", email: "grace@sandbox.example")
-        grace.accountChange = AccountChange(before: "ada@sandbox.example", now: "grace@sandbox.example")
-        let model = view(run([.profileLoaded(grace)], from: .fetchingProfile))
-        #expect(model.status == "Signed in as grace@sandbox.example, no longer as ada@sandbox.example.")
-    }
-
     @Test func whileStartingNothingCanBePressed() {
         let model = view(.starting)
         #expect(!model.signInEnabled && !model.getProfileEnabled && !model.signOutVisible)

@@ -64,62 +64,6 @@ import Testing
     }
 }
 
-/// Issue 24 §1.3: anyone who can read the browser's command line can complete a sign-in with a code
-/// of their own, and PKCE cannot tell. A sign-in as someone else than before is said.
-@Suite struct AccountChangeTests {
-    /// With ID tokens: said at the sign-in itself, with what each account is called; the same person again is not.
-    @Test func aSignInAsSomeoneElseThanBeforeIsSaid() async throws {
-        let live = try LiveSandbox()
-        let home = try TemporaryDirectory()
-        let accounts = AccountRecords(directory: home.url.appendingPathComponent("accounts"))
-        let session = AuthSession(configuration: live.configuration, store: live.store, tokenClient: live.tokenClient(), accounts: accounts)
-        #expect(try await session.signIn(using: FormPostingUserAgent()).accountChange == nil, "the first sign-in has no one to differ from")
-        // Its ID token says no name: the profile, once fetched, gives the record one.
-        #expect(try await live.profiles.fetch(using: session).accountChange == nil)
-        #expect(try await session.signIn(using: FormPostingUserAgent()).accountChange == nil, "the same person again")
-        _ = await session.signOut()
-        // Signed out in between: still said, since a sign-out ends a grant, not the question.
-        let grace = try await session.signIn(using: FormPostingUserAgent(username: "grace", password: "compiler"))
-        #expect(grace.accountChange == AccountChange(before: "ada@sandbox.example", now: "grace@sandbox.example"))
-        #expect("\(grace.accountChange!)" == "Signed in as grace@sandbox.example, no longer as ada@sandbox.example.")
-        // The profile agrees with the ID token: nothing more to say.
-        #expect(try await live.profiles.fetch(using: session).accountChange == nil)
-        // Kept without the opaque subject itself, and without any token.
-        let kept = try String(contentsOf: home.url.appendingPathComponent("accounts/sandbox.json"), encoding: .utf8)
-        let subject = try #require(IDTokenClaimsProbe.subject(of: grace.token.idToken))
-        #expect(!kept.contains(subject) && !kept.contains(grace.token.accessToken))
-    }
-
-    /// Without ID tokens (GitHub): the profile tells, the first time it is fetched after the sign-in.
-    @Test func withoutAnIDTokenTheProfileSaysIt() async throws {
-        let github = try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
-        let session = github.session(accounts: AccountRecords(directory: github.directory.url.appendingPathComponent("accounts")))
-        _ = try await github.signIn(into: session)
-        #expect(try await github.profiles.fetch(using: session).accountChange == nil)
-        let grace = try await session.signIn(
-            using: FormPostingUserAgent(username: "grace", password: "compiler"),
-            request: AuthorizationRequest(configuration: github.configuration))
-        #expect(grace.accountChange == nil, "no ID token: not known yet")
-        let profile = try await github.profiles.fetch(using: session)
-        // As GitHub does, the sandbox keeps Grace's e-mail address private: she is called by her login.
-        #expect(profile.accountChange == AccountChange(before: "ada@sandbox.example", now: "grace"), "\(profile)")
-        #expect(try await github.profiles.fetch(using: session).accountChange == nil, "said once")
-    }
-}
-
-extension AccountChangeTests {
-    /// GitLab's profile has an id of its own (a number) beside its ID token's subject: the same
-    /// person, so nothing is said (found by the e2e preset_gitlab, which showed a change).
-    @Test func aProfileIDBesideAnIDTokenIsNotAnotherPerson() async throws {
-        let gitlab = try PresetOnSandbox("gitlab", credentials: PresetOnSandbox.publicClient)
-        let session = gitlab.session(accounts: AccountRecords(directory: gitlab.directory.url.appendingPathComponent("accounts")))
-        _ = try await gitlab.signIn(into: session)
-        #expect(try await gitlab.profiles.fetch(using: session).accountChange == nil)
-        _ = try await gitlab.signIn(into: session)
-        #expect(try await gitlab.profiles.fetch(using: session).accountChange == nil)
-    }
-}
-
 /// The subject of an ID token, read as a test reads it: the middle part, base64url JSON.
 enum IDTokenClaimsProbe {
     static func subject(of idToken: String?) -> String? {

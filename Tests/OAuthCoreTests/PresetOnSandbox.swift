@@ -65,9 +65,15 @@ struct PresetOnSandbox {
 
     var store: FileTokenStore { FileTokenStore(directory: directory.url.appendingPathComponent("tokens"), logger: log.logger) }
 
-    func session(now: @escaping @Sendable () -> Date = { Date() }, accounts: AccountRecords? = nil) -> AuthSession {
-        AuthSession(
-            configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now, accounts: accounts)
+    func session(now: @escaping @Sendable () -> Date = { Date() }) -> AuthSession {
+        AuthSession(configuration: configuration, store: store, tokenClient: tokenClient(), logger: log.logger, now: now)
+    }
+
+    /// A provider keeping its accounts beside the tokens, as the app does.
+    func provider() -> Provider {
+        Provider(
+            configuration: configuration, store: store, network: Network(timeout: 10, logger: log.logger),
+            accounts: AccountList(directory: directory.url.appendingPathComponent("accounts")))
     }
 
     var profiles: ProfileClient { ProfileClient(configuration: configuration, network: Network(logger: log.logger)) }

@@ -130,6 +130,9 @@ extension ProviderConfiguration {
         if let clash = authorizationParameters.keys.first(where: reserved.contains) {
             throw Self.fail("authorization_parameters may not set \(clash); OAuthCore sets it.")
         }
+        if let hint = loginHintParameter, reserved.contains(hint) || hint == "prompt" || hint.isEmpty {
+            throw Self.fail("login_hint_parameter may not be “\(hint)”: that parameter says something else.")
+        }
         // The answer is read from the address the provider sends the person to; a
         // form posted there (form_post) or a web message never reaches the flow.
         if let mode = authorizationParameters["response_mode"], !["query", "fragment"].contains(mode) {

@@ -99,6 +99,16 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public var gitHosts: [String] = []
     /// The user name git sends with the token (GitHub takes any, GitLab wants `oauth2`).
     public var gitUsername: String?
+    /// Which account git uses, by rule: a key naming a remote (`github.com/work-org/`: every remote
+    /// whose host and path start so) or a directory (`~/src/work`, `/srv/repos`: every repository
+    /// in it), its value an account's e-mail address or name. The longest rule that matches wins.
+    public var gitAccounts: [String: String] = [:]
+    /// The `prompt` value that has the provider let the person choose an account (OpenID Connect's
+    /// `select_account`, which Google, Microsoft and GitHub take); nil: the provider has none.
+    public var selectAccountPrompt: String?
+    /// The authorization request parameter that names the account meant (OpenID Connect's
+    /// `login_hint`; GitHub's is `login`); nil: the provider takes none.
+    public var loginHintParameter: String?
 
     enum CodingKeys: String, CodingKey {
         case id, issuer, scopes, profile
@@ -130,6 +140,9 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case privateKeyFile = "private_key_file"
         case gitHosts = "git_hosts"
         case gitUsername = "git_username"
+        case gitAccounts = "git_accounts"
+        case selectAccountPrompt = "select_account_prompt"
+        case loginHintParameter = "login_hint_parameter"
     }
 
     public init(
@@ -213,8 +226,20 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
         gitHosts = try c.decodeIfPresent([String].self, forKey: .gitHosts) ?? []
         gitUsername = try c.decodeIfPresent(String.self, forKey: .gitUsername)
+        gitAccounts = try c.decodeIfPresent([String: String].self, forKey: .gitAccounts) ?? [:]
+        selectAccountPrompt = try c.decodeIfPresent(String.self, forKey: .selectAccountPrompt)
+        loginHintParameter = try c.decodeIfPresent(String.self, forKey: .loginHintParameter)
         // The consumer secret signs; it is never sent as client authentication.
         if authProtocol == .oauth1 { clientAuthentication = .none }
+    }
+
+    /// What an authorization request adds to let the person choose an account (`choosing`: the
+    /// provider's account chooser, without a hint, which would pass it over), or to name the account
+    /// meant (`loginHint`). Only what the provider takes.
+    public func accountChoiceParameters(loginHint: String?, choosing: Bool) -> [String: String] {
+        if choosing { return selectAccountPrompt.map { ["prompt": $0] } ?? [:] }
+        guard let loginHint, !loginHint.isEmpty, let parameter = loginHintParameter else { return [:] }
+        return [parameter: loginHint]
     }
 
     /// The user agents this configuration can use: the provider's, less the

@@ -70,6 +70,12 @@ public struct ProviderFile: Sendable, Equatable {
     public var gitHosts = Setting<[String]>.unset
     /// The user name git sends with the token.
     public var gitUsername = Setting<String>.unset
+    /// Which account a git remote or a repository's directory uses (see `ProviderConfiguration.gitAccounts`).
+    public var gitAccounts = Setting<Layered<String>>.unset
+    /// The `prompt` that lets the person choose an account at the provider (`select_account`).
+    public var selectAccountPrompt = Setting<String>.unset
+    /// The authorization request's parameter for a login hint (`login_hint`, GitHub's `login`).
+    public var loginHintParameter = Setting<String>.unset
     /// Keys this version does not know, as written (a newer version's, or a typo of the person's).
     public var unknown: [JSONValue.Member] = []
     /// The file as read: written back with only what changed changed.

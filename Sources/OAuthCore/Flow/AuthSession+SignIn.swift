@@ -13,10 +13,19 @@ extension AuthSession {
     public struct SignInOutcome: Sendable {
         public let token: Token
         /// The store's sentence when the tokens went somewhere other than usual; nil otherwise.
-        public let storeNotice: String?
-        /// Set when the ID token names another person than the one signed in before with this
-        /// provider (see `AccountRecords`); without an ID token, the profile tells (`Profile.accountChange`).
-        public let accountChange: AccountChange?
+        public var storeNotice: String?
+        /// The account signed in (by `Provider`, which keeps accounts); nil for a session used alone.
+        public var account: Account?
+        /// Set when the sign-in was meant for one account and came back as another's, which is then
+        /// kept as an account of its own (see `AccountChange`).
+        public var accountChange: AccountChange?
+        /// Whether the account was not one of the provider's before this sign-in.
+        public var isNewAccount = false
+
+        public init(token: Token, storeNotice: String?) {
+            self.token = token
+            self.storeNotice = storeNotice
+        }
     }
 
     /// The whole sign-in, in order: present the provider's page in `agent`,
@@ -36,12 +45,26 @@ extension AuthSession {
         using agent: some ExternalUserAgent, request: AuthorizationRequest? = nil,
         progress: @escaping @Sendable (SignInStep) -> Void = { _ in }
     ) async throws -> SignInOutcome {
+        let token = try await authorize(using: agent, request: request, progress: progress)
+        progress(.tokensReceived)
+        return SignInOutcome(token: token, storeNotice: try await signIn(with: token))
+    }
+
+    /// The sign-in up to its tokens, which are not kept: `Provider` first finds whose they are.
+    /// Ends with `.redirectReceived` told; the tokens come back unless the task was cancelled.
+    ///
+    /// - Parameter accountParameters: added to a request made here (see `AuthorizationRequest`).
+    public nonisolated func authorize(
+        using agent: some ExternalUserAgent, request: AuthorizationRequest? = nil, accountParameters: [String: String] = [:],
+        progress: @escaping @Sendable (SignInStep) -> Void = { _ in }
+    ) async throws -> Token {
         if configuration.authProtocol == .oauth1 { return try await signInOAuth1(using: agent, progress: progress) }
         let redirectURI = try await agent.redirectURI(for: configuration)
         let flow = AuthorizationFlow(
-            request: request ?? AuthorizationRequest(configuration: configuration, redirectURI: redirectURI))
+            request: request
+                ?? AuthorizationRequest(configuration: configuration, redirectURI: redirectURI, accountParameters: accountParameters))
         let response = try await Self.answer(to: flow, in: agent) { try await flow.response() }
-        return try await keep(progress: progress) { try await tokenClient.exchange(response, for: flow.request) }
+        return try await exchanged(progress: progress) { try await tokenClient.exchange(response, for: flow.request) }
     }
 
     /// OAuth 1.0a (RFC 5849) through the same agent: a request token naming the
@@ -49,7 +72,7 @@ extension AuthSession {
     /// caught on the callback, the token credentials.
     private nonisolated func signInOAuth1(
         using agent: some ExternalUserAgent, progress: @escaping @Sendable (SignInStep) -> Void
-    ) async throws -> SignInOutcome {
+    ) async throws -> Token {
         let client = OAuth1Client(configuration: configuration, network: tokenClient.network)
         let callback = try await agent.redirectURI(for: configuration)
         let authorization: OAuth1Authorization
@@ -64,14 +87,14 @@ extension AuthSession {
         }
         let flow = OAuth1Flow(authorization: authorization)
         let verifier = try await Self.answer(to: flow, in: agent) { try await flow.verifier() }
-        return try await keep(progress: progress) { try await client.tokenCredentials(for: authorization, verifier: verifier) }
+        return try await exchanged(progress: progress) { try await client.tokenCredentials(for: authorization, verifier: verifier) }
     }
 
     /// The provider has answered and the agent is dismissed: trades the answer for
-    /// tokens (`exchange`) and keeps them — unless the task was cancelled first.
-    private nonisolated func keep(
+    /// tokens (`exchange`), unless the task was cancelled first (before or during it).
+    private nonisolated func exchanged(
         progress: @escaping @Sendable (SignInStep) -> Void, exchange: () async throws -> Token
-    ) async throws -> SignInOutcome {
+    ) async throws -> Token {
         progress(.redirectReceived)
         // Cancelled after the redirect: stop before the exchange, and before keeping anything.
         guard !Task.isCancelled else { throw OAuthError.cancelled }
@@ -82,26 +105,7 @@ extension AuthSession {
             throw OAuthError.cancelled
         }
         guard !Task.isCancelled else { throw OAuthError.cancelled }
-        progress(.tokensReceived)
-        let notice = try await signIn(with: token)
-        return SignInOutcome(token: token, storeNotice: notice, accountChange: await accountChange(of: token))
-    }
-
-    /// Whether `token`'s ID token (checked by the token client: signature, issuer, audience, nonce)
-    /// names someone else than the sign-in before; nil when it names no one or the same person.
-    /// An ID token that says no name for its person: the profile, asked once, says it
-    /// (and notes the person itself), so that the sentence names both accounts.
-    private nonisolated func accountChange(of token: Token) async -> AccountChange? {
-        guard let accounts, let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"] as? String,
-            !subject.isEmpty
-        else { return nil }
-        let name = Self.accountName(in: claims)
-        if name == nil, accounts.differs(subject: subject, for: configuration.id), configuration.userinfoEndpoint != nil,
-            let profile = try? await ProfileClient(configuration: configuration, network: tokenClient.network).fetch(using: self)
-        {
-            return profile.accountChange
-        }
-        return accounts.note(subject: subject, name: name, for: configuration.id)
+        return token
     }
 
     /// How a person is called in ID token claims: their e-mail address, else their user name, else their name.

@@ -21,7 +21,10 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
 
     private let completed = OnceFlag()
 
-    public init(configuration: ProviderConfiguration, redirectURI: URL? = nil) {
+    /// - Parameter accountParameters: `prompt` and a login hint for choosing an account (see
+    ///   `ProviderConfiguration.accountChoiceParameters`): a `prompt` the provider's own parameters
+    ///   already have is kept, the account's added to it (OpenID Connect's prompt is a list).
+    public init(configuration: ProviderConfiguration, redirectURI: URL? = nil, accountParameters: [String: String] = [:]) {
         self.configuration = configuration
         self.redirectURI = redirectURI ?? configuration.redirectURI
         state = Base64URL.random()
@@ -43,7 +46,13 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
         }
         if let nonce { parameters.append(("nonce", nonce)) }
         if let resource = configuration.resource { parameters.append(("resource", resource.absoluteString)) }
-        parameters += configuration.authorizationParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        var extra = configuration.authorizationParameters
+        for (key, value) in accountParameters {
+            extra[key] =
+                key == "prompt"
+                ? extra[key].map { $0.split(separator: " ").contains(Substring(value)) ? $0 : "\($0) \(value)" } ?? value : value
+        }
+        parameters += extra.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
 
         // Keep any query the endpoint already has; add ours, each value fully percent-encoded.
         var components = URLComponents(url: configuration.authorizationEndpoint, resolvingAgainstBaseURL: false)!

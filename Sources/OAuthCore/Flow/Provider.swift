@@ -15,63 +15,82 @@ import Synchronization
 /// client are then made anew for the new client, and everything after the
 /// sign-in speaks as it.
 public final class Provider: Sendable {
+    /// What speaks for this provider's client: made anew when a registration is made again.
     private struct Clients: Sendable {
-        let session: AuthSession
+        let configuration: ProviderConfiguration
+        let tokenClient: TokenClient
         let profileClient: ProfileClient
+        /// One session per account, by key, made at its first use.
+        var sessions: [String: AuthSession] = [:]
     }
 
     private let clients: Mutex<Clients>
     private let store: any TokenStore
-    private let accounts: AccountRecords?
+    /// The provider's accounts (see `Provider+Accounts`); nil: one sign-in, under the provider's id.
+    public let accountList: AccountList?
+    /// The accounts as last read, and the file's stamp then: read again when the file changes.
+    let listed = Mutex<(stamp: FileStamp?, entry: AccountList.Entry)?>(nil)
     /// How this provider is reached: every request made for it goes this way.
     public let network: Network
     private let registrations: ZeroConfiguration?
     private let reachable: @Sendable () async throws -> Void
 
     /// - Parameters:
-    ///   - accounts: who was signed in before, so that another person is said (see `AccountRecords`).
+    ///   - accounts: where the provider's accounts are listed; nil: one sign-in, kept under its id.
     ///   - registrations: the service that registered this provider, if one did; nil: its client
     ///     id is the person's own, and never checked.
     ///   - reachable: returns once the provider can be reached, or throws the sentence why it cannot.
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, network: Network = Network(),
-        accounts: AccountRecords? = nil, registrations: ZeroConfiguration? = nil,
+        accounts: AccountList? = nil, registrations: ZeroConfiguration? = nil,
         reachable: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.store = store
-        self.accounts = accounts
+        accountList = accounts
         self.network = network
         self.registrations = registrations
         self.reachable = reachable
-        clients = Mutex(Self.clients(for: configuration, store: store, accounts: accounts, network: network))
+        clients = Mutex(Self.clients(for: configuration, network: network))
     }
 
-    private static func clients(
-        for configuration: ProviderConfiguration, store: any TokenStore, accounts: AccountRecords?, network: Network
-    ) -> Clients {
-        let logger = network.logger
-        let tokenClient = TokenClient(configuration: configuration, network: network)
-        return Clients(
-            session: AuthSession(
-                configuration: configuration, store: store, tokenClient: tokenClient, logger: logger, accounts: accounts),
+    private static func clients(for configuration: ProviderConfiguration, network: Network) -> Clients {
+        Clients(
+            configuration: configuration, tokenClient: TokenClient(configuration: configuration, network: network),
             profileClient: ProfileClient(configuration: configuration, network: network))
     }
 
     /// The configuration in use: after a registration made again, the new client's.
-    public var configuration: ProviderConfiguration { session.configuration }
+    public var configuration: ProviderConfiguration { clients.withLock { $0.configuration } }
 
-    /// The session that keeps this provider's tokens.
-    public var session: AuthSession { clients.withLock { $0.session } }
+    /// The session that keeps the tokens of the account in use (see `Provider+Accounts`).
+    public var session: AuthSession { session(key: accountInUseKey) }
+
+    /// The session that keeps account `key`'s tokens: one per account for as long as this provider lives.
+    public func session(key: String) -> AuthSession {
+        let (store, logger) = (store, network.logger)
+        return clients.withLock { clients in
+            if let made = clients.sessions[key] { return made }
+            let made = AuthSession(
+                configuration: clients.configuration, store: store, tokenClient: clients.tokenClient, logger: logger, accountKey: key)
+            clients.sessions[key] = made
+            return made
+        }
+    }
+
+    var profileClient: ProfileClient { clients.withLock { $0.profileClient } }
+    var tokenClient: TokenClient { clients.withLock { $0.tokenClient } }
 
     /// Returns once the provider can be reached; throws the sentence why it cannot.
     public func waitUntilReachable() async throws {
         try await reachable()
     }
 
-    /// Signs in through `agent` (see `AuthSession.signIn(using:request:progress:)`), after
-    /// making sure the provider can be reached and still knows this client.
+    /// Signs in through `agent` (see `AuthSession.authorize`), after making sure the provider can be
+    /// reached and still knows this client, and keeps the tokens as the account they turn out to be
+    /// (see `Provider+Accounts`): the one `choice` meant, another found again, or a new one.
     public func signIn(
-        using agent: some ExternalUserAgent, progress: @escaping @Sendable (AuthSession.SignInStep) -> Void = { _ in }
+        using agent: some ExternalUserAgent, for choice: AccountChoice = .inUse,
+        progress: @escaping @Sendable (AuthSession.SignInStep) -> Void = { _ in }
     ) async throws -> AuthSession.SignInOutcome {
         try await reachable()
         let id = configuration.id
@@ -81,13 +100,13 @@ public final class Provider: Sendable {
             if kept.clientID != configuration.clientID {
                 network.logger.notice("\(Redaction.printable(kept.displayName)) had forgotten this client: registered again")
             }
-            let made = Self.clients(for: kept, store: store, accounts: accounts, network: network)
+            let made = Self.clients(for: kept, network: network)
             clients.withLock { $0 = made }
         }
-        return try await session.signIn(using: agent, progress: progress)
+        return try await signInAsAccount(using: agent, for: choice, progress: progress)
     }
 
-    /// A fresh access token: the stored one, renewed when due.
+    /// A fresh access token of the account in use: the stored one, renewed when due.
     public func freshToken() async throws -> Token {
         try await reachable()
         return try await session.freshToken()
@@ -99,20 +118,25 @@ public final class Provider: Sendable {
         return try await session.freshToken(validFor: seconds)
     }
 
-    /// The signed-in person's profile.
-    public func profile() async throws -> Profile {
+    /// The profile of the account in use, or of account `key`; what it says of the person is kept in the account list.
+    public func profile(account key: String? = nil) async throws -> Profile {
         try await reachable()
-        let (session, profileClient) = clients.withLock { ($0.session, $0.profileClient) }
-        return try await profileClient.fetch(using: session)
+        let key = key ?? accountInUseKey
+        let profile = try await profileClient.fetch(using: session(key: key))
+        noteProfile(profile, of: key)
+        return profile
     }
 
-    /// Signs out (see `AuthSession.signOut`): the stored sign-in is forgotten even
-    /// when the provider cannot be reached to revoke it.
+    /// Signs out of the account in use, or of account `key` (see `AuthSession.signOut`), and takes it off
+    /// the list: the stored sign-in is forgotten even when the provider cannot be reached to revoke it.
     @discardableResult
-    public func signOut() async -> String? {
+    public func signOut(account key: String? = nil) async -> String? {
         do { try await reachable() } catch {
             network.logger.notice("Signing out without telling the provider", metadata: ["error": "\(error)"])
         }
-        return await session.signOut()
+        let key = key ?? accountInUseKey
+        let outcome = await session(key: key).signOut()
+        forgetAccount(key)
+        return outcome
     }
 }

@@ -11,8 +11,11 @@ public struct Profile: Sendable, Equatable, CustomStringConvertible {
     public var profileURL: URL?
     /// Why there is no profile URL, when the provider explains it.
     public var note: String?
-    /// Set when this profile is another person's than the one signed in before with the provider.
-    public var accountChange: AccountChange?
+    /// Who this is at the provider (the ID token's `sub`, else the profile's id): what tells one
+    /// account from another. Kept only as a digest (`Account.subject`).
+    public var subject: String?
+    /// What the provider takes as a login hint for this person (see `ProfileMapping.loginHint`).
+    public var loginHint: String?
 
     public init(
         name: String? = nil, email: String? = nil, emailVerified: Bool? = nil, pictureURL: URL? = nil, profileURL: URL? = nil,

@@ -57,11 +57,9 @@ public struct ProfileClient: Sendable {
             profile.profileURL = source.flatMap { ProfileMapping.fill(template, from: $0) }.flatMap(Self.safeURL)
         }
         if profile.profileURL == nil { profile.note = mapping.missingURLNote }
-        // Who this is: the ID token's subject, else the profile's id, for a provider without ID
-        // tokens the first time a new sign-in's person is known.
-        if let subject = idTokenSubject ?? ProfileMapping.first(mapping.id, in: object) {
-            profile.accountChange = session.accounts?.note(subject: subject, name: profile.email ?? profile.name, for: configuration.id)
-        }
+        // Who this is, to tell one account from another: the ID token's subject, else the profile's id.
+        profile.subject = idTokenSubject ?? ProfileMapping.first(mapping.id, in: object)
+        profile.loginHint = ProfileMapping.first(mapping.loginHint, in: object).map(Redaction.printable)
         return profile
     }
 

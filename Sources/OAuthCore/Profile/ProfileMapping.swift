@@ -16,6 +16,9 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
     public var url: [String]
     /// Where the provider says who the person is, for telling one account from another (`sub`, GitHub's `id`).
     public var id: [String]
+    /// Where the provider says what it takes as a login hint for the person (an e-mail address,
+    /// a user name, GitHub's `login`).
+    public var loginHint: [String]
     public var urlTemplate: String?
     /// Where the template's fields come from; the userinfo endpoint when absent.
     public var urlTemplateEndpoint: URL?
@@ -26,6 +29,7 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
         case name, email, picture, url, id
         case emailVerified = "email_verified"
         case urlTemplate = "url_template"
+        case loginHint = "login_hint"
         case urlTemplateEndpoint = "url_template_endpoint"
         case missingURLNote = "missing_url_note"
     }
@@ -34,9 +38,10 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
         name: [String] = ["name"], email: [String] = ["email"], emailVerified: [String] = ["email_verified"],
         picture: [String] = ["picture"],
         url: [String] = ["profile"], id: [String] = ["sub", "id"], urlTemplate: String? = nil, urlTemplateEndpoint: URL? = nil,
-        missingURLNote: String? = nil
+        missingURLNote: String? = nil, loginHint: [String] = ["email", "preferred_username", "login"]
     ) {
         self.id = id
+        self.loginHint = loginHint
         self.name = name
         self.email = email
         self.emailVerified = emailVerified
@@ -60,6 +65,7 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
         picture = try keys(.picture, default: ["picture"])
         url = try keys(.url, default: ["profile"])
         id = try keys(.id, default: ["sub", "id"])
+        loginHint = try keys(.loginHint, default: ["email", "preferred_username", "login"])
         urlTemplate = try c.decodeIfPresent(String.self, forKey: .urlTemplate)
         urlTemplateEndpoint = try c.decodeIfPresent(URL.self, forKey: .urlTemplateEndpoint)
         missingURLNote = try c.decodeIfPresent(String.self, forKey: .missingURLNote)

@@ -5,7 +5,7 @@ import Logging
     import Glibc
 #endif
 
-/// Tokens in files: one per provider in a directory of the program's (`defaultDirectory(for:)`:
+/// Tokens in files: one per account (see `Account.key`) in a directory of the program's (`defaultDirectory(for:)`:
 /// `$XDG_STATE_HOME/<app>`), mode 0600 in a 0700 directory, each write to a
 /// temporary file renamed over the old one, so a crash leaves the old token or
 /// the new one, never half of either.
@@ -30,7 +30,7 @@ public struct FileTokenStore: TokenStore {
     public var displayName: String { "a private file in \(directory.path)" }
 
     public func file(for provider: String) throws -> URL {
-        guard ProviderCatalog.isPlainName(provider) else {
+        guard AccountList.isStorageKey(provider) else {
             throw OAuthError.storage("“\(provider)” is not a usable provider id.")
         }
         return directory.appendingPathComponent("\(provider).json")
@@ -87,7 +87,7 @@ public struct FileTokenStore: TokenStore {
     /// tokens here (or keeps them in the keyring with this as the fallback)
     /// takes it before refreshing.
     public func refreshLock(for provider: String) -> ProcessLock? {
-        guard ProviderCatalog.isPlainName(provider), (try? prepareDirectory()) != nil else { return nil }
+        guard AccountList.isStorageKey(provider), (try? prepareDirectory()) != nil else { return nil }
         return ProcessLock(path: directory.appendingPathComponent(".\(provider).lock").path)
     }
 

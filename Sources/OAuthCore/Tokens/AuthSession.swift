@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Logging
 
-/// Keeps one provider's tokens: hands out a fresh access token, refreshing it
+/// Keeps one account's tokens (one provider's, for a program with one account each): hands out a fresh access token, refreshing it
 /// when it expires within a minute, and forgets it on sign-out.
 ///
 /// Concurrent callers share a single refresh (single flight). A refresh that
@@ -11,9 +11,9 @@ public actor AuthSession {
     public nonisolated let configuration: ProviderConfiguration
     public nonisolated let store: any TokenStore
     public nonisolated let tokenClient: TokenClient
-    /// Who was signed in before: a new sign-in as someone else is said (`SignInOutcome.accountChange`,
-    /// `Profile.accountChange`). Nil: not kept, not said.
-    public nonisolated let accounts: AccountRecords?
+    /// The account whose tokens these are: the store's key for them, and their refresh lock's name
+    /// (see `Account.key`); the provider's id for its first account.
+    public nonisolated let accountKey: String
     /// Refresh when the token expires within this many seconds.
     public let refreshMargin: TimeInterval
     let logger: Logger
@@ -40,10 +40,10 @@ public actor AuthSession {
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, tokenClient: TokenClient? = nil,
         refreshMargin: TimeInterval = 60, logger: Logger = Logger(label: "OAuthCore.AuthSession"),
-        now: @escaping @Sendable () -> Date = { Date() }, accounts: AccountRecords? = nil
+        now: @escaping @Sendable () -> Date = { Date() }, accountKey: String? = nil
     ) {
         self.configuration = configuration
-        self.accounts = accounts
+        self.accountKey = accountKey ?? configuration.id
         self.store = store
         self.tokenClient = tokenClient ?? TokenClient(configuration: configuration)
         self.refreshMargin = refreshMargin
@@ -296,7 +296,7 @@ public actor AuthSession {
 
     /// The shared lock for refreshing this provider's sign-in (nil where the store has none).
     private func refreshLock() async throws -> ProcessLock.Held? {
-        guard let shared = store.refreshLock(for: configuration.id) else { return nil }
+        guard let shared = store.refreshLock(for: accountKey) else { return nil }
         // The holder may wait on the network and, twice, on the keyring; past
         // that, giving up beats refreshing unlocked and replaying its token.
         switch await shared.acquire(timeout: 2 * tokenClient.timeout + 130) {
@@ -360,11 +360,11 @@ public actor AuthSession {
         throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName).")
     }
 
-    /// Runs a call on the store, for this provider, after every one asked for before it.
+    /// Runs a call on the store, for this account, after every one asked for before it.
     private func inOrder<T: Sendable>(
         _ call: @escaping @Sendable (_ store: any TokenStore, _ provider: String) async throws -> T
     ) async throws -> T {
-        let (previous, store, provider) = (lastStoreCall, store, configuration.id)
+        let (previous, store, provider) = (lastStoreCall, store, accountKey)
         let task = Task<T, any Error> {
             await previous?.value
             return try await call(store, provider)

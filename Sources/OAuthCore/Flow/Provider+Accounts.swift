@@ -1,0 +1,219 @@
+import FoundationEssentials
+
+/// Which account a sign-in is meant for.
+public enum AccountChoice: Sendable, Equatable {
+    /// The account in use (the first sign-in, while there is none).
+    case inUse
+    /// Account `key`, signed in again.
+    case account(String)
+    /// Another account: the provider is asked to let the person choose.
+    case another
+}
+
+/// A provider's accounts: any number of people's sign-ins with it, each kept under its own key
+/// (`Account.key`), one of them in use. What a sign-in returns is kept as the account whose subject
+/// it names — never over another person's tokens.
+extension Provider {
+    /// The key of the account in use, as the list says now; the provider's id while it lists none.
+    public var accountInUseKey: String { listedEntry.current?.key ?? configuration.id }
+
+    /// The list as its file says now, read again only when the file changed (a `stat` per use).
+    var listedEntry: AccountList.Entry {
+        guard let accountList else { return AccountList.Entry() }
+        let file = accountList.file(for: configuration.id)
+        let stamp = FileStamp(of: file.path)
+        return listed.withLock { cached in
+            if let cached, stamp != nil, cached.stamp == stamp { return cached.entry }
+            let entry = accountList.entry(for: configuration.id)
+            cached = (stamp, entry)
+            return entry
+        }
+    }
+
+    /// Every account, the one in use among them.
+    ///
+    /// A sign-in kept under the provider's id that the list does not name — one an earlier release
+    /// made, which kept one sign-in per provider — becomes the first account here. Its tokens stay
+    /// where they are (the first account's key is the provider's id), so nothing is moved and
+    /// nothing can be lost; who it is comes from what that release noted, or its ID token.
+    public func accounts() async -> AccountList.Entry {
+        guard let accountList else { return AccountList.Entry() }
+        let id = configuration.id
+        let entry = listedEntry
+        guard entry.fromEarlierRelease || entry.account(key: id) == nil else { return entry }
+        let token = await session(key: id).currentToken()
+        return accountList.update(id) { entry in
+            let noted = entry.fromEarlierRelease ? entry.account(key: id) : nil
+            // The earlier release's note outlived sign-outs: it is an account only with a sign-in beside it.
+            if entry.fromEarlierRelease { entry.accounts.removeAll { $0.key == id } }
+            guard let token, entry.account(key: id) == nil else { return }
+            var account = noted ?? Account(key: id)
+            if let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"] as? String, !subject.isEmpty {
+                let digest = Account.digest(ofSubject: subject)
+                if account.subject != digest { account = Account(key: id, subject: digest) }
+                account.email = account.email ?? Account.shown(claims["email"] as? String)
+                account.name = account.name ?? Account.shown(AuthSession.accountName(in: claims))
+            }
+            entry.accounts.insert(account, at: 0)
+        }.entry
+    }
+
+    /// Makes account `key` the one in use (for the window, scripts and the agent alike).
+    public func use(account key: String) {
+        accountList?.update(configuration.id) { entry in
+            if entry.account(key: key) != nil { entry.inUse = key }
+        }
+    }
+
+    /// The session of the account `name` names (an e-mail address or a name, as the window shows
+    /// it; see `Account.matches`), or of the account in use when `name` is nil.
+    public func session(forAccount name: String?) async throws -> AuthSession {
+        guard let name, !name.isEmpty else { return session }
+        guard let account = await accounts().account(named: name) else {
+            throw OAuthError.signedOut(
+                reason:
+                    "No \(configuration.displayName) account called “\(Redaction.printable(String(name.prefix(120))))” is signed in here; `latchkey status` lists the accounts."
+            )
+        }
+        return session(key: account.key)
+    }
+
+    /// What a sign-in says of the person.
+    struct Person {
+        var subject: String?
+        var name: String?
+        var email: String?
+        var loginHint: String?
+        var pictureURL: URL?
+    }
+
+    /// `signIn(using:for:progress:)` once the provider's client is settled.
+    func signInAsAccount(
+        using agent: some ExternalUserAgent, for choice: AccountChoice,
+        progress: @escaping @Sendable (AuthSession.SignInStep) -> Void
+    ) async throws -> AuthSession.SignInOutcome {
+        let entry = await accounts()
+        let meant: Account? =
+            switch choice {
+            case .inUse: entry.current
+            case .account(let key): entry.account(key: key)
+            case .another: nil
+            }
+        let session = self.session(key: meant?.key ?? accountInUseKey)
+        let parameters = session.configuration.accountChoiceParameters(loginHint: meant?.loginHint, choosing: choice == .another)
+        let authorized = try await session.authorize(using: agent, accountParameters: parameters, progress: progress)
+        progress(.tokensReceived)
+        let (token, person) = await identify(authorized)
+        guard !Task.isCancelled else { throw OAuthError.cancelled }
+        guard let accountList else {
+            return AuthSession.SignInOutcome(token: token, storeNotice: try await session.signIn(with: token))
+        }
+        let (kept, isNew, before) = keep(person, meant: meant, in: accountList)
+        let notice: String?
+        do {
+            notice = try await self.session(key: kept.key).signIn(with: token)
+        } catch {
+            // Not kept: a new account does not stay listed without its tokens, nor in use.
+            accountList.update(configuration.id) { entry in
+                if isNew { entry.accounts.removeAll { $0.key == kept.key } }
+                entry.inUse = before
+            }
+            throw error
+        }
+        var outcome = AuthSession.SignInOutcome(token: token, storeNotice: notice)
+        outcome.account = kept
+        outcome.isNewAccount = isNew
+        if let meant, let meantSubject = meant.subject, let subject = kept.subject, subject != meantSubject {
+            outcome.accountChange = AccountChange(before: meant.label, now: kept.label)
+        }
+        return outcome
+    }
+
+    /// Lists the account `person` is — found again by subject, the one meant when who it was is not
+    /// known, or a new one — and makes it the one in use. Returns it, whether it is new, and the key in use before.
+    private func keep(_ person: Person, meant: Account?, in accountList: AccountList) -> (Account, Bool, String?) {
+        let digest = person.subject.map(Account.digest(ofSubject:))
+        let id = configuration.id
+        return accountList.update(id) { entry -> (Account, Bool, String?) in
+            let before = entry.inUse
+            var account: Account
+            var isNew = false
+            if let digest, let same = entry.accounts.first(where: { $0.subject == digest }) {
+                account = same
+            } else if let meant, let listed = entry.account(key: meant.key), listed.subject == nil || digest == nil {
+                // Who the account meant is (or who signed in now) is not known: the person chose it, and it is taken as theirs.
+                account = listed
+            } else {
+                account = Account(key: AccountList.newKey(for: id, digest: digest, taken: Set(entry.accounts.map(\.key))))
+                isNew = true
+            }
+            account.subject = digest ?? account.subject
+            account.name = Account.shown(person.name) ?? account.name
+            account.email = Account.shown(person.email) ?? account.email
+            account.loginHint = Account.shown(person.loginHint) ?? account.loginHint
+            account.pictureURL = person.pictureURL ?? account.pictureURL
+            if let index = entry.accounts.firstIndex(where: { $0.key == account.key }) {
+                entry.accounts[index] = account
+            } else {
+                entry.accounts.append(account)
+            }
+            entry.inUse = account.key
+            return (account, isNew, before)
+        }.result
+    }
+
+    /// Who `token` is for: its ID token's subject (checked by the token client), else the profile's
+    /// id, asked with the token before it is kept anywhere. The profile also gives a name when the ID
+    /// token says none. Returns the token as it is after that (renewed, if the profile asked for it).
+    private func identify(_ token: Token) async -> (Token, Person) {
+        var person = Person()
+        if let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"] as? String, !subject.isEmpty {
+            person.subject = subject
+            person.email = claims["email"] as? String
+            person.name = claims["name"] as? String ?? claims["preferred_username"] as? String
+            person.loginHint = person.email ?? claims["preferred_username"] as? String
+        }
+        let configuration = self.configuration
+        guard accountList != nil, configuration.userinfoEndpoint != nil, person.subject == nil || person.name == nil else {
+            return (token, person)
+        }
+        // A session of its own, in memory: nothing is kept before it is known whose the tokens are.
+        let scratch = AuthSession(
+            configuration: configuration, store: MemoryTokenStore(), tokenClient: tokenClient, logger: network.logger)
+        do {
+            try await scratch.signIn(with: token)
+            let profile = try await profileClient.fetch(using: scratch)
+            person.subject = person.subject ?? profile.subject
+            person.name = person.name ?? profile.name
+            person.email = person.email ?? profile.email
+            person.loginHint = person.loginHint ?? profile.loginHint
+            person.pictureURL = profile.pictureURL
+        } catch {
+            network.logger.notice("The profile could not say who signed in", metadata: ["error": "\(error)"])
+        }
+        return (await scratch.currentToken() ?? token, person)
+    }
+
+    /// What a profile says of account `key`'s person, kept in the list for showing it (never its subject
+    /// over another's: a profile of someone else is not this account's).
+    func noteProfile(_ profile: Profile, of key: String) {
+        guard let accountList else { return }
+        let digest = profile.subject.map(Account.digest(ofSubject:))
+        accountList.update(configuration.id) { entry in
+            guard let index = entry.accounts.firstIndex(where: { $0.key == key }) else { return }
+            var account = entry.accounts[index]
+            if account.subject == nil { account.subject = digest }
+            guard digest == nil || account.subject == digest else { return }
+            account.name = Account.shown(profile.name) ?? account.name
+            account.email = Account.shown(profile.email) ?? account.email
+            account.loginHint = Account.shown(profile.loginHint) ?? account.loginHint
+            account.pictureURL = profile.pictureURL ?? account.pictureURL
+            entry.accounts[index] = account
+        }
+    }
+
+    /// Takes account `key` off the list (after its sign-out); the first left is then in use.
+    func forgetAccount(_ key: String) {
+        accountList?.update(configuration.id) { entry in entry.accounts.removeAll { $0.key == key } }
+    }
+}

@@ -1,0 +1,205 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One person's sign-in with a provider: a provider holds any number of them.
+///
+/// No token is here, nor the provider's subject itself: only a digest of it (all that telling two
+/// people apart needs) and what the person is called, to show them in a list.
+public struct Account: Codable, Sendable, Equatable, Identifiable {
+    /// Where the account's tokens are kept (the store's key, and its refresh lock's name): the
+    /// provider's id for the first account — where a sign-in made before accounts existed already
+    /// is, so it never moves — and `<provider>@<12 hex digits>` for each other one.
+    public var key: String
+    /// SHA-256 of the provider's subject, in hex; nil while not known (a sign-in from an earlier
+    /// release, with neither an ID token nor a profile fetched since).
+    public var subject: String?
+    public var name: String?
+    public var email: String?
+    /// What the provider takes as a login hint for this person (an e-mail address, GitHub's login).
+    public var loginHint: String?
+    public var pictureURL: URL?
+
+    public var id: String { key }
+
+    public init(
+        key: String, subject: String? = nil, name: String? = nil, email: String? = nil, loginHint: String? = nil, pictureURL: URL? = nil
+    ) {
+        self.key = key
+        self.loginHint = loginHint
+        self.subject = subject
+        self.name = name
+        self.email = email
+        self.pictureURL = pictureURL
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case key, subject, name, email
+        case pictureURL = "picture"
+        case loginHint = "login_hint"
+    }
+
+    /// How the account is called: its e-mail address, else its name.
+    public var label: String { email ?? name ?? "the account signed in before" }
+
+    /// Whether `wanted` names this account as a person or a script would: its e-mail address or
+    /// name (in any case), or its key.
+    public func matches(_ wanted: String) -> Bool {
+        let folded = wanted.lowercased()
+        return [email, name, loginHint].contains { $0?.lowercased() == folded } || key == wanted
+    }
+
+    /// SHA-256 of a provider's subject, as `subject` keeps it.
+    public static func digest(ofSubject subject: String) -> String { Hex.sha256(subject) }
+
+    /// What the provider said the person is called, made safe to show and to keep.
+    static func shown(_ text: String?) -> String? {
+        text.map(Redaction.printable).flatMap { $0.isEmpty ? nil : String($0.prefix(120)) }
+    }
+}
+
+/// The accounts of each provider and the one in use, one 0600 file per provider in a 0700
+/// directory (`accounts/<provider>.json`). Every change is made under a lock the processes share
+/// (the window, the agent, `latchkey token`), so two sign-ins at once never lose one another.
+///
+/// The file an earlier release kept there (who was last signed in: a subject's digest and a
+/// name) is read as that provider's first account, for `Provider` to keep once it finds the
+/// sign-in it describes.
+public struct AccountList: Sendable {
+    public let directory: URL
+
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// One provider's accounts, in the order they were added, and which is in use.
+    public struct Entry: Codable, Sendable, Equatable {
+        public var accounts: [Account]
+        /// The key of the account in use; nil: the first.
+        public var inUse: String?
+        /// Read from an earlier release's file: not yet checked against the store.
+        public var fromEarlierRelease: Bool
+
+        public init(accounts: [Account] = [], inUse: String? = nil) {
+            self.accounts = accounts
+            self.inUse = inUse
+            fromEarlierRelease = false
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case accounts
+            case inUse = "in_use"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            accounts = try c.decode([Account].self, forKey: .accounts)
+            inUse = try c.decodeIfPresent(String.self, forKey: .inUse)
+            fromEarlierRelease = false
+        }
+
+        /// The account in use: the one named, else the first.
+        public var current: Account? { accounts.first { $0.key == inUse } ?? accounts.first }
+
+        public func account(key: String) -> Account? { accounts.first { $0.key == key } }
+
+        /// The account `wanted` names (see `Account.matches`).
+        public func account(named wanted: String) -> Account? { accounts.first { $0.matches(wanted) } }
+    }
+
+    /// What an earlier release kept: the last person signed in.
+    private struct EarlierRecord: Codable {
+        var subject: String
+        var name: String?
+    }
+
+    func file(for provider: String) -> URL { directory.appendingPathComponent("\(provider).json") }
+
+    /// `provider`'s accounts as the file has them now; none when there is no file, or it cannot be read.
+    public func entry(for provider: String) -> Entry {
+        guard ProviderCatalog.isPlainName(provider), let data = PrivateFile.ownContents(file(for: provider), in: directory) else {
+            return Entry()
+        }
+        if let entry = try? JSONDecoder().decode(Entry.self, from: data) { return entry }
+        guard let earlier = try? JSONDecoder().decode(EarlierRecord.self, from: data) else { return Entry() }
+        var entry = Entry(accounts: [Account(key: provider, subject: earlier.subject, name: Account.shown(earlier.name))])
+        entry.fromEarlierRelease = true
+        return entry
+    }
+
+    /// Changes `provider`'s entry under the shared lock (read afresh, changed, written back) and
+    /// returns it as written, with what `change` returned. Nothing is written when nothing changed.
+    @discardableResult
+    public func update<T>(_ provider: String, _ change: (inout Entry) throws -> T) rethrows -> (entry: Entry, result: T) {
+        let lock = lockFile(for: provider)
+        defer { if lock >= 0 { close(lock) } }
+        var entry = entry(for: provider)
+        let before = entry
+        let result = try change(&entry)
+        if entry.inUse != nil, entry.account(key: entry.inUse!) == nil { entry.inUse = entry.accounts.first?.key }
+        if entry != before || before.fromEarlierRelease, ProviderCatalog.isPlainName(provider) {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            entry.fromEarlierRelease = false
+            if let data = try? encoder.encode(entry) { PrivateFile.writeOwn(data, to: file(for: provider), in: directory) }
+        }
+        return (entry, result)
+    }
+
+    /// The key for a new account of `provider` whose subject has `digest`: the provider's id while
+    /// no account uses it, else the id and the digest's first 12 hex digits (more when those are taken).
+    public static func newKey(for provider: String, digest: String?, taken: Set<String>) -> String {
+        if !taken.contains(provider) { return provider }
+        let source = digest ?? Hex.sha256(Base64URL.random())
+        for length in stride(from: 12, through: source.count, by: 4) {
+            let key = "\(provider)@\(source.prefix(length))"
+            if !taken.contains(key) { return key }
+        }
+        return "\(provider)@\(source)"
+    }
+
+    /// Whether `key` is a usable store key: a provider id, alone or followed by `@` and hex digits.
+    public static func isStorageKey(_ key: String) -> Bool {
+        let parts = key.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+        guard ProviderCatalog.isPlainName(String(parts[0])) else { return false }
+        guard parts.count == 2 else { return true }
+        return !parts[1].isEmpty && parts[1].allSatisfy(\.isHexDigit)
+    }
+
+    /// The provider whose account `key` is.
+    public static func provider(ofKey key: String) -> String {
+        String(key.prefix { $0 != "@" })
+    }
+
+    /// A blocking `flock` on `.<provider>.lock`: held only while a small file is read and
+    /// written. -1 when it cannot be had (the change then goes ahead without it).
+    private func lockFile(for provider: String) -> Int32 {
+        guard ProviderCatalog.isPlainName(provider), (try? PrivateFile.prepareDirectory(directory)) != nil else { return -1 }
+        let descriptor = open(directory.appendingPathComponent(".\(provider).lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return -1 }
+        while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+        return descriptor
+    }
+}
+
+/// A sign-in meant for one account that came back as another's: the browser was handed the whole
+/// authorization request, which others on the machine can read, and PKCE cannot tell whose code
+/// completed it; or the person chose another account at the provider. Kept as an account of its
+/// own, never over the one meant, and said.
+public struct AccountChange: Sendable, Equatable, CustomStringConvertible {
+    /// How the account meant is called.
+    public let before: String
+    /// How the account signed in now is called.
+    public let now: String
+
+    public init(before: String, now: String) {
+        self.before = before
+        self.now = now
+    }
+
+    public var description: String {
+        "Signed in as \(now), not as \(before): kept as another account, and \(before) is left as it was."
+    }
+}
