@@ -103,7 +103,8 @@ public enum OIDCAgentMessage {
     public static func encode(_ request: AgentRequest) -> String {
         var members: [JSONValue.Member] = [.init("request", .string("access_token"))]
         switch request.target {
-        case .provider(let id): members.append(.init("account", .string(id)))
+        // An account of the provider's as oidc-agent's account names go: provider/account.
+        case .provider(let id): members.append(.init("account", .string(request.account.map { "\(id)/\($0)" } ?? id)))
         case .issuer(let issuer): members.append(.init("issuer", .string(issuer)))
         case .resource(let url): members.append(.init("resource", .string(url.absoluteString)))
         }

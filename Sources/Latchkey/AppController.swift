@@ -36,6 +36,8 @@ final class AppController {
     var followUp = SetUpFollowUp()
     /// The allowed programs, while shown.
     var programsDialog: ProgramsDialog?
+    /// The shown provider's accounts, as last listed (see `AppController+Accounts`).
+    var accountEntry = AccountList.Entry()
 
     private(set) var state = AppState.starting {
         didSet {
@@ -67,7 +69,8 @@ final class AppController {
                 addProvider: { [weak self] in
                     guard let self, self.state.allowsChoosingProvider else { return }
                     self.dialogs.openAddProvider()
-                }, programs: { [weak self] in self?.openPrograms() }))
+                }, addAccount: { [weak self] in self?.clicked(.addAccountRequested) },
+                accountChosen: { [weak self] key in self?.accountChosen(key) }, programs: { [weak self] in self?.openPrograms() }))
     }
 
     /// Shows the provider chosen at launch; then, once the window is up, the whole list.
@@ -81,7 +84,7 @@ final class AppController {
 
     /// A click is an event for the provider shown, once it can be used: with none, nothing
     /// would answer the work it starts, and the window would wait for good.
-    private func clicked(_ event: AppEvent) {
+    func clicked(_ event: AppEvent) {
         guard current != nil else { return }
         send(event)
     }
@@ -101,7 +104,10 @@ final class AppController {
         case .renewIfDue: withProvider { .event(await $0.renewal(logger: logger)) }
         case .prepareSignIn: prepareSignIn()
         // OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep); its steps come back as events.
-        case .signIn: signInTask = withProvider { .signedIn(await $0.signIn(using: agent, logger: logger, step: post)) }
+        case .signIn(let choice):
+            signInTask = withProvider { .signedIn(await $0.signIn(using: agent, for: choice, logger: logger, step: post)) }
+        case .useAccount(let key): withProvider { .event(await $0.useAccountEvent(key)) }
+        case .listAccounts: withProvider { .accounts(await $0.accounts()) }
         case .cancelSignIn:
             logger.info("Sign-in cancelled in the window")
             signInTask?.cancel()
@@ -116,6 +122,7 @@ final class AppController {
         case event(AppEvent?)
         case signedIn((event: AppEvent, scopes: [String]))
         case profile((event: AppEvent, picture: [UInt8]?))
+        case accounts(AccountList.Entry)
     }
 
     private func apply(_ answer: Answer) {
@@ -128,6 +135,7 @@ final class AppController {
         case .profile(let answer):
             if case .profileLoaded = answer.event { window.showPicture(answer.picture) }
             send(answer.event)
+        case .accounts(let entry): showAccounts(entry)
         }
     }
 
@@ -221,7 +229,7 @@ final class AppController {
     func render() {
         var model = ViewModel(
             state: state, providerName: providerName, storeName: HomeFolder.shortened(providers.store.displayName),
-            userAgent: agents.chosen, scopes: grantedScopes)
+            userAgent: agents.chosen, scopes: grantedScopes, account: accountEntry.current)
         model.status = HomeFolder.shortened(model.status)
         model.setUpVisible = model.setUpVisible && canSetUp
         window.render(model)

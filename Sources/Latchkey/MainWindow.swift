@@ -17,6 +17,8 @@ final class MainWindow {
     let setUp = Button(label: "Set up…")
     let addProvider = Button(iconName: "list-add-symbolic")
     let programs = Button(iconName: "security-high-symbolic")
+    let addAccount = Button(iconName: "contact-new-symbolic")
+    let accounts = AccountRows()
     let provider = ComboBoxText()
     let inWindow = RadioButton(label: "In this window")
     let inBrowser: RadioButton
@@ -44,17 +46,21 @@ final class MainWindow {
         programs.setAccessible(name: "Allowed programs")
         programs.setTooltip("The programs that get your tokens from Latchkey's agent without asking")
         header.packEnd(programs)
+        // Adding, from the header bar: a provider, or another account of the one shown.
+        addProvider.setAccessible(name: "Add a provider")
+        addProvider.setTooltip("Add a provider from its issuer URL or a provider file")
+        header.packStart(addProvider)
+        addAccount.setAccessible(name: "Add another account")
+        addAccount.setTooltip("Sign in with another account of this provider, beside the one you have")
+        header.packStart(addAccount)
 
         list(providers)
         provider.setAccessible(name: "Provider")
-        addProvider.setAccessible(name: "Add a provider")
-        addProvider.setTooltip("Add a provider from its issuer URL or a provider file")
         let providerLabel = Label("Provider")
         providerLabel.addStyleClass("dim-label")
         let providerRow = Box(vertical: false, spacing: 12)
         providerRow.append(providerLabel)
         providerRow.append(provider, expand: true)
-        providerRow.append(addProvider)
 
         agentLabel.addStyleClass("dim-label")
         inWindow.setAccessible(name: "In this window", description: "Sign in in a window of Latchkey's own")
@@ -100,6 +106,7 @@ final class MainWindow {
         choices.append(providerRow)
         choices.append(agentRow)
         content.append(choices)
+        content.append(accounts.frame)
         content.append(profileBox)
         content.append(note)
         scopes.addStyleClass("dim-label")
@@ -123,6 +130,9 @@ final class MainWindow {
         var userAgentChosen: @MainActor (ProviderConfiguration.UserAgentKind) -> Void
         var setUp: @MainActor () -> Void
         var addProvider: @MainActor () -> Void
+        var addAccount: @MainActor () -> Void
+        /// The person chose another account's row: its key.
+        var accountChosen: @MainActor (String) -> Void
         var programs: @MainActor () -> Void
     }
 
@@ -143,6 +153,8 @@ final class MainWindow {
         }
         setUp.onClicked { handlers.setUp() }
         addProvider.onClicked { handlers.addProvider() }
+        addAccount.onClicked { handlers.addAccount() }
+        accounts.list.onSelected { key in handlers.accountChosen(key) }
         programs.onClicked { handlers.programs() }
     }
 
@@ -184,6 +196,8 @@ final class MainWindow {
         signIn.isVisible = !model.setUpVisible
         provider.isSensitive = model.providerChoiceEnabled
         addProvider.isSensitive = model.providerChoiceEnabled
+        addAccount.isSensitive = model.addAccountEnabled
+        accounts.isSensitive = model.providerChoiceEnabled
         inWindow.isSensitive = model.providerChoiceEnabled
         inBrowser.isSensitive = model.providerChoiceEnabled
         if let url = model.openProfileURL {

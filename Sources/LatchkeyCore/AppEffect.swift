@@ -1,4 +1,5 @@
 import FoundationEssentials
+import OAuthCore
 
 /// What the app must do after a transition, chosen by `AppState.next` and run by
 /// the app's controller, the way async-http-client's state machines return actions:
@@ -15,8 +16,13 @@ public enum AppEffect: Equatable, Sendable {
     case renewIfDue
     /// Sign in has just become possible: have the next sign-in ready (its web view, libcurl).
     case prepareSignIn
-    /// Sign in with the chosen user agent; answers with its steps and `.signInSucceeded` or `.signInFailed`.
-    case signIn
+    /// Sign in with the chosen user agent, as the account in use or as another one; answers with its
+    /// steps and `.signInSucceeded`, or `.signInFailed` (`.addAccountFailed` for another account).
+    case signIn(AccountChoice)
+    /// Make account `key` the one in use; answers `.providerReady`, after which its sign-in is read.
+    case useAccount(String)
+    /// Show the provider's accounts as they are now (after a sign-in, a sign-out, a profile).
+    case listAccounts
     /// Stop the sign-in under way; it then ends as cancelled.
     case cancelSignIn
     /// Fetch the profile; answers `.profileLoaded` or `.profileFailed`.

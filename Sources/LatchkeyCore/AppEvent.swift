@@ -11,6 +11,10 @@ public enum AppEvent: Equatable, Sendable {
     /// The chosen provider cannot be used as it is (not set up, a broken file): the sentence says why.
     case providerUnavailable(String)
     case signInRequested
+    /// Add another account: a sign-in at which the provider lets the person choose.
+    case addAccountRequested
+    /// Another of the provider's accounts was chosen (its key): it is in use from now on.
+    case accountChosen(String)
     /// Cancel, while the browser has the sign-in.
     case cancelRequested
     /// The person chose where to sign in (this window or the browser).
@@ -21,6 +25,8 @@ public enum AppEvent: Equatable, Sendable {
     /// Signed in; the notice says where the tokens went when not where they usually go.
     case signInSucceeded(notice: String?)
     case signInFailed(OAuthError)
+    /// Adding an account did not finish; `signedIn`: whether the account in use is still signed in.
+    case addAccountFailed(OAuthError, signedIn: Bool)
     case profileRequested
     case profileLoaded(Profile)
     case profileFailed(OAuthError)

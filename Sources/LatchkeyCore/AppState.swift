@@ -63,7 +63,22 @@ public enum AppState: Equatable, Sendable {
         if transition.state.acceptsSignIn, !state.acceptsSignIn || event == .userAgentChosen {
             transition.effects.append(.prepareSignIn)
         }
+        // Who is signed in may have changed, or what is known of them: the accounts are shown again
+        // (after an event the state took, not one it passed over).
+        guard transition != Transition(state: state) else { return transition }
+        switch event {
+        case .launched, .signInSucceeded, .profileLoaded, .sessionEnded, .providerUnavailable: transition.effects.append(.listAccounts)
+        default: break
+        }
         return transition
+    }
+
+    /// Whether a provider is ready: read, and neither starting nor unusable.
+    public var hasProvider: Bool {
+        switch self {
+        case .starting, .unavailable: false
+        default: true
+        }
     }
 
     private var acceptsSignIn: Bool {
@@ -77,6 +92,8 @@ public enum AppState: Equatable, Sendable {
         switch (state, event) {
         case (let current, .providerChosen) where current.allowsChoosingProvider:
             return Transition(state: .starting, effects: [.loadProvider])
+        case (let current, .accountChosen(let key)) where current.allowsChoosingProvider && current.hasProvider:
+            return Transition(state: .starting, effects: [.useAccount(key)])
         case (.starting, .providerReady(let notice)):
             return Transition(state: .starting, effects: [.readStoredSignIn(notice: notice)])
         case (let current, .providerUnavailable(let reason)) where current.allowsChoosingProvider:
@@ -96,7 +113,9 @@ public enum AppState: Equatable, Sendable {
     private static func signingIn(_ state: AppState, _ event: AppEvent) -> Transition? {
         switch (state, event) {
         case (let current, .signInRequested) where current.acceptsSignIn:
-            return Transition(state: .signingIn, effects: [.signIn])
+            return Transition(state: .signingIn, effects: [.signIn(.inUse)])
+        case (let current, .addAccountRequested) where current.allowsChoosingProvider && current.hasProvider:
+            return Transition(state: .signingIn, effects: [.signIn(.another)])
         case (.signingIn, .cancelRequested):
             return Transition(state: .signingIn, effects: [.cancelSignIn])
         case (.signingIn, .redirectReceived):
@@ -109,6 +128,9 @@ public enum AppState: Equatable, Sendable {
         case (.signingIn, .signInFailed(let error)), (.exchanging, .signInFailed(let error)),
             (.saving, .signInFailed(let error)):
             return Transition(state: .failed(message: error.description, signedIn: false))
+        case (.signingIn, .addAccountFailed(let error, let signedIn)), (.exchanging, .addAccountFailed(let error, let signedIn)),
+            (.saving, .addAccountFailed(let error, let signedIn)):
+            return Transition(state: .failed(message: error.description, signedIn: signedIn))
         case (let current, .userAgentChosen) where current.acceptsSignIn:
             return Transition(state: current)
         default:
@@ -137,7 +159,8 @@ public enum AppState: Equatable, Sendable {
         case (let current, .signOutRequested) where current.isSignedIn:
             return Transition(state: .signingOut, effects: [.signOut])
         case (.signingOut, .signedOut(let notice)):
-            return Transition(state: .signedOut(notice: notice))
+            // Another account may be in use now: its sign-in is read, and the notice said either way.
+            return Transition(state: .starting, effects: [.readStoredSignIn(notice: notice)])
         default:
             return nil
         }

@@ -28,22 +28,35 @@ extension Provider {
         return nil
     }
 
-    /// `.signIn` through `agent`, its steps told to `step` as they happen; and what it allows.
+    /// `.signIn` through `agent`, as the account in use or another (`choice`), its steps told to
+    /// `step` as they happen; and what it allows.
     public func signIn(
-        using agent: some ExternalUserAgent, logger: Logger, step: @escaping @Sendable (AppEvent) -> Void
+        using agent: some ExternalUserAgent, for choice: AccountChoice = .inUse, logger: Logger,
+        step: @escaping @Sendable (AppEvent) -> Void
     ) async -> (event: AppEvent, scopes: [String]) {
         do {
-            let outcome = try await signIn(using: agent) { step($0 == .redirectReceived ? .redirectReceived : .tokensReceived) }
+            let outcome = try await signIn(using: agent, for: choice) {
+                step($0 == .redirectReceived ? .redirectReceived : .tokensReceived)
+            }
             if let change = outcome.accountChange { logger.notice("\(change)") }
-            // Another person than before is said first: someone else may have completed this sign-in.
-            let notice = [outcome.accountChange?.description, outcome.storeNotice].compactMap { $0 }.joined(separator: " ")
+            // Another person than meant is said first: someone else may have completed this sign-in.
+            let added = outcome.isNewAccount && choice == .another ? outcome.account.map { "Added \($0.label)." } : nil
+            let notice = [outcome.accountChange?.description, added, outcome.storeNotice].compactMap { $0 }.joined(separator: " ")
             let scopes = outcome.token.allowedScopes(asked: configuration.scopes)
             return (.signInSucceeded(notice: notice.isEmpty ? nil : notice), scopes)
         } catch {
             let failure = error as? OAuthError ?? .userAgent("\(error)")
             logger.notice("Sign-in did not complete", metadata: ["error": "\(failure)"])
-            return (.signInFailed(failure), [])
+            guard choice == .another else { return (.signInFailed(failure), []) }
+            // The account in use is as it was: still signed in, or not.
+            return (.addAccountFailed(failure, signedIn: await session.isSignedIn), [])
         }
+    }
+
+    /// `.useAccount`: account `key` is in use from now on (a small file written off GTK's thread).
+    public func useAccountEvent(_ key: String) async -> AppEvent {
+        await BlockingWork.run { self.use(account: key) }
+        return .providerReady(notice: nil)
     }
 
     /// `.fetchProfile`: the profile, and its picture's bytes when it has one.
@@ -57,7 +70,7 @@ extension Provider {
     }
 
     /// The picture's bytes, or nil: a missing picture is not worth an error.
-    func picture(at url: URL?) async -> [UInt8]? {
+    public func picture(at url: URL?) async -> [UInt8]? {
         guard let url else { return nil }
         let response = try? await network.transport.send(
             HTTPRequest(method: "GET", url: url, headers: ["User-Agent": OAuthCoreInfo.userAgent], timeout: min(10, network.timeout)))
@@ -65,9 +78,12 @@ extension Provider {
         return [UInt8](response.body)
     }
 
-    /// `.signOut`: signed out here whatever the provider says; its trouble is the notice.
+    /// `.signOut`: the account in use signed out here whatever the provider says (and taken off the
+    /// list); its trouble is the notice. Another account, if there is one, is in use next.
     public func signOutEvent() async -> AppEvent {
         let name = configuration.displayName
-        return .signedOut(notice: await signOut() ?? "Signed out of \(name).")
+        let entry = await accounts()
+        let who = entry.accounts.count > 1 ? entry.current.map { " as \($0.label)" } ?? "" : ""
+        return .signedOut(notice: await signOut() ?? "Signed out of \(name)\(who).")
     }
 }

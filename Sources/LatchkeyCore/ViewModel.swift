@@ -13,8 +13,10 @@ public struct ViewModel: Equatable, Sendable {
     public var cancelVisible: Bool
     /// Set up… (in place of Sign in) while the provider lacks what it needs.
     public var setUpVisible: Bool
-    /// Whether the provider list and the user agent choice can be changed now.
+    /// Whether the provider list, the account list and the user agent choice can be changed now.
     public var providerChoiceEnabled: Bool
+    /// Add another account: while a provider is ready and nothing else is under way.
+    public var addAccountEnabled: Bool
     public var busy: Bool
     public var isError: Bool
     public var profile: Profile?
@@ -25,10 +27,12 @@ public struct ViewModel: Equatable, Sendable {
     /// What the sign-in allows (its scopes), while signed in; nil otherwise, or when it allows nothing said.
     public var scopesLine: String?
 
+    /// - Parameter account: the account in use, as the list knows it: named before its profile is fetched.
     public init(
         state: AppState, providerName: String, storeName: String,
-        userAgent: ProviderConfiguration.UserAgentKind = .embedded, scopes: [String] = []
+        userAgent: ProviderConfiguration.UserAgentKind = .embedded, scopes: [String] = [], account: Account? = nil
     ) {
+        addAccountEnabled = state.allowsChoosingProvider && state.hasProvider
         scopesLine = state.isSignedIn && !scopes.isEmpty ? "Allows: " + scopes.joined(separator: ", ") : nil
         signInEnabled = false
         cancelVisible = false
@@ -42,6 +46,10 @@ public struct ViewModel: Equatable, Sendable {
         profile = nil
         headline = state.isSignedIn ? "Signed in" : "Not signed in"
         subline = state.isSignedIn ? "Get your profile to see who you are." : "Sign in with \(providerName)."
+        if state.isSignedIn, let account, account.name != nil || account.email != nil {
+            headline = account.name ?? account.label
+            subline = account.name == nil ? "" : account.email ?? ""
+        }
         busy = Self.isBusy(state)
         status = Self.status(of: state, providerName: providerName, storeName: storeName, userAgent: userAgent)
         switch state {

@@ -25,6 +25,13 @@ import Testing
         #expect(plain.target == .provider("github") && plain.account == nil)
     }
 
+    /// Latchkey's own commands send an account as oidc-agent names it (found by the e2e accounts_git:
+    /// the git helper's account was lost on the way to the agent, which gave the one in use).
+    @Test func anAccountAskedForByLatchkeysOwnCommandsReachesTheAgent() throws {
+        let asked = AgentRequest(target: .provider("github"), account: "ada@work.example", minimumValidity: 300)
+        #expect(try request(OIDCAgentMessage.encode(asked)).get() == asked)
+    }
+
     @Test func anIssuerAndForcedRenewalAreRead() throws {
         let asked = try request(
             #"{"request":"access_token","min_valid_period":-1,"issuer":"https://id.example/","application_hint":"oidc-token"}"#

@@ -10,7 +10,7 @@ the way the desktop registers any browser. Screenshots of every state land in
 test-output/e2e/<scenario>/.
 
 The scenarios live by theme in basics.py, presets.py, command_line.py,
-hostile.py, keyrings.py, desktop.py, zero_config.py, oauth1.py, trust.py and agent.py; harness.py holds what they share, driver.py
+hostile.py, keyrings.py, desktop.py, zero_config.py, oauth1.py, trust.py, agent.py and accounts.py; harness.py holds what they share, driver.py
 drives the app through the accessibility bus.
 """
 
@@ -18,6 +18,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import accounts  # noqa: E402
 import agent  # noqa: E402
 import basics  # noqa: E402
 import command_line  # noqa: E402
@@ -31,7 +32,7 @@ import trust  # noqa: E402
 import zero_config  # noqa: E402
 
 SCENARIOS = {}
-for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent):
+for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, accounts):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

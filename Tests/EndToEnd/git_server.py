@@ -3,27 +3,36 @@ behind HTTP Basic authentication that takes only tokens the sandbox issued (aske
 sandbox's userinfo endpoint), less those the test marks refused (POST /_refuse, the token
 as body): a server that stopped taking a token.
 
-    git_server.py PROJECT_ROOT SANDBOX_BASE_URL   prints its port, then serves
+With --owners, each repository belongs to the person its first path segment names (`/ada/…`):
+a token of anyone else's is refused there, and every push is noted in PROJECT_ROOT/pushes.log
+as "path person".
+
+    git_server.py PROJECT_ROOT SANDBOX_BASE_URL [--owners]   prints its port, then serves
 """
 
 import base64
 import http.server
+import json
+import threading
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 
 ROOT, SANDBOX = sys.argv[1], sys.argv[2]
+OWNERS = "--owners" in sys.argv[3:]
 REFUSED = set()
+PUSHES = threading.Lock()
 
 
-def issued_by_sandbox(token):
+def person_of(token):
+    """Who the sandbox issued the token to (their e-mail address); None when it did not."""
     request = urllib.request.Request(SANDBOX + "/userinfo", headers={"Authorization": "Bearer " + token})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status == 200
+            return json.loads(response.read()).get("email") or "someone" if response.status == 200 else None
     except urllib.error.HTTPError:
-        return False
+        return None
 
 
 class Git(http.server.BaseHTTPRequestHandler):
@@ -40,8 +49,15 @@ class Git(http.server.BaseHTTPRequestHandler):
         if not header.startswith("Basic "):
             return None
         user, _, token = base64.b64decode(header[6:]).decode().partition(":")
-        if token in REFUSED or not issued_by_sandbox(token):
+        person = None if token in REFUSED else person_of(token)
+        if person is None:
             return None
+        if OWNERS:
+            if self.path.split("/")[1] != person.split("@")[0]:
+                return None
+            if self.command == "POST" and "git-receive-pack" in self.path:
+                with PUSHES, open(f"{ROOT}/pushes.log", "a") as log:
+                    log.write(f"{self.path.partition('?')[0]} {person}\n")
         return user
 
     def body(self):

@@ -144,6 +144,8 @@ import Testing
         #expect(state == .signingOut)
         #expect(view(state).openProfileURL == nil)
         state = AppState.next(state, .signedOut(notice: nil)).state
+        #expect(state == .starting, "the sign-in left (another account's, or none) is read")
+        state = AppState.next(state, .launched(signedIn: false, notice: nil)).state
         #expect(view(state).signInEnabled)
         #expect(!view(state).signOutVisible)
     }
@@ -193,10 +195,12 @@ import Testing
     @Test func choosingAProviderLoadsItThenReadsItsSignInThenPreparesTheNext() {
         #expect(
             effects([.providerChosen, .providerReady(notice: "set up"), .launched(signedIn: false, notice: nil)]) == [
-                [.loadProvider], [.readStoredSignIn(notice: "set up")], [.prepareSignIn],
+                [.loadProvider], [.readStoredSignIn(notice: "set up")], [.prepareSignIn, .listAccounts],
             ])
         #expect(
-            effects([.providerChosen, .providerReady(notice: nil), .launched(signedIn: true, notice: nil)]).last == [.renewIfDue],
+            effects([.providerChosen, .providerReady(notice: nil), .launched(signedIn: true, notice: nil)]).last == [
+                .renewIfDue, .listAccounts,
+            ],
             "signed in at launch: renewed quietly when due, and no sign-in prepared")
     }
 
@@ -206,18 +210,47 @@ import Testing
     }
 
     @Test func eachClickRunsItsWorkOnceAndASecondClickNothing() {
-        #expect(effects([.signInRequested, .signInRequested], from: .signedOut(notice: nil)) == [[.signIn], []])
+        #expect(effects([.signInRequested, .signInRequested], from: .signedOut(notice: nil)) == [[.signIn(.inUse)], []])
         #expect(effects([.profileRequested, .profileRequested], from: .signedIn(notice: nil)) == [[.fetchProfile], []])
         #expect(effects([.signOutRequested, .signOutRequested], from: .signedIn(notice: nil)) == [[.signOut], []])
         #expect(effects([.cancelRequested], from: .signingIn) == [[.cancelSignIn]])
         #expect(effects([.cancelRequested], from: .exchanging) == [[]], "the code is on its way: too late to cancel")
     }
 
+    /// Issue 27: another account added beside the one in use, or chosen from the list.
+    @Test func accountsAreAddedAndChosen() {
+        #expect(effects([.addAccountRequested], from: .signedIn(notice: nil)) == [[.signIn(.another)]])
+        #expect(effects([.addAccountRequested], from: .signedOut(notice: nil)) == [[.signIn(.another)]])
+        #expect(effects([.addAccountRequested], from: .fetchingProfile) == [[]], "not while the profile is asked for")
+        #expect(effects([.addAccountRequested], from: .starting) == [[]])
+        // Adding failed: the account in use is as it was, signed in or not.
+        let failed = run([.addAccountRequested, .addAccountFailed(.cancelled, signedIn: true)], from: .signedIn(notice: nil))
+        #expect(failed == .failed(message: OAuthError.cancelled.description, signedIn: true) && failed.isSignedIn)
+        let alone = run([.addAccountRequested, .addAccountFailed(.cancelled, signedIn: false)], from: .signedOut(notice: nil))
+        #expect(!alone.isSignedIn)
+        // Another account chosen: it is made the one in use, then its sign-in read as at a launch.
+        #expect(
+            effects(
+                [.accountChosen("sandbox@ab12"), .providerReady(notice: nil), .launched(signedIn: true, notice: nil)],
+                from: .signedIn(notice: nil))
+                == [[.useAccount("sandbox@ab12")], [.readStoredSignIn(notice: nil)], [.renewIfDue, .listAccounts]])
+        #expect(effects([.accountChosen("sandbox@ab12")], from: .signingIn) == [[]], "not mid-sign-in")
+        #expect(!AppState.signingIn.accepts(.accountChosen("x")) && AppState.signedOut(notice: nil).accepts(.accountChosen("x")))
+    }
+
     @Test func signInBecomingPossibleAgainPreparesTheNextOne() {
-        #expect(effects([.signInRequested, .signInFailed(.cancelled)], from: .signedOut(notice: nil)) == [[.signIn], [.prepareSignIn]])
-        #expect(effects([.sessionEnded("expired")], from: .signedIn(notice: nil)) == [[.prepareSignIn]])
-        #expect(effects([.signOutRequested, .signedOut(notice: nil)], from: .signedIn(notice: nil)) == [[.signOut], [.prepareSignIn]])
-        #expect(effects([.signInRequested, .redirectReceived, .signInSucceeded(notice: nil)], from: .signedOut(notice: nil)).last == [])
+        #expect(
+            effects([.signInRequested, .signInFailed(.cancelled)], from: .signedOut(notice: nil)) == [[.signIn(.inUse)], [.prepareSignIn]])
+        #expect(effects([.sessionEnded("expired")], from: .signedIn(notice: nil)) == [[.prepareSignIn, .listAccounts]])
+        // Signed out, another account may be in use: its sign-in is read, the notice said either way.
+        #expect(
+            effects([.signOutRequested, .signedOut(notice: "Signed out.")], from: .signedIn(notice: nil)) == [
+                [.signOut], [.readStoredSignIn(notice: "Signed out.")],
+            ])
+        #expect(
+            effects([.signInRequested, .redirectReceived, .signInSucceeded(notice: nil)], from: .signedOut(notice: nil)).last == [
+                .listAccounts
+            ])
     }
 
     @Test func choosingWhereToSignInPreparesThatAgentOnlyWhenSignInIsPossible() {

@@ -1,0 +1,38 @@
+import FoundationEssentials
+import GtkKit
+import LatchkeyCore
+import OAuthCore
+
+/// The shown provider's accounts: listed after every change of who is signed in, each with its
+/// picture once fetched, and another chosen from the list.
+extension AppController {
+    /// The person chose the row of account `key`: it is in use from now on (the same one again does nothing).
+    func accountChosen(_ key: String) {
+        guard current != nil, key != accountEntry.current?.key else { return }
+        guard state.accepts(.accountChosen(key)) else {
+            // Not now (a sign-in under way): the row in use stays chosen.
+            window.accounts.show(accountEntry.accounts, inUse: accountEntry.current?.key, providerName: providerName)
+            return
+        }
+        logger.info("Another account chosen")
+        send(.accountChosen(key))
+    }
+
+    /// Shows `entry`, and fetches the accounts' pictures when their rows are new.
+    func showAccounts(_ entry: AccountList.Entry) {
+        accountEntry = entry
+        let anew = window.accounts.show(entry.accounts, inUse: entry.current?.key, providerName: providerName)
+        render()
+        guard anew, let provider = current else { return }
+        let generation = self.generation
+        for account in entry.accounts {
+            guard let url = account.pictureURL else { continue }
+            MainLoop.work {
+                await provider.picture(at: url)
+            } then: { [weak self] bytes in
+                guard let self, self.generation == generation, let bytes else { return }
+                self.window.accounts.showPicture(bytes, of: account.key)
+            }
+        }
+    }
+}
