@@ -17,6 +17,9 @@ public struct AgentRequest: Sendable, Equatable {
     public var target: Target
     /// Which of the provider's accounts (an e-mail address or a name, as Latchkey shows it); nil: the one in use.
     public var account: String?
+    /// The account by its key, once the agent has found it (and asked the person about it): the
+    /// token is that account's, whichever is in use by the time it is fetched. Never read from a program.
+    var accountKey: String?
     /// Seconds the token must still be good for. `renewNow` (oidc-agent's `-f`, sent as -1): renewed whatever is left.
     public var minimumValidity: Int
     /// Scopes the token must carry; empty: whatever the sign-in allows.

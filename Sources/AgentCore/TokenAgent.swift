@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Logging
 
-/// The agent's rule: a program gets a provider's token once the person allowed it,
+/// The agent's rule: a program gets a provider's token (one account's) once the person allowed it,
 /// always (kept in `ProgramGrants`) or this once (asked through `ConsentAsker`).
 /// Every way in — the socket, D-Bus — hands its caller and request here.
 ///
@@ -45,11 +45,13 @@ public actor TokenAgent {
     public func answer(
         _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () -> Bool = { true }
     ) async -> Result<AgentToken, AgentRefusal> {
-        let provider: (id: String, name: String)
-        do { provider = try await broker.provider(for: request.target) } catch { return .failure(error) }
+        // Allowed per account: a program allowed for one person's sign-in is asked again for another's.
+        let owner: TokenOwner
+        do { owner = try await broker.account(for: request) } catch { return .failure(error) }
+        let provider = (id: owner.accountKey, name: owner.name)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
         if let refusal = await consent(request, caller, provider, metadata) { return .failure(refusal) }
-        let answer = await broker.token(for: request, from: provider.id)
+        let answer = await broker.token(for: request, of: owner)
         guard case .success = answer else { return answer }
         guard stillTheSame() else {
             logger.notice("The program changed while it waited; no token given", metadata: metadata)

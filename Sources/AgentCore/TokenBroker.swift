@@ -49,6 +49,22 @@ public actor TokenBroker {
         return (provider.configuration.id, provider.configuration.displayName)
     }
 
+    /// Whose token a request is for: the provider's id, the account's key (`Account.key`: what a
+    /// program is allowed for; the provider's id for its first account), and their name as the
+    /// person knows them (the account named beside the provider's when it has several).
+    public func account(for request: AgentRequest) async throws(AgentRefusal) -> TokenOwner {
+        let provider = try await self.provider(request.target)
+        let configuration = provider.configuration
+        let session: AuthSession
+        do { session = try await provider.session(forAccount: request.account) } catch { throw AgentRefusal(error) }
+        let entry = await provider.accounts()
+        let label = entry.account(key: session.accountKey)?.label
+        let several = entry.accounts.count > 1 || session.accountKey != configuration.id
+        return TokenOwner(
+            providerID: configuration.id, accountKey: session.accountKey,
+            name: several && label != nil ? "\(configuration.displayName) (\(label!))" : configuration.displayName)
+    }
+
     /// A token for `request`, from the provider its target names.
     public func token(for request: AgentRequest) async -> Result<AgentToken, AgentRefusal> {
         do {
@@ -58,10 +74,12 @@ public actor TokenBroker {
         }
     }
 
-    /// A token for `request` from provider `id`, which `provider(for:)` already found for its target.
-    public func token(for request: AgentRequest, from id: String) async -> Result<AgentToken, AgentRefusal> {
+    /// A token for `request` of `owner`'s account, which `account(for:)` already found for it: that
+    /// account's, even if another is in use by now.
+    public func token(for request: AgentRequest, of owner: TokenOwner) async -> Result<AgentToken, AgentRefusal> {
         var resolved = request
-        resolved.target = .provider(id)
+        resolved.target = .provider(owner.providerID)
+        resolved.accountKey = owner.accountKey
         return await token(for: resolved)
     }
 
@@ -97,7 +115,11 @@ public actor TokenBroker {
             )
         }
         let session: AuthSession
-        do { session = try await provider.session(forAccount: request.account) } catch { throw AgentRefusal(error) }
+        if let key = request.accountKey {
+            session = provider.session(key: key)
+        } else {
+            do { session = try await provider.session(forAccount: request.account) } catch { throw AgentRefusal(error) }
+        }
         let now = ContinuousClock.now
         if lastRead[session.accountKey].map({ now - $0 >= storeRecheck }) ?? true {
             lastRead[session.accountKey] = now
@@ -213,4 +235,13 @@ public actor TokenBroker {
     static func normalized(_ issuer: String) -> String {
         issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
     }
+}
+
+/// Whose token: a provider's account, as a program is allowed for it.
+public struct TokenOwner: Sendable, Equatable {
+    public let providerID: String
+    /// The account's key: the provider's id for its first account, `<provider>@<hex>` for each other.
+    public let accountKey: String
+    /// As the person knows it: the provider's name, and the account's beside it when there are several.
+    public let name: String
 }

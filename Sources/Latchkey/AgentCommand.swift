@@ -65,8 +65,9 @@ struct ProgramName: ParsableArguments {
     @Argument(help: "The program's executable (as `latchkey agent list` shows it), or a Flatpak app id with --flatpak.")
     var program: String
 
-    @Argument(help: "The provider's id, as `latchkey status` lists it.")
-    var provider: String
+    @Argument(
+        help: "The provider's id, as `latchkey status` lists it; provider/account for one of its accounts (by e-mail address or name).")
+    var named: String
 
     @Flag(help: "The program is a Flatpak app, named by its app id.")
     var flatpak = false
@@ -75,8 +76,24 @@ struct ProgramName: ParsableArguments {
         guard flatpak || program.hasPrefix("/") else {
             throw ValidationError("Name the program by its whole path (such as /usr/bin/oidc-token), or a Flatpak app id with --flatpak.")
         }
-        guard LatchkeyCommand.catalog.contains(provider) else {
-            throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
+        let id = String(named.prefix { $0 != "/" && $0 != "@" })
+        guard LatchkeyCommand.catalog.contains(id) else {
+            throw ValidationError("There is no provider called “\(id)”; `latchkey status` lists them.")
+        }
+        _ = try provider
+    }
+
+    /// What the program is allowed for: the account's key (the provider's id for its first account).
+    var provider: String {
+        get throws {
+            // An account's key as the agent's own sentences name it (`github@0a1b2c3d4e5f`).
+            if AccountList.isStorageKey(named) { return named }
+            let (target, account) = AgentRequest.provider(named: named)
+            guard case .provider(let id) = target, let account else { return String(named.prefix { $0 != "/" }) }
+            guard let key = LatchkeyFiles.accounts.entry(for: id).account(named: account)?.key else {
+                throw ValidationError("\(id) has no account called “\(account)”; `latchkey status` lists them.")
+            }
+            return key
         }
     }
 
@@ -97,8 +114,8 @@ struct AgentAllowCommand: ParsableCommand {
     @OptionGroup var name: ProgramName
 
     func run() throws {
-        try LatchkeyFiles.allowedPrograms.allow(name.value, file: nil, provider: name.provider, scopes: [])
-        print("\(name.program) may now get your \(name.provider) token without asking.")
+        try LatchkeyFiles.allowedPrograms.allow(name.value, file: nil, provider: try name.provider, scopes: [])
+        print("\(name.program) may now get your \(name.named) token without asking.")
     }
 }
 
@@ -110,14 +127,14 @@ struct AgentForgetCommand: ParsableCommand {
 
     func run() throws {
         let grants = LatchkeyFiles.allowedPrograms
-        let wanted = name.value
+        let (wanted, provider) = (name.value, try name.provider)
         guard
             let grant = grants.all.first(where: {
-                ($0.program == wanted || (name.flatpak && $0.program.flatpakID == name.program)) && $0.provider == name.provider
+                ($0.program == wanted || (name.flatpak && $0.program.flatpakID == name.program)) && $0.provider == provider
             })
-        else { throw LaunchError("\(name.program) is not allowed for \(name.provider); `latchkey agent list` shows who is.") }
-        try grants.forget(grant.program, provider: name.provider)
-        print("\(name.program) will be asked again before it gets your \(name.provider) token.")
+        else { throw LaunchError("\(name.program) is not allowed for \(name.named); `latchkey agent list` shows who is.") }
+        try grants.forget(grant.program, provider: provider)
+        print("\(name.program) will be asked again before it gets your \(name.named) token.")
     }
 }
 

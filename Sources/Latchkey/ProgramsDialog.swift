@@ -58,6 +58,15 @@ final class ProgramsDialog {
 
     private var kept: [Widget] = []
 
+    /// What a grant is for, as the person knows it: the provider's name, and for an account other
+    /// than its first (`provider@hex`), that account's as the list names it.
+    static func name(of key: String, providerNames: [String: String]) -> String {
+        let id = AccountList.provider(ofKey: key)
+        let provider = providerNames[id] ?? id
+        guard key != id else { return provider }
+        return "\(provider) (\(LatchkeyFiles.accounts.entry(for: id).account(key: key)?.label ?? "an account signed out since"))"
+    }
+
     private func fill() {
         for row in kept { row.destroy() }
         kept = []
@@ -67,7 +76,7 @@ final class ProgramsDialog {
             let name = Label("", wrap: true, selectable: true)
             name.setMarkup("<b>\(Label.escape(Redaction.printable(grant.program.name)))</b>")
             name.setAlignment(horizontal: .start)
-            let provider = providerNames[grant.provider] ?? grant.provider
+            let provider = Self.name(of: grant.provider, providerNames: providerNames)
             let detail = Label(Self.detail(grant, provider: provider, now: now), wrap: true)
             detail.addStyleClass("dim-label")
             detail.setAlignment(horizontal: .start)

@@ -30,6 +30,27 @@ import Testing
         #expect(grant.program == Caller.thisProcess.program && grant.provider == "sandbox" && grant.lastUsed != nil)
     }
 
+    /// Issue 27: a program is allowed for one account; another account of the same provider is asked about afresh.
+    @Test func aProgramAllowedForOneAccountIsAskedAboutAnother() async throws {
+        let home = try AgentHome()
+        let ada = try await home.signIn()
+        let grace = try await home.signIn(username: "grace", password: "compiler", another: true)
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let agent = agent(home, person)
+        let first = try await agent.answer(AgentRequest(target: .provider("sandbox"), account: "ada@sandbox.example"), from: .thisProcess)
+        #expect(try first.get().accessToken == ada.accessToken)
+        #expect(person.questions.map(\.providerID) == ["sandbox"], "Ada's account is the provider's first: its key is the provider's id")
+        // Grace's account is in use: asking without an account is asking for hers, and asks again.
+        let second = try await agent.answer(request, from: .thisProcess).get()
+        #expect(second.accessToken == grace.accessToken && person.questions.count == 2)
+        let question = try #require(person.questions.last)
+        #expect(
+            question.providerID.hasPrefix("sandbox@") && question.providerName == "Sandbox provider (offline demo) (grace@sandbox.example)")
+        #expect(Set(home.grants.all.map(\.provider)) == ["sandbox", question.providerID])
+        _ = try await agent.answer(request, from: .thisProcess).get()
+        #expect(person.questions.count == 2, "each allowed always, neither asked again")
+    }
+
     @Test func allowOnceIsAskedEachTime() async throws {
         let home = try AgentHome()
         try await home.signIn()
