@@ -39,7 +39,10 @@ public struct GitCredential: Sendable, Equatable {
     /// git says a remote's path only with `credential.useHttpPath` set; without it, only directory
     /// rules can match.
     public func account(rules: [String: String], directory: String, home: String) -> String? {
-        let path = Self.trimmed(attributes["path"] ?? "")
+        // Compared as the host compares it (GitHub's and GitLab's paths in any case); a path that climbs
+        // (`work-org/../other`, spelt out or percent-encoded) matches no remote rule.
+        let path = Self.trimmed(attributes["path"] ?? "").lowercased()
+        let climbs = path.split(separator: "/").contains("..") || path.contains("%2e")
         var best: (length: Int, account: String)?
         for (rule, account) in rules where !rule.isEmpty && !account.isEmpty {
             let matches: Bool
@@ -49,10 +52,10 @@ public struct GitCredential: Sendable, Equatable {
             } else {
                 // host[/path]: the host in any case, the path as git sends it (without its leading slash).
                 let parts = rule.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-                let prefix = parts.count > 1 ? Self.trimmed(parts[1]) : ""
+                let prefix = parts.count > 1 ? Self.trimmed(parts[1]).lowercased() : ""
                 matches =
                     parts[0].lowercased() == host?.lowercased()
-                    && (prefix.isEmpty || path == prefix || path.hasPrefix(prefix + "/"))
+                    && (prefix.isEmpty || (!climbs && (path == prefix || path.hasPrefix(prefix + "/"))))
             }
             if matches, rule.count > best?.length ?? -1 { best = (rule.count, account) }
         }

@@ -85,6 +85,10 @@ struct TokenCommand: ParsableCommand {
         if let provider, !LatchkeyCommand.catalog.contains(provider) {
             throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
         }
+        if account != nil, provider == nil {
+            // A resource's sign-in is one per resource: naming an account there could end with another's token.
+            throw ValidationError("--account names one of a provider's accounts: use it with --provider.")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         guard (0...AgentRequest.longestValidity).contains(minimumValidity) else {
             throw ValidationError("--min-valid must be a number of seconds from 0 to \(AgentRequest.longestValidity).")

@@ -40,7 +40,13 @@ extension Provider {
             }
             if let change = outcome.accountChange { logger.notice("\(change)") }
             // Another person than meant is said first: someone else may have completed this sign-in.
-            let added = outcome.isNewAccount && choice == .another ? outcome.account.map { "Added \($0.label)." } : nil
+            let added =
+                choice == .another
+                ? outcome.account.map {
+                    outcome.isNewAccount
+                        ? "Added \($0.label)."
+                        : "\($0.label) was already here: signed in again. To add another, sign out at the provider's page first."
+                } : nil
             let notice = [outcome.accountChange?.description, added, outcome.storeNotice].compactMap { $0 }.joined(separator: " ")
             let scopes = outcome.token.allowedScopes(asked: configuration.scopes)
             return (.signInSucceeded(notice: notice.isEmpty ? nil : notice), scopes)

@@ -35,6 +35,10 @@ import Testing
         #expect(account("protocol=https\nhost=GitHub.com\npath=work-org/secret/x.git\n") == "ops")
         #expect(account("protocol=https\nhost=github.com\npath=work-organisation/app.git\n") == nil, "a path segment, not a prefix of one")
         #expect(account("protocol=https\nhost=github.com\npath=ada/dotfiles.git\n") == nil)
+        #expect(account("protocol=https\nhost=github.com\npath=Work-Org/app.git\n") == "ada@work.example", "GitHub's paths in any case")
+        for climbing in ["work-org/../ada/x.git", "work-org/%2E%2E/ada/x.git"] {
+            #expect(account("protocol=https\nhost=github.com\npath=\(climbing)\n") == nil, "\(climbing)")
+        }
         #expect(account("protocol=https\nhost=github.com\n", in: "/home/ada/src/personal/blog") == "ada-home", "git sent no path")
         #expect(account("protocol=https\nhost=github.com\n", in: "/home/ada/src/personalia") == nil)
         #expect(account("protocol=https\nhost=github.com\n", in: "/srv/repos") == "deploy")

@@ -23,7 +23,7 @@ def tokens(home, key):
 
 
 def account_list(home, provider_id="mine"):
-    with open(os.path.join(home.state, "latchkey", "accounts", f"{provider_id}.json")) as f:
+    with open(os.path.join(home.state, "latchkey", "accounts", f"{provider_id}.accounts.json")) as f:
         return json.load(f)
 
 
@@ -116,7 +116,7 @@ def accounts_window(home):
 def accounts_git(home):
     """Two remotes on one host, one per person (the server takes each person's token for their
     own repository only): 20 pushes alternating between them, each with the right account, by
-    the provider's git_accounts rules; LATCHKEY_ACCOUNT overrides the rules."""
+    the provider's git_accounts rules, git allowed once for each account; LATCHKEY_ACCOUNT overrides the rules."""
     sandbox = Sandbox()
     server_root = os.path.join(home.root, "git-server")
     for person in ("ada", "grace"):
@@ -148,8 +148,8 @@ def accounts_git(home):
             cloning = subprocess.Popen(["git", "clone", "-q", f"http://{host}/{person}/notes.git", work[person]], env=dict(
                 os.environ, PATH=os.path.join(home.home, "bin") + os.pathsep + os.environ["PATH"], GIT_TERMINAL_PROMPT="0"),
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if person == "ada":
-                answer(home, "Always allow", "01-git-asked")
+            # Allowed per account: git is asked about each person's (the question names the account).
+            answer(home, "Always allow", f"01-git-asked-for-{person}")
             _, err = cloning.communicate(timeout=120)
             expect(cloning.returncode == 0, f"git clone of {person}'s: {err!r}")
         for number in range(20):
@@ -192,8 +192,10 @@ def accounts_migration(home):
         token_path = os.path.join(home.state, "latchkey", "mine.json")
         before = open(token_path, "rb").read()
         subject = json.loads(base64url(json.loads(before)["id_token"].split(".")[1]))["sub"]
+        os.remove(os.path.join(home.state, "latchkey", "accounts", "mine.accounts.json"))
         with open(os.path.join(home.state, "latchkey", "accounts", "mine.json"), "w") as f:
             json.dump({"subject": hashlib.sha256(subject.encode()).hexdigest(), "name": ADA}, f)
+        note = open(os.path.join(home.state, "latchkey", "accounts", "mine.json"), "rb").read()
         app = home.launch("--provider", "mine")
         app.wait_status("Signed in")
         app.find("label", ADA)  # named from the earlier note, before any profile is fetched
@@ -205,6 +207,8 @@ def accounts_migration(home):
         add_account(app, home, "grace", "compiler")
         app.wait_status(f"Added {GRACE}.")
         expect(open(token_path, "rb").read() == before, "adding Grace touched the earlier sign-in")
+        expect(open(os.path.join(home.state, "latchkey", "accounts", "mine.json"), "rb").read() == note,
+               "the earlier release's note is read, never written: a copy of that release still running keeps its own")
         app.quit()
     finally:
         sandbox.stop()

@@ -50,6 +50,20 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
         #expect(try await provider.profile().email == "ada@sandbox.example")
     }
 
+    /// Issue 24 §1.3 kept: a sign-out ends a grant, not the question "is this still me?". Every
+    /// account signed out of, the next sign-in as someone else than the last is said; as the same, not.
+    @Test func aFirstSignInAfterSigningOutAsSomeoneElseIsSaid() async throws {
+        let live = try LiveSandbox()
+        let provider = live.provider()
+        _ = try await provider.signIn(using: FormPostingUserAgent())
+        _ = await provider.signOut()
+        let other = try await provider.signIn(using: grace())
+        #expect("\(try #require(other.accountChange))" == "Signed in as grace@sandbox.example, no longer as ada@sandbox.example.")
+        #expect(provider.accountInUseKey == other.account?.key)
+        _ = await provider.signOut()
+        #expect(try await provider.signIn(using: grace()).accountChange == nil, "the same person again")
+    }
+
     /// Adding an account that is already there signs it in again: no second copy of the same person.
     @Test func addingTheSamePersonAgainRenewsTheirAccount() async throws {
         let live = try LiveSandbox()
@@ -75,9 +89,10 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
                 == "Signed in as grace@sandbox.example, not as ada@sandbox.example: kept as another account, and ada@sandbox.example is left as it was."
         )
         #expect(other.isNewAccount && other.account?.key != "sandbox")
+        #expect(provider.accountInUseKey == "sandbox", "someone else is not put in the place of the account meant")
         #expect(try Data(contentsOf: live.directory.appendingPathComponent("sandbox.json")) == adaFile, "Ada's sign-in, byte for byte")
         // Kept without the opaque subject itself, and without any token.
-        let kept = try String(contentsOf: live.directory.appendingPathComponent("accounts/sandbox.json"), encoding: .utf8)
+        let kept = try String(contentsOf: live.directory.appendingPathComponent("accounts/sandbox.accounts.json"), encoding: .utf8)
         let subject = try #require(IDTokenClaimsProbe.subject(of: other.token.idToken))
         #expect(!kept.contains(subject) && !kept.contains(other.token.accessToken) && !kept.contains(other.token.refreshToken ?? "-"))
     }
@@ -110,6 +125,42 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     }
 }
 
+/// An attacker's review of the first version found these (issue 27).
+@Suite struct AccountTrustTests {
+    /// Who signed in cannot be found out (GitHub's profile failing) while signing in again an account
+    /// whose person is known: nothing is kept, rather than someone's tokens under Ada's name.
+    @Test func aSignInWhosePersonIsUnknownKeepsNothing() async throws {
+        let github = try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
+        let provider = github.provider()
+        _ = try await provider.signIn(using: FormPostingUserAgent())
+        let before = try github.store.load(for: "github")
+        try await github.sandbox.setFault("userinfo", "500")
+        do {
+            _ = try await provider.signIn(using: grace())
+            Issue.record("kept without knowing whose it was")
+        } catch let error as OAuthError {
+            guard case .accountUnknown = error else { return #expect(Bool(false), "\(error)") }
+            #expect("\(error)".hasPrefix("It could not be found out whose sign-in this was (The provider's profile endpoint"), "\(error)")
+            #expect("\(error)".hasSuffix("so nothing was kept: your accounts are as they were. Try again."))
+        }
+        #expect(try github.store.load(for: "github") == before)
+        #expect(await provider.accounts().accounts.count == 1)
+    }
+
+    /// A name two accounts share names neither: a script gets no token rather than perhaps the wrong one.
+    @Test func aNameTwoAccountsShareIsRefused() async throws {
+        let live = try LiveSandbox()
+        let provider = live.provider()
+        _ = try await provider.signIn(using: FormPostingUserAgent())
+        _ = try await provider.signIn(using: grace(), for: .another)
+        live.accountList.update("sandbox") { entry in
+            for index in entry.accounts.indices { entry.accounts[index].name = "Dr. Who" }
+        }
+        await #expect(throws: OAuthError.self) { _ = try await provider.session(forAccount: "dr. who") }
+        #expect(try await provider.session(forAccount: "grace@sandbox.example").accountKey != "sandbox")
+    }
+}
+
 /// A store an earlier release wrote — one sign-in per provider, under its id, and a note of who
 /// it was — is read as the provider's first account, with nothing moved.
 @Suite struct AccountMigrationTests {
@@ -132,6 +183,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
         let token = try await live.signIn(live.session())
         let subject = try #require(IDTokenClaimsProbe.subject(of: token.idToken))
         try Self.earlierNote(subject: subject, name: "ada@sandbox.example", in: live.directory)
+        let note = try Data(contentsOf: live.directory.appendingPathComponent("accounts/sandbox.json"))
         let tokenFile = try Data(contentsOf: live.directory.appendingPathComponent("sandbox.json"))
 
         let provider = live.provider()
@@ -142,23 +194,28 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
         #expect(try await provider.freshToken().accessToken == token.accessToken)
         #expect(try await provider.profile().email == "ada@sandbox.example")
         #expect(try Data(contentsOf: live.directory.appendingPathComponent("sandbox.json")) == tokenFile, "not moved, not rewritten")
-        // Written in the new form once: the earlier note is not read again.
-        let kept = try String(contentsOf: live.directory.appendingPathComponent("accounts/sandbox.json"), encoding: .utf8)
+        // Written as a list of its own once; the earlier note is left as it was (an earlier release still running uses it).
+        let kept = try String(contentsOf: live.directory.appendingPathComponent("accounts/sandbox.accounts.json"), encoding: .utf8)
         #expect(kept.contains("\"accounts\""))
+        #expect(try Data(contentsOf: live.directory.appendingPathComponent("accounts/sandbox.json")) == note)
         // Known by its subject, a second person is a second account, not a replacement.
         let second = try await provider.signIn(using: grace(), for: .inUse)
         #expect(second.isNewAccount && second.accountChange != nil)
         #expect(try live.store.load(for: "sandbox")?.accessToken == token.accessToken)
     }
 
-    /// The earlier note outlived sign-outs: without a sign-in beside it, it is no account.
-    @Test func anEarlierNoteWithoutASignInIsNoAccount() async throws {
+    /// The earlier note outlived sign-outs: without a sign-in beside it, it is no account, but who was
+    /// signed out of last: a first sign-in as someone else is said, as the earlier release said it.
+    @Test func anEarlierNoteWithoutASignInIsWhoWasSignedOutOfLast() async throws {
         let live = try LiveSandbox()
-        try Self.earlierNote(subject: "someone", name: "ada@sandbox.example", in: live.directory)
+        try Self.earlierNote(subject: "someone", name: "someone@sandbox.example", in: live.directory)
         let provider = live.provider()
         #expect(await provider.accounts().accounts.isEmpty)
         let ada = try await provider.signIn(using: FormPostingUserAgent())
-        #expect(ada.account?.key == "sandbox" && ada.accountChange == nil)
+        #expect(ada.account?.key == "sandbox")
+        #expect(ada.accountChange == AccountChange(before: "someone@sandbox.example", now: "ada@sandbox.example", keptApart: false))
+        #expect("\(ada.accountChange!)" == "Signed in as ada@sandbox.example, no longer as someone@sandbox.example.")
+        #expect(provider.accountInUseKey == "sandbox")
     }
 
     /// An earlier sign-in without an ID token and without a note (GitHub): an account whose person is

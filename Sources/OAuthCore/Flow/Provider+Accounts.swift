@@ -41,11 +41,16 @@ extension Provider {
         let id = configuration.id
         let entry = listedEntry
         guard entry.fromEarlierRelease || entry.account(key: id) == nil else { return entry }
-        let token = await session(key: id).currentToken()
+        let first = session(key: id)
+        let token = await first.currentToken()
+        // The store could not be read (a keyring that did not answer): nothing is concluded from that.
+        if token == nil, await first.storeWarning != nil { return entry }
         return accountList.update(id) { entry in
             let noted = entry.fromEarlierRelease ? entry.account(key: id) : nil
-            // The earlier release's note outlived sign-outs: it is an account only with a sign-in beside it.
+            // The earlier release's note outlived sign-outs: it is an account only with a sign-in beside
+            // it; without one, it is who was signed out of last.
             if entry.fromEarlierRelease { entry.accounts.removeAll { $0.key == id } }
+            if token == nil, let noted { entry.lastSignedOut = noted }
             guard let token, entry.account(key: id) == nil else { return }
             var account = noted ?? Account(key: id)
             if let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"] as? String, !subject.isEmpty {
@@ -69,10 +74,15 @@ extension Provider {
     /// it; see `Account.matches`), or of the account in use when `name` is nil.
     public func session(forAccount name: String?) async throws -> AuthSession {
         guard let name, !name.isEmpty else { return session }
-        guard let account = await accounts().account(named: name) else {
+        let shown = Redaction.printable(String(name.prefix(120)))
+        let matching = await accounts().accounts.filter { $0.matches(name) }
+        guard matching.count < 2 else {
             throw OAuthError.signedOut(
-                reason:
-                    "No \(configuration.displayName) account called “\(Redaction.printable(String(name.prefix(120))))” is signed in here; `latchkey status` lists the accounts."
+                reason: "“\(shown)” names more than one \(configuration.displayName) account; name one by its e-mail address.")
+        }
+        guard let account = matching.first else {
+            throw OAuthError.signedOut(
+                reason: "No \(configuration.displayName) account called “\(shown)” is signed in here; `latchkey status` lists the accounts."
             )
         }
         return session(key: account.key)
@@ -85,6 +95,8 @@ extension Provider {
         var email: String?
         var loginHint: String?
         var pictureURL: URL?
+        /// Why who signed in could not be found out (the profile's failure), when it could not.
+        var problem: String?
     }
 
     /// `signIn(using:for:progress:)` once the provider's client is settled.
@@ -108,16 +120,13 @@ extension Provider {
         guard let accountList else {
             return AuthSession.SignInOutcome(token: token, storeNotice: try await session.signIn(with: token))
         }
-        let (kept, isNew, before) = keep(person, meant: meant, in: accountList)
+        let (kept, isNew) = try keep(person, meant: meant, in: accountList)
         let notice: String?
         do {
             notice = try await self.session(key: kept.key).signIn(with: token)
         } catch {
-            // Not kept: a new account does not stay listed without its tokens, nor in use.
-            accountList.update(configuration.id) { entry in
-                if isNew { entry.accounts.removeAll { $0.key == kept.key } }
-                entry.inUse = before
-            }
+            // Not kept: a new account does not stay listed without its tokens.
+            if isNew { accountList.update(configuration.id) { entry in entry.accounts.removeAll { $0.key == kept.key } } }
             throw error
         }
         var outcome = AuthSession.SignInOutcome(token: token, storeNotice: notice)
@@ -125,24 +134,37 @@ extension Provider {
         outcome.isNewAccount = isNew
         if let meant, let meantSubject = meant.subject, let subject = kept.subject, subject != meantSubject {
             outcome.accountChange = AccountChange(before: meant.label, now: kept.label)
+        } else if meant == nil, choice == .inUse, entry.accounts.isEmpty, let last = entry.lastSignedOut,
+            let lastSubject = last.subject, let subject = kept.subject, subject != lastSubject
+        {
+            // Every account signed out of, and now someone else than the last: said, as for the account meant.
+            outcome.accountChange = AccountChange(before: last.label, now: kept.label, keptApart: false)
         }
+        // In use from now on, once its tokens are kept: the account signed in — unless it is someone else
+        // than the one meant, who is not put in that one's place.
+        if outcome.accountChange?.keptApart != true { use(account: kept.key) }
         return outcome
     }
 
-    /// Lists the account `person` is — found again by subject, the one meant when who it was is not
-    /// known, or a new one — and makes it the one in use. Returns it, whether it is new, and the key in use before.
-    private func keep(_ person: Person, meant: Account?, in accountList: AccountList) -> (Account, Bool, String?) {
+    /// Lists the account `person` is — found again by subject, the one meant when who it is is not
+    /// known yet, or a new one — and returns it, and whether it is new. Throws when who signed in
+    /// could not be found out and the account meant (or any account, when adding one) might be
+    /// someone else's: nothing is kept then.
+    private func keep(_ person: Person, meant: Account?, in accountList: AccountList) throws -> (Account, Bool) {
         let digest = person.subject.map(Account.digest(ofSubject:))
         let id = configuration.id
-        return accountList.update(id) { entry -> (Account, Bool, String?) in
-            let before = entry.inUse
+        return try accountList.update(id) { entry -> (Account, Bool) in
             var account: Account
             var isNew = false
             if let digest, let same = entry.accounts.first(where: { $0.subject == digest }) {
                 account = same
-            } else if let meant, let listed = entry.account(key: meant.key), listed.subject == nil || digest == nil {
-                // Who the account meant is (or who signed in now) is not known: the person chose it, and it is taken as theirs.
+            } else if let meant, let listed = entry.account(key: meant.key), listed.subject == nil {
+                // Who the account meant is, is not known yet (an earlier release's sign-in): the person chose it.
                 account = listed
+            } else if digest == nil, let problem = person.problem {
+                throw OAuthError.accountUnknown(reason: problem)
+            } else if digest == nil, meant != nil {
+                throw OAuthError.accountUnknown(reason: "\(configuration.displayName) did not say who signed in")
             } else {
                 account = Account(key: AccountList.newKey(for: id, digest: digest, taken: Set(entry.accounts.map(\.key))))
                 isNew = true
@@ -157,19 +179,20 @@ extension Provider {
             } else {
                 entry.accounts.append(account)
             }
-            entry.inUse = account.key
-            return (account, isNew, before)
+            return (account, isNew)
         }.result
     }
 
     /// Who `token` is for: its ID token's subject (checked by the token client), else the profile's
     /// id, asked with the token before it is kept anywhere. The profile also gives a name when the ID
     /// token says none. Returns the token as it is after that (renewed, if the profile asked for it).
+    /// An e-mail address the provider says it has not checked is not used to name the account.
     private func identify(_ token: Token) async -> (Token, Person) {
         var person = Person()
         if let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"] as? String, !subject.isEmpty {
             person.subject = subject
-            person.email = claims["email"] as? String
+            let unchecked = ProfileMapping.flag(["email_verified"], in: claims) == false
+            person.email = unchecked ? nil : claims["email"] as? String
             person.name = claims["name"] as? String ?? claims["preferred_username"] as? String
             person.loginHint = person.email ?? claims["preferred_username"] as? String
         }
@@ -185,11 +208,12 @@ extension Provider {
             let profile = try await profileClient.fetch(using: scratch)
             person.subject = person.subject ?? profile.subject
             person.name = person.name ?? profile.name
-            person.email = person.email ?? profile.email
+            person.email = person.email ?? (profile.emailVerified == false ? nil : profile.email)
             person.loginHint = person.loginHint ?? profile.loginHint
             person.pictureURL = profile.pictureURL
         } catch {
             network.logger.notice("The profile could not say who signed in", metadata: ["error": "\(error)"])
+            if person.subject == nil { person.problem = "\(error)" }
         }
         return (await scratch.currentToken() ?? token, person)
     }
@@ -205,15 +229,20 @@ extension Provider {
             if account.subject == nil { account.subject = digest }
             guard digest == nil || account.subject == digest else { return }
             account.name = Account.shown(profile.name) ?? account.name
-            account.email = Account.shown(profile.email) ?? account.email
+            account.email = (profile.emailVerified == false ? nil : Account.shown(profile.email)) ?? account.email
             account.loginHint = Account.shown(profile.loginHint) ?? account.loginHint
             account.pictureURL = profile.pictureURL ?? account.pictureURL
             entry.accounts[index] = account
         }
     }
 
-    /// Takes account `key` off the list (after its sign-out); the first left is then in use.
+    /// Takes account `key` off the list (after its sign-out); the first left is then in use. Who it
+    /// was is kept (a digest and a name, no token) while no account is left: see `lastSignedOut`.
     func forgetAccount(_ key: String) {
-        accountList?.update(configuration.id) { entry in entry.accounts.removeAll { $0.key == key } }
+        accountList?.update(configuration.id) { entry in
+            guard let index = entry.accounts.firstIndex(where: { $0.key == key }) else { return }
+            let gone = entry.accounts.remove(at: index)
+            entry.lastSignedOut = Account(key: gone.key, subject: gone.subject, name: gone.name, email: gone.email)
+        }
     }
 }

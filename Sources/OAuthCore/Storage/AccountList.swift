@@ -61,7 +61,7 @@ public struct Account: Codable, Sendable, Equatable, Identifiable {
 }
 
 /// The accounts of each provider and the one in use, one 0600 file per provider in a 0700
-/// directory (`accounts/<provider>.json`). Every change is made under a lock the processes share
+/// directory (`accounts/<provider>.accounts.json`). Every change is made under a lock the processes share
 /// (the window, the agent, `latchkey token`), so two sign-ins at once never lose one another.
 ///
 /// The file an earlier release kept there (who was last signed in: a subject's digest and a
@@ -79,6 +79,9 @@ public struct AccountList: Sendable {
         public var accounts: [Account]
         /// The key of the account in use; nil: the first.
         public var inUse: String?
+        /// Who was signed out of last, while no account is left: a first sign-in as someone else than
+        /// them is said (a sign-out ends a grant, not the question "is this still me?").
+        public var lastSignedOut: Account?
         /// Read from an earlier release's file: not yet checked against the store.
         public var fromEarlierRelease: Bool
 
@@ -91,13 +94,22 @@ public struct AccountList: Sendable {
         enum CodingKeys: String, CodingKey {
             case accounts
             case inUse = "in_use"
+            case lastSignedOut = "last_signed_out"
         }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             accounts = try c.decode([Account].self, forKey: .accounts)
             inUse = try c.decodeIfPresent(String.self, forKey: .inUse)
+            lastSignedOut = try c.decodeIfPresent(Account.self, forKey: .lastSignedOut)
             fromEarlierRelease = false
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(accounts, forKey: .accounts)
+            try c.encodeIfPresent(inUse, forKey: .inUse)
+            try c.encodeIfPresent(lastSignedOut, forKey: .lastSignedOut)
         }
 
         /// The account in use: the one named, else the first.
@@ -115,15 +127,25 @@ public struct AccountList: Sendable {
         var name: String?
     }
 
-    func file(for provider: String) -> URL { directory.appendingPathComponent("\(provider).json") }
+    /// `<provider>.accounts.json`: the list. Not the earlier release's file, which a copy of that
+    /// release still running would write over (it rewrites whatever it cannot read as its own note).
+    func file(for provider: String) -> URL { directory.appendingPathComponent("\(provider).accounts.json") }
 
-    /// `provider`'s accounts as the file has them now; none when there is no file, or it cannot be read.
+    /// `<provider>.json`: what an earlier release noted of the last person signed in; read, never written.
+    func earlierFile(for provider: String) -> URL { directory.appendingPathComponent("\(provider).json") }
+
+    /// `provider`'s accounts as the list has them now; before there is a list, the earlier release's
+    /// note as its first account (`fromEarlierRelease`); none when there is neither.
     public func entry(for provider: String) -> Entry {
-        guard ProviderCatalog.isPlainName(provider), let data = PrivateFile.ownContents(file(for: provider), in: directory) else {
-            return Entry()
+        guard ProviderCatalog.isPlainName(provider) else { return Entry() }
+        if let data = PrivateFile.ownContents(file(for: provider), in: directory) {
+            // A list that cannot be read is no list: set aside, not written over in silence.
+            if let entry = try? JSONDecoder().decode(Entry.self, from: data) { return entry }
+            setAside(file(for: provider))
         }
-        if let entry = try? JSONDecoder().decode(Entry.self, from: data) { return entry }
-        guard let earlier = try? JSONDecoder().decode(EarlierRecord.self, from: data) else { return Entry() }
+        guard let data = PrivateFile.ownContents(earlierFile(for: provider), in: directory),
+            let earlier = try? JSONDecoder().decode(EarlierRecord.self, from: data)
+        else { return Entry() }
         var entry = Entry(accounts: [Account(key: provider, subject: earlier.subject, name: Account.shown(earlier.name))])
         entry.fromEarlierRelease = true
         return entry
@@ -146,6 +168,13 @@ public struct AccountList: Sendable {
             if let data = try? encoder.encode(entry) { PrivateFile.writeOwn(data, to: file(for: provider), in: directory) }
         }
         return (entry, result)
+    }
+
+    /// Moves a damaged list aside (`.damaged`, `.damaged-2`, …) for a person to look at.
+    private func setAside(_ file: URL) {
+        let aside = (1...).lazy.map { file.appendingPathExtension($0 == 1 ? "damaged" : "damaged-\($0)") }
+            .first { !FileManager.default.fileExists(atPath: $0.path) }!
+        try? FileManager.default.moveItem(at: file, to: aside)
     }
 
     /// The key for a new account of `provider` whose subject has `digest`: the provider's id while
@@ -187,19 +216,25 @@ public struct AccountList: Sendable {
 /// A sign-in meant for one account that came back as another's: the browser was handed the whole
 /// authorization request, which others on the machine can read, and PKCE cannot tell whose code
 /// completed it; or the person chose another account at the provider. Kept as an account of its
-/// own, never over the one meant, and said.
+/// own, never over the one meant, and said. Said too when the first sign-in after every account
+/// was signed out is someone else than the last one signed out of.
 public struct AccountChange: Sendable, Equatable, CustomStringConvertible {
-    /// How the account meant is called.
+    /// How the account meant (or signed out of last) is called.
     public let before: String
     /// How the account signed in now is called.
     public let now: String
+    /// Whether the account meant is still there beside the new one; false: it had been signed out of.
+    public let keptApart: Bool
 
-    public init(before: String, now: String) {
+    public init(before: String, now: String, keptApart: Bool = true) {
         self.before = before
         self.now = now
+        self.keptApart = keptApart
     }
 
     public var description: String {
-        "Signed in as \(now), not as \(before): kept as another account, and \(before) is left as it was."
+        keptApart
+            ? "Signed in as \(now), not as \(before): kept as another account, and \(before) is left as it was."
+            : "Signed in as \(now), no longer as \(before)."
     }
 }

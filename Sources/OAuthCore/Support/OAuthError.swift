@@ -48,6 +48,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedResponse(endpoint: Endpoint, reason: String)
     case invalidIDToken(String)
     case profileOfSomeoneElse
+    /// A sign-in whose person could not be found out (the profile did not answer), meant for an
+    /// account whose person is known: nothing was kept, so that no one's tokens go over another's.
+    case accountUnknown(reason: String)
 
     // The network
     case timedOut(endpoint: Endpoint)
@@ -131,6 +134,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidIDToken(let reason): "The provider's identity token is not valid: \(reason)."
         case .profileOfSomeoneElse:
             "The provider's profile endpoint answered about someone other than the person who signed in, so it is not shown."
+        case .accountUnknown(let reason):
+            "It could not be found out whose sign-in this was (\(reason.hasSuffix(".") ? String(reason.dropLast()) : reason)), so nothing was kept: "
+                + "your accounts are as they were. Try again."
         case .timedOut(let endpoint): "The provider's \(endpoint.rawValue) took too long to answer. Check your connection and try again."
         case .cannotConnect(let endpoint):
             "Could not reach the provider's \(endpoint.rawValue). Check your connection and try again."
