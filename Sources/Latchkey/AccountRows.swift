@@ -33,6 +33,8 @@ final class AccountRows {
     @discardableResult
     func show(_ accounts: [Account], inUse: String?, providerName: String) -> Bool {
         frame.isVisible = accounts.count > 1
+        // With one account, no rows (and no pictures fetched: nothing loads libcurl before it is needed).
+        let accounts = accounts.count > 1 ? accounts : []
         let anew = accounts != shown
         if anew {
             shown = accounts

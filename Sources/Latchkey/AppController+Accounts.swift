@@ -23,7 +23,7 @@ extension AppController {
         accountEntry = entry
         let anew = window.accounts.show(entry.accounts, inUse: entry.current?.key, providerName: providerName)
         render()
-        guard anew, let provider = current else { return }
+        guard anew, entry.accounts.count > 1, let provider = current else { return }
         let generation = self.generation
         for account in entry.accounts {
             guard let url = account.pictureURL else { continue }
