@@ -11,6 +11,7 @@ import OAuthCore
 class FormDialog {
     let dialog: Dialog
     let action: Button
+    private let header: HeaderBar
     private let cancel = Button(label: "Cancel")
     private let grid = Grid(rowSpacing: 10, columnSpacing: 12)
     private let problem = Label("", wrap: true, selectable: true)
@@ -22,6 +23,9 @@ class FormDialog {
 
     init(parent: Window, title: String, intro: String, actionLabel: String) {
         dialog = Dialog(title: title, over: parent)
+        // Titled by a header bar of its own, as the main window is: with or without a window manager.
+        header = HeaderBar(title: title)
+        dialog.setTitlebar(header)
         dialog.setDefaultSize(width: 520, height: -1)
         dialog.setIcon(name: LatchkeyApp.id)
         action = Button(label: actionLabel)
@@ -54,10 +58,14 @@ class FormDialog {
 
     /// A labelled row; `extra` sits after the field (a Copy button).
     func addRow(_ text: String, _ field: Widget, extra: Widget? = nil) {
-        let label = Label(text)
+        field.setAccessible(name: text)
+        addRow(Label(text), field, extra: extra)
+    }
+
+    /// A row whose label the dialog changes as it goes (and the field's accessible name with it).
+    func addRow(_ label: Label, _ field: Widget, extra: Widget? = nil) {
         label.addStyleClass("dim-label")
         label.setAlignment(horizontal: .end)
-        field.setAccessible(name: text)
         grid.attach(label, column: 0, row: rows)
         grid.attach(field, column: 1, row: rows, width: extra == nil ? 2 : 1)
         if let extra { grid.attach(extra, column: 2, row: rows) }

@@ -51,7 +51,7 @@ final class ProviderDialogs {
         guard dialog == nil else { return }
         let (setUp, logger) = (self.setUp, self.logger)
         let dialog = AddProviderDialog(parent: parent)
-        present(dialog, focus: dialog.issuer) { dialog in
+        present(dialog, focus: dialog.field) { dialog in
             guard let source = dialog.source() else { return nil }
             return {
                 let (id, notice) = try await setUp.add(source)

@@ -64,28 +64,29 @@ public enum SetUpForm {
         case file(String)
     }
 
-    /// The add-provider form: exactly one of an issuer URL, a resource URL and a provider file.
-    public static func source(issuer rawIssuer: String, resource rawResource: String = "", file rawFile: String) -> Result<Source, Problem>
-    {
-        let (issuer, resource, file) = (trim(rawIssuer), trim(rawResource), trim(rawFile))
+    /// What the add-provider dialog asks for first: which kind of thing is added.
+    public enum SourceKind: String, CaseIterable, Equatable, Sendable {
+        case issuer, resource, file
+    }
+
+    /// The add-provider form, one thing at a time: the kind chosen, then its one value.
+    public static func source(_ kind: SourceKind, _ rawText: String) -> Result<Source, Problem> {
+        let text = trim(rawText)
         func problem(_ sentence: String) -> Result<Source, Problem> { .failure(Problem(field: .source, sentence: sentence)) }
-        func isWebAddress(_ text: String) -> Bool { text.lowercased().hasPrefix("https://") || text.lowercased().hasPrefix("http://") }
-        switch [issuer, resource, file].filter({ !$0.isEmpty }).count {
-        case 0: return problem("Give the provider's issuer URL, the URL of what you want to reach, or choose a provider file.")
-        case 1: break
-        default: return problem("Give one of an issuer URL, a resource URL and a provider file, not more.")
+        let isWebAddress = text.lowercased().hasPrefix("https://") || text.lowercased().hasPrefix("http://")
+        switch kind {
+        case .issuer:
+            guard !text.isEmpty else { return problem("Give the provider's issuer URL, such as https://accounts.example.com.") }
+            guard isWebAddress else { return problem("An issuer URL starts with https://, such as https://accounts.example.com.") }
+            return .success(.issuer(text))
+        case .resource:
+            guard !text.isEmpty else { return problem("Give the URL of what you want to reach, such as https://api.example.com/mcp.") }
+            guard isWebAddress else { return problem("A resource URL starts with https://, such as https://api.example.com/mcp.") }
+            return .success(.resource(text))
+        case .file:
+            guard !text.isEmpty else { return problem("Choose a provider file, or give its path.") }
+            return .success(.file(text))
         }
-        if !issuer.isEmpty {
-            guard isWebAddress(issuer) else { return problem("An issuer URL starts with https://, such as https://accounts.example.com.") }
-            return .success(.issuer(issuer))
-        }
-        if !resource.isEmpty {
-            guard isWebAddress(resource) else {
-                return problem("A resource URL starts with https://, such as https://api.example.com/mcp.")
-            }
-            return .success(.resource(resource))
-        }
-        return .success(.file(file))
     }
 
     private static func trim(_ text: String) -> String { text.trimmed() }

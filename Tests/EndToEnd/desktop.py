@@ -14,7 +14,7 @@ import urllib.request
 from gi.repository import Atspi
 
 from driver import Desktop, Latchkey, descendants, is_, name, role, wait_until, walk
-from harness import BIN, ROOT, admin, assert_no_secrets, expect, sign_in, stored_token
+from harness import BIN, RESOURCE_CHOICE, ROOT, admin, assert_no_secrets, expect, sign_in, stored_token
 import presets
 
 
@@ -257,7 +257,10 @@ def add_provider(home):
             dialog = app.find("dialog", "Add a provider")
             add = app.find("push button", "Add", root=dialog)
             app.press(add)
-            wait_problem(app, dialog, "Give the provider's issuer URL, the URL of what you want to reach, or choose a provider file.")
+            wait_problem(app, dialog, "Give the provider's issuer URL, such as https://accounts.example.com.")
+            app.screenshot("00-add-asks-what")
+            # One thing at a time: what is added, then that one thing.
+            app.press(app.find("radio button", "A provider file", root=dialog))
             file_field = app.find("text", "Provider file", root=dialog)
             app.type_into(file_field, contradiction)
             app.press(add)
@@ -267,6 +270,7 @@ def add_provider(home):
             wait_until("the file field emptied", lambda: file_field.get_text_iface().get_character_count() == 0, 5)
             expect(not os.path.exists(os.path.join(home.config, "latchkey", "odd.json")), "nothing was written")
 
+            app.press(app.find("radio button", "A provider, by its issuer URL", root=dialog))
             app.type_into(app.find("text", "Issuer URL", root=dialog), base)
             app.screenshot("02-add-issuer")
             app.press(add)
@@ -278,6 +282,7 @@ def add_provider(home):
 
             app.press(app.button("Add a provider"))
             dialog = app.find("dialog", "Add a provider")
+            app.press(app.find("radio button", RESOURCE_CHOICE, root=dialog))
             app.type_into(app.find("text", "Resource URL", root=dialog), base + "/api/notes")
             app.screenshot("04-add-resource")
             app.press(app.find("push button", "Add", root=dialog))

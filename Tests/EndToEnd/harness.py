@@ -104,6 +104,11 @@ def admin(base, path, body=None, method=None):
         return json.loads(text) if text else None
 
 
+# The add dialog's choices, as its radio buttons are named.
+ISSUER_CHOICE = "A provider, by its issuer URL"
+RESOURCE_CHOICE = "A service you want to reach (an API, an MCP server), by its URL"
+
+
 def open_sign_in(app):
     """Presses Sign in and waits for the page's Username field; returns it."""
     app.press(app.wait_sensitive("Sign in"))

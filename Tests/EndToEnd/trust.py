@@ -15,7 +15,7 @@ import unicodedata
 
 import presets
 from zero_config import resource_answer
-from harness import BIN, ROOT, admin, assert_no_secrets, expect, sign_in
+from harness import BIN, ISSUER_CHOICE, RESOURCE_CHOICE, ROOT, admin, assert_no_secrets, expect, sign_in
 from desktop import Epiphany, choose_user_agent, wait_problem
 from driver import role, walk, wait_until
 
@@ -44,9 +44,10 @@ def refused_add_keeps_sign_in(home):
     app = home.launch("--provider", "github")
     try:
         app.wait_status("Signed in with GitHub")
-        for field, url in (("Issuer URL", "https://github"), ("Resource URL", "https://github/")):
+        for choice, field, url in ((ISSUER_CHOICE, "Issuer URL", "https://github"), (RESOURCE_CHOICE, "Resource URL", "https://github/")):
             app.press(app.button("Add a provider"))
             dialog = app.find("dialog", "Add a provider")
+            app.press(app.find("radio button", choice, root=dialog))
             app.type_into(app.find("text", field, root=dialog), url)
             app.press(app.find("push button", "Add", root=dialog))
             wait_problem(app, dialog, "the name of a provider Latchkey comes with")

@@ -37,19 +37,18 @@ import Testing
         #expect(check("Iv1.abc", "", .none) == SetUpForm.Answer(clientID: "Iv1.abc", secret: nil))
     }
 
-    @Test func aProviderIsAddedFromExactlyOneSource() throws {
-        #expect(try SetUpForm.source(issuer: " https://id.example ", file: "").get() == .issuer("https://id.example"))
-        #expect(try SetUpForm.source(issuer: "", file: "/home/ada/acme.json").get() == .file("/home/ada/acme.json"))
-        #expect(
-            try SetUpForm.source(issuer: "", resource: "https://api.example/mcp\n", file: "").get() == .resource("https://api.example/mcp"))
-        for (issuer, resource, file, said) in [
-            ("", "", "", "Give the provider's issuer URL"), ("https://id.example", "", "/a.json", "not more"),
-            ("https://id.example", "https://api.example/mcp", "", "not more"), ("", "https://api.example/mcp", "/a.json", "not more"),
-            ("id.example", "", "", "An issuer URL starts with https://"),
-            ("", "api.example/mcp", "", "A resource URL starts with https://"),
+    /// The add dialog asks one thing at a time: the kind, then its one value.
+    @Test func aProviderIsAddedFromTheOneThingAskedFor() throws {
+        #expect(try SetUpForm.source(.issuer, " https://id.example ").get() == .issuer("https://id.example"))
+        #expect(try SetUpForm.source(.file, "/home/ada/acme.json").get() == .file("/home/ada/acme.json"))
+        #expect(try SetUpForm.source(.resource, "https://api.example/mcp\n").get() == .resource("https://api.example/mcp"))
+        for (kind, text, said) in [
+            (SetUpForm.SourceKind.issuer, "", "Give the provider's issuer URL"), (.resource, " ", "Give the URL of what you want to reach"),
+            (.file, "", "Choose a provider file"), (.issuer, "id.example", "An issuer URL starts with https://"),
+            (.resource, "api.example/mcp", "A resource URL starts with https://"),
         ] {
-            guard case .failure(let problem) = SetUpForm.source(issuer: issuer, resource: resource, file: file) else {
-                Issue.record("\(issuer)/\(resource)/\(file) was accepted")
+            guard case .failure(let problem) = SetUpForm.source(kind, text) else {
+                Issue.record("\(kind) \(text) was accepted")
                 continue
             }
             #expect(problem.sentence.contains(said), "\(problem.sentence)")
