@@ -172,6 +172,19 @@ def accounts_git(home):
         expect(forced.returncode != 0, "Grace's token pushed to Ada's repository")
         expect(len(open(os.path.join(server_root, "pushes.log")).read().splitlines()) == 20, "a push went through as Grace")
         git(home, "push", "-q", "origin", "main", cwd=work["ada"])  # the rules again, without the override
+
+        # latchkey token --account through the agent: each account its own. The small front answers it
+        # alone (a copy of it without the app beside it, which it would otherwise hand the command to).
+        front = os.path.join(home.root, "front-only")
+        os.makedirs(front)
+        shutil.copy(os.path.join(BIN, "latchkey"), front)
+        for email in (GRACE, ADA):
+            asking = subprocess.Popen([os.path.join(front, "latchkey"), "token", "--provider", "mine", "--account", email],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            answer(home, "Allow once", f"02-token-asked-for-{email.split('@')[0]}")
+            out, err = asking.communicate(timeout=60)
+            expect(asking.returncode == 0 and out.strip() == tokens(home, key_of(home, email))["access_token"],
+                   f"token --account {email} through the agent: {asking.returncode} {err!r}")
     finally:
         server.kill()
         sandbox.stop()
