@@ -22,10 +22,8 @@ final class AccountRows {
         list.setAccessible(name: "Accounts")
         frame.append(heading)
         frame.append(list)
-        // Left out of the window's first frame; its own parts are shown, and it with them once needed.
         heading.show()
         list.show()
-        frame.isLeftOutOfShowAll = true
     }
 
     /// Shows `accounts` of `providerName`, `inUse` chosen; hidden while there are fewer than two.

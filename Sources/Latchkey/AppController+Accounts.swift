@@ -11,7 +11,7 @@ extension AppController {
         guard current != nil, key != accountEntry.current?.key else { return }
         guard state.accepts(.accountChosen(key)) else {
             // Not now (a sign-in under way): the row in use stays chosen.
-            window.accounts.show(accountEntry.accounts, inUse: accountEntry.current?.key, providerName: providerName)
+            window.showAccounts(accountEntry.accounts, inUse: accountEntry.current?.key, providerName: providerName)
             return
         }
         logger.info("Another account chosen")
@@ -21,7 +21,7 @@ extension AppController {
     /// Shows `entry`, and fetches the accounts' pictures when their rows are new.
     func showAccounts(_ entry: AccountList.Entry) {
         accountEntry = entry
-        let anew = window.accounts.show(entry.accounts, inUse: entry.current?.key, providerName: providerName)
+        let anew = window.showAccounts(entry.accounts, inUse: entry.current?.key, providerName: providerName)
         render()
         guard anew, entry.accounts.count > 1, let provider = current else { return }
         let generation = self.generation
@@ -31,7 +31,7 @@ extension AppController {
                 await provider.picture(at: url)
             } then: { [weak self] bytes in
                 guard let self, self.generation == generation, let bytes else { return }
-                self.window.accounts.showPicture(bytes, of: account.key)
+                self.window.showAccountPicture(bytes, of: account.key)
             }
         }
     }

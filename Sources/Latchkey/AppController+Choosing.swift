@@ -14,7 +14,7 @@ extension AppController {
         guard state.allowsChoosingProvider else { return window.showProvider(id: providerID, name: providerName) }
         generation += 1
         (signInTask, current, grantedScopes, accountEntry) = (nil, nil, [], AccountList.Entry())
-        window.accounts.show([], inUse: nil, providerName: "")
+        window.showAccounts([], inUse: nil, providerName: "")
         providerID = id
         providerName = providers.entries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
         agents.reset(for: providerName)

@@ -18,7 +18,10 @@ final class MainWindow {
     let addProvider = Button(iconName: "list-add-symbolic")
     let programs = Button(iconName: "security-high-symbolic")
     let addAccount = Button(iconName: "contact-new-symbolic")
-    let accounts = AccountRows()
+    /// The accounts' list, made the first time a provider has two (see `showAccounts`); where it goes.
+    private(set) var accounts: AccountRows?
+    private let accountsSlot = Box(vertical: true, spacing: 0)
+    private var accountChosen: (@MainActor (String) -> Void)?
     let provider = ComboBoxText()
     let inWindow = RadioButton(label: "In this window")
     let inBrowser: RadioButton
@@ -106,7 +109,7 @@ final class MainWindow {
         choices.append(providerRow)
         choices.append(agentRow)
         content.append(choices)
-        content.append(accounts.frame)
+        content.append(accountsSlot)
         content.append(profileBox)
         content.append(note)
         scopes.addStyleClass("dim-label")
@@ -116,7 +119,8 @@ final class MainWindow {
         window.setChild(content)
         // What the first frame does not show is left out of it, so the window is measured without
         // it: the choice of where to sign in is the first of its kinds GTK would style (~5 ms of a launch).
-        for widget: Widget in [cancel, setUp, inWindow, inBrowser, onlyAgent, agentLabel, signOut, openProfile, note, scopes] {
+        for widget: Widget in [cancel, setUp, inWindow, inBrowser, onlyAgent, agentLabel, signOut, openProfile, note, scopes, accountsSlot]
+        {
             widget.isLeftOutOfShowAll = true
         }
         window.showAll()
@@ -154,7 +158,7 @@ final class MainWindow {
         setUp.onClicked { handlers.setUp() }
         addProvider.onClicked { handlers.addProvider() }
         addAccount.onClicked { handlers.addAccount() }
-        accounts.list.onSelected { key in handlers.accountChosen(key) }
+        accountChosen = handlers.accountChosen
         programs.onClicked { handlers.programs() }
     }
 
@@ -197,7 +201,7 @@ final class MainWindow {
         provider.isSensitive = model.providerChoiceEnabled
         addProvider.isSensitive = model.providerChoiceEnabled
         addAccount.isSensitive = model.addAccountEnabled
-        accounts.isSensitive = model.providerChoiceEnabled
+        accounts?.isSensitive = model.providerChoiceEnabled
         inWindow.isSensitive = model.providerChoiceEnabled
         inBrowser.isSensitive = model.providerChoiceEnabled
         if let url = model.openProfileURL {
@@ -222,6 +226,26 @@ final class MainWindow {
         scopes.setAccessible(name: model.scopesLine ?? "", description: "Scopes")
         scopes.isVisible = model.scopesLine != nil
         if model.profile == nil { showPicture(nil) }
+    }
+
+    /// Shows a provider's accounts, `inUse` chosen: a list once there are two, made then (the first
+    /// frame, and a window with one account, never pay for it). Returns whether the rows were made anew.
+    @discardableResult
+    func showAccounts(_ list: [Account], inUse: String?, providerName: String) -> Bool {
+        accountsSlot.isVisible = list.count > 1
+        if accounts == nil {
+            guard list.count > 1 else { return false }
+            let rows = AccountRows()
+            rows.list.onSelected { [weak self] key in self?.accountChosen?(key) }
+            accountsSlot.append(rows.frame)
+            accounts = rows
+        }
+        return accounts?.show(list, inUse: inUse, providerName: providerName) ?? false
+    }
+
+    /// An account's picture, once fetched, in its row.
+    func showAccountPicture(_ bytes: [UInt8], of key: String) {
+        accounts?.showPicture(bytes, of: key)
     }
 
     /// The profile picture, or the generic one when there is none or it cannot be read.
