@@ -88,6 +88,40 @@ enum Pages {
                 """)
     }
 
+    /// RFC 8628's verification page: the code the device shows, who signs in, Allow or Deny.
+    static func device(userCode: String, action: String, username: String = "", error: String? = nil) -> String {
+        let errorBlock = error.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
+        return document(
+            title: "Sign in a device – Latchkey Sandbox",
+            body: """
+                <h1>Sign in a device</h1>
+                <p>Type the code the device shows, then sign in to let it use your account.</p>
+                \(errorBlock)
+                <form method="post" action="\(escape(action))">
+                <label for="user_code">Code</label>
+                <input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" value="\(escape(userCode))">
+                <label for="username">Username</label>
+                <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" value="\(escape(username))">
+                <label for="password">Password</label>
+                <input id="password" name="password" type="password" autocomplete="current-password">
+                <div class="buttons">
+                <button type="submit" name="action" value="deny">Deny</button>
+                <button type="submit" name="action" value="allow" class="allow">Allow</button>
+                </div>
+                </form>
+                <p class="note">An offline demo provider on this computer. Nothing you type leaves it.</p>
+                """)
+    }
+
+    /// After the verification page's answer.
+    static func deviceDone(allowed: Bool) -> String {
+        document(
+            title: "Done – Latchkey Sandbox",
+            body: allowed
+                ? "<h1>Device signed in</h1><p>You can close this page: the device goes on by itself.</p>"
+                : "<h1>Device refused</h1><p>The device was not signed in. You can close this page.</p>")
+    }
+
     static func error(title: String, message: String) -> String {
         document(
             title: "\(title) – Latchkey Sandbox",

@@ -15,6 +15,9 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var signInPageTTL: Int
     /// Seconds a client may keep the discovery document without asking again (`Cache-Control: max-age`).
     public var discoveryMaxAge: Int
+    /// RFC 8628: seconds a device code lives, and between a client's checks (`interval`).
+    public var deviceCodeTTL = 600
+    public var deviceInterval = 5
 
     public init(
         users: [SandboxUser], clients: [SandboxClient], consumers: [SandboxConsumer] = SandboxConfiguration.builtInConsumers,
@@ -36,6 +39,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         case codeTTL = "code_ttl"
         case signInPageTTL = "sign_in_page_ttl"
         case discoveryMaxAge = "discovery_max_age"
+        case deviceCodeTTL = "device_code_ttl"
+        case deviceInterval = "device_interval"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -47,6 +52,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         codeTTL = try c.decodeIfPresent(Int.self, forKey: .codeTTL) ?? 60
         signInPageTTL = try c.decodeIfPresent(Int.self, forKey: .signInPageTTL) ?? 600
         discoveryMaxAge = try c.decodeIfPresent(Int.self, forKey: .discoveryMaxAge) ?? 3600
+        deviceCodeTTL = try c.decodeIfPresent(Int.self, forKey: .deviceCodeTTL) ?? 600
+        deviceInterval = try c.decodeIfPresent(Int.self, forKey: .deviceInterval) ?? 5
     }
 
     /// The redirect URIs an embedded web view can intercept, one of each kind.

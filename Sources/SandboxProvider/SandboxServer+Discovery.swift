@@ -65,6 +65,8 @@ extension SandboxServer {
             document["revocation_endpoint"] = "\(base)\(Self.prefix)\(revokePath)"
             document["revocation_endpoint_auth_methods_supported"] = authMethods
         }
+        document["device_authorization_endpoint"] = "\(base)\(Self.devicePath)"
+        document["grant_types_supported"] = ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]
         if likeness.offersRegistration { document["registration_endpoint"] = "\(base)\(Self.prefix)\(Self.registrationPath)" }
         if acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
         if likeness.pkce != .refusedForConfidentialClients || likeness.acceptsPublicClients {

@@ -45,8 +45,10 @@ extension SandboxServer {
         case "refresh_token":
             await state.count(\.refreshGrants)
             return await refresh(parameters, client: client)
+        case "urn:ietf:params:oauth:grant-type:device_code":
+            return await deviceToken(parameters, client: client)
         default:
-            return .error("unsupported_grant_type", "Only authorization_code and refresh_token are supported.")
+            return .error("unsupported_grant_type", "Only authorization_code, refresh_token and device_code are supported.")
         }
     }
 
@@ -134,7 +136,7 @@ extension SandboxServer {
         return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: true)
     }
 
-    private func tokenResponse(
+    func tokenResponse(
         _ issued: SandboxState.IssuedTokens, grant: SandboxState.Grant, nonce: String?, withRefreshToken: Bool
     ) -> TokenOutcome {
         var fields: [(String, Any)] = [("access_token", issued.accessToken)]

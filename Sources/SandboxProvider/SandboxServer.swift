@@ -76,6 +76,7 @@ public final class SandboxServer: Sendable {
         addDiscovery(to: router)
         addAuthorization(to: router)
         addToken(to: router)
+        addDevice(to: router)
         addRevocation(to: router)
         addUserInfo(to: router)
         addRegistration(to: router)

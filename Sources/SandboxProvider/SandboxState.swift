@@ -104,6 +104,9 @@ actor SandboxState {
         /// The `resource` every token request named, in order ("" for none): RFC 8707 lets a client
         /// leave it out; the MCP authorization specification does not.
         var tokenRequestResources: [String] = []
+        /// RFC 8628: codes asked for, and token requests with a device code.
+        var deviceAuthorizations = 0
+        var devicePolls = 0
 
         enum CodingKeys: String, CodingKey {
             case tokenRequests = "token_requests"
@@ -121,6 +124,8 @@ actor SandboxState {
             case authorizationLoginHints = "authorization_login_hints"
             case secondServerClientIDs = "second_server_client_ids"
             case tokenRequestResources = "token_request_resources"
+            case deviceAuthorizations = "device_authorizations"
+            case devicePolls = "device_polls"
         }
     }
 
@@ -136,6 +141,8 @@ actor SandboxState {
     var oauth1Pages: [String: String] = [:]
     var oauth1Access: [String: OAuth1Access] = [:]
     var oauth1Nonces: [String: Date] = [:]
+    /// RFC 8628: device authorizations by device code (see SandboxState+Device).
+    var devices: [String: DeviceAuthorization] = [:]
     private var faults: [Fault]
     private(set) var statistics = Statistics()
     /// Where grants and tokens survive a restart, so a client's stored tokens

@@ -20,6 +20,9 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds an access token lives (default: as the imitated provider, else 3600).")
     var accessTokenTTL: Int?
 
+    @Option(name: .long, help: "Seconds a device must leave between checks in a sign-in on another device (RFC 8628; default 5).")
+    var deviceInterval: Int?
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -84,6 +87,9 @@ struct SandboxCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         if let accessTokenTTL, accessTokenTTL <= 0 { throw ValidationError("--access-token-ttl must be positive.") }
+        if let deviceInterval, !(1...600).contains(deviceInterval) {
+            throw ValidationError("--device-interval must be from 1 to 600 seconds.")
+        }
         if let discoveryMaxAge, discoveryMaxAge < 0 { throw ValidationError("--discovery-max-age must not be negative.") }
         for argument in fault where Fault(argument: argument) == nil {
             throw ValidationError("--fault \(argument): expected ENDPOINT:KIND[:COUNT], e.g. token:500:2.")
@@ -133,6 +139,7 @@ struct SandboxCommand: AsyncParsableCommand {
             configuration.accessTokenTTL = likeness.accessTokenLifetime ?? 315_360_000
         }
         if let discoveryMaxAge { configuration.discoveryMaxAge = discoveryMaxAge }
+        if let deviceInterval { configuration.deviceInterval = deviceInterval }
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
         if exitWithStdin {

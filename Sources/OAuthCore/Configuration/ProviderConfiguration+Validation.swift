@@ -27,7 +27,7 @@ extension ProviderConfiguration {
             ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
             ("revocation_endpoint", revocationEndpoint), ("userinfo_endpoint", userinfoEndpoint),
             ("profile.url_template_endpoint", profile.urlTemplateEndpoint), ("jwks_uri", jwksURI),
-            ("request_token_endpoint", requestTokenEndpoint),
+            ("request_token_endpoint", requestTokenEndpoint), ("device_authorization_endpoint", deviceAuthorizationEndpoint),
         ]
         for (name, url) in endpoints {
             guard let url else { continue }

@@ -97,6 +97,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// The git hosts (`host` or `host:port`) whose HTTPS remotes take this provider's tokens: a git
     /// credential helper answers for them.
     public var gitHosts: [String] = []
+    /// RFC 8628's device authorization endpoint: a sign-in finished on another device; nil: none.
+    public var deviceAuthorizationEndpoint: URL?
     /// The user name git sends with the token (GitHub takes any, GitLab wants `oauth2`).
     public var gitUsername: String?
     /// Which account git uses, by rule: a key naming a remote (`github.com/work-org/`: every remote
@@ -139,6 +141,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case signatureMethod = "signature_method"
         case privateKeyFile = "private_key_file"
         case gitHosts = "git_hosts"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
         case gitUsername = "git_username"
         case gitAccounts = "git_accounts"
         case selectAccountPrompt = "select_account_prompt"
@@ -225,6 +228,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         signatureMethod = try c.decodeIfPresent(OAuth1Signature.Method.self, forKey: .signatureMethod) ?? .hmacSHA1
         privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
         gitHosts = try c.decodeIfPresent([String].self, forKey: .gitHosts) ?? []
+        deviceAuthorizationEndpoint = try c.decodeIfPresent(URL.self, forKey: .deviceAuthorizationEndpoint)
         gitUsername = try c.decodeIfPresent(String.self, forKey: .gitUsername)
         gitAccounts = try c.decodeIfPresent([String: String].self, forKey: .gitAccounts) ?? [:]
         selectAccountPrompt = try c.decodeIfPresent(String.self, forKey: .selectAccountPrompt)

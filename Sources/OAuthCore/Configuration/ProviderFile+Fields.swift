@@ -169,13 +169,14 @@ extension ProviderFile {
         field("registration_client_uri", \.registrationClientURI), field("git_hosts", \.gitHosts),
         field("git_username", \.gitUsername), nested("git_accounts", \.gitAccounts),
         field("select_account_prompt", \.selectAccountPrompt), field("login_hint_parameter", \.loginHintParameter),
+        field("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
     ]
 
     /// The keys whose value may be a path under the issuer.
     static let endpoints: [(key: String, path: WritableKeyPath<ProviderFile, Setting<String>> & Sendable)] = [
         ("authorization_endpoint", \.authorizationEndpoint), ("token_endpoint", \.tokenEndpoint),
         ("revocation_endpoint", \.revocationEndpoint), ("userinfo_endpoint", \.userinfoEndpoint), ("jwks_uri", \.jwksURI),
-        ("request_token_endpoint", \.requestTokenEndpoint),
+        ("request_token_endpoint", \.requestTokenEndpoint), ("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
     ]
 
     /// Endpoints written as paths (`/token`), appended to the issuer.

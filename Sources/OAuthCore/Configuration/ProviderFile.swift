@@ -68,6 +68,8 @@ public struct ProviderFile: Sendable, Equatable {
     public var registrationClientURI = Setting<String>.unset
     /// The git hosts whose HTTPS remotes take this provider's tokens (`github.com`, `gitlab.example:8443`).
     public var gitHosts = Setting<[String]>.unset
+    /// RFC 8628's device authorization endpoint (a path is appended to the issuer).
+    public var deviceAuthorizationEndpoint = Setting<String>.unset
     /// The user name git sends with the token.
     public var gitUsername = Setting<String>.unset
     /// Which account a git remote or a repository's directory uses (see `ProviderConfiguration.gitAccounts`).

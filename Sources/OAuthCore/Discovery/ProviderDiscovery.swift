@@ -156,7 +156,7 @@ public enum ProviderDiscovery {
         let endpoints: [(String, WritableKeyPath<ProviderFile, Setting<String>>, required: Bool)] = [
             ("authorization_endpoint", \.authorizationEndpoint, true), ("token_endpoint", \.tokenEndpoint, true),
             ("userinfo_endpoint", \.userinfoEndpoint, false), ("revocation_endpoint", \.revocationEndpoint, false),
-            ("jwks_uri", \.jwksURI, false),
+            ("jwks_uri", \.jwksURI, false), ("device_authorization_endpoint", \.deviceAuthorizationEndpoint, false),
         ]
         for (key, path, required) in endpoints {
             guard let value = document[key] as? String else {

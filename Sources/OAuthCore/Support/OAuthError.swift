@@ -51,6 +51,12 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A sign-in whose person could not be found out (the profile did not answer), meant for an
     /// account whose person is known: nothing was kept, so that no one's tokens go over another's.
     case accountUnknown(reason: String)
+    /// RFC 8628: the person refused the sign-in on the other device.
+    case deviceSignInDenied
+    /// RFC 8628: the code expired before the person answered on the other device.
+    case deviceCodeExpired
+    /// RFC 8628: the provider asks to wait longer between checks than its code lives.
+    case deviceWaitOutlivesCode(interval: Int, lifetime: Int)
 
     // The network
     case timedOut(endpoint: Endpoint)
@@ -72,6 +78,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case authorization = "authorization page"
         case requestToken = "request token endpoint"
         case token = "token endpoint"
+        case deviceAuthorization = "device authorization endpoint"
         case revocation = "revocation endpoint"
         case profile = "profile endpoint"
     }
@@ -134,6 +141,11 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidIDToken(let reason): "The provider's identity token is not valid: \(reason)."
         case .profileOfSomeoneElse:
             "The provider's profile endpoint answered about someone other than the person who signed in, so it is not shown."
+        case .deviceSignInDenied: "The sign-in was refused on the other device."
+        case .deviceCodeExpired: "The code expired before the sign-in was finished on the other device. Start again for a new code."
+        case .deviceWaitOutlivesCode(let interval, let lifetime):
+            "The provider asks to wait \(interval) seconds between checks, longer than its code lasts (\(lifetime) seconds): "
+                + "that sign-in could never finish. Try again later, or sign in another way."
         case .accountUnknown(let reason):
             "It could not be found out whose sign-in this was (\(reason.hasSuffix(".") ? String(reason.dropLast()) : reason)), so nothing was kept: "
                 + "your accounts are as they were. Try again."

@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import OAuthCore
+
+/// A clock the test moves: each wait moves it on by what was asked, at once.
+private final class TestClock: Sendable {
+    private let moment = Mutex(Date())
+    private let waits = Mutex<[Int]>([])
+    var now: Date { moment.withLock { $0 } }
+    var asked: [Int] { waits.withLock { $0 } }
+    func move(_ duration: Duration) {
+        waits.withLock { $0.append(Int(duration.components.seconds)) }
+        moment.withLock { $0 = $0.addingTimeInterval(TimeInterval(duration.components.seconds)) }
+    }
+}
+
+/// What a person does on the other device: types the code on the sandbox's verification page.
+private func answerOnTheOtherDevice(_ base: String, userCode: String, action: String = "allow", username: String = "ada")
+    async throws -> Int
+{
+    let reply = try await HTTPClient().postForm(
+        "\(base)/device", [("user_code", userCode), ("username", username), ("password", "engine"), ("action", action)])
+    return reply.status
+}
+
+/// Issue 28 (first step): RFC 8628 against the real sandbox.
+@Suite struct DeviceSignInTests {
+    @Test func aCodeTypedOnAnotherDeviceSignsIn() async throws {
+        let live = try LiveSandbox(["--device-interval", "1"])
+        let client = live.tokenClient()
+        let authorization = try await client.startDeviceAuthorization()
+        #expect(authorization.verificationURI.absoluteString == "\(live.sandbox.baseURL)/device")
+        #expect(authorization.verificationURIComplete?.absoluteString.hasSuffix("user_code=\(authorization.userCode)") == true)
+        #expect(authorization.interval == 1 && authorization.userCode.count == 9)
+        #expect(!"\(authorization)".contains(authorization.deviceCode), "the device code is never described")
+        let answered = Mutex(false)
+        let token = try await client.deviceToken(
+            for: authorization,
+            wait: { duration in
+                // The person answers while the device waits its first interval; the device waits it out all the same.
+                if !answered.withLock({ $0 }) {
+                    answered.withLock { $0 = true }
+                    #expect(try await answerOnTheOtherDevice(live.sandbox.baseURL, userCode: authorization.userCode.lowercased()) == 200)
+                }
+                try await Task.sleep(for: duration)
+            })
+        #expect(token.accessToken.hasPrefix("sbx_at_") && token.issuedBy == live.configuration.tokenBinding)
+        let me = try await HTTPClient().get(
+            "\(live.sandbox.baseURL)/userinfo", headers: ["Authorization": "Bearer \(token.accessToken)"])
+        #expect(me.json["email"] as? String == "ada@sandbox.example")
+        #expect(!live.log.text.contains(authorization.deviceCode) && !live.log.text.contains(token.accessToken))
+    }
+
+    @Test func aRefusalOnTheOtherDeviceIsSaid() async throws {
+        let live = try LiveSandbox(["--device-interval", "1"])
+        let client = live.tokenClient()
+        let authorization = try await client.startDeviceAuthorization()
+        #expect(try await answerOnTheOtherDevice(live.sandbox.baseURL, userCode: authorization.userCode, action: "deny") == 200)
+        await #expect(throws: OAuthError.deviceSignInDenied) {
+            _ = try await client.deviceToken(for: authorization, wait: { try await Task.sleep(for: $0) })
+        }
+        #expect("\(OAuthError.deviceSignInDenied)" == "The sign-in was refused on the other device.")
+    }
+
+    /// Checking too often is answered `slow_down`: five seconds more each time (§3.5), until the code expires.
+    @Test func aSlowDownStormEndsWhenTheCodeExpires() async throws {
+        let live = try LiveSandbox(["--device-interval", "1"])
+        let client = live.tokenClient()
+        let clock = TestClock()
+        let authorization = try await client.startDeviceAuthorization(now: clock.now)
+        // The device's clock runs on; the sandbox's does not: every check is too soon for it.
+        await #expect(throws: OAuthError.deviceCodeExpired) {
+            _ = try await client.deviceToken(for: authorization, now: { clock.now }, wait: { clock.move($0) })
+        }
+        let asked = clock.asked
+        // The first check is not too soon (pending); every later one is.
+        #expect(asked.prefix(5) == [1, 1, 6, 11, 16], "\(asked)")
+        #expect(asked.reduce(0, +) >= 600 - 21, "waited until the code's ten minutes were over: \(asked)")
+        let polls = try await live.sandbox.statistics()["device_polls"] ?? 0
+        #expect(polls == asked.count - 1, "one check per wait, none after the code expired")
+    }
+
+    @Test func aSecondUseOfTheCodeIsRefused() async throws {
+        let live = try LiveSandbox(["--device-interval", "1"])
+        let client = live.tokenClient()
+        let authorization = try await client.startDeviceAuthorization()
+        _ = try await answerOnTheOtherDevice(live.sandbox.baseURL, userCode: authorization.userCode)
+        _ = try await client.deviceToken(for: authorization, wait: { try await Task.sleep(for: $0) })
+        await #expect(throws: OAuthError.self) {
+            _ = try await client.deviceToken(for: authorization, wait: { try await Task.sleep(for: $0) })
+        }
+    }
+
+    /// What a device authorization endpoint answers, read as RFC 8628 §3.2 has it (and Google's spelling).
+    @Test func theAnswerIsChecked() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func read(_ fields: [String: Any]) throws -> DeviceAuthorization {
+            var all: [String: Any] = [
+                "device_code": "dc", "user_code": "WDJB-MJHT", "verification_uri": "https://id.example/device",
+                "expires_in": JSONDocument.Number(text: "1800"),
+            ]
+            all.merge(fields) { _, new in new }
+            return try TokenClient.deviceAuthorization(all.filter { !($0.value is NSNull) }, now: now)
+        }
+        let plain = try read([:])
+        #expect(plain.interval == 5 && plain.expiresAt == now.addingTimeInterval(1800) && plain.verificationURIComplete == nil)
+        #expect(try read(["interval": JSONDocument.Number(text: "0")]).interval == 5, "0 is no interval: the RFC's 5 s")
+        #expect(
+            try read(["verification_uri": NSNull(), "verification_url": "https://www.google.com/device"]).verificationURI.host
+                == "www.google.com")
+        #expect(
+            try read(["verification_uri_complete": "https://elsewhere.example/device?user_code=X"]).verificationURIComplete == nil,
+            "a complete address on another host than the one the person is told to visit is not shown")
+        #expect(throws: OAuthError.deviceWaitOutlivesCode(interval: 1_000_000_000, lifetime: 1800)) {
+            try read(["interval": JSONDocument.Number(text: "1000000000")])
+        }
+        for broken: [String: Any] in [
+            ["device_code": NSNull()], ["user_code": ""], ["verification_uri": "http://id.example/device"],
+            ["verification_uri": "javascript:alert(1)"], ["expires_in": NSNull()],
+        ] {
+            #expect(throws: OAuthError.self, "\(broken)") { try read(broken) }
+        }
+    }
+}
