@@ -147,6 +147,18 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
         #expect(await provider.accounts().accounts.count == 1)
     }
 
+    /// Who signed in cannot be found out, and there is no account it could be put over: kept, as the
+    /// first account (a resource's token may not read the profile at all: found by the e2e
+    /// mcp_situations_through_latchkey_token, whose /api/open token gets a 403 from the profile).
+    @Test func aFirstSignInWhosePersonIsUnknownIsKept() async throws {
+        let github = try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
+        let provider = github.provider()
+        try await github.sandbox.setFault("userinfo", "500")
+        let first = try await provider.signIn(using: FormPostingUserAgent())
+        #expect(first.account?.key == "github" && first.account?.subject == nil && first.isNewAccount)
+        #expect(try await provider.freshToken().accessToken == first.token.accessToken)
+    }
+
     /// A name two accounts share names neither: a script gets no token rather than perhaps the wrong one.
     @Test func aNameTwoAccountsShareIsRefused() async throws {
         let live = try LiveSandbox()

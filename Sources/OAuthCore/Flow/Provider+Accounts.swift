@@ -104,6 +104,19 @@ extension Provider {
         using agent: some ExternalUserAgent, for choice: AccountChoice,
         progress: @escaping @Sendable (AuthSession.SignInStep) -> Void
     ) async throws -> AuthSession.SignInOutcome {
+        try await keepSignIn(for: choice) { session, meant in
+            let parameters = session.configuration.accountChoiceParameters(loginHint: meant?.loginHint, choosing: choice == .another)
+            let authorized = try await session.authorize(using: agent, accountParameters: parameters, progress: progress)
+            progress(.tokensReceived)
+            return authorized
+        }
+    }
+
+    /// The tokens `obtain` brings (through the session of the account meant, which it may use to ask),
+    /// kept as the account they turn out to be: see `signIn(using:for:progress:)`.
+    func keepSignIn(
+        for choice: AccountChoice, obtain: (_ session: AuthSession, _ meant: Account?) async throws -> Token
+    ) async throws -> AuthSession.SignInOutcome {
         let entry = await accounts()
         let meant: Account? =
             switch choice {
@@ -112,9 +125,7 @@ extension Provider {
             case .another: nil
             }
         let session = self.session(key: meant?.key ?? accountInUseKey)
-        let parameters = session.configuration.accountChoiceParameters(loginHint: meant?.loginHint, choosing: choice == .another)
-        let authorized = try await session.authorize(using: agent, accountParameters: parameters, progress: progress)
-        progress(.tokensReceived)
+        let authorized = try await obtain(session, meant)
         let (token, person) = await identify(authorized)
         guard !Task.isCancelled else { throw OAuthError.cancelled }
         guard let accountList else {
@@ -148,8 +159,9 @@ extension Provider {
 
     /// Lists the account `person` is — found again by subject, the one meant when who it is is not
     /// known yet, or a new one — and returns it, and whether it is new. Throws when who signed in
-    /// could not be found out and the account meant (or any account, when adding one) might be
-    /// someone else's: nothing is kept then.
+    /// could not be found out and the account meant is a known person's, who it might not be:
+    /// nothing is kept then. (A resource's token may not read the profile at all: its first
+    /// sign-in is kept as an account whose person is not known.)
     private func keep(_ person: Person, meant: Account?, in accountList: AccountList) throws -> (Account, Bool) {
         let digest = person.subject.map(Account.digest(ofSubject:))
         let id = configuration.id
@@ -161,11 +173,11 @@ extension Provider {
             } else if let meant, let listed = entry.account(key: meant.key), listed.subject == nil {
                 // Who the account meant is, is not known yet (an earlier release's sign-in): the person chose it.
                 account = listed
-            } else if digest == nil, let problem = person.problem {
-                throw OAuthError.accountUnknown(reason: problem)
-            } else if digest == nil, meant != nil {
-                throw OAuthError.accountUnknown(reason: "\(configuration.displayName) did not say who signed in")
+            } else if digest == nil, meant?.subject != nil {
+                // The account meant is a known person's; these tokens may be someone else's.
+                throw OAuthError.accountUnknown(reason: person.problem ?? "\(configuration.displayName) did not say who signed in")
             } else {
+                // A first account, or another one added: nobody's tokens are under the key it gets.
                 account = Account(key: AccountList.newKey(for: id, digest: digest, taken: Set(entry.accounts.map(\.key))))
                 isNew = true
             }
