@@ -33,7 +33,7 @@ struct TokenCommand: ParsableCommand {
             When Latchkey's agent runs (`latchkey agent`), the agent is asked, and it asks you the first time a program \
             wants a provider's token. \
             Exit status: 0 a token was printed; 3 not signed in, or the provider no longer accepts the sign-in; \
-            4 the sign-in was cancelled, denied or its window closed; 5 you did not allow the program (the agent's question); \
+            4 the sign-in was cancelled, denied or its window closed (or, on another device, refused or its code expired); 5 you did not allow the program (the agent's question); \
             1 anything else; 64 a mistake on the command line.
             """)
 
@@ -59,6 +59,12 @@ struct TokenCommand: ParsableCommand {
                 + "(or at the server the resource moved to). With --resource.",
             valueName: "header"))
     var challenge: String?
+
+    @Flag(
+        help: ArgumentHelp(
+            "Sign in on another device when a sign-in is needed: a code to type at the provider's address, from any device "
+                + "with a browser (RFC 8628). Without a display, Latchkey does so by itself where the provider allows it."))
+    var device = false
 
     @Option(help: "How to print the token: token (alone), header (an Authorization line), json, or exec-credential (kubectl's).")
     var format: TokenFormat = .token
@@ -108,7 +114,7 @@ struct TokenCommand: ParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .error
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let print = { (token: AgentToken) in output.write(format.text(token, environment: ProcessInfo.processInfo.environment)) }
-        if challenge == nil, let answer = askAgent() {
+        if challenge == nil, !device, let answer = askAgent() {
             switch answer {
             case .success(let token): return print(token)
             // A resource's first sign-in happens here, as without an agent; the agent finds it in the store next time.
@@ -119,7 +125,7 @@ struct TokenCommand: ParsableCommand {
         // The resource is checked in validate().
         let request = TokenRequest(
             resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", account: account, minimumValidity: minimumValidity,
-            waits: waits)
+            device: device, waits: waits)
         var provider = try request.provider()
         // Why a sign-in follows, should one be needed.
         var why = "You are not signed in to \(provider.configuration.displayName)"
@@ -225,7 +231,7 @@ struct TokenCommand: ParsableCommand {
         switch error {
         case .signedOut, .invalidGrant: .signedOut
         // The person stopped it: Cancel, a closed window, Deny (or its provider-specific name, mapped to it).
-        case .cancelled: .signInUnfinished
+        case .cancelled, .deviceSignInDenied, .deviceCodeExpired: .signInUnfinished
         case .provider(let code, _) where code == "access_denied": .signInUnfinished
         default: .failed
         }

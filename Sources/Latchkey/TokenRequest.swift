@@ -24,8 +24,11 @@ struct TokenRequest {
 
     /// `latchkey token --min-valid`: renewed when less remains.
     let minimumValidity: Int
+    /// `--device`: a sign-in, when one is needed, on another device (RFC 8628).
+    let device: Bool
 
-    init(resource: URL?, provider: String, account: String? = nil, minimumValidity: Int = 0, waits: Waits) {
+    init(resource: URL?, provider: String, account: String? = nil, minimumValidity: Int = 0, device: Bool = false, waits: Waits) {
+        self.device = device
         self.resource = resource
         providerID = provider
         self.account = account
@@ -95,7 +98,10 @@ struct TokenRequest {
             }
             return token
         case .failure(let error):
-            guard case .signedOut = error, resource != nil else { throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error)) }
+            // A resource's first sign-in happens here; a provider's only on another device, when asked for.
+            guard case .signedOut = error, resource != nil || device else {
+                throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error))
+            }
             return nil
         }
     }
@@ -104,7 +110,16 @@ struct TokenRequest {
     /// The sign-in makes sure the server still knows the client (RFC 7592), registering anew if not.
     func signIn(_ provider: Provider, why: String) throws -> Token {
         let environment = ProcessInfo.processInfo.environment
-        guard environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false else {
+        let hasDisplay = environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false
+        if device || !hasDisplay, provider.configuration.deviceAuthorizationEndpoint != nil {
+            return try signInOnDevice(provider)
+        }
+        guard !device else {
+            throw TokenCommand.fail(
+                "\(why), and \(provider.configuration.displayName) offers no sign-in on another device (no device_authorization_endpoint).",
+                .signedOut)
+        }
+        guard hasDisplay else {
             throw TokenCommand.fail(
                 "\(why), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).", .signedOut)
         }
@@ -123,5 +138,47 @@ struct TokenRequest {
         case .success(let token): return token
         case .failure(let error): throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error))
         }
+    }
+
+    /// A sign-in on another device: where to go and the code on stderr, then the wait (Ctrl+C stops it).
+    func signInOnDevice(_ provider: Provider) throws -> Token {
+        let name = provider.configuration.displayName
+        let signIn = Task.detached { () async -> Result<Token, OAuthError> in
+            do {
+                let outcome = try await provider.signInOnDevice { authorization in
+                    Descriptor.standardError.write(Self.deviceInstructions(authorization, providerName: name))
+                }
+                if let change = outcome.accountChange { Descriptor.standardError.write("latchkey: \(change)\n") }
+                return .success(outcome.token)
+            } catch let error as OAuthError {
+                return .failure(error)
+            } catch {
+                return .failure(.cancelled)
+            }
+        }
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler { @Sendable in signIn.cancel() }
+        interrupt.resume()
+        defer {
+            interrupt.cancel()
+            signal(SIGINT, SIG_DFL)
+        }
+        switch wait({ await signIn.value }) {
+        case .success(let token): return token
+        case .failure(let error): throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error))
+        }
+    }
+
+    /// What the person reads: where to go, the code, the address with the code in it, how long it lasts.
+    static func deviceInstructions(_ authorization: DeviceAuthorization, providerName: String) -> String {
+        let minutes = max(1, Int(authorization.expiresAt.timeIntervalSinceNow / 60))
+        var text =
+            "latchkey: To sign in to \(providerName), open \(authorization.verificationURI.absoluteString) on any device "
+            + "and enter the code \(authorization.userCode)\n"
+        if let complete = authorization.verificationURIComplete {
+            text += "latchkey: (or open \(complete.absoluteString), which holds the code)\n"
+        }
+        return text + "latchkey: Waiting for you there; the code works for \(minutes) minutes. Ctrl+C stops.\n"
     }
 }

@@ -10,7 +10,7 @@ the way the desktop registers any browser. Screenshots of every state land in
 test-output/e2e/<scenario>/.
 
 The scenarios live by theme in basics.py, presets.py, command_line.py,
-hostile.py, keyrings.py, desktop.py, zero_config.py, oauth1.py, trust.py, agent.py and accounts.py; harness.py holds what they share, driver.py
+hostile.py, keyrings.py, desktop.py, zero_config.py, oauth1.py, trust.py, agent.py, accounts.py and no_browser.py; harness.py holds what they share, driver.py
 drives the app through the accessibility bus.
 """
 
@@ -26,13 +26,14 @@ import desktop  # noqa: E402
 import harness  # noqa: E402
 import hostile  # noqa: E402
 import keyrings  # noqa: E402
+import no_browser  # noqa: E402
 import oauth1  # noqa: E402
 import presets  # noqa: E402
 import trust  # noqa: E402
 import zero_config  # noqa: E402
 
 SCENARIOS = {}
-for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, accounts):
+for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, accounts, no_browser):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

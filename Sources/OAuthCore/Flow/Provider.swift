@@ -106,6 +106,30 @@ public final class Provider: Sendable {
         return try await signInAsAccount(using: agent, for: choice, progress: progress)
     }
 
+    /// Signs in on another device (RFC 8628): a code is asked for and handed to `show` (say where to
+    /// type it), then the token endpoint is asked at the provider's pace until the person answers
+    /// there; the tokens are kept as the account they turn out to be (see `signIn(using:for:progress:)`).
+    /// Cancelling the task ends the wait.
+    public func signInOnDevice(
+        for choice: AccountChoice = .inUse, show: @Sendable (DeviceAuthorization) async -> Void,
+        wait: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) async throws -> AuthSession.SignInOutcome {
+        try await reachable()
+        // A registration made again (RFC 7592) is for a browser's redirect; a device needs none, only the client id.
+        if let registrations, let kept = try await registrations.checkedRegistration(of: configuration.id, forBrowser: false),
+            kept.clientID != configuration.clientID
+        {
+            let made = Self.clients(for: kept, network: network)
+            clients.withLock { $0 = made }
+        }
+        return try await keepSignIn(for: choice) { session, _ in
+            let client = session.tokenClient
+            let authorization = try await client.startDeviceAuthorization()
+            await show(authorization)
+            return try await client.deviceToken(for: authorization, wait: wait)
+        }
+    }
+
     /// A fresh access token of the account in use: the stored one, renewed when due.
     public func freshToken() async throws -> Token {
         try await reachable()
