@@ -114,11 +114,12 @@ struct TokenCommand: ParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .error
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let print = { (token: AgentToken) in output.write(format.text(token, environment: ProcessInfo.processInfo.environment)) }
-        if challenge == nil, !device, let answer = askAgent() {
+        if challenge == nil, let answer = askAgent() {
             switch answer {
             case .success(let token): return print(token)
-            // A resource's first sign-in happens here, as without an agent; the agent finds it in the store next time.
-            case .failure(let refusal) where refusal.kind == .signedOut && resource != nil: break
+            // A resource's first sign-in (or one on another device) happens here, as without an agent; the agent
+            // finds it in the store next time.
+            case .failure(let refusal) where refusal.kind == .signedOut && (resource != nil || device): break
             case .failure(let refusal): throw Self.fail(refusal.sentence, Self.exit(for: refusal.kind))
             }
         }

@@ -141,19 +141,30 @@ struct TokenRequest {
     }
 
     /// A sign-in on another device: where to go and the code on stderr, then the wait (Ctrl+C stops it).
+    /// The token is printed only when it is the account asked for (`--account`, else the one in use):
+    /// someone else's, typed in on the other device, is kept apart and said, and no token printed.
     func signInOnDevice(_ provider: Provider) throws -> Token {
-        let name = provider.configuration.displayName
+        let (name, account) = (provider.configuration.displayName, self.account)
         let signIn = Task.detached { () async -> Result<Token, OAuthError> in
             do {
-                let outcome = try await provider.signInOnDevice { authorization in
+                let choice: AccountChoice =
+                    if let account { .account(try await provider.session(forAccount: account).accountKey) } else { .inUse }
+                let outcome = try await provider.signInOnDevice(for: choice) { authorization in
                     Descriptor.standardError.write(Self.deviceInstructions(authorization, providerName: name))
                 }
-                if let change = outcome.accountChange { Descriptor.standardError.write("latchkey: \(change)\n") }
+                if let change = outcome.accountChange {
+                    Descriptor.standardError.write("latchkey: \(change)\n")
+                    if change.keptApart {
+                        return .failure(.signedOut(reason: "No token is printed for another account than the one asked for."))
+                    }
+                }
                 return .success(outcome.token)
             } catch let error as OAuthError {
                 return .failure(error)
-            } catch {
+            } catch is CancellationError {
                 return .failure(.cancelled)
+            } catch {
+                return .failure(.storage("\(error)"))
             }
         }
         signal(SIGINT, SIG_IGN)

@@ -55,6 +55,13 @@ def device_sign_in(home):
         out, err = process.communicate(timeout=60)
         expect(process.returncode == 0 and out == stored(home)["access_token"] + "\n", f"the token: {process.returncode} {err!r}")
         expect(stored(home)["access_token"] not in err, "a token on stderr")
+        # Signed in now: the stored token, no code; an account Latchkey does not know: a sentence, no wait.
+        again = subprocess.run([os.path.join(BIN, "latchkey"), "token", "--provider", "mine", "--device"], env=WITHOUT_DISPLAY,
+                               capture_output=True, text=True, timeout=60)
+        expect(again.returncode == 0 and again.stdout == out and "enter the code" not in again.stderr, f"again: {again.stderr!r}")
+        nobody = subprocess.run([os.path.join(BIN, "latchkey"), "token", "--provider", "mine", "--device", "--account", "linus"],
+                                env=WITHOUT_DISPLAY, capture_output=True, text=True, timeout=60)
+        expect(nobody.returncode == 3 and "No My sandbox account called “linus”" in nobody.stderr, f"linus: {nobody.stderr!r}")
 
         # Refused on the other device: a sentence, status 4, nothing kept.
         own_provider(home, sandbox, provider_id="other")

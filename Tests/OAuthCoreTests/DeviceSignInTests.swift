@@ -95,6 +95,39 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
         }
     }
 
+    /// §3.5: the token endpoint failing for a moment (a 500 here) is asked again later, not the end of the
+    /// sign-in (found by review: every network error ended it).
+    @Test func aMomentsTroubleAtTheTokenEndpointIsWaitedOut() async throws {
+        let live = try LiveSandbox(["--device-interval", "1"])
+        let client = live.tokenClient()
+        let authorization = try await client.startDeviceAuthorization()
+        try await live.sandbox.setFault("token", "500")
+        #expect(try await answerOnTheOtherDevice(live.sandbox.baseURL, userCode: authorization.userCode) == 200)
+        let waits = Mutex<[Int]>([])
+        let token = try await client.deviceToken(
+            for: authorization,
+            wait: { duration in
+                waits.withLock { $0.append(Int(duration.components.seconds)) }
+                try await Task.sleep(for: duration)
+            })
+        #expect(token.accessToken.hasPrefix("sbx_at_"))
+        #expect(waits.withLock { $0 } == [1, 2], "the interval, then twice it after the 500")
+        #expect(live.log.text.contains("Checking again later"))
+    }
+
+    /// Microsoft names a refusal `authorization_declined` (its device code flow's errors): the preset reads it as one.
+    @Test func microsoftsRefusalIsARefusal() throws {
+        let microsoft = try ProviderCatalog(
+            presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: URL(fileURLWithPath: "/nonexistent"),
+            environment: ["LATCHKEY_MICROSOFT_CLIENT_ID": "x"], credentialPrefix: "LATCHKEY"
+        ).configuration(named: "microsoft")
+        let answer = HTTPResponse(
+            status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"authorization_declined"}"#.utf8))
+        #expect(throws: OAuthError.tokenEndpoint(code: "access_denied", description: nil)) {
+            try TokenResponse.fields(of: answer, endpoint: .token, secrets: [], errorAliases: microsoft.errorAliases)
+        }
+    }
+
     /// What a device authorization endpoint answers, read as RFC 8628 §3.2 has it (and Google's spelling).
     @Test func theAnswerIsChecked() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -118,9 +151,20 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
         #expect(throws: OAuthError.deviceWaitOutlivesCode(interval: 1_000_000_000, lifetime: 1800)) {
             try read(["interval": JSONDocument.Number(text: "1000000000")])
         }
+        #expect(try read(["interval": JSONDocument.Number(text: "2.5")]).interval == 3, "never sooner than asked")
+        #expect(
+            try read(["expires_in": JSONDocument.Number(text: "1000000000")]).expiresAt == now.addingTimeInterval(3600),
+            "an hour at most: a script is never held for good")
+        #expect(
+            try read(["verification_uri_complete": "https://id.example:8443/device?user_code=X"]).verificationURIComplete == nil,
+            "another port is another place")
+        // Shown on a terminal: only what a person reads and types, and addresses that say where they go.
         for broken: [String: Any] in [
             ["device_code": NSNull()], ["user_code": ""], ["verification_uri": "http://id.example/device"],
-            ["verification_uri": "javascript:alert(1)"], ["expires_in": NSNull()],
+            ["verification_uri": "javascript:alert(1)"], ["expires_in": NSNull()], ["user_code": "AB\u{1B}[2JCD"],
+            ["user_code": "WDJB\u{202E}MJHT"], ["user_code": String(repeating: "A", count: 33)],
+            ["user_code": "E\u{301}\u{301}\u{301}"], ["verification_uri": "https://github.com@evil.example/device"],
+            ["verification_uri": "https://id.example/" + String(repeating: "a", count: 600)],
         ] {
             #expect(throws: OAuthError.self, "\(broken)") { try read(broken) }
         }

@@ -25,6 +25,18 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
 
     /// The pause §3.2 gives a client told nothing, and after `slow_down` adds (§3.5).
     static let defaultInterval = 5
+    /// The longest a code is waited for, whatever the provider says: an hour (GitHub's and
+    /// Microsoft's live 15 minutes, Google's 30), so that a script is never held for good.
+    static let longestLifetime: TimeInterval = 3600
+    /// The longest pause after network trouble (§3.5's backoff doubles it up to this).
+    static let longestBackoff = 60
+}
+
+extension DeviceAuthorization: CustomReflectable {
+    /// Without the device code, which `dump` would otherwise show.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["userCode": userCode, "verificationURI": verificationURI, "expiresAt": expiresAt, "interval": interval])
+    }
 }
 
 extension TokenClient {
@@ -50,29 +62,40 @@ extension TokenClient {
     static func deviceAuthorization(_ fields: [String: Any], now: Date) throws -> DeviceAuthorization {
         func malformed(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .deviceAuthorization, reason: reason) }
         guard let deviceCode = fields["device_code"] as? String, !deviceCode.isEmpty else { throw malformed("no device_code") }
-        guard let userCode = (fields["user_code"] as? String).map(Redaction.printable), !userCode.isEmpty, userCode.count <= 64 else {
+        // A code for a person to read and type (§6.1): letters, digits, dashes and spaces, short. Anything
+        // else (a terminal's escape sequences, combining marks) never reaches the screen.
+        guard let userCode = fields["user_code"] as? String, (1...32).contains(userCode.count),
+            userCode.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") })
+        else {
             throw malformed("no usable user_code")
         }
         // Google names it verification_url, as drafts of RFC 8628 did.
         let address = (fields["verification_uri"] ?? fields["verification_url"]) as? String
-        guard let verification = address.flatMap(URL.init(string:)), ProviderConfiguration.isSecureOrLoopback(verification),
-            verification.host?.isEmpty == false
-        else {
+        guard let verification = address.flatMap(Self.shownAddress) else {
             throw malformed("no verification_uri that is an https address")
         }
-        let complete = (fields["verification_uri_complete"] as? String).flatMap(URL.init(string:))
-            .flatMap { ProviderConfiguration.isSecureOrLoopback($0) && $0.host == verification.host ? $0 : nil }
+        let complete = (fields["verification_uri_complete"] as? String).flatMap(Self.shownAddress)
+            .flatMap { $0.host == verification.host && $0.port == verification.port ? $0 : nil }
         guard let lifetime = TokenResponse.lifetime(fields["expires_in"]) else { throw malformed("no expires_in") }
         var interval = DeviceAuthorization.defaultInterval
         if let asked = TokenResponse.number(fields["interval"]), asked >= 1 {
-            guard asked < lifetime else {
+            guard asked < min(lifetime, DeviceAuthorization.longestLifetime) else {
                 throw OAuthError.deviceWaitOutlivesCode(interval: Int(min(asked, 1e12)), lifetime: Int(lifetime))
             }
-            interval = Int(asked)
+            interval = Int(asked.rounded(.up))
         }
         return DeviceAuthorization(
             deviceCode: deviceCode, userCode: userCode, verificationURI: verification, verificationURIComplete: complete,
-            expiresAt: now.addingTimeInterval(lifetime), interval: interval)
+            expiresAt: now.addingTimeInterval(min(lifetime, DeviceAuthorization.longestLifetime)), interval: interval)
+    }
+
+    /// An address to show a person: https (or http on this computer), with a host, no user name
+    /// (`https://github.com@evil.example` reads as GitHub), and not endless.
+    static func shownAddress(_ text: String) -> URL? {
+        guard text.count <= 512, let url = URL(string: text), ProviderConfiguration.isSecureOrLoopback(url),
+            url.host?.isEmpty == false, url.user == nil, url.password == nil
+        else { return nil }
+        return url
     }
 
     /// Asks the token endpoint until the person has answered on the other device (RFC 8628 §3.4–3.5):
@@ -85,14 +108,18 @@ extension TokenClient {
     ) async throws -> Token {
         var authorization = authorization
         let secrets = [authorization.deviceCode]
+        var backoff = 0
         while true {
+            let left = authorization.expiresAt.timeIntervalSince(now())
+            guard left > 0 else { throw OAuthError.deviceCodeExpired }
+            // Never past the code's end: a long interval (or backoff) ends with the code, not after it.
+            let pause = min(max(authorization.interval, backoff), Int(left.rounded(.up)))
+            do { try await wait(.seconds(pause)) } catch { throw OAuthError.cancelled }
             guard now() < authorization.expiresAt else { throw OAuthError.deviceCodeExpired }
-            do { try await wait(.seconds(authorization.interval)) } catch { throw OAuthError.cancelled }
-            guard now() < authorization.expiresAt else { throw OAuthError.deviceCodeExpired }
-            let answer = try await post(
-                [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", authorization.deviceCode)],
-                to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
             do {
+                let answer = try await post(
+                    [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", authorization.deviceCode)],
+                    to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
                 var token = try TokenResponse.token(
                     from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now())
                 if let idToken = token.idToken {
@@ -104,6 +131,7 @@ extension TokenClient {
                 logger.info("Signed in on another device", metadata: ["token": "\(token)"])
                 return token
             } catch OAuthError.tokenEndpoint(let code, _) where code == "authorization_pending" {
+                backoff = 0
                 continue
             } catch OAuthError.tokenEndpoint(let code, _) where code == "slow_down" {
                 authorization.interval += DeviceAuthorization.defaultInterval
@@ -113,6 +141,10 @@ extension TokenClient {
                 throw OAuthError.deviceSignInDenied
             } catch OAuthError.tokenEndpoint(let code, _) where code == "expired_token" {
                 throw OAuthError.deviceCodeExpired
+            } catch let error as OAuthError where error.isTransient {
+                // §3.5: the network or the server had a moment: ask again, less often each time, until the code ends.
+                backoff = min(max(authorization.interval, backoff) * 2, DeviceAuthorization.longestBackoff)
+                logger.notice("Checking again later", metadata: ["error": "\(error)", "in": "\(backoff) s"])
             }
         }
     }

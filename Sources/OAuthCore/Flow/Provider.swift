@@ -115,10 +115,8 @@ public final class Provider: Sendable {
         wait: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) async throws -> AuthSession.SignInOutcome {
         try await reachable()
-        // A registration made again (RFC 7592) is for a browser's redirect; a device needs none, only the client id.
-        if let registrations, let kept = try await registrations.checkedRegistration(of: configuration.id, forBrowser: false),
-            kept.clientID != configuration.clientID
-        {
+        // The registration read back, as for a sign-in in a browser: a new client, or a secret the server rotated.
+        if let registrations, let kept = try await registrations.checkedRegistration(of: configuration.id, forBrowser: false) {
             let made = Self.clients(for: kept, network: network)
             clients.withLock { $0 = made }
         }
