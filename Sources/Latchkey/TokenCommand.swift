@@ -66,6 +66,12 @@ struct TokenCommand: ParsableCommand {
                 + "with a browser (RFC 8628). Without a display, Latchkey does so by itself where the provider allows it."))
     var device = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Sign in in a browser anywhere when a sign-in is needed: Latchkey prints the page's address, and you paste back "
+                + "the address the browser ended on. Without a display or a device sign-in, offered by itself at a terminal."))
+    var paste = false
+
     @Option(help: "How to print the token: token (alone), header (an Authorization line), json, or exec-credential (kubectl's).")
     var format: TokenFormat = .token
 
@@ -91,6 +97,7 @@ struct TokenCommand: ParsableCommand {
         if let provider, !LatchkeyCommand.catalog.contains(provider) {
             throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
         }
+        if device, paste { throw ValidationError("Choose one of --device and --paste.") }
         if account != nil, provider == nil {
             // A resource's sign-in is one per resource: naming an account there could end with another's token.
             throw ValidationError("--account names one of a provider's accounts: use it with --provider.")
@@ -119,14 +126,14 @@ struct TokenCommand: ParsableCommand {
             case .success(let token): return print(token)
             // A resource's first sign-in (or one on another device) happens here, as without an agent; the agent
             // finds it in the store next time.
-            case .failure(let refusal) where refusal.kind == .signedOut && (resource != nil || device): break
+            case .failure(let refusal) where refusal.kind == .signedOut && (resource != nil || device || paste): break
             case .failure(let refusal): throw Self.fail(refusal.sentence, Self.exit(for: refusal.kind))
             }
         }
         // The resource is checked in validate().
         let request = TokenRequest(
             resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", account: account, minimumValidity: minimumValidity,
-            device: device, waits: waits)
+            device: device, paste: paste, waits: waits)
         var provider = try request.provider()
         // Why a sign-in follows, should one be needed.
         var why = "You are not signed in to \(provider.configuration.displayName)"

@@ -26,9 +26,15 @@ struct TokenRequest {
     let minimumValidity: Int
     /// `--device`: a sign-in, when one is needed, on another device (RFC 8628).
     let device: Bool
+    /// `--paste`: a sign-in, when one is needed, in a browser anywhere, its last address pasted back.
+    let paste: Bool
 
-    init(resource: URL?, provider: String, account: String? = nil, minimumValidity: Int = 0, device: Bool = false, waits: Waits) {
+    init(
+        resource: URL?, provider: String, account: String? = nil, minimumValidity: Int = 0, device: Bool = false, paste: Bool = false,
+        waits: Waits
+    ) {
         self.device = device
+        self.paste = paste
         self.resource = resource
         providerID = provider
         self.account = account
@@ -99,7 +105,7 @@ struct TokenRequest {
             return token
         case .failure(let error):
             // A resource's first sign-in happens here; a provider's only on another device, when asked for.
-            guard case .signedOut = error, resource != nil || device else {
+            guard case .signedOut = error, resource != nil || device || paste else {
                 throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error))
             }
             return nil
@@ -111,9 +117,12 @@ struct TokenRequest {
     func signIn(_ provider: Provider, why: String) throws -> Token {
         let environment = ProcessInfo.processInfo.environment
         let hasDisplay = environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false
+        if paste { return try signInByPasting(provider) }
         if device || !hasDisplay, provider.configuration.deviceAuthorizationEndpoint != nil {
             return try signInOnDevice(provider)
         }
+        // No display, no device sign-in, and a person at the terminal: paste-back is offered.
+        if !device, !hasDisplay, isatty(STDIN_FILENO) == 1 { return try signInByPasting(provider) }
         guard !device else {
             throw TokenCommand.fail(
                 "\(why), and \(provider.configuration.displayName) offers no sign-in on another device (no device_authorization_endpoint).",
@@ -121,7 +130,8 @@ struct TokenRequest {
         }
         guard hasDisplay else {
             throw TokenCommand.fail(
-                "\(why), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set).", .signedOut)
+                "\(why), and there is no graphical session to sign in from (neither DISPLAY nor WAYLAND_DISPLAY is set). "
+                    + "Sign in with a browser elsewhere: add --paste.", .signedOut)
         }
         if provider.configuration.userAgent == .browser {
             // The browser is another program: whatever it shows, the person must know this one waits, and how to stop it.
@@ -141,17 +151,46 @@ struct TokenRequest {
     }
 
     /// A sign-in on another device: where to go and the code on stderr, then the wait (Ctrl+C stops it).
-    /// The token is printed only when it is the account asked for (`--account`, else the one in use):
-    /// someone else's, typed in on the other device, is kept apart and said, and no token printed.
     func signInOnDevice(_ provider: Provider) throws -> Token {
-        let (name, account) = (provider.configuration.displayName, self.account)
+        let name = provider.configuration.displayName
+        return try signInElsewhere(provider) { choice in
+            try await provider.signInOnDevice(for: choice) { authorization in
+                Descriptor.standardError.write(Self.deviceInstructions(authorization, providerName: name))
+            }
+        }
+    }
+
+    /// Paste-back: the page's address on stderr, to open in a browser anywhere; the address that browser
+    /// ended on, pasted on stdin, taken as the redirect (its state, issuer and PKCE checked as always).
+    func signInByPasting(_ provider: Provider) throws -> Token {
+        let agent = PasteBackUserAgent(
+            show: { page, redirect in
+                Descriptor.standardError.write(
+                    """
+                    latchkey: Open this address in a browser on any computer and sign in:
+                    \(page.absoluteString)
+                    latchkey: The browser then ends on an address that starts with \(redirect.absoluteString) (it cannot open it: \
+                    that is expected). Copy the whole address from its address bar, paste it here and press Enter (Ctrl+C stops):
+
+                    """)
+            },
+            read: { readLine(strippingNewline: true) },
+            retry: { sentence in Descriptor.standardError.write("latchkey: \(sentence)\n") })
+        return try signInElsewhere(provider) { choice in try await provider.signIn(using: agent, for: choice) }
+    }
+
+    /// A sign-in that needs no display (`work`, for the account asked for): its token, printed only when it
+    /// is that account's (`--account`, else the one in use). Someone else's account, signed in on the other
+    /// side, is kept apart and said, and no token printed. Ctrl+C stops it.
+    private func signInElsewhere(
+        _ provider: Provider, _ work: @escaping @Sendable (AccountChoice) async throws -> AuthSession.SignInOutcome
+    ) throws -> Token {
+        let account = self.account
         let signIn = Task.detached { () async -> Result<Token, OAuthError> in
             do {
                 let choice: AccountChoice =
                     if let account { .account(try await provider.session(forAccount: account).accountKey) } else { .inUse }
-                let outcome = try await provider.signInOnDevice(for: choice) { authorization in
-                    Descriptor.standardError.write(Self.deviceInstructions(authorization, providerName: name))
-                }
+                let outcome = try await work(choice)
                 if let change = outcome.accountChange {
                     Descriptor.standardError.write("latchkey: \(change)\n")
                     if change.keptApart {

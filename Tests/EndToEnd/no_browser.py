@@ -5,6 +5,7 @@ the test as a person types it on their phone."""
 import os
 import re
 import subprocess
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -85,4 +86,70 @@ def device_sign_in(home):
         expect(out.strip() not in err, "the token on stderr")
 
 
-SCENARIOS = {"device_sign_in": device_sign_in}
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def browser_elsewhere(page, user="ada", password="engine"):
+    """A browser on another machine: the sign-in page, the person's answer, and the address it then
+    ends on (the redirect, which it cannot open: here, the 302's Location)."""
+    opener = urllib.request.build_opener(NoRedirect)
+    with opener.open(page, timeout=10) as response:
+        html = response.read().decode()
+    request_id = re.search(r'name="request_id" value="([^"]+)"', html).group(1)
+    action = re.search(r'<form method="post" action="([^"]+)"', html).group(1)
+    origin = page.split("/", 3)[:3]
+    body = urllib.parse.urlencode({"request_id": request_id, "username": user, "password": password, "action": "allow"}).encode()
+    try:
+        opener.open(urllib.request.Request("/".join(origin) + action, data=body), timeout=10)
+    except urllib.error.HTTPError as answer:
+        expect(answer.code == 302, f"the page answered {answer.code}")
+        return answer.headers["Location"]
+    raise AssertionError("the sign-in page did not send the browser back")
+
+
+def pasting(*arguments):
+    """`latchkey token … --paste` with no display, running; the page's address it shows."""
+    process = subprocess.Popen([os.path.join(BIN, "latchkey"), "token", *arguments, "--paste"], env=WITHOUT_DISPLAY,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said = ""
+    while "press Enter" not in said:
+        line = process.stderr.readline()
+        expect(line, f"latchkey token ended before showing the page: {said!r}")
+        said += line
+    page = re.search(r"(http://127\.0\.0\.1:\d+/authorize\S*)", said)
+    expect(page, f"the page's address: {said!r}")
+    return process, page.group(1)
+
+
+def paste_back(home):
+    """No display, no device sign-in: the page's address printed, the sign-in made in a browser
+    elsewhere, the address it ended on pasted back. Pasted first: something that is not an address,
+    and another host's address (each said, the wait goes on); a pasted address with another
+    attempt's state ends the sign-in with a sentence and keeps nothing."""
+    sandbox = Sandbox()
+    try:
+        own_provider(home, sandbox)
+        process, page = pasting("--provider", "mine")
+        redirect = browser_elsewhere(page)
+        expect(redirect.startswith("http://127.0.0.1/callback?") and "code=" in redirect, f"where the browser ended: {redirect}")
+        lookalike = redirect.replace("http://127.0.0.1/", "http://127.0.0.1.evil.example/")
+        out, err = process.communicate(f"not an address\n{lookalike}\n{redirect}\n", timeout=60)
+        expect(process.returncode == 0 and out == stored(home)["access_token"] + "\n", f"the token: {process.returncode} {err!r}")
+        expect("That is not a web address" in err and "That address is not where" in err, f"each mistake said: {err!r}")
+        code = urllib.parse.parse_qs(urllib.parse.urlsplit(redirect).query)["code"][0]
+        expect(code not in err and stored(home)["access_token"] not in err, "a code or token on stderr")
+
+        own_provider(home, sandbox, provider_id="other")
+        process, page = pasting("--provider", "other")
+        redirect = browser_elsewhere(page)
+        forged = re.sub(r"state=[^&]+", "state=someone-elses", redirect)
+        out, err = process.communicate(forged + "\n", timeout=60)
+        expect(process.returncode == 1 and out == "" and "does not belong to this sign-in" in err, f"another state: {process.returncode} {err!r}")
+        expect(not os.path.exists(os.path.join(home.state, "latchkey", "other.json")), "a forged answer kept tokens")
+    finally:
+        sandbox.stop()
+
+
+SCENARIOS = {"device_sign_in": device_sign_in, "paste_back": paste_back}

@@ -170,3 +170,42 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
         }
     }
 }
+
+/// Issue 28: paste-back, through OAuthCore's own sign-in against the real sandbox.
+@Suite struct PasteBackTests {
+    /// Lines a person pastes, handed out one by one once the page's address is known.
+    final class Person: Sendable {
+        let lines = Mutex<[String]>([])
+        let said = Mutex<[String]>([])
+    }
+
+    @Test func anAddressPastedBackSignsInAndMistakesAreSaid() async throws {
+        let live = try LiveSandbox()
+        let person = Person()
+        let pages = Mutex<URL?>(nil)
+        let agent = PasteBackUserAgent(
+            show: { page, _ in pages.withLock { $0 = page } },
+            read: {
+                // Blocks as a terminal does until the person has something to paste.
+                while true {
+                    if let line = person.lines.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return line }
+                    usleep(10_000)
+                }
+            },
+            retry: { sentence in person.said.withLock { $0.append(sentence) } })
+        let session = live.session()
+        async let signedIn = session.signIn(using: agent)
+        var page: URL?
+        while page == nil {
+            page = pages.withLock { $0 }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let reply = try await SandboxPages.answer(page!.absoluteString, action: "allow", username: "ada", password: "engine")
+        let redirect = try #require(reply.header("location"))
+        person.lines.withLock { $0 += ["", "nonsense", redirect.replacingOccurrences(of: "127.0.0.1/", with: "127.0.0.2/"), redirect] }
+        let outcome = try await signedIn
+        #expect(outcome.token.accessToken.hasPrefix("sbx_at_"))
+        #expect(person.said.withLock { $0.count } == 2, "\(person.said.withLock { $0 })")
+        #expect(person.said.withLock { $0[1] }.contains("is not where"))
+    }
+}
