@@ -75,14 +75,7 @@ enum Pages {
                 \(errorBlock)
                 <form method="post" action="\(escape(action))">
                 <input type="hidden" name="request_id" value="\(escape(requestID))">
-                <label for="username">Username</label>
-                <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" value="\(escape(username))">
-                <label for="password">Password</label>
-                <input id="password" name="password" type="password" autocomplete="current-password">
-                <div class="buttons">
-                <button type="submit" name="action" value="deny">Deny</button>
-                <button type="submit" name="action" value="allow" class="allow">Allow</button>
-                </div>
+                \(credentialsAndAnswer(username: username))
                 </form>
                 <p class="note">An offline demo provider on this computer\(imitating.map { ", behaving like \(escape($0))" } ?? ""). Nothing you type leaves it.</p>
                 """)
@@ -100,14 +93,7 @@ enum Pages {
                 <form method="post" action="\(escape(action))">
                 <label for="user_code">Code</label>
                 <input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" value="\(escape(userCode))">
-                <label for="username">Username</label>
-                <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" value="\(escape(username))">
-                <label for="password">Password</label>
-                <input id="password" name="password" type="password" autocomplete="current-password">
-                <div class="buttons">
-                <button type="submit" name="action" value="deny">Deny</button>
-                <button type="submit" name="action" value="allow" class="allow">Allow</button>
-                </div>
+                \(credentialsAndAnswer(username: username))
                 </form>
                 <p class="note">An offline demo provider on this computer. Nothing you type leaves it.</p>
                 """)
@@ -120,6 +106,20 @@ enum Pages {
             body: allowed
                 ? "<h1>Device signed in</h1><p>You can close this page: the device goes on by itself.</p>"
                 : "<h1>Device refused</h1><p>The device was not signed in. You can close this page.</p>")
+    }
+
+    /// Who signs in, and Deny or Allow: the end of both sign-in forms (an app's and a device's).
+    private static func credentialsAndAnswer(username: String) -> String {
+        """
+        <label for="username">Username</label>
+        <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" value="\(escape(username))">
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password">
+        <div class="buttons">
+        <button type="submit" name="action" value="deny">Deny</button>
+        <button type="submit" name="action" value="allow" class="allow">Allow</button>
+        </div>
+        """
     }
 
     static func error(title: String, message: String) -> String {
