@@ -17,15 +17,21 @@ from zero_config import resource_answer
 WITHOUT_DISPLAY = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "WAYLAND_DISPLAY")}
 
 
+def said_until(process, marker):
+    """What the running command said on stderr, up to the line holding `marker`."""
+    said = ""
+    while marker not in said:
+        line = process.stderr.readline()
+        expect(line, f"latchkey token ended before saying {marker!r}: {said!r}")
+        said += line
+    return said
+
+
 def started(*arguments):
     """`latchkey token …` with no display, running; its stderr read up to the code it shows."""
     process = subprocess.Popen([os.path.join(BIN, "latchkey"), "token", *arguments], env=WITHOUT_DISPLAY,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    said = ""
-    while "Waiting for you there" not in said:
-        line = process.stderr.readline()
-        expect(line, f"latchkey token ended before showing a code: {said!r}")
-        said += line
+    said = said_until(process, "Waiting for you there")
     found = re.search(r"open (\S+) on any device and enter the code (\S+)", said)
     expect(found, f"where to go and the code: {said!r}")
     return process, found.group(1), found.group(2), said
@@ -113,11 +119,7 @@ def pasting(*arguments):
     """`latchkey token … --paste` with no display, running; the page's address it shows."""
     process = subprocess.Popen([os.path.join(BIN, "latchkey"), "token", *arguments, "--paste"], env=WITHOUT_DISPLAY,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    said = ""
-    while "press Enter" not in said:
-        line = process.stderr.readline()
-        expect(line, f"latchkey token ended before showing the page: {said!r}")
-        said += line
+    said = said_until(process, "press Enter")
     page = re.search(r"(http://127\.0\.0\.1:\d+/authorize\S*)", said)
     expect(page, f"the page's address: {said!r}")
     return process, page.group(1)
