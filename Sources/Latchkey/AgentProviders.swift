@@ -30,11 +30,12 @@ final class AgentProviders: Sendable {
         var rows: [(id: String, name: String, state: String)] = []
         for (id, name) in catalog.availableProviders where !Providers.sandboxIDs.contains(id) {
             let accounts = await StatusCommand.accounts(of: id, in: LatchkeyFiles.accounts, store: store)
-            for (label, key) in accounts {
-                let state = await StatusCommand.state(of: id, key: key, catalog: catalog, store: store, secrets: secrets)
-                let shown = label.hasSuffix(" (in use)") ? String(label.dropLast(9)) : label
+            for account in accounts {
+                let state = await StatusCommand.state(of: id, key: account.key, catalog: catalog, store: store, secrets: secrets)
                 rows.append(
-                    (accounts.count > 1 ? "\(id)/\(shown)" : id, name, accounts.count > 1 || label == "-" ? state : "\(state) (\(label))"))
+                    accounts.count > 1
+                        ? ("\(id)/\(account.label)", name, state)
+                        : (id, name, account.label == "-" ? state : "\(state) (\(account.label))"))
             }
         }
         return rows

@@ -26,8 +26,12 @@ struct StatusCommand: ParsableCommand {
         let rows = wait { () async -> [[String]] in
             var rows: [[String]] = []
             for (id, name) in catalog.availableProviders {
-                for (account, key) in await Self.accounts(of: id, in: accounts, store: store) {
-                    rows.append([id, name, account, await Self.state(of: id, key: key, catalog: catalog, store: store, secrets: secrets)])
+                let listed = await Self.accounts(of: id, in: accounts, store: store)
+                for account in listed {
+                    let shown = account.label + (listed.count > 1 && account.inUse ? " (in use)" : "")
+                    rows.append([
+                        id, name, shown, await Self.state(of: id, key: account.key, catalog: catalog, store: store, secrets: secrets),
+                    ])
                 }
             }
             return rows
@@ -38,20 +42,20 @@ struct StatusCommand: ParsableCommand {
         for row in [header] + rows { print((0..<3).map { pad(row[$0], widths[$0]) }.joined(separator: "  ") + "  " + row[3]) }
     }
 
-    /// A provider's accounts as its list has them (the one in use marked), each with the key its
-    /// tokens are kept under; one line without a name when it lists none (a sign-in an earlier
-    /// release made, kept under the provider's id, or none at all).
-    static func accounts(of id: String, in list: AccountList, store: any TokenStore) async -> [(String, String)] {
+    /// A provider's accounts as its list has them, each with the key its tokens are kept under and
+    /// whether it is the one in use; one line without a name ("-") when it lists none (a sign-in an
+    /// earlier release made, kept under the provider's id, or none at all).
+    static func accounts(of id: String, in list: AccountList, store: any TokenStore) async
+        -> [(label: String, key: String, inUse: Bool)]
+    {
         let entry = list.entry(for: id)
-        var lines = entry.accounts.map { account in
-            (account.label + (entry.accounts.count > 1 && account.key == entry.current?.key ? " (in use)" : ""), account.key)
-        }
+        var lines = entry.accounts.map { (label: $0.label, key: $0.key, inUse: $0.key == entry.current?.key) }
         // A sign-in under the provider's id that the list does not name yet (the app lists it at its next use).
         if entry.fromEarlierRelease || entry.account(key: id) == nil, (try? await store.load(for: id)) != nil {
-            lines.removeAll { $0.1 == id }
-            lines.insert((entry.account(key: id)?.label ?? "-", id), at: 0)
+            lines.removeAll { $0.key == id }
+            lines.insert((entry.account(key: id)?.label ?? "-", id, lines.isEmpty), at: 0)
         }
-        return lines.isEmpty ? [("-", id)] : lines
+        return lines.isEmpty ? [("-", id, true)] : lines
     }
 
     /// One provider's line: what is stored, read without renewing or sending anything.
