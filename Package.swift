@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "latchkey-refresh-storm", targets: ["RefreshStorm"]),
         .executable(name: "latchkey-fuzz", targets: ["LatchkeyFuzz"]),
         .executable(name: "latchkey-token-writer", targets: ["TokenWriter"]),
+        .executable(name: "latchkey-exit-race", targets: ["ExitRace"]),
         .library(name: "OAuthCore", targets: ["OAuthCore"]),
         // WebKitGTK lives here, loaded with dlopen only when a sign-in is near.
         .library(name: "LatchkeyWebSignIn", type: .dynamic, targets: ["WebSignIn"]),
@@ -191,6 +192,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["OAuthCore"], path: "Tests/TestSupport"),
         // Saves tokens until killed: CrashConsistencyTests kill it mid-write.
         .executableTarget(name: "TokenWriter", dependencies: ["OAuthCore"], path: "Tests/TokenWriter"),
+        // Ends its process with a request under way: CurlTransportExitTests.
+        .executableTarget(name: "ExitRace", dependencies: ["OAuthCore"], path: "Tests/ExitRace"),
         .testTarget(
             name: "OAuthCoreTests",
             dependencies: ["OAuthCore", "InstallLayout", "TestSupport", .product(name: "Logging", package: "swift-log")]),

@@ -83,6 +83,7 @@ final class AgentService {
         logger.info("Agent ready", metadata: ["bus": "\(export == nil ? "none" : Self.busName)", "socket": "\(socket?.path ?? "none")"])
         let status = MainLoop.runPlain()
         socket?.stop()
+        CurlTransport.endAll()
         return status
     }
 
@@ -94,6 +95,7 @@ final class AgentService {
             let socket = self.socket
             source.setEventHandler { @Sendable in
                 socket?.stop()
+                CurlTransport.endAll()
                 exit(0)
             }
             source.resume()

@@ -90,6 +90,9 @@ struct WindowCommand: ParsableCommand {
             let app = LatchkeyApp(providers: providers, providerID: providerID, logger: logger)
             return withExtendedLifetime(app) { app.run() }
         }
+        // A library may still be opening on a worker (the sign-in prepared at launch), or a
+        // request still under way; exit's clean-up must not run beneath them.
+        CurlTransport.endAll()
         if status != 0 { throw ExitCode(status) }
     }
 

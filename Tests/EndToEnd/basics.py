@@ -358,6 +358,22 @@ def close_button_quits_signed_out(home):
     expect_clean_exit(app, status)
 
 
+def closed_at_launch(home):
+    """The window closed the moment it shows "Not signed in", thirty launches over. Then the
+    sign-in it prepares is still opening libcurl on a worker thread, and exit's clean-up
+    (OpenSSL's, as its library unloads) freed the locks that thread was using: a launch in
+    fifty or so ended with SIGSEGV instead of 0, and this scenario failed four runs in ten.
+    The app now waits for that work, and stops any request under way, before it exits."""
+    for launch in range(30):
+        app = home.launch()
+        try:
+            app.wait_status("Not signed in")
+            status = app.close_by_window_button()
+        finally:
+            app.quit()
+        expect_clean_exit(app, status)
+
+
 def sandbox_children(app):
     """The sandbox children of the app (`comm` is cut at 15 characters)."""
     return [pid for pid, command in descendants(app.process.pid).items() if command == "latchkey-sandbo"]
@@ -397,6 +413,7 @@ SCENARIOS = {
     "sign_in_at_once": sign_in_at_once,
     "close_button_quits": close_button_quits,
     "close_button_quits_signed_out": close_button_quits_signed_out,
+    "closed_at_launch": closed_at_launch,
     "sandbox_ends_with_the_app": sandbox_ends_with_the_app,
     "token_faults": token_faults,
     "short_lived_tokens": short_lived_tokens,

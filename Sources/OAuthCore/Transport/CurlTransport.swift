@@ -30,11 +30,25 @@ public final class CurlTransport: HTTPTransport {
     /// Opens libcurl now, so that the first request does not wait for it.
     /// Blocks for as long as loading takes (~10 ms): call it off any UI thread.
     public static func load() throws {
+        try activity.begin()
+        defer { activity.end() }
         var message = [CChar](repeating: 0, count: 256)
         guard ccurl_load(&message, message.count) == 0 else {
             throw TransportError.other(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
     }
+
+    /// For a process about to exit: stops every transfer under way (at libcurl's next progress
+    /// tick), waits for them and for a load in progress on another thread, and refuses any
+    /// request after. Exit's clean-up runs the libraries' destructors (OpenSSL frees its locks),
+    /// and a thread still inside libcurl or OpenSSL then crashes the process on its way out.
+    /// Waits `seconds` at most, so that a transfer stuck past its progress ticks cannot hold
+    /// the exit.
+    public static func endAll(waitingAtMost seconds: Double = 5) {
+        activity.endAll(waitingAtMost: seconds)
+    }
+
+    fileprivate static let activity = Activity()
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let transfer = Transfer(request: request, maximumBodySize: maximumBodySize)
@@ -47,6 +61,39 @@ public final class CurlTransport: HTTPTransport {
         } onCancel: {
             transfer.cancelled.store(true, ordering: .relaxed)
         }
+    }
+}
+
+/// What is under way in libcurl: loads and transfers, and whether the process is ending.
+private final class Activity: Sendable {
+    private struct State {
+        var ending = false
+        var transfers: [ObjectIdentifier: Transfer] = [:]
+    }
+    private let state = Mutex(State())
+    private let running = DispatchGroup()
+
+    func begin(_ transfer: Transfer? = nil) throws {
+        try state.withLock { state in
+            if state.ending { throw TransportError.other("The program is ending; the request was not sent.") }
+            running.enter()
+            if let transfer { state.transfers[ObjectIdentifier(transfer)] = transfer }
+        }
+    }
+
+    func end(_ transfer: Transfer? = nil) {
+        state.withLock { state in
+            if let transfer { state.transfers[ObjectIdentifier(transfer)] = nil }
+        }
+        running.leave()
+    }
+
+    func endAll(waitingAtMost seconds: Double) {
+        state.withLock { state in
+            state.ending = true
+            for transfer in state.transfers.values { transfer.cancelled.store(true, ordering: .relaxed) }
+        }
+        _ = running.wait(timeout: .now() + seconds)
     }
 }
 
@@ -68,6 +115,8 @@ private final class Transfer: @unchecked Sendable {
 
     func run() throws -> HTTPResponse {
         if cancelled.load(ordering: .relaxed) { throw CancellationError() }
+        try CurlTransport.activity.begin(self)
+        defer { CurlTransport.activity.end(self) }
         try CurlTransport.load()
         guard let handle = ccurl_easy_init() else { throw TransportError.other("libcurl could not start a transfer.") }
         defer { ccurl_easy_cleanup(handle) }
