@@ -59,6 +59,8 @@ let package = Package(
         // The shared OAuth module: no GTK, usable by any Swift program on Linux.
         // libcurl's header and a dlopen shim: OAuthCore's HTTP, loaded on first use.
         .target(name: "CCurl"),
+        // QR codes of sign-in addresses, for the terminal and the window.
+        .target(name: "QRCode", swiftSettings: ownSections),
         // The C interface between OAuthCore and its signature-check library: one header both import.
         .target(name: "CSignatureCheck"),
         .target(
@@ -138,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "Latchkey",
             dependencies: [
-                "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "AgentCore", "InstallLayout",
+                "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "AgentCore", "InstallLayout", "QRCode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -199,6 +201,7 @@ let package = Package(
             dependencies: ["OAuthCore", "InstallLayout", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn", "OAuthCore", "TestSupport"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
         .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore", "InstallLayout", "OAuthCore", "TestSupport"]),
         .testTarget(
             name: "AgentCoreTests",
