@@ -18,6 +18,19 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     /// RFC 8628: seconds a device code lives, and between a client's checks (`interval`).
     public var deviceCodeTTL = 600
     public var deviceInterval = 5
+    /// RFC 9126: whether authorization requests may, or must, be pushed first.
+    public var pushedRequests = PushedRequests.off
+    /// Seconds a pushed request's `request_uri` lives.
+    public var pushedRequestTTL = 60
+
+    public enum PushedRequests: String, Codable, Sendable, CaseIterable {
+        /// No endpoint: requests come in the page's address.
+        case off
+        /// The endpoint is listed; a request in the address is taken too.
+        case offered
+        /// The endpoint is listed with `require_pushed_authorization_requests`; nothing else is taken.
+        case required
+    }
 
     public init(
         users: [SandboxUser], clients: [SandboxClient], consumers: [SandboxConsumer] = SandboxConfiguration.builtInConsumers,
@@ -41,6 +54,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         case discoveryMaxAge = "discovery_max_age"
         case deviceCodeTTL = "device_code_ttl"
         case deviceInterval = "device_interval"
+        case pushedRequests = "pushed_requests"
+        case pushedRequestTTL = "pushed_request_ttl"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -54,6 +69,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         discoveryMaxAge = try c.decodeIfPresent(Int.self, forKey: .discoveryMaxAge) ?? 3600
         deviceCodeTTL = try c.decodeIfPresent(Int.self, forKey: .deviceCodeTTL) ?? 600
         deviceInterval = try c.decodeIfPresent(Int.self, forKey: .deviceInterval) ?? 5
+        pushedRequests = try c.decodeIfPresent(PushedRequests.self, forKey: .pushedRequests) ?? .off
+        pushedRequestTTL = try c.decodeIfPresent(Int.self, forKey: .pushedRequestTTL) ?? 60
     }
 
     /// The redirect URIs an embedded web view can intercept, one of each kind.

@@ -11,7 +11,11 @@ extension SandboxServer {
     // MARK: Authorization endpoint (RFC 6749 §4.1.1, RFC 7636 §4.3)
 
     func authorize(_ request: Request) async -> Response {
-        let parameters = Parameters(FormEncoding.decode(request.uri.query ?? "") ?? [])
+        let parameters: Parameters
+        switch await authorizationParameters(Parameters(FormEncoding.decode(request.uri.query ?? "") ?? [])) {
+        case .refused(let page): return page
+        case .accepted(let standing): parameters = standing
+        }
         let client: SandboxClient
         let redirectURI: String
         switch await checkedClient(parameters) {
@@ -34,20 +38,10 @@ extension SandboxServer {
         guard let stateValue else {
             return fail("invalid_request", "state is missing; the sandbox requires it.")
         }
-        // RFC 8707: the one protected resource the tokens will be for, named by its exact identifier.
-        let resource = parameters["resource"]
-        if let resource, protectedResource(identifiedBy: resource) == nil {
-            return fail("invalid_target", "No protected resource here is identified by \(resource).")
-        }
-        // No scope at all is the resource's default (RFC 6749 §3.3), for a token meant for one;
-        // otherwise the sandbox wants to be told.
-        await state.note(parameters["scope"] ?? "", in: \.authorizationScopes)
-        guard let scope = parameters["scope"] ?? (resource != nil ? "" : nil) else {
-            return fail("invalid_scope", "scope is missing.")
-        }
-        let scopes = scope.split(separator: " ").map(String.init)
-        if let unknown = scopes.first(where: { !likeness.scopes.contains($0) }) {
-            return fail("invalid_scope", "The scope \(unknown) is not known here.")
+        let (resource, scopes): (String?, [String])
+        switch await checkedTarget(parameters, fail: fail) {
+        case .refused(let answer): return answer
+        case .accepted(let checked): (resource, scopes) = checked
         }
         let challenge: String?
         switch checkedChallenge(parameters, client: client, fail: fail) {
@@ -67,6 +61,25 @@ extension SandboxServer {
         (pending.username, pending.choosingAccount) = account
         let requestID = await state.addPending(pending)
         return Self.html(.ok, signInPage(pending, requestID: requestID, username: pending.username))
+    }
+
+    /// What the tokens will be for: RFC 8707's one protected resource, named by its exact
+    /// identifier, and the scopes. No scope at all is the resource's default (RFC 6749 §3.3), for a
+    /// token meant for one; otherwise the sandbox wants to be told.
+    private func checkedTarget(_ parameters: Parameters, fail: (String, String) -> Response) async -> Checked<(String?, [String])> {
+        let resource = parameters["resource"]
+        if let resource, protectedResource(identifiedBy: resource) == nil {
+            return .refused(fail("invalid_target", "No protected resource here is identified by \(resource)."))
+        }
+        await state.note(parameters["scope"] ?? "", in: \.authorizationScopes)
+        guard let scope = parameters["scope"] ?? (resource != nil ? "" : nil) else {
+            return .refused(fail("invalid_scope", "scope is missing."))
+        }
+        let scopes = scope.split(separator: " ").map(String.init)
+        if let unknown = scopes.first(where: { !likeness.scopes.contains($0) }) {
+            return .refused(fail("invalid_scope", "The scope \(unknown) is not known here."))
+        }
+        return .accepted((resource, scopes))
     }
 
     /// OIDC Core §3.1.2.1's `prompt` and `login_hint`: the user the page starts with, and whether it

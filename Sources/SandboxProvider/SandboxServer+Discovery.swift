@@ -67,6 +67,10 @@ extension SandboxServer {
         }
         document["device_authorization_endpoint"] = "\(base)\(Self.devicePath)"
         document["grant_types_supported"] = ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]
+        if configuration.pushedRequests != .off {
+            document["pushed_authorization_request_endpoint"] = "\(base)\(Self.pushedPath)"
+            if configuration.pushedRequests == .required { document["require_pushed_authorization_requests"] = true }
+        }
         if likeness.offersRegistration { document["registration_endpoint"] = "\(base)\(Self.prefix)\(Self.registrationPath)" }
         if acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
         if likeness.pkce != .refusedForConfidentialClients || likeness.acceptsPublicClients {

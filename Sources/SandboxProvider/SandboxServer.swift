@@ -77,6 +77,7 @@ public final class SandboxServer: Sendable {
         addAuthorization(to: router)
         addToken(to: router)
         addDevice(to: router)
+        addPushedRequests(to: router)
         addRevocation(to: router)
         addUserInfo(to: router)
         addRegistration(to: router)

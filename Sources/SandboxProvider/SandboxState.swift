@@ -107,6 +107,10 @@ actor SandboxState {
         /// RFC 8628: codes asked for, and token requests with a device code.
         var deviceAuthorizations = 0
         var devicePolls = 0
+        /// RFC 9126: requests pushed; and the names of the parameters each authorization address
+        /// carried, sorted, space-separated (`client_id request_uri` for a pushed request).
+        var pushedRequests = 0
+        var authorizationAddressParameters: [String] = []
 
         enum CodingKeys: String, CodingKey {
             case tokenRequests = "token_requests"
@@ -126,6 +130,8 @@ actor SandboxState {
             case tokenRequestResources = "token_request_resources"
             case deviceAuthorizations = "device_authorizations"
             case devicePolls = "device_polls"
+            case pushedRequests = "pushed_requests"
+            case authorizationAddressParameters = "authorization_address_parameters"
         }
     }
 
@@ -143,6 +149,8 @@ actor SandboxState {
     var oauth1Nonces: [String: Date] = [:]
     /// RFC 8628: device authorizations by device code (see SandboxState+Device).
     var devices: [String: DeviceAuthorization] = [:]
+    /// RFC 9126: pushed authorization requests by request_uri (see SandboxServer+Pushed).
+    var pushed: [String: PushedRequest] = [:]
     private var faults: [Fault]
     private(set) var statistics = Statistics()
     /// Where grants and tokens survive a restart, so a client's stored tokens

@@ -26,6 +26,13 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Pushed authorization requests (RFC 9126): off, offered, or required (the classic request in the address is refused).",
+            valueName: "mode"))
+    var pushedRequests: SandboxConfiguration.PushedRequests?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Reproduce a real provider's documented quirks and paths: \(ProviderLikeness.Name.allCases.map(\.rawValue).joined(separator: ", ")).",
             valueName: "provider"))
     var behaveLike: String = "standard"
@@ -140,6 +147,7 @@ struct SandboxCommand: AsyncParsableCommand {
         }
         if let discoveryMaxAge { configuration.discoveryMaxAge = discoveryMaxAge }
         if let deviceInterval { configuration.deviceInterval = deviceInterval }
+        if let pushedRequests { configuration.pushedRequests = pushedRequests }
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
         if exitWithStdin {
@@ -171,3 +179,5 @@ struct SandboxCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension SandboxConfiguration.PushedRequests: ExpressibleByArgument {}

@@ -42,12 +42,15 @@ struct LiveSandbox {
     let log = CapturedLog()
     let directory: URL
 
-    init(_ arguments: [String] = [], overrides: [String: String] = [:]) throws {
+    /// `adjust`: what overrides (strings) cannot say, such as a flag.
+    init(_ arguments: [String] = [], overrides: [String: String] = [:], adjust: (inout ProviderConfiguration) -> Void = { _ in }) throws {
         sandbox = try RunningSandbox(arguments)
-        configuration = try ProviderCatalog(
+        var configuration = try ProviderCatalog(
             presetDirectories: [Fixtures.presetDirectory],
             userConfigDirectory: URL(fileURLWithPath: "/nonexistent"), environment: [:]
         ).configuration(named: "sandbox", overrides: ["issuer": sandbox.baseURL].merging(overrides) { _, new in new })
+        adjust(&configuration)
+        self.configuration = configuration
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)")
     }
 

@@ -10,6 +10,7 @@ public final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable 
     public let password: String
     private let lock = NSLock()
     private var _redirect: URL?
+    private var _presented: URL?
     private var _dismissed = false
 
     public init(action: String = "allow", username: String = "ada", password: String = "engine") {
@@ -19,10 +20,13 @@ public final class FormPostingUserAgent: ExternalUserAgent, @unchecked Sendable 
     }
 
     public var redirect: URL? { lock.withLock { _redirect } }
+    /// The address the last flow presented opened.
+    public var presented: URL? { lock.withLock { _presented } }
     public var dismissed: Bool { lock.withLock { _dismissed } }
 
     public func present(_ flow: any SignInFlow) async throws {
         let url = flow.authorizationURL.absoluteString
+        lock.withLock { _presented = flow.authorizationURL }
         Task.detached { [self] in
             do {
                 let reply = try await SandboxPages.answer(url, action: action, username: username, password: password)

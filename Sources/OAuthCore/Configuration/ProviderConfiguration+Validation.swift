@@ -28,6 +28,7 @@ extension ProviderConfiguration {
             ("revocation_endpoint", revocationEndpoint), ("userinfo_endpoint", userinfoEndpoint),
             ("profile.url_template_endpoint", profile.urlTemplateEndpoint), ("jwks_uri", jwksURI),
             ("request_token_endpoint", requestTokenEndpoint), ("device_authorization_endpoint", deviceAuthorizationEndpoint),
+            ("pushed_authorization_request_endpoint", pushedAuthorizationRequestEndpoint),
         ]
         for (name, url) in endpoints {
             guard let url else { continue }

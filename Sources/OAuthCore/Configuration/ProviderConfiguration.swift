@@ -99,6 +99,12 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     public var gitHosts: [String] = []
     /// RFC 8628's device authorization endpoint: a sign-in finished on another device; nil: none.
     public var deviceAuthorizationEndpoint: URL?
+    /// RFC 9126's pushed authorization request endpoint: the authorization request is sent
+    /// there first, and the page is given only `client_id` and the `request_uri` it answers.
+    public var pushedAuthorizationRequestEndpoint: URL?
+    /// RFC 9126 §5's `require_pushed_authorization_requests`: the provider takes no other kind
+    /// of authorization request, so a sign-in without the endpoint is refused here.
+    public var requirePushedAuthorizationRequests = false
     /// The user name git sends with the token (GitHub takes any, GitLab wants `oauth2`).
     public var gitUsername: String?
     /// Which account git uses, by rule: a key naming a remote (`github.com/work-org/`: every remote
@@ -142,6 +148,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case privateKeyFile = "private_key_file"
         case gitHosts = "git_hosts"
         case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case gitUsername = "git_username"
         case gitAccounts = "git_accounts"
         case selectAccountPrompt = "select_account_prompt"
@@ -229,6 +237,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
         gitHosts = try c.decodeIfPresent([String].self, forKey: .gitHosts) ?? []
         deviceAuthorizationEndpoint = try c.decodeIfPresent(URL.self, forKey: .deviceAuthorizationEndpoint)
+        pushedAuthorizationRequestEndpoint = try c.decodeIfPresent(URL.self, forKey: .pushedAuthorizationRequestEndpoint)
+        requirePushedAuthorizationRequests = try c.decodeIfPresent(Bool.self, forKey: .requirePushedAuthorizationRequests) ?? false
         gitUsername = try c.decodeIfPresent(String.self, forKey: .gitUsername)
         gitAccounts = try c.decodeIfPresent([String: String].self, forKey: .gitAccounts) ?? [:]
         selectAccountPrompt = try c.decodeIfPresent(String.self, forKey: .selectAccountPrompt)

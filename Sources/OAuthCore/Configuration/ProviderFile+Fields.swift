@@ -170,6 +170,8 @@ extension ProviderFile {
         field("git_username", \.gitUsername), nested("git_accounts", \.gitAccounts),
         field("select_account_prompt", \.selectAccountPrompt), field("login_hint_parameter", \.loginHintParameter),
         field("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
+        field("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
+        field("require_pushed_authorization_requests", \.requirePushedAuthorizationRequests),
     ]
 
     /// The keys whose value may be a path under the issuer.
@@ -177,6 +179,7 @@ extension ProviderFile {
         ("authorization_endpoint", \.authorizationEndpoint), ("token_endpoint", \.tokenEndpoint),
         ("revocation_endpoint", \.revocationEndpoint), ("userinfo_endpoint", \.userinfoEndpoint), ("jwks_uri", \.jwksURI),
         ("request_token_endpoint", \.requestTokenEndpoint), ("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
+        ("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
     ]
 
     /// Endpoints written as paths (`/token`), appended to the issuer.

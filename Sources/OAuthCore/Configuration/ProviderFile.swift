@@ -70,6 +70,10 @@ public struct ProviderFile: Sendable, Equatable {
     public var gitHosts = Setting<[String]>.unset
     /// RFC 8628's device authorization endpoint (a path is appended to the issuer).
     public var deviceAuthorizationEndpoint = Setting<String>.unset
+    /// RFC 9126's pushed authorization request endpoint (a path is appended to the issuer).
+    public var pushedAuthorizationRequestEndpoint = Setting<String>.unset
+    /// RFC 9126 §5: the provider takes pushed authorization requests only.
+    public var requirePushedAuthorizationRequests = Setting<Bool>.unset
     /// The user name git sends with the token.
     public var gitUsername = Setting<String>.unset
     /// Which account a git remote or a repository's directory uses (see `ProviderConfiguration.gitAccounts`).

@@ -141,7 +141,6 @@ public enum ProviderDiscovery {
         let (issuer, url) = try issuerURL(issuer)
         let issuerIsLoopback = ProviderConfiguration.isLoopback(url)
         let names = names(of: url)
-        func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .discovery, reason: reason) }
         let document = try checkedIssuer(document, issuer: issuer)
         var file = ProviderFile()
         file.id = .value(names.id)
@@ -153,27 +152,7 @@ public enum ProviderDiscovery {
         file.profile = .value(Layered(["name", "email", "picture"].map { ($0, .value(.one($0))) } + [("url", .value(.one("profile")))]))
         file.registrationHint = .value(
             "Register \(programName) with \(issuer) as a native (public) client, with the redirect URI http://127.0.0.1/callback.")
-        let endpoints: [(String, WritableKeyPath<ProviderFile, Setting<String>>, required: Bool)] = [
-            ("authorization_endpoint", \.authorizationEndpoint, true), ("token_endpoint", \.tokenEndpoint, true),
-            ("userinfo_endpoint", \.userinfoEndpoint, false), ("revocation_endpoint", \.revocationEndpoint, false),
-            ("jwks_uri", \.jwksURI, false), ("device_authorization_endpoint", \.deviceAuthorizationEndpoint, false),
-        ]
-        for (key, path, required) in endpoints {
-            guard let value = document[key] as? String else {
-                if required { throw fail("it has no \(key)") }
-                continue
-            }
-            // Plain http on this computer only for an issuer on this computer: a remote provider's
-            // document naming a local port would send codes to whoever listens there.
-            guard let url = URL(string: value), url.host?.isEmpty == false,
-                url.scheme?.lowercased() == "https" || (issuerIsLoopback && ProviderConfiguration.isSecureOrLoopback(url))
-            else {
-                throw OAuthError.invalidConfiguration(
-                    "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(Redaction.clip(value))"
-                )
-            }
-            file[keyPath: path] = .value(value)
-        }
+        try readEndpoints(document, issuerIsLoopback: issuerIsLoopback, into: &file)
         // The algorithms its ID tokens may use: those it names that Latchkey checks (none of `none`, none of HMAC).
         if let named = document["id_token_signing_alg_values_supported"] as? [String] {
             let usable = named.filter(IDTokenSignature.supportedAlgorithms.contains)
@@ -183,6 +162,10 @@ public enum ProviderDiscovery {
                 )
             }
             file.idTokenSigningAlgorithms = .value(usable)
+        }
+        // RFC 9126 §5: a server that takes pushed requests only gets nothing else.
+        if document["require_pushed_authorization_requests"] as? Bool == true {
+            file.requirePushedAuthorizationRequests = .value(true)
         }
         // RFC 9207 §3: a server that says it names itself in every answer is held to it.
         if document["authorization_response_iss_parameter_supported"] as? Bool == true {
@@ -194,6 +177,32 @@ public enum ProviderDiscovery {
         // Off only where the document lists methods and S256 is not among them.
         file.pkce = .value((document["code_challenge_methods_supported"] as? [String])?.contains("S256") ?? true)
         return file
+    }
+
+    /// The endpoints a discovery document names, each checked: https, or plain http on this computer
+    /// only for an issuer on this computer (a remote provider's document naming a local port would
+    /// send codes to whoever listens there).
+    private static func readEndpoints(_ document: [String: Any], issuerIsLoopback: Bool, into file: inout ProviderFile) throws {
+        let endpoints: [(String, WritableKeyPath<ProviderFile, Setting<String>>, required: Bool)] = [
+            ("authorization_endpoint", \.authorizationEndpoint, true), ("token_endpoint", \.tokenEndpoint, true),
+            ("userinfo_endpoint", \.userinfoEndpoint, false), ("revocation_endpoint", \.revocationEndpoint, false),
+            ("jwks_uri", \.jwksURI, false), ("device_authorization_endpoint", \.deviceAuthorizationEndpoint, false),
+            ("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint, false),
+        ]
+        for (key, path, required) in endpoints {
+            guard let value = document[key] as? String else {
+                if required { throw OAuthError.malformedResponse(endpoint: .discovery, reason: "it has no \(key)") }
+                continue
+            }
+            guard let url = URL(string: value), url.host?.isEmpty == false,
+                url.scheme?.lowercased() == "https" || (issuerIsLoopback && ProviderConfiguration.isSecureOrLoopback(url))
+            else {
+                throw OAuthError.invalidConfiguration(
+                    "the discovery document's \(key) must be an https URL (http only for a provider on this computer): \(Redaction.clip(value))"
+                )
+            }
+            file[keyPath: path] = .value(value)
+        }
     }
 
     /// What an issuer (or a resource) is called where it has no name of its own: its place,

@@ -60,9 +60,19 @@ extension AuthSession {
     ) async throws -> Token {
         if configuration.authProtocol == .oauth1 { return try await signInOAuth1(using: agent, progress: progress) }
         let redirectURI = try await agent.redirectURI(for: configuration)
-        let flow = AuthorizationFlow(
-            request: request
-                ?? AuthorizationRequest(configuration: configuration, redirectURI: redirectURI, accountParameters: accountParameters))
+        let request =
+            request ?? AuthorizationRequest(configuration: configuration, redirectURI: redirectURI, accountParameters: accountParameters)
+        let flow: AuthorizationFlow
+        do {
+            // RFC 9126: where the provider takes pushed requests, the page gets only their reference.
+            var pushed: URL?
+            if try tokenClient.pushesAuthorizationRequests() { pushed = try await tokenClient.push(request) }
+            flow = AuthorizationFlow(request: request, authorizationURL: pushed)
+        } catch {
+            // The agent may already listen (the browser's loopback port): dismissed, never shown.
+            await agent.dismiss(AuthorizationFlow(request: request))
+            throw error is CancellationError ? OAuthError.cancelled : error
+        }
         let response = try await Self.answer(to: flow, in: agent) { try await flow.response() }
         return try await exchanged(progress: progress) { try await tokenClient.exchange(response, for: flow.request) }
     }

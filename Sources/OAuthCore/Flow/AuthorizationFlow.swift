@@ -6,11 +6,14 @@ public final class AuthorizationFlow: SignInFlow {
     public let request: AuthorizationRequest
     private let outcome = FlowOutcome<AuthorizationResponse>()
 
-    public init(request: AuthorizationRequest) {
+    /// The address the user agent opens: the request's own, or the one naming it once pushed (RFC 9126).
+    public let authorizationURL: URL
+
+    public init(request: AuthorizationRequest, authorizationURL: URL? = nil) {
         self.request = request
+        self.authorizationURL = authorizationURL ?? request.url
     }
 
-    public var authorizationURL: URL { request.url }
     public var redirectURI: URL { request.redirectURI }
     public var isFinished: Bool { outcome.isFinished }
     public var succeeded: Bool? { outcome.succeeded }

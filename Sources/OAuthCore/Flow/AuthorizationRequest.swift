@@ -17,7 +17,10 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
     public let nonce: String?
     /// The redirect URI sent with this request (and again at the token endpoint).
     public let redirectURI: URL
+    /// The classic request: every parameter in the authorization endpoint's query.
     public let url: URL
+    /// Those parameters, in order, for a request pushed instead (RFC 9126).
+    let parameters: [(String, String)]
 
     private let completed = OnceFlag()
 
@@ -53,12 +56,22 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
                 ? extra[key].map { $0.split(separator: " ").contains(Substring(value)) ? $0 : "\($0) \(value)" } ?? value : value
         }
         parameters += extra.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        self.parameters = parameters
 
         // Keep any query the endpoint already has; add ours, each value fully percent-encoded.
         var components = URLComponents(url: configuration.authorizationEndpoint, resolvingAgainstBaseURL: false)!
         let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
         components.percentEncodedQuery = existing + FormCoding.encode(parameters)
         url = components.url!
+    }
+
+    /// The address that shows a request pushed to the provider (RFC 9126 §4): the authorization
+    /// endpoint (any query it has kept) with only `client_id` and the `request_uri` it answered.
+    public func pushedURL(requestURI: String) -> URL {
+        var components = URLComponents(url: configuration.authorizationEndpoint, resolvingAgainstBaseURL: false)!
+        let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
+        components.percentEncodedQuery = existing + FormCoding.encode([("client_id", configuration.clientID), ("request_uri", requestURI)])
+        return components.url!
     }
 
     /// S256: base64url(SHA-256(ASCII(verifier))).

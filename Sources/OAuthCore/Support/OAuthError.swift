@@ -79,6 +79,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case requestToken = "request token endpoint"
         case token = "token endpoint"
         case deviceAuthorization = "device authorization endpoint"
+        case pushedAuthorization = "pushed authorization request endpoint"
         case revocation = "revocation endpoint"
         case profile = "profile endpoint"
     }
