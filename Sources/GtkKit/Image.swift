@@ -27,4 +27,18 @@ public final class Image: Widget {
         gtk_image_set_from_pixbuf(cast(widget), pixbuf)
         return true
     }
+
+    /// Shows grey pixels (`side` × `side`, one byte each, 0 black): a QR code, drawn square and sharp.
+    public func setGreyPixels(_ bytes: [UInt8], side: Int32) {
+        precondition(bytes.count == Int(side) * Int(side), "one byte a pixel")
+        // GdkPixbuf takes RGB; each grey byte three times, rows packed (no padding: 3 × side bytes a row).
+        var rgb = [UInt8]()
+        rgb.reserveCapacity(bytes.count * 3)
+        for grey in bytes { rgb += [grey, grey, grey] }
+        let data = rgb.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+        defer { g_bytes_unref(data) }
+        guard let pixbuf = gdk_pixbuf_new_from_bytes(data, GDK_COLORSPACE_RGB, 0, 8, side, side, side * 3) else { return }
+        defer { g_object_unref(UnsafeMutableRawPointer(pixbuf)) }
+        gtk_image_set_from_pixbuf(cast(widget), pixbuf)
+    }
 }

@@ -22,6 +22,7 @@ extension AppController {
         if remember { LatchkeyFiles.rememberChosenProvider(id) }
         window.showProvider(id: id, name: providerName)
         window.showUserAgents([], chosen: nil)
+        window.offerDeviceSignIn(false)
         send(.providerChosen)
         render()
     }

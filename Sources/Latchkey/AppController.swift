@@ -106,6 +106,7 @@ final class AppController {
         // OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep); its steps come back as events.
         case .signIn(let choice):
             signInTask = withProvider { .signedIn(await $0.signIn(using: agent, for: choice, logger: logger, step: post)) }
+        case .signInOnDevice: signInOnDevice()
         case .useAccount(let key): withProvider { .event(await $0.useAccountEvent(key)) }
         case .listAccounts: withProvider { .accounts(await $0.accounts()) }
         case .cancelSignIn:
@@ -175,6 +176,29 @@ final class AppController {
 
     // MARK: Effects
 
+    /// The code and where to type it in a dialog of their own, while the provider is asked whether the
+    /// person has answered on the other device; the dialog goes when the wait ends, however it ends.
+    private func signInOnDevice() {
+        let (logger, parent, name) = (logger, window.window, providerName)
+        let shown = DeviceDialogSlot()
+        let show: @Sendable (DeviceAuthorization) async -> Void = { [weak self] authorization in
+            await MainLoop.run {
+                shown.dialog = DeviceDialog(parent: parent, providerName: name, authorization: authorization) {
+                    self?.send(.cancelRequested)
+                }
+            }
+        }
+        signInTask = withProvider { provider in
+            let answer = await provider.signInOnDevice(show: show, logger: logger)
+            // Closed and let go on GTK's thread: a widget released on a worker's would trap.
+            await MainLoop.run {
+                shown.dialog?.close()
+                shown.dialog = nil
+            }
+            return .signedIn(answer)
+        }
+    }
+
     /// Off GTK's thread: the provider's client secret may be asked of the keyring.
     private func loadProvider() {
         let (providers, id) = (self.providers, providerID)
@@ -202,6 +226,7 @@ final class AppController {
         logger.info("Provider \(configuration.displayName)")
         window.showProvider(id: id, name: providerName)
         window.showUserAgents(configuration.usableUserAgents, chosen: agents.chosen)
+        window.offerDeviceSignIn(configuration.deviceAuthorizationEndpoint != nil)
         render()
         send(.providerReady(notice: followUp.loaded(id, usable: true).notice))
     }

@@ -10,6 +10,10 @@ import OAuthCore
 final class MainWindow {
     let window: Window
     let signIn = Button(label: "Sign in")
+    /// RFC 8628, for a provider that offers it: the code shown here, the sign-in done on a phone.
+    let onDevice = Button(label: "Sign in on another device")
+    /// Whether the provider shown offers sign-in on another device.
+    private var offersDeviceSignIn = false
     let getProfile = Button(label: "Get my profile")
     let openProfile = Button(label: "Open profile")
     let signOut = Button(label: "Sign out")
@@ -87,6 +91,8 @@ final class MainWindow {
 
         signIn.addStyleClass("suggested-action")
         signIn.setAccessible(name: "Sign in")
+        onDevice.setAccessible(name: "Sign in on another device", description: "Show a code to enter on your phone or another computer")
+        onDevice.setTooltip("Sign in on your phone or another computer, with a code shown here")
         getProfile.setAccessible(name: "Get my profile")
         openProfile.setAccessible(name: "Open profile")
         openProfile.ellipsizeLabel()
@@ -97,7 +103,7 @@ final class MainWindow {
         status.setAccessible(name: "", description: "Status")
 
         let buttons = Box(vertical: true, spacing: 12)
-        for button in [setUp, signIn, cancel, getProfile, openProfile, signOut] { buttons.append(button) }
+        for button in [setUp, signIn, onDevice, cancel, getProfile, openProfile, signOut] { buttons.append(button) }
 
         let statusRow = Box(vertical: false, spacing: 8)
         statusRow.append(spinner)
@@ -119,8 +125,9 @@ final class MainWindow {
         window.setChild(content)
         // What the first frame does not show is left out of it, so the window is measured without
         // it: the choice of where to sign in is the first of its kinds GTK would style (~5 ms of a launch).
-        for widget: Widget in [cancel, setUp, inWindow, inBrowser, onlyAgent, agentLabel, signOut, openProfile, note, scopes, accountsSlot]
-        {
+        for widget: Widget in [
+            cancel, setUp, onDevice, inWindow, inBrowser, onlyAgent, agentLabel, signOut, openProfile, note, scopes, accountsSlot,
+        ] {
             widget.isLeftOutOfShowAll = true
         }
         window.showAll()
@@ -142,7 +149,7 @@ final class MainWindow {
 
     func connect(_ handlers: Handlers) {
         let clicks: [(Button, AppEvent)] = [
-            (signIn, .signInRequested), (cancel, .cancelRequested), (getProfile, .profileRequested),
+            (signIn, .signInRequested), (onDevice, .deviceSignInRequested), (cancel, .cancelRequested), (getProfile, .profileRequested),
             (openProfile, .openProfileRequested), (signOut, .signOutRequested),
         ]
         for (button, event) in clicks { button.onClicked { handlers.event(event) } }
@@ -175,6 +182,12 @@ final class MainWindow {
         signIn.setAccessible(name: "Sign in", description: "Sign in with \(name)")
     }
 
+    /// Whether the provider shown offers sign-in on another device (it has a device authorization endpoint).
+    func offerDeviceSignIn(_ offered: Bool) {
+        offersDeviceSignIn = offered
+        onDevice.isVisible = offered && !setUp.isVisible
+    }
+
     /// Where this provider's sign-in happens: a choice when it allows both,
     /// otherwise a sentence; nothing when the provider cannot be used.
     func showUserAgents(_ allowed: [ProviderConfiguration.UserAgentKind], chosen: ProviderConfiguration.UserAgentKind?) {
@@ -198,6 +211,8 @@ final class MainWindow {
         cancel.isVisible = model.cancelVisible
         setUp.isVisible = model.setUpVisible
         signIn.isVisible = !model.setUpVisible
+        onDevice.isVisible = offersDeviceSignIn && !model.setUpVisible
+        onDevice.isSensitive = model.signInEnabled
         provider.isSensitive = model.providerChoiceEnabled
         addProvider.isSensitive = model.providerChoiceEnabled
         addAccount.isSensitive = model.addAccountEnabled

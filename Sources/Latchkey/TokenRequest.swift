@@ -8,6 +8,7 @@ import GtkKit
 import LatchkeyCore
 import Logging
 import OAuthCore
+import QRCode
 
 /// One `latchkey token` request: the stores and services it reads, and each of its steps,
 /// which throw the sentence and exit status to end with.
@@ -220,15 +221,30 @@ struct TokenRequest {
         }
     }
 
-    /// What the person reads: where to go, the code, the address with the code in it, how long it lasts.
-    static func deviceInstructions(_ authorization: DeviceAuthorization, providerName: String) -> String {
-        let minutes = max(1, Int(authorization.expiresAt.timeIntervalSinceNow / 60))
+    /// What the person reads: where to go, the code, the address with the code in it (as a QR code
+    /// too, for a phone's camera, where `drawsQRCode`), how long it lasts.
+    static func deviceInstructions(
+        _ authorization: DeviceAuthorization, providerName: String, drawsQRCode: Bool = terminalDrawsQRCode()
+    ) -> String {
+        let minutes = max(1, Int((authorization.expiresAt.timeIntervalSinceNow / 60).rounded()))
         var text =
             "latchkey: To sign in to \(providerName), open \(authorization.verificationURI.absoluteString) on any device "
             + "and enter the code \(authorization.userCode)\n"
         if let complete = authorization.verificationURIComplete {
             text += "latchkey: (or open \(complete.absoluteString), which holds the code)\n"
+            if drawsQRCode, let code = QRCode(complete.absoluteString) {
+                text += "latchkey: or scan this with your phone's camera:\n" + code.terminalLines.joined(separator: "\n") + "\n"
+            }
         }
         return text + "latchkey: Waiting for you there; the code works for \(minutes) minutes. Ctrl+C stops.\n"
+    }
+
+    /// Whether standard error is a terminal that shows a QR code: one (not a pipe or a file), that
+    /// knows colours (not `TERM=dumb`), in a UTF-8 locale (for the half blocks ▀ ▄ █).
+    static func terminalDrawsQRCode(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        guard isatty(STDERR_FILENO) == 1, let term = environment["TERM"], !term.isEmpty, term != "dumb" else { return false }
+        let locale = [environment["LC_ALL"], environment["LC_CTYPE"], environment["LANG"]].compactMap { $0 }.first { !$0.isEmpty } ?? ""
+        let normalised = locale.lowercased().replacing("-", with: "")
+        return normalised.hasSuffix(".utf8") || normalised.contains(".utf8@")
     }
 }

@@ -19,6 +19,8 @@ public enum AppEffect: Equatable, Sendable {
     /// Sign in with the chosen user agent, as the account in use or as another one; answers with its
     /// steps and `.signInSucceeded`, or `.signInFailed` (`.addAccountFailed` for another account).
     case signIn(AccountChoice)
+    /// Ask for a code, show it, and wait for the person to sign in on another device.
+    case signInOnDevice
     /// Make account `key` the one in use; answers `.providerReady`, after which its sign-in is read.
     case useAccount(String)
     /// Show the provider's accounts as they are now (after a sign-in, a sign-out, a profile).

@@ -11,6 +11,8 @@ public enum AppEvent: Equatable, Sendable {
     /// The chosen provider cannot be used as it is (not set up, a broken file): the sentence says why.
     case providerUnavailable(String)
     case signInRequested
+    /// "Sign in on another device" (RFC 8628): a code to type elsewhere, and a wait for the answer.
+    case deviceSignInRequested
     /// Add another account: a sign-in at which the provider lets the person choose.
     case addAccountRequested
     /// Another of the provider's accounts was chosen (its key): it is in use from now on.

@@ -9,6 +9,8 @@ public enum AppState: Equatable, Sendable {
     case signedOut(notice: String?)
     /// The sign-in window is open.
     case signingIn
+    /// Waiting for the person to sign in on another device (RFC 8628), with the code shown.
+    case signingInOnDevice
     /// The provider sent us back; the code is being exchanged.
     case exchanging
     /// Tokens received; they are being saved (a locked keyring may be asking for its password).
@@ -26,7 +28,7 @@ public enum AppState: Equatable, Sendable {
     /// sign-out or a profile request of this one is under way.
     public var allowsChoosingProvider: Bool {
         switch self {
-        case .signingIn, .exchanging, .saving, .signingOut, .fetchingProfile: false
+        case .signingIn, .signingInOnDevice, .exchanging, .saving, .signingOut, .fetchingProfile: false
         default: true
         }
     }
@@ -35,7 +37,7 @@ public enum AppState: Equatable, Sendable {
         switch self {
         case .signedIn, .fetchingProfile, .profileLoaded: true
         case .failed(_, let signedIn): signedIn
-        case .starting, .signedOut, .signingIn, .exchanging, .saving, .signingOut, .unavailable: false
+        case .starting, .signedOut, .signingIn, .signingInOnDevice, .exchanging, .saving, .signingOut, .unavailable: false
         }
     }
 
@@ -102,7 +104,7 @@ public enum AppState: Equatable, Sendable {
             return signedIn
                 ? Transition(state: .signedIn(notice: notice), effects: [.renewIfDue]) : Transition(state: .signedOut(notice: notice))
         case (_, .sessionEnded(let reason)):
-            let signingIn = state == .signingIn || state == .exchanging || state == .saving
+            let signingIn = state == .signingIn || state == .signingInOnDevice || state == .exchanging || state == .saving
             return Transition(state: signingIn ? state : .signedOut(notice: reason))
         default:
             return signingIn(state, event) ?? signedIn(state, event) ?? Transition(state: state)
@@ -116,17 +118,19 @@ public enum AppState: Equatable, Sendable {
             return Transition(state: .signingIn, effects: [.signIn(.inUse)])
         case (let current, .addAccountRequested) where current.allowsChoosingProvider && current.hasProvider:
             return Transition(state: .signingIn, effects: [.signIn(.another)])
-        case (.signingIn, .cancelRequested):
-            return Transition(state: .signingIn, effects: [.cancelSignIn])
+        case (let current, .deviceSignInRequested) where current.acceptsSignIn:
+            return Transition(state: .signingInOnDevice, effects: [.signInOnDevice])
+        case (.signingIn, .cancelRequested), (.signingInOnDevice, .cancelRequested):
+            return Transition(state: state, effects: [.cancelSignIn])
         case (.signingIn, .redirectReceived):
             return Transition(state: .exchanging)
         case (.exchanging, .tokensReceived):
             return Transition(state: .saving)
         case (.signingIn, .signInSucceeded(let notice)), (.exchanging, .signInSucceeded(let notice)),
-            (.saving, .signInSucceeded(let notice)):
+            (.saving, .signInSucceeded(let notice)), (.signingInOnDevice, .signInSucceeded(let notice)):
             return Transition(state: .signedIn(notice: notice))
         case (.signingIn, .signInFailed(let error)), (.exchanging, .signInFailed(let error)),
-            (.saving, .signInFailed(let error)):
+            (.saving, .signInFailed(let error)), (.signingInOnDevice, .signInFailed(let error)):
             return Transition(state: .failed(message: error.description, signedIn: false))
         case (.signingIn, .addAccountFailed(let error, let signedIn)), (.exchanging, .addAccountFailed(let error, let signedIn)),
             (.saving, .addAccountFailed(let error, let signedIn)):

@@ -34,10 +34,27 @@ extension Provider {
         using agent: some ExternalUserAgent, for choice: AccountChoice = .inUse, logger: Logger,
         step: @escaping @Sendable (AppEvent) -> Void
     ) async -> (event: AppEvent, scopes: [String]) {
-        do {
-            let outcome = try await signIn(using: agent, for: choice) {
+        await answer(for: choice, logger: logger) {
+            try await signIn(using: agent, for: choice) {
                 step($0 == .redirectReceived ? .redirectReceived : .tokensReceived)
             }
+        }
+    }
+
+    /// `.signInOnDevice`: a code asked for and handed to `show` (the window's dialog), then the wait
+    /// for the person to answer on their other device (RFC 8628); and what the sign-in allows.
+    public func signInOnDevice(
+        show: @escaping @Sendable (DeviceAuthorization) async -> Void, logger: Logger
+    ) async -> (event: AppEvent, scopes: [String]) {
+        await answer(for: .inUse, logger: logger) { try await signInOnDevice(for: .inUse, show: show) }
+    }
+
+    /// A sign-in's outcome as the state machine takes it: the event, its notice, what it allows.
+    private func answer(
+        for choice: AccountChoice, logger: Logger, signIn: () async throws -> AuthSession.SignInOutcome
+    ) async -> (event: AppEvent, scopes: [String]) {
+        do {
+            let outcome = try await signIn()
             if let change = outcome.accountChange { logger.notice("\(change)") }
             // Another person than meant is said first: someone else may have completed this sign-in.
             let added =

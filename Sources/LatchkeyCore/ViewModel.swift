@@ -74,7 +74,7 @@ public struct ViewModel: Equatable, Sendable {
 
     private static func isBusy(_ state: AppState) -> Bool {
         switch state {
-        case .starting, .signingIn, .exchanging, .saving, .fetchingProfile, .signingOut: true
+        case .starting, .signingIn, .signingInOnDevice, .exchanging, .saving, .fetchingProfile, .signingOut: true
         default: false
         }
     }
@@ -90,6 +90,7 @@ public struct ViewModel: Equatable, Sendable {
             "Continue in your browser… Latchkey opened the \(providerName) sign-in page there. "
                 + "If it shows an error instead of a sign-in, press Cancel and choose “In this window”."
         case .signingIn: "Sign in with \(providerName) in the window that opened."
+        case .signingInOnDevice: "Waiting for you to sign in with \(providerName) on your other device…"
         case .exchanging: "Completing sign-in…"
         case .saving: "Saving your sign-in in \(storeName)… If your keyring asks for its password, answer it there."
         case .signedIn(let notice): notice ?? "Signed in with \(providerName). Your sign-in is kept in \(storeName)."

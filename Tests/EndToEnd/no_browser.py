@@ -11,7 +11,8 @@ import urllib.request
 
 import presets
 from agent import Sandbox, own_provider, stored
-from harness import BIN, expect
+from driver import name
+from harness import BIN, expect, sandbox_url
 from zero_config import resource_answer
 
 WITHOUT_DISPLAY = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -154,4 +155,153 @@ def paste_back(home):
         sandbox.stop()
 
 
-SCENARIOS = {"device_sign_in": device_sign_in, "paste_back": paste_back}
+def read_qr_codes(picture):
+    """What a real reader (zbarimg) reads in a picture: one text per code found."""
+    read = subprocess.run(["zbarimg", "--raw", "-q", picture], capture_output=True, text=True, timeout=60)
+    return [line for line in read.stdout.split("\n") if line]
+
+
+def device_in_window(home):
+    """The window's "Sign in on another device": a dialog with the address, the code and a QR code
+    (read back from a screenshot by zbarimg, it is the address that holds the code); the code typed
+    on the sandbox's page as on a phone; the window signed in as that person. Cancel, the second
+    time, ends the wait with its sentence and leaves Sign in ready."""
+    app = home.launch()
+    try:
+        app.wait_status("Not signed in")
+        app.press(app.wait_sensitive("Sign in on another device"))
+        dialog = app.find("dialog", "Sign in on another device", timeout=30)
+        verification = f"{sandbox_url(app)}/device"
+        app.find("label", verification, root=dialog)
+        codes = [name(node) for node in app.find_all("label", root=dialog) if re.fullmatch(r"[A-Z]{4}-[A-Z]{4}", name(node))]
+        expect(len(codes) == 1, f"one code shown: {codes}")
+        qr = [name(node) for node in app.find_all("icon", root=dialog) if name(node).startswith("QR code of ")]
+        expect(qr == [f"QR code of {verification}?user_code={codes[0]}"], f"the QR code's name: {qr}")
+        app.wait_status("Waiting for you to sign in with Sandbox provider (offline demo) on your other device…")
+        shot = app.screenshot("01-code-and-qr-code")
+        expect(read_qr_codes(shot) == [f"{verification}?user_code={codes[0]}"], f"zbarimg read: {read_qr_codes(shot)}")
+
+        expect(type_code(verification, codes[0], user="grace", password="compiler") == 200, "the page took the code")
+        app.wait_status("Signed in with Sandbox provider", timeout=60)
+        app.absent("dialog", "Sign in on another device", timeout=20)
+        app.press(app.button("Get my profile"))
+        app.wait_status("as Grace Hopper")
+        app.screenshot("02-signed-in-on-another-device")
+
+        app.press(app.button("Sign out"))
+        app.press(app.wait_sensitive("Sign in on another device"))
+        dialog = app.find("dialog", "Sign in on another device", timeout=30)
+        app.press(app.button("Cancel", root=dialog))
+        app.wait_status("Sign-in cancelled.")
+        app.absent("dialog", "Sign in on another device", timeout=20)
+        app.wait_sensitive("Sign in")
+    finally:
+        app.quit()
+
+
+def terminal_qr_code(home):
+    """`latchkey token --device` at a terminal (a pseudo-terminal here, in a UTF-8 locale) draws the
+    address that holds the code as a QR code on stderr; the half blocks, turned back into a picture,
+    are read by zbarimg as that address. Sent to a pipe instead, the same command draws none."""
+    import pty
+    sandbox = Sandbox("--device-interval", "1")
+    try:
+        own_provider(home, sandbox)
+        leader, follower = pty.openpty()
+        environment = dict(WITHOUT_DISPLAY, TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="")
+        process = subprocess.Popen([os.path.join(BIN, "latchkey"), "token", "--provider", "mine", "--device"], env=environment,
+                                   stdout=subprocess.PIPE, stderr=follower, text=True)
+        os.close(follower)
+        said = b""
+        while b"Waiting for you there" not in said:
+            chunk = os.read(leader, 4096)
+            expect(chunk, f"the terminal closed before the wait: {said!r}")
+            said += chunk
+        text = said.decode()
+        code = re.search(r"enter the code (\S+)", text).group(1)
+        rows = []
+        for line in text.splitlines():
+            if "\x1b[30;107m" not in line:
+                continue
+            cells = line.split("\x1b[30;107m", 1)[1].split("\x1b[0m", 1)[0]
+            rows.append([c in "█▀" for c in cells])
+            rows.append([c in "█▄" for c in cells])
+        expect(rows, f"no QR code drawn: {text!r}")
+        scale = 4
+        width, height = len(rows[0]) * scale, len(rows) * scale
+        picture = os.path.join(home.root, "terminal-qr.pgm")
+        with open(picture, "wb") as f:
+            f.write(f"P5\n{width} {height}\n255\n".encode())
+            for row in rows:
+                line = bytes(0 if dark else 255 for dark in row for _ in range(scale))
+                f.write(line * scale)
+        expect(read_qr_codes(picture) == [f"{sandbox.base}/device?user_code={code}"], f"zbarimg read: {read_qr_codes(picture)}")
+        expect(type_code(f"{sandbox.base}/device", code) == 200, "the page took the code")
+        out = process.stdout.read()
+        expect(process.wait(60) == 0 and out.strip() == stored(home)["access_token"], "the token on stdout")
+        os.close(leader)
+
+        # To a pipe: the same words, no drawing.
+        own_provider(home, sandbox, provider_id="other")
+        process, _, code, said = started("--provider", "other", "--device")
+        expect("\x1b[" not in said and "█" not in said, f"a QR code drawn into a pipe: {said!r}")
+        process.kill()
+        process.wait(10)
+    finally:
+        sandbox.stop()
+
+
+def pushed_requests(home):
+    """A provider that takes pushed authorization requests only (RFC 9126): added in the window by
+    its issuer URL (discovery says so), it signs in through the window and then through the browser;
+    each page is opened with only client_id and a request_uri; the classic request, sent to it by
+    hand, is refused on its page."""
+    import desktop
+    from harness import ISSUER_CHOICE, admin, sign_in
+    with presets.sandbox_running(home, "standard", "--pushed-requests", "required") as base:
+        host = base.split("://", 1)[1]
+        try:
+            urllib.request.urlopen(f"{base}/authorize?response_type=code&client_id=latchkey-desktop"
+                                   "&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&scope=openid&state=s", timeout=10)
+            expect(False, "the classic request was taken")
+        except urllib.error.HTTPError as refusal:
+            expect(refusal.code == 400 and "pushed to it first" in refusal.read().decode(), f"the classic request: {refusal.code}")
+        browser = desktop.Epiphany(home)
+        app = home.launch()
+        try:
+            app.wait_status("Not signed in")
+            app.press(app.button("Add a provider"))
+            dialog = app.find("dialog", "Add a provider")
+            app.press(app.find("radio button", ISSUER_CHOICE, root=dialog))
+            app.type_into(app.find("text", "Issuer URL", root=dialog), base)
+            app.press(app.find("push button", "Add", root=dialog))
+            app.wait_status(f"Not signed in. Sign in with {host}", timeout=30)
+
+            sign_in(app, home)
+            app.wait_status(f"Signed in with {host}")
+            app.screenshot("01-signed-in-through-a-pushed-request")
+            expect(admin(base, "/_admin/stats")["pushed_requests"] == 1, "the window's sign-in was pushed")
+
+            app.press(app.button("Sign out"))
+            app.wait_sensitive("Sign in")
+            desktop.choose_user_agent(app, "In your browser")
+            app.press(app.wait_sensitive("Sign in"))
+            page = browser.page("Sign in – Latchkey Sandbox")
+            app.type_into(app.find("entry", "Username", root=page), "ada")
+            app.type_into(app.find("password text", "Password", root=page), "engine")
+            app.press(app.find("push button", "Allow", root=page))
+            browser.page("Answer received · Latchkey")
+            app.wait_status(f"Signed in with {host}")
+            app.screenshot("02-signed-in-through-the-browser")
+            stats = admin(base, "/_admin/stats")
+            expect(stats["pushed_requests"] == 2, "the browser's sign-in was pushed")
+            # What each page's address held: the classic request sent by hand, then the two pushed ones.
+            expect(stats["authorization_address_parameters"][1:] == ["client_id request_uri"] * 2,
+                   f"the pages' addresses: {stats['authorization_address_parameters']}")
+        finally:
+            browser.quit()
+            app.quit()
+
+
+SCENARIOS = {"device_sign_in": device_sign_in, "paste_back": paste_back, "device_in_window": device_in_window,
+             "terminal_qr_code": terminal_qr_code, "pushed_requests": pushed_requests}

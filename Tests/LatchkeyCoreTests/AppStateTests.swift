@@ -38,6 +38,23 @@ import Testing
         #expect(view(.signedIn(notice: nil)).scopesLine == nil, "nothing said, nothing shown")
     }
 
+    /// Issue 28: "Sign in on another device" waits with the code shown, and ends as any sign-in does.
+    @Test func signingInOnAnotherDevice() {
+        let signedOut = run([.launched(signedIn: false, notice: nil)])
+        let waiting = AppState.next(signedOut, .deviceSignInRequested)
+        #expect(waiting.state == .signingInOnDevice && waiting.effects == [.signInOnDevice])
+        let model = view(waiting.state)
+        #expect(!model.signInEnabled && !model.providerChoiceEnabled && model.busy)
+        #expect(model.status == "Waiting for you to sign in with Sandbox on your other device…")
+        #expect(!waiting.state.accepts(.signInRequested) && !waiting.state.accepts(.deviceSignInRequested), "one sign-in at a time")
+        #expect(AppState.next(waiting.state, .cancelRequested) == .init(state: .signingInOnDevice, effects: [.cancelSignIn]))
+        #expect(run([.signInSucceeded(notice: nil)], from: waiting.state) == .signedIn(notice: nil))
+        let refused = run([.signInFailed(.deviceSignInDenied)], from: waiting.state)
+        #expect(refused == .failed(message: OAuthError.deviceSignInDenied.description, signedIn: false))
+        #expect(AppState.next(refused, .deviceSignInRequested).effects.contains(.signInOnDevice), "and may be tried again")
+        #expect(!AppState.next(.signedIn(notice: nil), .deviceSignInRequested).effects.contains(.signInOnDevice))
+    }
+
     @Test func whileStartingNothingCanBePressed() {
         let model = view(.starting)
         #expect(!model.signInEnabled && !model.getProfileEnabled && !model.signOutVisible)

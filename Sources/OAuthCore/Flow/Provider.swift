@@ -123,6 +123,8 @@ public final class Provider: Sendable {
         return try await keepSignIn(for: choice) { session, _ in
             let client = session.tokenClient
             let authorization = try await client.startDeviceAuthorization()
+            // Cancelled while the code was asked for: nothing to show.
+            guard !Task.isCancelled else { throw OAuthError.cancelled }
             await show(authorization)
             return try await client.deviceToken(for: authorization, wait: wait)
         }
