@@ -4,9 +4,21 @@ import Glibc
 /// Latchkey's own commands (`latchkey token`, the git credential helper) asking
 /// the agent over its socket, in plain JSON: one request, one answer.
 public enum AgentClient {
-    /// The answer of this session's agent (`AgentSocket.defaultPath`); nil when none runs.
-    public static func ask(_ request: AgentRequest) -> Result<AgentToken, AgentRefusal>? {
-        AgentSocket.defaultPath().flatMap { ask(request, at: $0) }
+    /// The answer of this session's agent (`AgentSocket.clientPath`); nil when none runs. An agent
+    /// named by `LATCHKEY_AGENT_SOCK` (forwarded over ssh) that does not answer is a refusal: the
+    /// person asked for that agent, and signing in here instead is not what they meant.
+    public static func ask(
+        _ request: AgentRequest, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Result<AgentToken, AgentRefusal>? {
+        guard let (path, forwarded) = AgentSocket.clientPath(environment: environment) else { return nil }
+        let answer = ask(request, at: path)
+        guard forwarded else { return answer }
+        return answer
+            ?? .failure(
+                AgentRefusal(
+                    .failed,
+                    "No agent answers at \(AgentSocket.forwardedVariable) (\(path)): the ssh connection that forwards the desktop's agent "
+                        + "there may have closed. Connect again (ssh -R), or unset \(AgentSocket.forwardedVariable) to sign in here."))
     }
 
     /// The agent's answer; nil when no agent answers at `path` (the command then does the work itself).
@@ -26,7 +38,9 @@ public enum AgentClient {
             guard n > 0 else { break }
             answer += chunk[0..<n]
         }
-        guard !answer.isEmpty else { return .failure(AgentRefusal(.failed, "Latchkey's agent did not answer.")) }
+        guard !answer.isEmpty else {
+            return .failure(AgentRefusal(.failed, "Latchkey's agent did not answer: the connection to it closed before its answer."))
+        }
         return OIDCAgentMessage.answer(answer)
     }
 }

@@ -32,6 +32,8 @@ public final class AgentSocket: Sendable {
     public struct Connection: Sendable {
         public let peer: Peer
         public let caller: Result<Caller, AgentRefusal>
+        /// Signalled when the caller closes its end while its request is under way.
+        public let hangUp = HangUp()
     }
 
     public typealias Handler = @Sendable (Connection, AgentRequest) async -> Result<AgentToken, AgentRefusal>
@@ -63,6 +65,17 @@ public final class AgentSocket: Sendable {
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
         return runtime + "/latchkey/agent.sock"
+    }
+
+    /// The variable naming the socket an agent reached elsewhere answers on: the desktop's,
+    /// forwarded to this machine with `ssh -R` (as SSH_AUTH_SOCK names ssh-agent's).
+    public static let forwardedVariable = "LATCHKEY_AGENT_SOCK"
+
+    /// Where Latchkey's commands ask: `LATCHKEY_AGENT_SOCK` when set (an absolute path), else this session's
+    /// socket; with whether it was forwarded (then no agent there is said, not worked around).
+    public static func clientPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> (path: String, forwarded: Bool)? {
+        if let forwarded = environment[forwardedVariable], forwarded.hasPrefix("/") { return (forwarded, true) }
+        return defaultPath(environment: environment).map { ($0, false) }
     }
 
     /// Whether an agent answers at `path` now.
@@ -220,7 +233,7 @@ public final class AgentSocket: Sendable {
             case .send(let bytes):
                 guard Self.writeAll(fd, bytes) else { return }
             case .request(let request):
-                let answer = request.flatMap { wait(for: $0, from: connection) }
+                let answer = request.flatMap { wait(for: $0, from: connection, on: fd) }
                 let json: String
                 switch answer {
                 case .success(let token): json = OIDCAgentMessage.success(token)
@@ -235,7 +248,7 @@ public final class AgentSocket: Sendable {
     }
 
     /// The handler's answer, waited for on this connection's own thread.
-    private func wait(for request: AgentRequest, from connection: Connection) -> Result<AgentToken, AgentRefusal> {
+    private func wait(for request: AgentRequest, from connection: Connection, on fd: Int32) -> Result<AgentToken, AgentRefusal> {
         let answer = Mutex<Result<AgentToken, AgentRefusal>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let handler = self.handler
@@ -244,7 +257,19 @@ public final class AgentSocket: Sendable {
             answer.withLock { $0 = result }
             done.signal()
         }
-        done.wait()
+        // Most answers come at once. One that waits (on the person, on the provider) is watched for
+        // the caller hanging up, a quarter of a second at a time: then its question is taken back.
+        while done.wait(timeout: .now() + .milliseconds(250)) == .timedOut {
+            guard !connection.hangUp.happened else { continue }
+            // Closed, not half-closed: a script may shut its sending side down and still wait for the answer.
+            // Through ssh, though, a program that ended on the far side is only a half-close here (ssh
+            // passes its end on as one, and waits for the answer on the channel): that is the hang-up.
+            let halfClosed: Int16 = 0x2000  // POLLRDHUP, which the Glibc module does not import
+            let remote = (try? connection.caller.get())?.program.remoteHost != nil
+            var poller = pollfd(fd: fd, events: remote ? halfClosed : 0, revents: 0)
+            let gone = Int16(POLLHUP | POLLERR) | (remote ? halfClosed : 0)
+            if poll(&poller, 1, 0) > 0, poller.revents & gone != 0 { connection.hangUp.signal() }
+        }
         return answer.withLock { $0 } ?? .failure(AgentRefusal(.failed, "The agent could not answer."))
     }
 

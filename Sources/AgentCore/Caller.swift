@@ -72,9 +72,12 @@ public struct Caller: Sendable, Equatable {
             return .failure(AgentRefusal(.denied, "Latchkey's own command asked with no program behind it to ask for."))
         }
         let through = first.commandLine.prefix(2).map(lastComponent).joined(separator: " ")
+        // An ssh that ran Latchkey's command here (a LocalCommand) is ssh asking for itself, not a forward.
+        var program = parent.program
+        program.remoteHost = nil
         return .success(
             Caller(
-                pid: parent.pid, uid: uid, program: parent.program, file: parent.file, commandLine: parent.commandLine,
+                pid: parent.pid, uid: uid, program: program, file: parent.file, commandLine: parent.commandLine,
                 through: through, started: parent.started, asker: ProcessKey(pid: pid, started: first.started)))
     }
 
@@ -92,6 +95,9 @@ public struct Caller: Sendable, Equatable {
     public var runsOthers: Bool {
         let name = lastComponent(program.path)
         if program.flatpakID != nil { return false }
+        // ssh forwarding the socket (`ssh -R`): the person may allow one host always, knowingly (the question says
+        // whatever runs there as them gets it), and that never covers ssh itself or another host.
+        if program.remoteHost != nil { return false }
         if Self.launchers.contains(name) { return true }
         return ["python", "perl", "ruby", "node", "lua", "php", "pypy"].contains { name.hasPrefix($0) }
     }
@@ -99,7 +105,7 @@ public struct Caller: Sendable, Equatable {
     static let launchers: Set<String> = [
         "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "busybox", "env", "systemd", "init", "sudo", "su",
         "doas", "pkexec", "setsid", "nohup", "timeout", "xargs", "nice", "ionice", "stdbuf", "script", "tmux", "screen", "sshd",
-        "ssh", "latchkey", "flatpak-spawn", "bwrap", "java", "tclsh", "expect", "cron", "crond", "make",
+        "ssh", "sshd-session", "latchkey", "flatpak-spawn", "bwrap", "java", "tclsh", "expect", "cron", "crond", "make",
     ]
 }
 
@@ -169,10 +175,22 @@ public struct ProcessFiles: Sendable {
         }
         if commandLine.last == "" { commandLine.removeLast() }
         guard startTime(of: pid, proc: proc) == started else { return .failure(unknown) }
+        // ssh connects to the socket only for a forward (`ssh -R`): whatever asks is on the other machine.
+        let remoteHost = flatpakID == nil && isSystemSSH(path: path, exe: "\(directory)/exe") ? SSHDestination.host(in: commandLine) : nil
         return .success(
             ProcessFiles(
-                pid: pid, program: Program(path: path, flatpakID: flatpakID), file: file, commandLine: commandLine, parent: parent,
-                started: started))
+                pid: pid, program: Program(path: path, flatpakID: flatpakID, remoteHost: remoteHost), file: file,
+                commandLine: commandLine, parent: parent, started: started))
+    }
+
+    /// Whether the process runs the system's ssh: named `ssh`, and a file of root's that nobody else
+    /// may write (a package's). A program of the person's own named ssh (`~/.local/bin/ssh`) is only
+    /// a program, identified by its path: what its command line says of a host is not taken.
+    static func isSystemSSH(path: String, exe: String) -> Bool {
+        guard lastComponent(path) == "ssh" else { return false }
+        var info = stat()
+        guard stat(exe, &info) == 0 else { return false }
+        return info.st_uid == 0 && info.st_mode & (S_IWGRP | S_IWOTH) == 0
     }
 
     /// The path the kernel names, less the mark it adds once the file was replaced or removed.

@@ -12,8 +12,13 @@ public struct ConsentQuestion: Sendable, Equatable {
     public let changed: Bool
 
     /// Whether "Always allow" is offered: not for a program that runs others (a shell, an
-    /// interpreter), where it would allow whatever runs through it.
-    public var offersAlways: Bool { !caller.runsOthers }
+    /// interpreter), where it would allow whatever runs through it; nor for another machine reached
+    /// through ssh, whose name comes from a command line that cannot be trusted to say where ssh went.
+    public var offersAlways: Bool { !caller.runsOthers && caller.program.remoteHost == nil }
+
+    /// Whether "Allow while connected" is offered: for another machine reached through ssh, this
+    /// request and the next ones through the same ssh process, for as long as it runs.
+    public var offersWhileConnected: Bool { caller.program.remoteHost != nil }
 
     public init(caller: Caller, providerID: String, providerName: String, scopes: [String], applicationHint: String?, changed: Bool) {
         self.caller = caller
@@ -29,6 +34,8 @@ public struct ConsentQuestion: Sendable, Equatable {
 public enum ConsentAnswer: Sendable, Equatable {
     case allowOnce
     case alwaysAllow
+    /// Through ssh: allowed until that ssh process ends, kept nowhere.
+    case allowWhileConnected
     case deny
 }
 
@@ -54,9 +61,19 @@ public enum ConsentSentence {
     /// No display to ask on: what to run instead.
     public static func nobodyToAsk(_ question: ConsentQuestion) -> String {
         let program = question.caller.program
+        if program.remoteHost != nil {
+            return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
+                + "to ask you on; a program reached through ssh is allowed only by an answer on the desktop."
+        }
         let allow = program.flatpakID.map { "--flatpak \($0)" } ?? shellQuoted(program.path)
-        return "\(program.name) asked for your \(question.providerName) token, and Latchkey's agent has no display to ask you on. "
+        return
+            "\(program.name) asked for your \(question.providerName) token, and Latchkey's agent has no display to ask you on. "
             + "To allow it, run: latchkey agent allow \(allow) \(question.providerID)"
+    }
+
+    /// A sentence's first words: "A program on devbox …" for one reached through ssh; any other name as it is.
+    public static func capitalised(_ name: String) -> String {
+        name.hasPrefix("a program on ") ? "A" + name.dropFirst() : name
     }
 
     static func shellQuoted(_ text: String) -> String {

@@ -8,27 +8,74 @@ public struct Program: Sendable, Hashable, Codable {
     public var path: String
     /// The Flatpak app id, from the sandbox's `/.flatpak-info`; nil outside Flatpak.
     public var flatpakID: String?
+    /// For ssh, which forwards the socket to another machine (`ssh -R`): that machine, as its command
+    /// line names it (`devbox`, an alias of `~/.ssh/config`, or an address). Whatever runs there
+    /// asks through it, so the host is who asks.
+    public var remoteHost: String?
 
-    public init(path: String, flatpakID: String? = nil) {
+    public init(path: String, flatpakID: String? = nil, remoteHost: String? = nil) {
         self.path = path
         self.flatpakID = flatpakID
+        self.remoteHost = remoteHost
     }
 
-    /// How the person sees it: the Flatpak id, else the path.
-    public var name: String { flatpakID ?? path }
+    /// How the person sees it: a program on the remote host, the Flatpak id, else the path.
+    public var name: String { remoteHost.map { "a program on \($0) (through ssh)" } ?? flatpakID ?? path }
 
-    /// Whether what the person allowed as this program takes in `caller`: a Flatpak app by its app
-    /// id alone (its path is inside its sandbox, and changes with its updates), anything else by its
-    /// path, and never the one for the other.
+    /// Whether what the person allowed as this program takes in `caller`: a remote host by its name
+    /// alone (whichever ssh reaches it), a Flatpak app by its app id alone (its path is inside its
+    /// sandbox, and changes with its updates), anything else by its path, and never the one for another.
     public func covers(_ caller: Program) -> Bool {
-        if let flatpakID { return caller.flatpakID == flatpakID }
-        return caller.flatpakID == nil && caller.path == path
+        if let remoteHost { return caller.remoteHost?.lowercased() == remoteHost.lowercased() }
+        if let flatpakID { return caller.remoteHost == nil && caller.flatpakID == flatpakID }
+        return caller.remoteHost == nil && caller.flatpakID == nil && caller.path == path
     }
 
     enum CodingKeys: String, CodingKey {
         case path
         case flatpakID = "flatpak_id"
+        case remoteHost = "remote_host"
     }
+}
+
+/// The machine an ssh command line connects to: its destination (`[user@]host`, or
+/// `ssh://[user@]host[:port]`), the first argument that is not an option or an option's value.
+public enum SSHDestination {
+    /// ssh's options that take a value (ssh(1)), which may follow in the next argument.
+    static let optionsWithValue = Set("BbcDEeFIiJLlmOoPpQRSWw")
+
+    /// The host `commandLine` (ssh's, starting with the program) connects to; "an unnamed host"
+    /// when none can be told, so that a forwarded caller is never taken for a local one.
+    public static func host(in commandLine: [String]) -> String {
+        var index = 1
+        while index < commandLine.count {
+            let argument = commandLine[index]
+            if argument == "--" {
+                index += 1
+                break
+            }
+            guard argument.hasPrefix("-"), argument.count > 1 else { break }
+            // Flags run together (-4A, -vvv); the first that takes a value ends them, its value
+            // the rest of this argument (-p22) or, when nothing is left, the next one (-p 22).
+            let flags = Array(argument.dropFirst())
+            if let position = flags.firstIndex(where: optionsWithValue.contains), position == flags.count - 1 { index += 1 }
+            index += 1
+        }
+        guard index < commandLine.count else { return unnamed }
+        var destination = Substring(commandLine[index])
+        if destination.hasPrefix("ssh://") {
+            destination = destination.dropFirst("ssh://".count).prefix { $0 != "/" }
+            if let at = destination.lastIndex(of: "@") { destination = destination[destination.index(after: at)...] }
+            if !destination.hasPrefix("["), let colon = destination.lastIndex(of: ":") { destination = destination[..<colon] }
+        } else if let at = destination.lastIndex(of: "@") {
+            destination = destination[destination.index(after: at)...]
+        }
+        let host = String(destination)
+        let allowed = host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || ".-_:[]%".contains($0)) }
+        return !host.isEmpty && host.count <= 253 && allowed ? host : unnamed
+    }
+
+    static let unnamed = "an unnamed host"
 }
 
 /// The executable file behind a process, as `stat` sees it through `/proc/PID/exe`

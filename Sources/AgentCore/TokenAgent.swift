@@ -17,12 +17,21 @@ public actor TokenAgent {
     private let consentTimeout: Duration
     private var asking: [QuestionKey: (number: Int, asker: Caller.ProcessKey, answer: Task<Asked, Never>)] = [:]
     private var questions = 0
+    /// "Allow while connected": the ssh processes (and providers) allowed until they end. Kept in memory only.
+    private var whileConnected: Set<ConnectionGrant> = []
+
+    private struct ConnectionGrant: Hashable {
+        let process: Caller.ProcessKey
+        let provider: String
+    }
 
     /// How a question ended.
     private enum Asked: Sendable, Equatable {
         case answered(ConsentAnswer)
         case nobodyToAsk
         case noAnswerInTime
+        /// The caller hung up first (its connection closed): the question was taken back.
+        case callerGone
     }
 
     private struct QuestionKey: Hashable {
@@ -42,15 +51,18 @@ public actor TokenAgent {
 
     /// A token for `caller`, if the person allows it. `stillTheSame` is asked before the token is
     /// handed over: the process may have ended, or exec'd another program, while the person was asked.
+    ///
+    /// `hangUp`, when the way in can tell, is signalled if the caller goes away meanwhile: a question
+    /// still on the screen for it is then taken back.
     public func answer(
-        _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () -> Bool = { true }
+        _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () -> Bool = { true }, hangUp: HangUp? = nil
     ) async -> Result<AgentToken, AgentRefusal> {
         // Allowed per account: a program allowed for one person's sign-in is asked again for another's.
         let owner: TokenOwner
         do { owner = try await broker.account(for: request) } catch { return .failure(error) }
         let provider = (id: owner.accountKey, name: owner.name)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
-        if let refusal = await consent(request, caller, provider, metadata) { return .failure(refusal) }
+        if let refusal = await consent(request, caller, provider, metadata, hangUp) { return .failure(refusal) }
         let answer = await broker.token(for: request, of: owner)
         guard case .success = answer else { return answer }
         guard stillTheSame() else {
@@ -64,11 +76,15 @@ public actor TokenAgent {
     }
 
     /// Nil once the person allowed it (or had always allowed it); else why not.
-    private func consent(_ request: AgentRequest, _ caller: Caller, _ provider: (id: String, name: String), _ metadata: Logger.Metadata)
-        async -> AgentRefusal?
-    {
+    private func consent(
+        _ request: AgentRequest, _ caller: Caller, _ provider: (id: String, name: String), _ metadata: Logger.Metadata, _ hangUp: HangUp?
+    ) async -> AgentRefusal? {
         let key = QuestionKey(program: caller.program, provider: provider.id)
+        let connection = ConnectionGrant(process: caller.key, provider: provider.id)
         while true {
+            // Ended ssh processes' answers go; one still running (the same process: its start time) is allowed.
+            whileConnected = whileConnected.filter { ProcessFiles.startTime(of: $0.process.pid, proc: "/proc") == $0.process.started }
+            if caller.program.remoteHost != nil, whileConnected.contains(connection) { return nil }
             let decision = grants.decision(for: caller, provider: provider.id)
             if decision == .allowed { return nil }
             let question = ConsentQuestion(
@@ -78,15 +94,17 @@ public actor TokenAgent {
                 let shared = await pending.answer.value
                 // Answered: no longer pending, whoever resumes first.
                 if asking[key]?.number == pending.number { asking[key] = nil }
-                // The process that was asked about: its answer. Another: decided afresh.
+                // The process that was asked about: its answer. Another: decided afresh. One whose own
+                // connection is still there, when the question went with another's: asked again.
                 guard pending.asker == (caller.asker ?? caller.key) else { continue }
+                if shared == .callerGone, hangUp?.happened != true { continue }
                 return refusal(for: shared, question, metadata)
             }
             // "Always allow" is kept before the answer is known to anyone waiting: they find it in the list.
             let (grants, logger) = (self.grants, self.logger)
             let pending = Task {
-                let asked = await ask(question)
-                if asked == .answered(.alwaysAllow), !caller.runsOthers {
+                let asked = await ask(question, hangUp: hangUp)
+                if asked == .answered(.alwaysAllow), question.offersAlways {
                     do {
                         try grants.allow(caller.program, file: caller.file, provider: provider.id, scopes: request.scopes)
                     } catch {
@@ -101,13 +119,14 @@ public actor TokenAgent {
             asking[key] = (number, caller.asker ?? caller.key, pending)
             let answer = await pending.value
             if asking[key]?.number == number { asking[key] = nil }
+            if answer == .answered(.allowWhileConnected), question.offersWhileConnected { whileConnected.insert(connection) }
             return refusal(for: answer, question, metadata)
         }
     }
 
     private func refusal(for asked: Asked, _ question: ConsentQuestion, _ metadata: Logger.Metadata) -> AgentRefusal? {
         switch asked {
-        case .answered(.allowOnce), .answered(.alwaysAllow): return nil
+        case .answered(.allowOnce), .answered(.alwaysAllow), .answered(.allowWhileConnected): return nil
         case .answered(.deny):
             logger.notice("The person refused the program", metadata: metadata)
             return AgentRefusal(.denied, ConsentSentence.denied(question))
@@ -117,15 +136,24 @@ public actor TokenAgent {
         case .noAnswerInTime:
             logger.notice("Nobody answered in time; the program was refused", metadata: metadata)
             return AgentRefusal(.denied, ConsentSentence.noAnswer(question, after: consentTimeout))
+        case .callerGone:
+            logger.notice("The program went away before the person answered; the question was taken back", metadata: metadata)
+            return AgentRefusal(.failed, "The program that asked went away before you answered; it was given nothing.")
         }
     }
 
     /// The person's answer, or why there is none: nobody to ask, or nobody answering in time (the
     /// question is then taken back: the asker's task is cancelled, and closes its dialog).
-    private func ask(_ question: ConsentQuestion) async -> Asked {
+    private func ask(_ question: ConsentQuestion, hangUp: HangUp?) async -> Asked {
         let (asker, timeout) = (self.asker, consentTimeout)
         return await withTaskGroup(of: Asked?.self) { group in
             group.addTask { await asker.ask(question).map(Asked.answered) ?? .nobodyToAsk }
+            if let hangUp {
+                group.addTask {
+                    await hangUp.wait()
+                    return Task.isCancelled ? nil : .callerGone
+                }
+            }
             group.addTask {
                 try? await Task.sleep(for: timeout)
                 return Task.isCancelled ? nil : .noAnswerInTime

@@ -38,7 +38,9 @@ final class AgentService {
             AgentSocket(path: path, logger: logger) { [agent] connection, request in
                 switch connection.caller {
                 case .failure(let refusal): return .failure(refusal)
-                case .success(let caller): return await agent.answer(request, from: caller, stillTheSame: { caller.isStillTheSame() })
+                case .success(let caller):
+                    return await agent.answer(
+                        request, from: caller, stillTheSame: { caller.isStillTheSame() }, hangUp: connection.hangUp)
                 }
             }
         }

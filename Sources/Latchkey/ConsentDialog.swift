@@ -14,6 +14,7 @@ final class ConsentDialog {
     private let deny = Button(label: "Deny")
     private let once = Button(label: "Allow once")
     private let always = Button(label: "Always allow")
+    private let whileConnected = Button(label: "Allow while connected")
     private var answered: ((ConsentAnswer) -> Void)?
 
     // Layout: the question, the program's particulars, the three answers.
@@ -26,7 +27,7 @@ final class ConsentDialog {
         window.keepAbove()
         window.setResizable(false)
 
-        let name = Redaction.printable(question.caller.program.name)
+        let name = ConsentSentence.capitalised(Redaction.printable(question.caller.program.name))
         let provider = Redaction.printable(question.providerName)
         let headline = Label("", wrap: true)
         headline.setMarkup("<b>\(Label.escape(name))</b> asks for a token of your <b>\(Label.escape(provider))</b> sign-in.")
@@ -52,11 +53,13 @@ final class ConsentDialog {
             grid.attach(text, column: 1, row: row)
             row += 1
         }
-        for button in [deny, once, always] { button.setAccessible(name: button.label) }
+        for button in [deny, once, always, whileConnected] { button.setAccessible(name: button.label) }
         always.addStyleClass("suggested-action")
+        whileConnected.addStyleClass("suggested-action")
         let buttons = Box(vertical: false, spacing: 8)
         buttons.setAlignment(horizontal: .end)
-        for button in [deny, once] + (question.offersAlways ? [always] : []) { buttons.append(button) }
+        let more = question.offersAlways ? [always] : question.offersWhileConnected ? [whileConnected] : []
+        for button in [deny, once] + more { buttons.append(button) }
 
         let content = Box(vertical: true, spacing: 16)
         content.setMargins(18)
@@ -75,6 +78,7 @@ final class ConsentDialog {
         deny.onClicked { [weak self] in self?.finish(.deny) }
         once.onClicked { [weak self] in self?.finish(.allowOnce) }
         always.onClicked { [weak self] in self?.finish(.alwaysAllow) }
+        whileConnected.onClicked { [weak self] in self?.finish(.allowWhileConnected) }
         window.onCloseRequest { [weak self] in
             self?.finish(.deny)
             return true
@@ -88,6 +92,11 @@ final class ConsentDialog {
     /// Under the particulars: what an answer gives away.
     static func note(_ question: ConsentQuestion) -> String {
         let name = Redaction.printable(question.caller.program.name)
+        if let host = question.caller.program.remoteHost {
+            return "The agent's socket is forwarded to \(Redaction.printable(host)) (as ssh's command line names it) with ssh -R: "
+                + "whatever runs there as you, through this connection, gets the token if you allow it. Allow while connected "
+                + "covers what asks through this ssh until it ends, and is kept nowhere."
+        }
         if question.caller.program.flatpakID != nil {
             return "A Flatpak app cannot read your keyring itself: this answer is what lets it have the token or not."
         }
@@ -102,6 +111,7 @@ final class ConsentDialog {
     static func particulars(_ question: ConsentQuestion) -> [(String, String)] {
         let caller = question.caller
         var lines: [(String, String)] = []
+        if let host = caller.program.remoteHost { lines.append(("Remote host", host)) }
         if let flatpak = caller.program.flatpakID { lines.append(("Flatpak app", flatpak)) }
         lines.append(("Program", caller.program.path))
         lines.append(("Command line", caller.commandLine.joined(separator: " ")))

@@ -94,7 +94,9 @@ struct TokenCommand: ParsableCommand {
                 throw ValidationError("--resource must be an https URL without a fragment (http only on this computer), not “\(resource)”.")
             }
         }
-        if let provider, !LatchkeyCommand.catalog.contains(provider) {
+        // Asked of a forwarded agent (another machine's), the provider is that machine's to know.
+        let forwarded = AgentSocket.clientPath()?.forwarded ?? false
+        if let provider, !forwarded, !LatchkeyCommand.catalog.contains(provider) {
             throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
         }
         if device, paste { throw ValidationError("Choose one of --device and --paste.") }

@@ -53,12 +53,18 @@ static const char *option(int argc, char **argv, int *i, const char *name) {
 }
 
 // The agent's answer to a plain JSON request, into answer; its length, or -1 when no agent answers.
+// Asked where LATCHKEY_AGENT_SOCK says (the desktop's agent forwarded with ssh -R), else at this session's socket.
 static long ask_agent(const char *request, char *answer, size_t capacity) {
-    const char *runtime = getenv("XDG_RUNTIME_DIR");
-    if (!runtime || runtime[0] != '/') return -1;
     struct sockaddr_un address = {.sun_family = AF_UNIX};
-    if (snprintf(address.sun_path, sizeof address.sun_path, "%s/latchkey/agent.sock", runtime) >= (int)sizeof address.sun_path)
-        return -1;
+    const char *forwarded = getenv("LATCHKEY_AGENT_SOCK");
+    if (forwarded && forwarded[0] == '/') {
+        if (snprintf(address.sun_path, sizeof address.sun_path, "%s", forwarded) >= (int)sizeof address.sun_path) return -1;
+    } else {
+        const char *runtime = getenv("XDG_RUNTIME_DIR");
+        if (!runtime || runtime[0] != '/') return -1;
+        if (snprintf(address.sun_path, sizeof address.sun_path, "%s/latchkey/agent.sock", runtime) >= (int)sizeof address.sun_path)
+            return -1;
+    }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
@@ -124,7 +130,7 @@ int main(int argc, char **argv) {
         return strcmp(kind, "SignedOut") == 0 ? SIGNED_OUT : strcmp(kind, "Denied") == 0 ? REFUSED : FAILED;
     }
     if (agent_answer_string(answer, (size_t)length, "access_token", text, sizeof text) <= 0) {
-        fprintf(stderr, "latchkey: Latchkey's agent did not answer.\n");
+        fprintf(stderr, "latchkey: Latchkey's agent did not answer: the connection to it closed before its answer.\n");
         return FAILED;
     }
     if (strcmp(format, "header") == 0) {

@@ -102,4 +102,69 @@ import Testing
             #expect(!Caller(pid: 1, uid: 0, program: Program(path: path), file: file, commandLine: []).runsOthers, "\(path)")
         }
     }
+
+    /// Issue 28: ssh connects to the agent's socket only for a forward (ssh -R), so the caller is
+    /// whatever runs on the machine its command line names.
+    @Test(arguments: [
+        (["ssh", "devbox"], "devbox"),
+        (["ssh", "-F", "/home/ada/.ssh/config", "devbox", "latchkey", "token"], "devbox"),
+        (["/usr/bin/ssh", "-4AvR", "/tmp/a.sock:/run/user/1000/latchkey/agent.sock", "ada@build.example.org"], "build.example.org"),
+        (["ssh", "-p2222", "-oStrictHostKeyChecking=yes", "-i", "key", "ada@10.0.0.7", "uptime"], "10.0.0.7"),
+        (["ssh", "-N", "-R", "/tmp/a:/tmp/b", "--", "devbox"], "devbox"),
+        (["ssh", "ssh://ada@devbox.example:2222/ignored"], "devbox.example"),
+        (["ssh", "-R", "/tmp/a:/tmp/b"], "an unnamed host"),
+        (["ssh", "evil\u{1B}[31mhost"], "an unnamed host"),
+    ])
+    func theHostAnSSHCommandLineReaches(commandLine: [String], host: String) {
+        #expect(SSHDestination.host(in: commandLine) == host)
+    }
+
+    @Test func aRemoteHostIsAllowedByItsNameAlone() {
+        let devbox = Program(path: "/usr/bin/ssh", remoteHost: "devbox")
+        #expect(devbox.name == "a program on devbox (through ssh)")
+        let file = ExecutableFile(device: 1, inode: 2, size: 3, modified: 4)
+        let forwarded = Caller(pid: 1, uid: 0, program: devbox, file: file, commandLine: ["ssh", "devbox"])
+        #expect(!forwarded.runsOthers, "one host may be allowed always")
+        #expect(Caller(pid: 1, uid: 0, program: Program(path: "/usr/bin/ssh"), file: file, commandLine: ["ssh"]).runsOthers)
+        #expect(devbox.covers(Program(path: "/usr/local/bin/ssh", remoteHost: "DevBox")))
+        #expect(!devbox.covers(Program(path: "/usr/bin/ssh", remoteHost: "prod")))
+        #expect(!devbox.covers(Program(path: "/usr/bin/ssh")), "not ssh run here for itself")
+        #expect(!Program(path: "/usr/bin/ssh").covers(Program(path: "/usr/bin/ssh", remoteHost: "devbox")), "nor the other way")
+        let earlier = try? JSONDecoder().decode(Program.self, from: Data(#"{"path":"/usr/bin/oidc-token"}"#.utf8))
+        #expect(earlier == Program(path: "/usr/bin/oidc-token"), "grants written before remote hosts read as they were")
+    }
+
+    /// Only the system's ssh (root's file, writable by nobody else) is taken for a forward: a program
+    /// of the person's own named ssh is the program it is, whatever its command line says.
+    @Test(.enabled(if: getuid() == 0, "needs root to give the file away"))
+    func onlyTheSystemsSSHIsTakenForAForward() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ssh-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ssh = directory.appendingPathComponent("ssh").path
+        try FileManager.default.copyItem(atPath: "/bin/dash", toPath: ssh)
+        // `ssh -c "sleep 30; true" devbox` to ssh's reading: a cipher, then the destination; to dash: a command it stays for.
+        func caller() throws -> Caller {
+            let process = try Spawned(ssh, ["-c", "sleep 30; true", "devbox"])
+            defer { process.kill() }
+            // Identified once it runs the copy (the child may not have reached its exec yet).
+            let deadline = Date().addingTimeInterval(10)
+            while (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/exe")) != ssh,
+                Date() < deadline
+            {
+                usleep(1000)
+            }
+            return try #require(Caller.of(pid: process.processIdentifier, uid: getuid(), own: .none))
+        }
+        chmod(ssh, 0o755)
+        let system = try caller()
+        #expect(system.program.remoteHost == "devbox", "\(system.program) \(system.commandLine)")
+        chmod(ssh, 0o775)
+        #expect(try caller().program.remoteHost == nil, "writable by its group")
+        chmod(ssh, 0o755)
+        chown(ssh, 65534, 65534)
+        let own = try caller()
+        #expect(own.program.remoteHost == nil && own.program.name == ssh, "someone's own file")
+        #expect(own.runsOthers, "and, named ssh, asked about each time")
+    }
 }

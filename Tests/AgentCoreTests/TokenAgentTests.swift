@@ -197,4 +197,83 @@ import Testing
         #expect(home.grants.all.isEmpty)
         person.release()
     }
+
+    /// Issue 28: a caller whose connection closes while the person is asked (the ssh connection that
+    /// forwarded the socket dropped, the program ended) has its question taken back; one that only
+    /// shuts its sending side, and waits for the answer, is still asked.
+    @Test func aCallerThatHangsUpHasItsQuestionTakenBack() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .allowOnce, holds: true)
+        let tokenAgent = agent(home, person)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hangup-\(UUID().uuidString)/agent.sock").path
+        let socket = AgentSocket(path: path, logger: home.logger) { connection, request in
+            guard case .success(let caller) = connection.caller else { return .failure(AgentRefusal(.denied, "unknown")) }
+            return await tokenAgent.answer(request, from: caller, hangUp: connection.hangUp)
+        }
+        try socket.start()
+        defer { socket.stop() }
+        let bytes = Array(OIDCAgentMessage.encode(request).utf8)
+
+        let fd = AgentSocket.connectTo(path)
+        try #require(fd >= 0)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        try await waitFor("the question", within: 30) { person.questions.count == 1 }
+        close(fd)
+        try await waitFor("the question taken back", within: 30) { person.withdrawn }
+        #expect(home.grants.all.isEmpty)
+
+        // Half-closed: still there for the answer, which it gets once the person answers.
+        let person2 = ScriptedPerson(answering: .allowOnce, holds: true)
+        let second = AgentSocket(path: path + "2", logger: home.logger) { connection, request in
+            guard case .success(let caller) = connection.caller else { return .failure(AgentRefusal(.denied, "unknown")) }
+            return await agent(home, person2).answer(request, from: caller, hangUp: connection.hangUp)
+        }
+        try second.start()
+        defer { second.stop() }
+        let answer = Task { await BlockingWork.run { AgentSocketTests.blockingAsk(path + "2", bytes, true) } }
+        try await waitFor("the second question", within: 30) { person2.questions.count == 1 }
+        // Longer than the agent's look at the connection (a quarter of a second): the question stays.
+        try await Task.sleep(for: .seconds(1))
+        #expect(!person2.withdrawn)
+        person2.release()
+        #expect(await answer.value.contains("access_token"))
+        person.release()
+    }
+
+    /// Through ssh, "Allow while connected" answers that ssh process's requests until it ends, and
+    /// is kept nowhere: another ssh process (another connection) is asked anew.
+    @Test func allowWhileConnectedCoversOneSSHProcessAndIsKeptNowhere() async throws {
+        let home = try AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .allowWhileConnected)
+        let tokenAgent = agent(home, person)
+        let me = Caller.thisProcess
+        let devbox = Caller(
+            pid: me.pid, uid: me.uid, program: Program(path: "/usr/bin/ssh", remoteHost: "devbox"), file: me.file,
+            commandLine: ["ssh", "devbox"], started: me.started)
+        _ = try await tokenAgent.answer(request, from: devbox).get()
+        _ = try await tokenAgent.answer(request, from: devbox).get()
+        #expect(person.questions.count == 1, "one question for the connection")
+        let question = try #require(person.questions.first)
+        #expect(question.offersWhileConnected && !question.offersAlways)
+        #expect(home.grants.all.isEmpty, "kept nowhere")
+        // The same host through another ssh process (a pid that is not this one's): asked again.
+        let other = Caller(
+            pid: me.pid, uid: me.uid, program: devbox.program, file: me.file, commandLine: devbox.commandLine, started: me.started + 1)
+        _ = try await tokenAgent.answer(request, from: other).get()
+        #expect(person.questions.count == 2)
+        // A local program is never answered by a connection's allowance.
+        _ = try await tokenAgent.answer(request, from: me).get()
+        #expect(person.questions.count == 3)
+    }
+
+    /// Waits for `condition`, looking every 20 ms, for `within` seconds at most.
+    func waitFor(_ what: String, within seconds: Double, _ condition: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else { throw SandboxTestError("\(what) did not happen within \(seconds) s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
 }

@@ -351,7 +351,7 @@ def agent_killed_mid_refresh(home):
                                capture_output=True, text=True).stdout
         os.kill(int(re.search(r"uint32 (\d+)", owner).group(1)), 9)
         status, out, err = finished(waiting)
-        expect(status == 1 and out == "" and "Latchkey's agent did not answer." in err, f"the caller: {status} {out!r} {err!r}")
+        expect(status == 1 and out == "" and "Latchkey's agent did not answer: the connection to it closed before its answer." in err, f"the caller: {status} {out!r} {err!r}")
         with open(token_file, "rb") as f:
             expect(f.read() == before, "the stored sign-in changed when the agent was killed")
         # The bus starts another; the sign-in serves (its access token still has most of its life).
