@@ -147,13 +147,14 @@ import Testing
         func caller() throws -> Caller {
             let process = try Spawned(ssh, ["-c", "sleep 30; true", "devbox"])
             defer { process.kill() }
-            // Identified once it runs the copy (the child may not have reached its exec yet).
+            // Identified once it runs the copy, its command line in place (right after its exec, neither need be).
             let deadline = Date().addingTimeInterval(10)
-            while (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/exe")) != ssh,
-                Date() < deadline
-            {
-                usleep(1000)
+            func ready() -> Bool {
+                let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/exe")
+                let commandLine = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.processIdentifier)/cmdline"))
+                return exe == ssh && commandLine?.isEmpty == false
             }
+            while !ready(), Date() < deadline { usleep(1000) }
             return try #require(Caller.of(pid: process.processIdentifier, uid: getuid(), own: .none))
         }
         chmod(ssh, 0o755)
