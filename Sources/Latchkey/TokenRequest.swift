@@ -166,9 +166,11 @@ struct TokenRequest {
     func signInByPasting(_ provider: Provider) throws -> Token {
         let agent = PasteBackUserAgent(
             show: { page, redirect in
+                // A pushed request (RFC 9126) is kept by the provider for a short while only.
+                let soon = page.query?.contains("request_uri=") == true ? " soon (the provider keeps this request for a short while)" : ""
                 Descriptor.standardError.write(
                     """
-                    latchkey: Open this address in a browser on any computer and sign in:
+                    latchkey: Open this address in a browser on any computer\(soon) and sign in:
                     \(page.absoluteString)
                     latchkey: The browser then ends on an address that starts with \(redirect.absoluteString) (it cannot open it: \
                     that is expected). Copy the whole address from its address bar, paste it here and press Enter (Ctrl+C stops):

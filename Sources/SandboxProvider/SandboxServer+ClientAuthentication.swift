@@ -18,6 +18,20 @@ extension SandboxServer {
         var response: Response { SandboxServer.tokenError(error, description, basicChallenge: basicChallenge) }
     }
 
+    /// A back-channel request's form and its authenticated client, or the JSON answer that refuses it:
+    /// a body that is not a form (400), a client that does not authenticate (401). As the device
+    /// authorization and pushed request endpoints take them.
+    func authenticatedForm(_ request: Request) async throws -> Checked<(client: SandboxClient, parameters: Parameters)> {
+        guard let parameters = try await Self.formBody(request) else {
+            return .refused(Self.json(.badRequest, ["error": "invalid_request", "error_description": "The body must be a form."]))
+        }
+        switch await authenticateClient(request, parameters) {
+        case .success(let client): return .accepted((client, parameters))
+        case .failure(let error):
+            return .refused(Self.json(.unauthorized, ["error": error.error, "error_description": error.description]))
+        }
+    }
+
     func authenticateClient(_ request: Request, _ parameters: Parameters) async -> Result<SandboxClient, ClientAuthenticationError> {
         func failure(_ error: String, _ description: String, basic: Bool = false) -> Result<SandboxClient, ClientAuthenticationError> {
             .failure(.init(error: error, description: description, basicChallenge: basic))

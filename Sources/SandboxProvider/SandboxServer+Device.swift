@@ -20,14 +20,10 @@ extension SandboxServer {
     /// §3.1–3.2: a device code for the client, with the address and code a person uses.
     private func deviceAuthorization(_ request: Request) async throws -> Response {
         await state.count(\.deviceAuthorizations)
-        guard let parameters = try await Self.formBody(request) else {
-            return Self.json(.badRequest, ["error": "invalid_request", "error_description": "The body must be a form."])
-        }
-        let client: SandboxClient
-        switch await authenticateClient(request, parameters) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let error):
-            return Self.json(.unauthorized, ["error": error.error, "error_description": error.description])
+        let (client, parameters): (SandboxClient, Parameters)
+        switch try await authenticatedForm(request) {
+        case .refused(let answer): return answer
+        case .accepted(let form): (client, parameters) = form
         }
         let scopes = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
         if let unknown = scopes.first(where: { !likeness.scopes.contains($0) }) {

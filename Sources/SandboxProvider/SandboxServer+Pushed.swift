@@ -19,14 +19,10 @@ extension SandboxServer {
     /// and kept, once usable, under a new `request_uri` for `pushed_request_ttl` seconds.
     private func pushAuthorizationRequest(_ request: Request) async throws -> Response {
         await state.count(\.pushedRequests)
-        guard let parameters = try await Self.formBody(request) else {
-            return Self.json(.badRequest, ["error": "invalid_request", "error_description": "The body must be a form."])
-        }
-        let client: SandboxClient
-        switch await authenticateClient(request, parameters) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let error):
-            return Self.json(.unauthorized, ["error": error.error, "error_description": error.description])
+        let (client, parameters): (SandboxClient, Parameters)
+        switch try await authenticatedForm(request) {
+        case .refused(let answer): return answer
+        case .accepted(let form): (client, parameters) = form
         }
         func invalid(_ description: String) -> Response {
             Self.json(.badRequest, ["error": "invalid_request", "error_description": description])

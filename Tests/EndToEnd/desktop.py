@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 import urllib.parse
@@ -30,6 +31,15 @@ def choose_user_agent(app, label):
     radio = app.find("radio button", label)
     app.press(radio)
     wait_until(f"{label!r} chosen", lambda: is_(radio, Atspi.StateType.CHECKED), 5)
+
+
+def allow_in_browser(app, browser, user="ada", password="engine"):
+    """The sandbox's page in GNOME Web: signed in to and allowed, until the listener's answer page shows."""
+    page = browser.page("Sign in – Latchkey Sandbox")
+    app.type_into(app.find("entry", "Username", root=page), user)
+    app.type_into(app.find("password text", "Password", root=page), password)
+    app.press(app.find("push button", "Allow", root=page))
+    browser.page("Answer received · Latchkey")
 
 
 def own_provider_file(home, provider_id, display_name, base):
@@ -545,6 +555,15 @@ def installed_app(home):
                      "share/icons/hicolor/scalable/apps/io.github.latchkey.Latchkey.svg",
                      "share/metainfo/io.github.latchkey.Latchkey.metainfo.xml"):
         expect(expected in files, f"{expected} installed: {files}")
+    # No installed program or library names the toolchain: each finds the runtime copied beside the app.
+    toolchain = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("swift"))))
+    for path in files:
+        with open(os.path.join(prefix, path), "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                continue
+        linked = subprocess.run(["ldd", os.path.join(prefix, path)], capture_output=True, text=True).stdout
+        expect(toolchain not in linked and "not found" not in linked, f"ldd {path}:\n{linked}")
+    expect("lib/latchkey/libswiftCore.so" in files, f"the Swift runtime copied: {files}")
     desktop_file = os.path.join(prefix, "share/applications/io.github.latchkey.Latchkey.desktop")
     with open(desktop_file) as f:
         expect(f"Exec={prefix}/bin/latchkey\n" in f.read(), "the menu entry starts the installed binary by its path")
@@ -566,6 +585,7 @@ def installed_app(home):
         expect(os.path.join(prefix, "lib/latchkey/libLatchkeyWebSignIn.so") in maps,
                "the sign-in library is the installed one")
         expect(signature_check in maps, "the ID token's signature was checked by the installed library")
+        expect(toolchain not in maps, "the installed app mapped something of the toolchain's")
         app.screenshot("02-installed-app-signed-in")
     finally:
         app.quit()

@@ -123,6 +123,7 @@ def pasting(*arguments):
     said = said_until(process, "press Enter")
     page = re.search(r"(http://127\.0\.0\.1:\d+/authorize\S*)", said)
     expect(page, f"the page's address: {said!r}")
+    process.said = said
     return process, page.group(1)
 
 
@@ -253,9 +254,9 @@ def terminal_qr_code(home):
 
 def pushed_requests(home):
     """A provider that takes pushed authorization requests only (RFC 9126): added in the window by
-    its issuer URL (discovery says so), it signs in through the window and then through the browser;
-    each page is opened with only client_id and a request_uri; the classic request, sent to it by
-    hand, is refused on its page."""
+    its issuer URL (discovery says so), it signs in through the window, then through the browser,
+    then by paste-back with no display; each page is opened with only client_id and a request_uri;
+    the classic request, sent to it by hand, is refused on its page."""
     import desktop
     from harness import ISSUER_CHOICE, admin, sign_in
     with presets.sandbox_running(home, "standard", "--pushed-requests", "required") as base:
@@ -286,11 +287,7 @@ def pushed_requests(home):
             app.wait_sensitive("Sign in")
             desktop.choose_user_agent(app, "In your browser")
             app.press(app.wait_sensitive("Sign in"))
-            page = browser.page("Sign in – Latchkey Sandbox")
-            app.type_into(app.find("entry", "Username", root=page), "ada")
-            app.type_into(app.find("password text", "Password", root=page), "engine")
-            app.press(app.find("push button", "Allow", root=page))
-            browser.page("Answer received · Latchkey")
+            desktop.allow_in_browser(app, browser)
             app.wait_status(f"Signed in with {host}")
             app.screenshot("02-signed-in-through-the-browser")
             stats = admin(base, "/_admin/stats")
@@ -298,9 +295,19 @@ def pushed_requests(home):
             # What each page's address held: the classic request sent by hand, then the two pushed ones.
             expect(stats["authorization_address_parameters"][1:] == ["client_id request_uri"] * 2,
                    f"the pages' addresses: {stats['authorization_address_parameters']}")
+            app.press(app.button("Sign out"))
+            app.wait_sensitive("Sign in")
         finally:
             browser.quit()
             app.quit()
+        # Pasted back from a browser elsewhere: pushed too, and the page's address says to be quick.
+        provider_id = host.replace(".", "-").replace(":", "-")
+        process, page = pasting("--provider", provider_id)
+        expect(set(urllib.parse.parse_qs(urllib.parse.urlsplit(page).query)) == {"client_id", "request_uri"}, f"the page: {page}")
+        out, err = process.communicate(browser_elsewhere(page) + "\n", timeout=60)
+        expect(process.returncode == 0 and out.strip(), f"the token through a pasted pushed sign-in: {process.returncode} {err!r}")
+        expect("soon (the provider keeps this request for a short while)" in process.said, f"the hint: {process.said!r}")
+        expect(admin(base, "/_admin/stats")["pushed_requests"] == 3, "the pasted sign-in was pushed")
 
 
 SCENARIOS = {"device_sign_in": device_sign_in, "paste_back": paste_back, "device_in_window": device_in_window,
