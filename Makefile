@@ -1,7 +1,7 @@
 # Latchkey: two commands on a fresh Debian 12 machine.
 #   make run    install what is missing, build, start the app (sandbox provider by default)
 #   make test   install what is missing, build, run every test
-.PHONY: run test deps test-deps bench-deps build bench launch-order fuzz sandbox install uninstall clean
+.PHONY: run test deps test-deps deb-deps build bench launch-order fuzz sandbox install uninstall deb clean
 
 SWIFT ?= swift
 ARGS ?=
@@ -53,6 +53,14 @@ install: deps
 
 uninstall:
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh uninstall
+
+# latchkey_<version>_amd64.deb from a release build: no Swift toolchain needed where it is installed
+# (its runtime libraries are in /usr/lib/latchkey), man pages, completions. sudo apt install ./latchkey_….deb
+deb: deb-deps
+	scripts/deb.sh
+
+deb-deps:
+	@scripts/install-deps.sh deb
 
 bench-deps:
 	@scripts/install-deps.sh bench

@@ -16,6 +16,7 @@ run_packages=(
   dbus-x11 at-spi2-core    # a session bus and the accessibility bus
   libsoup-3.0-0            # the loopback listener of sign-ins through the browser (opened at run time)
   libsodium23              # the agent's socket: oidc-agent's clients encrypt their requests (opened at run time)
+  patchelf                 # make install: the installed programs find their copy of the Swift runtime by $ORIGIN
 )
 test_packages=(
   xvfb xauth               # a display for the end-to-end tests
@@ -48,6 +49,12 @@ install_python_peers() {
   printf '%s' "${python_peers[*]}" > "$stamp"
 }
 
+deb_packages=(
+  dpkg-dev                 # dpkg-shlibdeps: the package's Depends, from what its programs are linked with
+  lintian                  # Debian's own check of a package
+  man-db bash-completion   # the installed man pages shown, the installed completions loaded
+)
+
 bench_packages=(
   gcc                      # the C baselines
   python3-xlib             # MapNotify: when a window really appears
@@ -57,7 +64,8 @@ bench_packages=(
 
 packages=("${run_packages[@]}")
 case "${1:-run}" in
-  test) packages+=("${test_packages[@]}") ;;
+  test) packages+=("${test_packages[@]}" "${deb_packages[@]}") ;;
+  deb) packages+=("${deb_packages[@]}") ;;
   bench) packages+=("${test_packages[@]}" "${bench_packages[@]}") ;;
 esac
 

@@ -12,6 +12,8 @@
 #   <prefix>/share/applications, icons, metainfo   what the desktop reads
 #   <prefix>/bin/git-credential-latchkey        git's name for the credential helper
 #   <prefix>/share/dbus-1/services/io.github.latchkey.Agent.service   D-Bus starts the agent on first use
+#   <prefix>/lib/latchkey/libswift*.so, libFoundation*.so, …   the Swift runtime the programs load, copied
+#                                               from the toolchain: nothing installed needs the toolchain
 set -euo pipefail
 cd "$(dirname "$0")/.."
 action=${1:?usage: scripts/install.sh install|uninstall}
@@ -43,6 +45,26 @@ manifest() {
 }
 # What install wrote, kept with it: uninstall removes exactly this list, whatever the tree holds by then.
 record=share/latchkey/installed-files
+
+# The Swift runtime, where the toolchain keeps it: each library there that an installed program loads
+# is copied beside the app, and every installed program and library finds it by $ORIGIN (RUNPATH),
+# never by the toolchain's path. Prints what it copied, relative to the prefix.
+bundle_runtime() {
+    local toolchain private elf library
+    toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
+    private="$root/lib/latchkey"
+    local elves=("$root/bin/latchkey" "$private/latchkey-app" "$private/latchkey-sandbox" "$private"/*.so)
+    for elf in "${elves[@]}"; do
+        ldd "$elf" 2>/dev/null | awk -v toolchain="$toolchain/" 'index($3, toolchain) == 1 { print $3 }'
+    done | sort -u | while read -r library; do
+        install -m 644 "$library" "$private/$(basename "$library")"
+        echo "lib/latchkey/$(basename "$library")"
+    done
+    for elf in "$private"/*.so "$private/latchkey-app" "$private/latchkey-sandbox"; do
+        patchelf --set-rpath '$ORIGIN' "$elf"
+    done
+    patchelf --set-rpath '$ORIGIN/../lib/latchkey' "$root/bin/latchkey"
+}
 
 refresh_icon_cache() {
     # Desktops watch the applications directory themselves, and GTK reads icon
@@ -77,7 +99,8 @@ install)
         [ "$line" = "Exec=latchkey agent" ] && line="Exec=${prefix%/}/bin/latchkey agent"
         printf '%s\n' "$line"
     done < "$service" > "$service.new" && mv "$service.new" "$service"
-    { cut -f2 < <(manifest); echo "$record"; } > "$root/$record"
+    runtime=$(bundle_runtime)
+    { cut -f2 < <(manifest); printf '%s\n' "$runtime"; echo "$record"; } > "$root/$record"
     refresh_icon_cache
     echo "Installed Latchkey under $root; it is in the applications menu as Latchkey."
     ;;

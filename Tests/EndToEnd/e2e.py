@@ -28,13 +28,14 @@ import hostile  # noqa: E402
 import keyrings  # noqa: E402
 import no_browser  # noqa: E402
 import over_ssh  # noqa: E402
+import package  # noqa: E402
 import oauth1  # noqa: E402
 import presets  # noqa: E402
 import trust  # noqa: E402
 import zero_config  # noqa: E402
 
 SCENARIOS = {}
-for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, accounts, no_browser, over_ssh):
+for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, accounts, no_browser, over_ssh, package):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

@@ -1,0 +1,150 @@
+"""End-to-end: the Debian package (issue 29). `make deb`'s package installed with dpkg (its
+dependencies through apt-get install -f), then used in a mount namespace where the Swift
+toolchain's directory is hidden behind an empty one: the window signs in to the sandbox, `latchkey
+token` and `latchkey status` answer, the man pages show, completions load in bash, no installed
+program or library names the toolchain; `dpkg -r` leaves nothing of the package, and nothing of
+the person's own files is touched."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+
+from agent import own_provider, stored
+from driver import Failure, Latchkey, wait_until
+from harness import ROOT, expect, sign_in
+
+TOOLCHAIN = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("swift") or "/opt/swift/usr/bin/swift")))
+
+
+def hidden(*command):
+    """`command` in a mount namespace of its own where the toolchain's directory is an empty tmpfs."""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount -t tmpfs -o size=1m,mode=755 latchkey-test-no-toolchain "$0" && exec "$@"', TOOLCHAIN, *command]
+
+
+def run(*command, check=True, **kwargs):
+    done = subprocess.run(list(command), capture_output=True, text=True, timeout=kwargs.pop("timeout", 600), **kwargs)
+    if check and done.returncode != 0:
+        raise Failure(f"{' '.join(command[:6])}… ended with {done.returncode}: {done.stdout[-1500:]}{done.stderr[-1500:]}")
+    return done
+
+
+class InstalledSandbox:
+    """The installed latchkey-sandbox, with the toolchain hidden, on a port of its own."""
+
+    def __init__(self, log):
+        self.process = subprocess.Popen(hidden("/usr/lib/latchkey/latchkey-sandbox", "--port", "0", "--exit-with-stdin"),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "ab"))
+        line = self.process.stdout.readline().decode().strip()
+        expect(line.startswith("listening http://127.0.0.1:"), f"the installed sandbox said {line!r}")
+        self.base = line[len("listening "):]
+
+    def stop(self):
+        self.process.stdin.close()
+        self.process.wait(10)
+
+
+def installed():
+    return run("dpkg-query", "-W", "-f=${Status}", "latchkey", check=False).stdout.startswith("install ok")
+
+
+def debian_package(home):
+    if installed():
+        run("dpkg", "-r", "latchkey")
+    try:
+        check_package(home)
+    finally:
+        # Never left installed for the scenarios after this one: its D-Bus service would be the session's.
+        if installed():
+            run("dpkg", "-r", "latchkey", check=False)
+
+
+def check_package(home):
+    built = run(os.path.join(ROOT, "scripts", "deb.sh"), cwd=home.root, timeout=3600).stdout.strip().splitlines()[-1]
+    package = os.path.join(home.root, built)
+    expect(os.path.basename(package).startswith("latchkey_") and package.endswith("_amd64.deb"), f"the package: {package}")
+
+    # What it says of itself: Debian packages only, and nothing of the toolchain.
+    fields = run("dpkg-deb", "--field", package, "Depends").stdout
+    expect("swift" not in fields.lower() and "libgtk-3-0" in fields and "libwebkit2gtk-4.1-0" in fields and "libcurl4" in fields,
+           f"Depends: {fields}")
+    lintian = run("lintian", "--no-tag-display-limit", package, check=False)
+    with open(os.path.join(ROOT, "packaging", "lintian-explained")) as f:
+        explained = {line.split()[0] for line in f if line.strip() and not line.startswith("#")}
+    tags = [line for line in lintian.stdout.splitlines() if line[:2] in ("E:", "W:")]
+    unexplained = [line for line in tags if line.split()[2] not in explained]
+    expect(not unexplained, "lintian tags README does not explain:\n" + "\n".join(unexplained))
+
+    # Installed as a person installs it; the dependencies apt-get finds.
+    if run("dpkg", "-i", package, check=False).returncode != 0:
+        run("apt-get", "install", "-f", "-y", timeout=1800, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    files = [path for path in run("dpkg", "-L", "latchkey").stdout.splitlines() if path.startswith("/")]
+    installed = [path for path in files if os.path.isfile(path) and not os.path.islink(path)]
+    for expected in ("/usr/bin/latchkey", "/usr/bin/git-credential-latchkey", "/usr/lib/latchkey/latchkey-app",
+                     "/usr/share/applications/io.github.latchkey.Latchkey.desktop",
+                     "/usr/share/metainfo/io.github.latchkey.Latchkey.metainfo.xml",
+                     "/usr/share/dbus-1/services/io.github.latchkey.Agent.service",
+                     "/usr/share/man/man1/latchkey.1.gz", "/usr/share/bash-completion/completions/latchkey",
+                     "/usr/share/zsh/vendor-completions/_latchkey", "/usr/share/fish/vendor_completions.d/latchkey.fish",
+                     "/usr/share/doc/latchkey/copyright"):
+        expect(expected in installed, f"{expected} is not installed: {installed}")
+    run("appstreamcli", "validate", "--no-net", "/usr/share/metainfo/io.github.latchkey.Latchkey.metainfo.xml")
+    run("desktop-file-validate", "/usr/share/applications/io.github.latchkey.Latchkey.desktop")
+
+    # No program or library it installed names the toolchain, or misses a library once it is hidden.
+    elves = [path for path in installed if open(path, "rb").read(4) == b"\x7fELF"]
+    expect(len(elves) >= 6, f"the programs and libraries: {elves}")
+    for elf in elves:
+        linked = run(*hidden("ldd", elf)).stdout
+        expect(TOOLCHAIN not in linked and "not found" not in linked, f"ldd {elf}:\n{linked}")
+
+    # The window, the sandbox and the commands, with the toolchain hidden.
+    sandbox = InstalledSandbox(os.path.join(home.root, "sandbox.log"))
+    wrapper = os.path.join(home.root, "installed-latchkey")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec " + " ".join(f"'{part}'" for part in hidden("/usr/bin/latchkey")) + ' "$@"\n')
+    os.chmod(wrapper, 0o755)
+    try:
+        own_provider(home, sandbox)
+        app = Latchkey(wrapper, home.root, home.shots, args=("--provider", "mine"))
+        try:
+            app.wait_status("My sandbox")
+            sign_in(app, home)
+            app.wait_status("Signed in with My sandbox")
+            app.press(app.button("Get my profile"))
+            app.wait_status("as Ada Lovelace")
+            app.screenshot("01-installed-app-signed-in")
+            maps = open(f"/proc/{app.process.pid}/maps").read()
+            expect(TOOLCHAIN not in maps, "the installed app mapped something of the toolchain's")
+            token = run(wrapper, "token", "--provider", "mine")
+            expect(token.stdout.strip() == stored(home)["access_token"], f"latchkey token: {token.stderr!r}")
+            status = run(wrapper, "status")
+            expect("mine" in status.stdout and "signed in" in status.stdout, f"latchkey status: {status.stdout!r}")
+        finally:
+            app.quit()
+    finally:
+        sandbox.stop()
+
+    # The man pages, and completions that load.
+    page = run("man", "-l", "-P", "cat", "/usr/share/man/man1/latchkey.1.gz", env=dict(os.environ, MANWIDTH="80")).stdout
+    expect("latchkey" in page and "token" in page, f"man latchkey: {page[:500]!r}")
+    token_pages = glob.glob("/usr/share/man/man1/latchkey*token*.1.gz")
+    expect(token_pages, "no page for latchkey token")
+    completion = run("bash", "-c", "source /usr/share/bash-completion/completions/latchkey && complete -p latchkey").stdout
+    expect("latchkey" in completion, f"bash completion: {completion!r}")
+
+    # Removed: nothing of the package is left, and the person's files are as they were.
+    before = json.dumps(stored(home), sort_keys=True)
+    config = sorted(os.listdir(os.path.join(home.config, "latchkey")))
+    run("dpkg", "-r", "latchkey")
+    left = [path for path in files if os.path.lexists(path) and not os.path.isdir(path)]
+    expect(not left, f"dpkg -r left: {left}")
+    expect(not os.path.exists("/usr/lib/latchkey") and not os.path.exists("/usr/share/latchkey"), "the package's directories are left")
+    expect(json.dumps(stored(home), sort_keys=True) == before, "the sign-in changed on removal")
+    expect(sorted(os.listdir(os.path.join(home.config, "latchkey"))) == config, "the person's configuration changed on removal")
+    wait_until("nothing of the package running", lambda: run("pgrep", "-f", "/usr/lib/latchkey/", check=False).returncode != 0, 20)
+
+
+SCENARIOS = {"debian_package": debian_package}
