@@ -127,13 +127,16 @@ def check_package(home):
     finally:
         sandbox.stop()
 
-    # The man pages, and completions that load.
-    page = run("man", "-l", "-P", "cat", "/usr/share/man/man1/latchkey.1.gz", env=dict(os.environ, MANWIDTH="80")).stdout
+    # The man pages, and completions that load (the toolchain still hidden).
+    page = run(*hidden("man", "-l", "-P", "cat", "/usr/share/man/man1/latchkey.1.gz"), env=dict(os.environ, MANWIDTH="80")).stdout
     expect("latchkey" in page and "token" in page, f"man latchkey: {page[:500]!r}")
     token_pages = glob.glob("/usr/share/man/man1/latchkey*token*.1.gz")
     expect(token_pages, "no page for latchkey token")
-    completion = run("bash", "-c", "source /usr/share/bash-completion/completions/latchkey && complete -p latchkey").stdout
-    expect("latchkey" in completion, f"bash completion: {completion!r}")
+    complete = ('source /usr/share/bash-completion/completions/latchkey && complete -p latchkey && '
+                'COMP_WORDS=(latchkey to) COMP_CWORD=1 COMP_LINE="latchkey to" COMP_POINT=11 && _latchkey latchkey to latchkey && '
+                'echo "offered: ${COMPREPLY[*]}"')
+    completion = run(*hidden("bash", "-c", complete)).stdout
+    expect("-F _latchkey latchkey" in completion and "offered: token" in completion, f"bash completion: {completion!r}")
 
     # Removed: nothing of the package is left, and the person's files are as they were.
     before = json.dumps(stored(home), sort_keys=True)
