@@ -49,6 +49,7 @@ install: deps
 	$(SWIFT) build -c release --product latchkey-app
 	$(SWIFT) build -c release --product latchkey-sandbox
 	$(SWIFT) build -c release --product LatchkeyWebSignIn
+	$(SWIFT) build -c release --product OAuthCoreSignatureCheck
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh install
 
 uninstall:

@@ -15,6 +15,8 @@
 #   <prefix>/lib/latchkey/libswift*.so, libFoundation*.so, …   the Swift runtime the programs load, copied
 #                                               from the toolchain: nothing installed needs the toolchain
 set -euo pipefail
+shopt -s inherit_errexit
+umask 022
 cd "$(dirname "$0")/.."
 action=${1:?usage: scripts/install.sh install|uninstall}
 prefix=${PREFIX:-$HOME/.local}
@@ -50,8 +52,9 @@ record=share/latchkey/installed-files
 # is copied beside the app, and every installed program and library finds it by $ORIGIN (RUNPATH),
 # never by the toolchain's path. Prints what it copied, relative to the prefix.
 bundle_runtime() {
-    local toolchain private elf library
-    toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
+    local toolchain private elf library swift
+    swift=$(command -v swift) || { echo "install copies the Swift runtime from the toolchain that built Latchkey: put its swift on PATH." >&2; return 1; }
+    toolchain=$(dirname "$(dirname "$(readlink -f "$swift")")")
     private="$root/lib/latchkey"
     local elves=("$root/bin/latchkey" "$private/latchkey-app" "$private/latchkey-sandbox" "$private"/*.so)
     for elf in "${elves[@]}"; do
@@ -64,6 +67,14 @@ bundle_runtime() {
         patchelf --set-rpath '$ORIGIN' "$elf"
     done
     patchelf --set-rpath '$ORIGIN/../lib/latchkey' "$root/bin/latchkey"
+    # Every library each program needs is found now, none of them in the toolchain.
+    for elf in "${elves[@]}"; do
+        if ldd "$elf" | grep -Eq "not found|$toolchain/"; then
+            echo "$elf still needs something it cannot find, or the toolchain's:" >&2
+            ldd "$elf" >&2
+            return 1
+        fi
+    done
 }
 
 refresh_icon_cache() {
