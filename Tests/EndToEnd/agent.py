@@ -22,10 +22,11 @@ OIDC_TOKEN = "/usr/bin/oidc-token"
 class Sandbox:
     """The real latchkey-sandbox, on a port of its own, ending when this test lets go of its input."""
 
-    def __init__(self, *arguments, log=None):
+    def __init__(self, *arguments, log=None, command=None):
+        """`command`: how the sandbox is started, instead of the build's (the installed one, for instance)."""
         self.log = log
         self.process = subprocess.Popen(
-            [os.path.join(BIN, "latchkey-sandbox"), "--port", "0", "--exit-with-stdin", *arguments],
+            [*(command or [os.path.join(BIN, "latchkey-sandbox")]), "--port", "0", "--exit-with-stdin", *arguments],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "ab") if log else subprocess.DEVNULL)
         line = self.process.stdout.readline().decode().strip()
         expect(line.startswith("listening http://127.0.0.1:"), f"the sandbox said {line!r}")

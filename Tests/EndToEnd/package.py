@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 
-from agent import own_provider, stored
+from agent import Sandbox, own_provider, stored
 from driver import Failure, Latchkey, wait_until
 from harness import ROOT, expect, sign_in
 
@@ -29,21 +29,6 @@ def run(*command, check=True, **kwargs):
     if check and done.returncode != 0:
         raise Failure(f"{' '.join(command[:6])}… ended with {done.returncode}: {done.stdout[-1500:]}{done.stderr[-1500:]}")
     return done
-
-
-class InstalledSandbox:
-    """The installed latchkey-sandbox, with the toolchain hidden, on a port of its own."""
-
-    def __init__(self, log):
-        self.process = subprocess.Popen(hidden("/usr/lib/latchkey/latchkey-sandbox", "--port", "0", "--exit-with-stdin"),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "ab"))
-        line = self.process.stdout.readline().decode().strip()
-        expect(line.startswith("listening http://127.0.0.1:"), f"the installed sandbox said {line!r}")
-        self.base = line[len("listening "):]
-
-    def stop(self):
-        self.process.stdin.close()
-        self.process.wait(10)
 
 
 # Written while this test's package is installed: a latchkey package found without it is someone's own.
@@ -119,7 +104,7 @@ def check_package(home):
         expect("not found" not in linked, f"ldd {elf} with the toolchain hidden:\n{linked}")
 
     # The window, the sandbox and the commands, with the toolchain hidden.
-    sandbox = InstalledSandbox(os.path.join(home.root, "sandbox.log"))
+    sandbox = Sandbox(log=os.path.join(home.root, "sandbox.log"), command=hidden("/usr/lib/latchkey/latchkey-sandbox"))
     wrapper = os.path.join(home.root, "installed-latchkey")
     with open(wrapper, "w") as f:
         f.write("#!/bin/sh\nexec " + " ".join(f"'{part}'" for part in hidden("/usr/bin/latchkey")) + ' "$@"\n')
