@@ -92,6 +92,11 @@ def check_package(home):
         expect(expected in installed, f"{expected} is not installed: {installed}")
     run("appstreamcli", "validate", "--no-net", "/usr/share/metainfo/io.github.latchkey.Latchkey.metainfo.xml")
     run("desktop-file-validate", "/usr/share/applications/io.github.latchkey.Latchkey.desktop")
+    # The menu and the session bus start the installed program by its path.
+    with open("/usr/share/applications/io.github.latchkey.Latchkey.desktop") as f:
+        expect("Exec=/usr/bin/latchkey\n" in f.read(), "the menu entry's Exec")
+    with open("/usr/share/dbus-1/services/io.github.latchkey.Agent.service") as f:
+        expect("Exec=/usr/bin/latchkey agent\n" in f.read(), "the agent's D-Bus activation's Exec")
 
     # No program or library it installed names the toolchain, or misses a library once it is hidden.
     elves = [path for path in installed if open(path, "rb").read(4) == b"\x7fELF"]
@@ -121,6 +126,9 @@ def check_package(home):
             app.screenshot("01-installed-app-signed-in")
             token = run(wrapper, "token", "--provider", "mine")
             expect(token.stdout.strip() == stored(home)["access_token"], f"latchkey token: {token.stderr!r}")
+            # git's helper, as git runs it: a host no provider declares gets no answer, and no error.
+            helper = run(*hidden("/usr/bin/git-credential-latchkey", "get"), input="protocol=https\nhost=git.example.org\n\n")
+            expect(helper.stdout == "", f"git-credential-latchkey for a host nobody declares: {helper.stdout!r}")
             status = run(wrapper, "status")
             mine = [line for line in status.stdout.splitlines() if line.startswith("mine ")]
             expect(len(mine) == 1 and "signed in" in mine[0], f"latchkey status: {status.stdout!r}")
