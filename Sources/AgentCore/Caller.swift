@@ -95,9 +95,6 @@ public struct Caller: Sendable, Equatable {
     public var runsOthers: Bool {
         let name = lastComponent(program.path)
         if program.flatpakID != nil { return false }
-        // ssh forwarding the socket (`ssh -R`): the person may allow one host always, knowingly (the question says
-        // whatever runs there as them gets it), and that never covers ssh itself or another host.
-        if program.remoteHost != nil { return false }
         if Self.launchers.contains(name) { return true }
         return ["python", "perl", "ruby", "node", "lua", "php", "pypy"].contains { name.hasPrefix($0) }
     }

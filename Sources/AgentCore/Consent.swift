@@ -14,7 +14,7 @@ public struct ConsentQuestion: Sendable, Equatable {
     /// Whether "Always allow" is offered: not for a program that runs others (a shell, an
     /// interpreter), where it would allow whatever runs through it; nor for another machine reached
     /// through ssh, whose name comes from a command line that cannot be trusted to say where ssh went.
-    public var offersAlways: Bool { !caller.runsOthers && caller.program.remoteHost == nil }
+    public var offersAlways: Bool { !caller.runsOthers }
 
     /// Whether "Allow while connected" is offered: for another machine reached through ssh, this
     /// request and the next ones through the same ssh process, for as long as it runs.

@@ -22,13 +22,14 @@ public struct Program: Sendable, Hashable, Codable {
     /// How the person sees it: a program on the remote host, the Flatpak id, else the path.
     public var name: String { remoteHost.map { "a program on \($0) (through ssh)" } ?? flatpakID ?? path }
 
-    /// Whether what the person allowed as this program takes in `caller`: a remote host by its name
-    /// alone (whichever ssh reaches it), a Flatpak app by its app id alone (its path is inside its
-    /// sandbox, and changes with its updates), anything else by its path, and never the one for another.
+    /// Whether what the person allowed as this program takes in `caller`: a Flatpak app by its app id
+    /// alone (its path is inside its sandbox, and changes with its updates), anything else by its path,
+    /// and never the one for the other. Nothing kept covers another machine reached through ssh (its
+    /// host is only what a command line says; it is allowed once, or while connected).
     public func covers(_ caller: Program) -> Bool {
-        if let remoteHost { return caller.remoteHost?.lowercased() == remoteHost.lowercased() }
-        if let flatpakID { return caller.remoteHost == nil && caller.flatpakID == flatpakID }
-        return caller.remoteHost == nil && caller.flatpakID == nil && caller.path == path
+        guard remoteHost == nil, caller.remoteHost == nil else { return false }
+        if let flatpakID { return caller.flatpakID == flatpakID }
+        return caller.flatpakID == nil && caller.path == path
     }
 
     enum CodingKeys: String, CodingKey {

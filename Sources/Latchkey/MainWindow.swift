@@ -182,10 +182,10 @@ final class MainWindow {
         signIn.setAccessible(name: "Sign in", description: "Sign in with \(name)")
     }
 
-    /// Whether the provider shown offers sign-in on another device (it has a device authorization endpoint).
+    /// Whether the provider shown offers sign-in on another device (it has a device authorization
+    /// endpoint): shown from the next `render`.
     func offerDeviceSignIn(_ offered: Bool) {
         offersDeviceSignIn = offered
-        onDevice.isVisible = offered && !setUp.isVisible
     }
 
     /// Where this provider's sign-in happens: a choice when it allows both,
