@@ -202,6 +202,8 @@ let package = Package(
         .testTarget(
             name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn", "OAuthCore", "TestSupport"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
+        // The tests' own parts: a child's end heard however late its waiter runs.
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "OAuthCore"]),
         .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore", "InstallLayout", "OAuthCore", "TestSupport"]),
         .testTarget(
             name: "AgentCoreTests",

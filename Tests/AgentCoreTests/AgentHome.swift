@@ -15,7 +15,7 @@ final class AgentHome: @unchecked Sendable {
     let sandbox: RunningSandbox
     let logger = Logger(label: "AgentCoreTests")
 
-    init(sandbox arguments: [String] = []) throws {
+    init(sandbox arguments: [String] = []) async throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("agent-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         var catalog = ProviderCatalog(
@@ -24,7 +24,7 @@ final class AgentHome: @unchecked Sendable {
         catalog.discovery = DiscoveryCache(directory: root.appendingPathComponent("cache"))
         self.catalog = catalog
         store = FileTokenStore(directory: root.appendingPathComponent("state"))
-        sandbox = try RunningSandbox(arguments)
+        sandbox = try await RunningSandbox.start(arguments)
     }
 
     deinit { try? FileManager.default.removeItem(at: root) }

@@ -7,14 +7,20 @@ import Testing
 @Suite struct CallerTests {
     /// A real process, once the kernel has finished making it: posix_spawn returns as soon as the
     /// child calls exec, a moment before its command line is in place.
-    func spawnSleep() throws -> Spawned {
+    func spawnSleep() async throws -> Spawned {
         let sleep = try Spawned("/bin/sleep", ["30"])
-        let deadline = Date().addingTimeInterval(10)
-        while (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(sleep.processIdentifier)/cmdline")))?.isEmpty != false, Date() < deadline
-        {
-            usleep(1000)
-        }
+        try await Self.until { (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(sleep.processIdentifier)/cmdline")))?.isEmpty == false }
         return sleep
+    }
+
+    /// Suspends (never blocks a thread) until `ready` holds, looking every millisecond; gives up
+    /// after ten seconds, once it has looked one last time.
+    static func until(_ ready: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !ready() {
+            guard Date() < deadline else { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
     }
 
     func stamp(_ path: String) -> (UInt64, UInt64) {
@@ -23,8 +29,8 @@ import Testing
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
-    @Test func aProgramIsItsExecutableAndItsCommandLine() throws {
-        let sleep = try spawnSleep()
+    @Test func aProgramIsItsExecutableAndItsCommandLine() async throws {
+        let sleep = try await spawnSleep()
         defer { sleep.kill() }
         let caller = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: .none))
         let real = URL(fileURLWithPath: "/bin/sleep").resolvingSymlinksInPath().path
@@ -36,8 +42,8 @@ import Testing
         #expect(caller.isStillTheSame())
     }
 
-    @Test func latchkeysOwnCommandAsksForTheProgramThatRanIt() throws {
-        let sleep = try spawnSleep()
+    @Test func latchkeysOwnCommandAsksForTheProgramThatRanIt() async throws {
+        let sleep = try await spawnSleep()
         defer { sleep.kill() }
         // Were sleep Latchkey's own executable, the caller is the program that started it: this test.
         let file = try #require(Caller.of(pid: sleep.processIdentifier, uid: getuid(), own: .none)?.file)
@@ -47,14 +53,14 @@ import Testing
         #expect(caller.through == "sleep 30", "\(caller)")
         #expect(caller.asker?.pid == sleep.processIdentifier)
         #expect(caller.isStillTheSame())
-        sleep.kill()
+        await sleep.end()
         #expect(!caller.isStillTheSame(), "the command that asked is gone: no token for it")
     }
 
-    @Test func aProcessThatIsGoneIsNobody() throws {
-        let sleep = try spawnSleep()
+    @Test func aProcessThatIsGoneIsNobody() async throws {
+        let sleep = try await spawnSleep()
         let pid = sleep.processIdentifier
-        sleep.kill()
+        await sleep.end()
         #expect(Caller.of(pid: pid, uid: getuid(), own: .none) == nil)
     }
 
@@ -79,15 +85,14 @@ import Testing
     /// A program in a mount namespace of its own that is not Flatpak's (a container, `unshare`):
     /// which program it is cannot be told from here, so it gets no token.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root to unshare"))
-    func aProgramInAnotherSandboxIsRefused() throws {
+    func aProgramInAnotherSandboxIsRefused() async throws {
         let contained = try Spawned("/usr/bin/unshare", ["--mount", "/bin/sleep", "30"])
         defer { contained.kill() }
-        let deadline = Date().addingTimeInterval(10)
         var result = Caller.identify(pid: contained.processIdentifier, uid: getuid(), own: .none)
         // unshare execs sleep once its namespace is made.
-        while (try? result.get())?.program.path.hasSuffix("unshare") == true || (try? result.get()) != nil, Date() < deadline {
-            usleep(10_000)
+        try await Self.until {
             result = Caller.identify(pid: contained.processIdentifier, uid: getuid(), own: .none)
+            return (try? result.get()) == nil
         }
         guard case .failure(let refusal) = result else { return #expect(Bool(false), "identified: \(result)") }
         #expect(refusal.sentence.contains("runs in a sandbox of its own that is not Flatpak's"))
@@ -139,34 +144,32 @@ import Testing
     /// Only the system's ssh (root's file, writable by nobody else) is taken for a forward: a program
     /// of the person's own named ssh is the program it is, whatever its command line says.
     @Test(.enabled(if: getuid() == 0, "needs root to give the file away"))
-    func onlyTheSystemsSSHIsTakenForAForward() throws {
+    func onlyTheSystemsSSHIsTakenForAForward() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ssh-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let ssh = directory.appendingPathComponent("ssh").path
         try FileManager.default.copyItem(atPath: "/bin/dash", toPath: ssh)
         // `ssh -c "sleep 30; true" devbox` to ssh's reading: a cipher, then the destination; to dash: a command it stays for.
-        func caller() throws -> Caller {
+        func caller() async throws -> Caller {
             let process = try Spawned(ssh, ["-c", "sleep 30; true", "devbox"])
             defer { process.kill() }
             // Identified once it runs the copy, its command line in place (right after its exec, neither need be).
-            let deadline = Date().addingTimeInterval(10)
-            func ready() -> Bool {
+            try await Self.until {
                 let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/exe")
                 let commandLine = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.processIdentifier)/cmdline"))
                 return exe == ssh && commandLine?.isEmpty == false
             }
-            while !ready(), Date() < deadline { usleep(1000) }
             return try #require(Caller.of(pid: process.processIdentifier, uid: getuid(), own: .none))
         }
         chmod(ssh, 0o755)
-        let system = try caller()
+        let system = try await caller()
         #expect(system.program.remoteHost == "devbox", "\(system.program) \(system.commandLine)")
         chmod(ssh, 0o775)
-        #expect(try caller().program.remoteHost == nil, "writable by its group")
+        #expect(try await caller().program.remoteHost == nil, "writable by its group")
         chmod(ssh, 0o755)
         chown(ssh, 65534, 65534)
-        let own = try caller()
+        let own = try await caller()
         #expect(own.program.remoteHost == nil && own.program.name == ssh, "someone's own file")
         #expect(own.runsOthers, "and, named ssh, asked about each time")
     }

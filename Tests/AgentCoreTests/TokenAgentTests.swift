@@ -15,7 +15,7 @@ import Testing
     let request = AgentRequest(target: .provider("sandbox"), applicationHint: "a test")
 
     @Test func alwaysAllowIsAskedOnceAndKept() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .alwaysAllow)
         let agent = agent(home, person)
@@ -32,7 +32,7 @@ import Testing
 
     /// Issue 27: a program is allowed for one account; another account of the same provider is asked about afresh.
     @Test func aProgramAllowedForOneAccountIsAskedAboutAnother() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         let ada = try await home.signIn()
         let grace = try await home.signIn(username: "grace", password: "compiler", another: true)
         let person = ScriptedPerson(answering: .alwaysAllow)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func allowOnceIsAskedEachTime() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .allowOnce)
         let agent = agent(home, person)
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func denyIsSaidAndNothingIsKept() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let agent = agent(home, ScriptedPerson(answering: .deny))
         let answer = await agent.answer(request, from: .thisProcess)
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func withNobodyToAskTheAnswerIsNoAndSaysHowToAllow() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let answer = await agent(home, ScriptedPerson(answering: nil)).answer(request, from: .thisProcess)
         guard case .failure(let refusal) = answer else { return #expect(Bool(false), "a token was given") }
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func requestsWaitingOnOneQuestionShareItsAnswer() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .allowOnce, holds: true)
         let agent = agent(home, person)
@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test func aRevokedOrChangedProgramIsAskedAgain() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .alwaysAllow)
         let agent = agent(home, person)
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func anUnknownProviderIsRefusedBeforeAnyoneIsAsked() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         let person = ScriptedPerson(answering: .alwaysAllow)
         let answer = await agent(home, person).answer(AgentRequest(target: .provider("nope")), from: .thisProcess)
         #expect(answer == .failure(AgentRefusal(.invalid, "There is no provider called “nope”; `latchkey status` lists them.")))
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func aProgramThatRunsOthersIsNeverAllowedAlways() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .alwaysAllow)
         let agent = agent(home, person)
@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func aProgramThatBecameAnotherWhileItWaitedGetsNothing() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let answer = await agent(home, ScriptedPerson(answering: .allowOnce)).answer(request, from: .thisProcess, stillTheSame: { false })
         #expect(
@@ -152,7 +152,7 @@ import Testing
     }
 
     @Test func anotherProcessOfTheSameProgramWaitsThenIsAskedInTurn() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .allowOnce, holds: true)
         let agent = agent(home, person)
@@ -172,7 +172,7 @@ import Testing
     }
 
     @Test func anAlwaysAllowServesTheOtherProcessesThatWaited() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .alwaysAllow, holds: true)
         let agent = agent(home, person)
@@ -187,7 +187,7 @@ import Testing
     }
 
     @Test func nobodyAnsweringInTimeIsANoAndTheQuestionIsTakenBack() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .alwaysAllow, holds: true)
         let answer = await agent(home, person, timeout: .milliseconds(300)).answer(request, from: .thisProcess)
@@ -202,7 +202,7 @@ import Testing
     /// forwarded the socket dropped, the program ended) has its question taken back; one that only
     /// shuts its sending side, and waits for the answer, is still asked.
     @Test func aCallerThatHangsUpHasItsQuestionTakenBack() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .allowOnce, holds: true)
         let tokenAgent = agent(home, person)
@@ -244,7 +244,7 @@ import Testing
     /// Through ssh, "Allow while connected" answers that ssh process's requests until it ends, and
     /// is kept nowhere: another ssh process (another connection) is asked anew.
     @Test func allowWhileConnectedCoversOneSSHProcessAndIsKeptNowhere() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let person = ScriptedPerson(answering: .allowWhileConnected)
         let tokenAgent = agent(home, person)

@@ -9,7 +9,7 @@ import Testing
 /// remains, renewed on demand, the scopes checked, and the store read again each time.
 @Suite struct TokenBrokerTests {
     @Test func aTokenIsRenewedWhenLessThanTheMinimumRemains() async throws {
-        let home = try AgentHome(sandbox: ["--access-token-ttl", "120"])
+        let home = try await AgentHome(sandbox: ["--access-token-ttl", "120"])
         try await home.signIn()
         let broker = home.broker()
         let first = try await broker.token(for: AgentRequest(target: .provider("sandbox"), minimumValidity: 30)).get()
@@ -24,7 +24,7 @@ import Testing
 
     /// Issue 27: a provider's accounts by name (`provider/account`, as oidc-agent and D-Bus name them), the one in use without.
     @Test func eachAccountIsAskedForByName() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         let ada = try await home.signIn()
         let grace = try await home.signIn(username: "grace", password: "compiler", another: true)
         let broker = home.broker()
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func renewNowGivesANewTokenEachTime() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let broker = home.broker()
         let first = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func scopesBeyondTheSignInAreRefusedInASentence() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let broker = home.broker()
         let within = try await broker.token(for: AgentRequest(target: .provider("sandbox"), scopes: ["openid"])).get()
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func aSignOutByAnotherProcessIsSeenAtTheNextRequest() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let broker = home.broker()
         _ = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
@@ -82,7 +82,7 @@ import Testing
     }
 
     @Test func theStoreIsReadAgainAtMostOncePerRecheck() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let broker = home.broker(storeRecheck: .seconds(3600))
         let first = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func aProviderIsFoundByItsIssuerWithOrWithoutTheSlash() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         // A provider of the person's own, on the sandbox: its file names the issuer.
         let preset = try String(
             contentsOf: InstallLayout.current.sourceTree!.appendingPathComponent("data/providers/sandbox.json"), encoding: .utf8)
@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func aResourceWithoutAProviderYetIsNotLookedForBeforeThePersonSaysYes() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         let broker = TokenBroker(
             catalog: home.catalog, store: home.store, network: Network(), accounts: nil,
             zeroConfiguration: ZeroConfiguration(
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func writingTheAllowedProgramsKeepsEverySession() async throws {
-        let home = try AgentHome()
+        let home = try await AgentHome()
         try await home.signIn()
         let made = Counter()
         let broker = TokenBroker(

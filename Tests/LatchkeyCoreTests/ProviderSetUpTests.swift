@@ -139,7 +139,7 @@ struct SetUpHome {
 
     /// An issuer and a resource, each from a real server: registered, and kept as a file of the person's.
     @Test func anIssuerAndAResourceBecomeProvidersOfThePersons() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let home = try SetUpHome()
         let (issuerID, _) = try await home.setUp.add(.issuer(sandbox.baseURL))
         #expect(try home.userFile(issuerID)?["client_id"] as? String != nil)
@@ -151,7 +151,7 @@ struct SetUpHome {
 
     /// A server that lets no app register: the provider is kept lacking its client id, and the notice says why.
     @Test func aResourceWhoseServerLetsNoAppRegisterIsKeptWithTheReason() async throws {
-        let sandbox = try RunningSandbox(["--behave-like", "gitlab"])
+        let sandbox = try await RunningSandbox.start(["--behave-like", "gitlab"])
         let home = try SetUpHome()
         let (id, notice) = try await home.setUp.add(.resource(sandbox.baseURL + "/api/me"))
         #expect(try home.userFile(id) != nil)

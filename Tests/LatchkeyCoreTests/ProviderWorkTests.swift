@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func aWholeSessionRunsEffectByEffect() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let provider = try sandboxProvider(sandbox, store: MemoryTokenStore())
         var state = AppState.Transition(state: .starting, effects: [.readStoredSignIn(notice: nil)])
         func take(_ event: AppEvent) { state = AppState.next(state.state, event) }
@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func aDeniedSignInFailsWithItsSentenceAndKeepsTheSignInBefore() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let store = MemoryTokenStore()
         let provider = try sandboxProvider(sandbox, store: store)
         _ = await provider.signIn(using: FormPostingUserAgent(), logger: logger) { _ in }
@@ -95,7 +95,7 @@ import Testing
 
     /// A refresh the provider refuses ends the sign-in with its reason; one it cannot answer keeps it.
     @Test func aRenewalRefusedEndsTheSignInAndAPassingFailureKeepsIt() async throws {
-        let sandbox = try RunningSandbox(["--access-token-ttl", "1"])
+        let sandbox = try await RunningSandbox.start(["--access-token-ttl", "1"])
         let provider = try sandboxProvider(sandbox, store: MemoryTokenStore())
         _ = await provider.signIn(using: FormPostingUserAgent(), logger: logger) { _ in }
 
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func aProviderOutOfReachSaysWhyInPlaceOfTheSignIn() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         struct Unreachable: Error, CustomStringConvertible { var description: String { "The offline sandbox provider did not start." } }
         let provider = try sandboxProvider(sandbox, store: MemoryTokenStore()) { throw Unreachable() }
         let stored = await provider.storedSignIn(notice: "set up")

@@ -17,7 +17,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
 /// Issue 27: a provider holds any number of accounts, each a person's, each kept on its own.
 @Suite struct AccountTests {
     @Test func twoAccountsLiveSideBySideAndSigningOutOfOneLeavesTheOther() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let provider = live.provider()
         let ada = try await provider.signIn(using: FormPostingUserAgent())
         #expect(ada.account?.key == "sandbox", "the first account is kept where a single sign-in always was")
@@ -53,7 +53,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     /// Issue 24 §1.3 kept: a sign-out ends a grant, not the question "is this still me?". Every
     /// account signed out of, the next sign-in as someone else than the last is said; as the same, not.
     @Test func aFirstSignInAfterSigningOutAsSomeoneElseIsSaid() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let provider = live.provider()
         _ = try await provider.signIn(using: FormPostingUserAgent())
         _ = await provider.signOut()
@@ -66,7 +66,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
 
     /// Adding an account that is already there signs it in again: no second copy of the same person.
     @Test func addingTheSamePersonAgainRenewsTheirAccount() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let provider = live.provider()
         let first = try await provider.signIn(using: grace())
         let again = try await provider.signIn(using: grace(), for: .another)
@@ -78,7 +78,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     /// A sign-in meant to renew Ada's that comes back as Grace's is kept as Grace's own account:
     /// Ada's tokens are not touched, and it is said.
     @Test func aSignInAsSomeoneElseIsKeptApartAndSaid() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let provider = live.provider()
         _ = try await provider.signIn(using: FormPostingUserAgent())
         let adaFile = try Data(contentsOf: live.directory.appendingPathComponent("sandbox.json"))
@@ -100,7 +100,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     /// What the provider is asked: to let the person choose (without a hint, which would pass the
     /// chooser over) when adding one; the account's own login hint when signing it in again.
     @Test func addingAsksToChooseAndSigningInAgainNamesTheAccount() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let provider = live.provider()
         _ = try await provider.signIn(using: FormPostingUserAgent())
         _ = try await provider.signIn(using: grace(), for: .another)
@@ -112,7 +112,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
 
     /// Without ID tokens (GitHub), the profile says who signed in, asked before anything is kept.
     @Test func withoutAnIDTokenTheProfileTellsTheAccountsApart() async throws {
-        let github = try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
+        let github = try await PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
         let provider = github.provider()
         let ada = try await provider.signIn(using: FormPostingUserAgent(), for: .another)
         let second = try await provider.signIn(using: grace(), for: .another)
@@ -130,7 +130,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     /// Who signed in cannot be found out (GitHub's profile failing) while signing in again an account
     /// whose person is known: nothing is kept, rather than someone's tokens under Ada's name.
     @Test func aSignInWhosePersonIsUnknownKeepsNothing() async throws {
-        let github = try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
+        let github = try await PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
         let provider = github.provider()
         _ = try await provider.signIn(using: FormPostingUserAgent())
         let before = try github.store.load(for: "github")
@@ -151,7 +151,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     /// first account (a resource's token may not read the profile at all: found by the e2e
     /// mcp_situations_through_latchkey_token, whose /api/open token gets a 403 from the profile).
     @Test func aFirstSignInWhosePersonIsUnknownIsKept() async throws {
-        let github = try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
+        let github = try await PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
         let provider = github.provider()
         try await github.sandbox.setFault("userinfo", "500")
         let first = try await provider.signIn(using: FormPostingUserAgent())
@@ -161,7 +161,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
 
     /// A name two accounts share names neither: a script gets no token rather than perhaps the wrong one.
     @Test func aNameTwoAccountsShareIsRefused() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let provider = live.provider()
         _ = try await provider.signIn(using: FormPostingUserAgent())
         _ = try await provider.signIn(using: grace(), for: .another)
@@ -190,7 +190,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     }
 
     @Test func anEarlierSignInBecomesTheFirstAccountIntact() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         // The earlier release: one session per provider, no list.
         let token = try await live.signIn(live.session())
         let subject = try #require(IDTokenClaimsProbe.subject(of: token.idToken))
@@ -219,7 +219,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     /// The earlier note outlived sign-outs: without a sign-in beside it, it is no account, but who was
     /// signed out of last: a first sign-in as someone else is said, as the earlier release said it.
     @Test func anEarlierNoteWithoutASignInIsWhoWasSignedOutOfLast() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         try Self.earlierNote(subject: "someone", name: "someone@sandbox.example", in: live.directory)
         let provider = live.provider()
         #expect(await provider.accounts().accounts.isEmpty)
@@ -233,7 +233,7 @@ private func grace() -> FormPostingUserAgent { FormPostingUserAgent(username: "g
     /// An earlier sign-in without an ID token and without a note (GitHub): an account whose person is
     /// learnt from the next profile.
     @Test func anEarlierSignInWithoutAnIDTokenIsLearntFromTheProfile() async throws {
-        let github = try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
+        let github = try await PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
         _ = try await github.signIn(into: github.session())
         let provider = github.provider()
         #expect(await provider.accounts().accounts.map(\.subject) == [nil])

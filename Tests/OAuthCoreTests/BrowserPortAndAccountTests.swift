@@ -9,7 +9,7 @@ import Testing
     /// Found by an attacker's review: a registration to be replaced (its port taken) lost its
     /// registration access token before the new one was made, so a failed one lost it for good.
     @Test func aRegistrationThatCannotBeRenewedKeepsWhatItHad() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try ProviderIDOwnershipTests.Setting()
         let providers = setting.providers()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
@@ -20,7 +20,7 @@ import Testing
         let port = try #require(first.configuration.browserRedirectURI?.port)
         let squatter = try Squatter(port: port)
         defer { squatter.close() }
-        sandbox.stop()
+        await sandbox.stop()
         await #expect(throws: OAuthError.self) { _ = try await providers.configuration(for: me, checkRegistration: true, forBrowser: true) }
         #expect(try await setting.secrets.load(for: ZeroConfiguration.registrationKey(id)) == kept)
         #expect(try setting.catalog.draft(named: id).clientID == first.configuration.clientID)
@@ -29,7 +29,7 @@ import Testing
     /// Registered with both redirect URIs; the browser's port kept, and used again while it is free;
     /// taken by another program, Latchkey registers anew (a new client, a new port) before the sign-in.
     @Test func theBrowsersPortIsRegisteredAndRegisteredAnewWhenTaken() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try ProviderIDOwnershipTests.Setting()
         let providers = setting.providers()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))

@@ -126,7 +126,7 @@ import Testing
     }
 
     @Test func anIssuerIsDiscoveredIntoAProviderThatSignsIn() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let home = try TemporaryDirectory()
         let catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"))
         // An issuer is compared octet for octet (RFC 8414 §3.3): a slash more is another issuer.
@@ -196,7 +196,7 @@ import Testing
     }
 
     @Test func aDiscoveryAnswerThatIsAWebPageIsNamedSo() async throws {
-        let server = try PythonServer(script: Self.htmlServer, what: "the HTML server")
+        let server = try await PythonServer.start(script: Self.htmlServer, what: "the HTML server")
         defer { server.stop() }
         let error = await #expect(throws: OAuthError.self) {
             try await ProviderDiscovery.providerFile(issuer: "http://127.0.0.1:\(server.port)")

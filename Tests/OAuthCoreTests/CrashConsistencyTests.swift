@@ -20,7 +20,7 @@ import Testing
         return n
     }
 
-    @Test func aKilledWriterLeavesTheOldTokenOrTheNewOneWhole() throws {
+    @Test func aKilledWriterLeavesTheOldTokenOrTheNewOneWhole() async throws {
         let writer = RunningSandbox.binDirectory.appendingPathComponent("latchkey-token-writer")
         try #require(FileManager.default.isExecutableFile(atPath: writer.path), "latchkey-token-writer is not built")
         let directory = try TemporaryDirectory()
@@ -36,12 +36,18 @@ import Testing
             let output = Pipe().closedOnExec()
             let process = try Spawned(writer.path, [directory.url.path], output: output.fileHandleForWriting.fileDescriptor)
             try? output.fileHandleForWriting.close()
-            #expect(output.firstLine(within: 30, while: process) == "writing")
             // A random moment in the first ~40 ms of writing: before the first save
-            // is whole, in the middle of one, or between two.
-            usleep(UInt32.random(in: 0...40_000, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            let status = process.wait(timeout: 30)
+            // is whole, in the middle of one, or between two. Timed on a thread of its own:
+            // a task resumed late would stretch the moment past the writes.
+            let moment = UInt32.random(in: 0...40_000, using: &generator)
+            let first = await BlockingWork.run { () -> String? in
+                let line = output.firstLine(within: 30, while: process)
+                usleep(moment)
+                kill(process.processIdentifier, SIGKILL)
+                return line
+            }
+            #expect(first == "writing")
+            let status = await process.exit(timeout: 30)
             #expect(
                 status == SIGKILL || status == 128 + SIGKILL, "the writer must die by the kill, not before: \(String(describing: status))")
 

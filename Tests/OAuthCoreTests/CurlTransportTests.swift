@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func aRedirectIsHandedBackNotFollowed() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let request = AuthorizationRequest(configuration: live.configuration)
         let page = try await transport.send(get(request.url.absoluteString))
         #expect(page.status == 200)
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func aRefusedBearerTokenComesBackAs401WithItsChallenge() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let answer = try await within(10) {
             try await CurlTransport.shared.send(
                 HTTPRequest(
@@ -43,7 +43,7 @@ import Testing
 
     @Test(arguments: [TimeInterval.infinity, .nan, 1e300])
     func anyTimeoutIsATimeoutNotATrap(timeout: TimeInterval) async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let answer = try await within(10) {
             try await CurlTransport.shared.send(
                 HTTPRequest(method: "GET", url: URL(string: "\(live.sandbox.baseURL)/jwks.json")!, timeout: timeout))
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func anAnswerLargerThanTheLimitIsRefused() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let small = CurlTransport(maximumBodySize: 64)
         let error = await #expect(throws: TransportError.self) {
             try await small.send(get("\(live.sandbox.baseURL)/.well-known/openid-configuration"))
@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func aHeaderWithALineBreakIsNeverSent() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let error = await #expect(throws: TransportError.self) {
             try await CurlTransport.shared.send(
                 get("\(live.sandbox.baseURL)/userinfo", headers: ["Authorization": "Bearer x\r\nX-Injected: yes"]))
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func aCancelledRequestStopsAtOnce() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         try await live.sandbox.setFault("userinfo", "delay", delaySeconds: 30)
         let url = "\(live.sandbox.baseURL)/userinfo"
         let task = Task { try await CurlTransport.shared.send(HTTPRequest(method: "GET", url: URL(string: url)!, timeout: 60)) }
@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test func aCertificateNobodyVouchesForIsRefused() async throws {
-        let server = try SelfSignedServer()
+        let server = try await SelfSignedServer()
         defer { server.stop() }
         let error = await #expect(throws: TransportError.self) {
             try await CurlTransport.shared.send(
@@ -116,7 +116,7 @@ final class SelfSignedServer: @unchecked Sendable {
     let directory: URL
     let url: String
 
-    init() throws {
+    init() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = directory.appendingPathComponent("key.pem").path
@@ -127,10 +127,10 @@ final class SelfSignedServer: @unchecked Sendable {
                 "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out",
                 certificate, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
             ])
-        guard openssl.wait(timeout: 60) == 0 else { throw SandboxTestError("openssl could not make a certificate") }
+        guard await openssl.exit(timeout: 60) == 0 else { throw SandboxTestError("openssl could not make a certificate") }
 
         let served = directory.appendingPathComponent("served").path
-        server = try PythonServer(
+        server = try await PythonServer.start(
             script: """
                 import http.server, ssl, sys
                 class Page(http.server.BaseHTTPRequestHandler):

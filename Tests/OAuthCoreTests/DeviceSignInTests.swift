@@ -29,7 +29,7 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
 /// Issue 28 (first step): RFC 8628 against the real sandbox.
 @Suite struct DeviceSignInTests {
     @Test func aCodeTypedOnAnotherDeviceSignsIn() async throws {
-        let live = try LiveSandbox(["--device-interval", "1"])
+        let live = try await LiveSandbox(["--device-interval", "1"])
         let client = live.tokenClient()
         let authorization = try await client.startDeviceAuthorization()
         #expect(authorization.verificationURI.absoluteString == "\(live.sandbox.baseURL)/device")
@@ -55,7 +55,7 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
     }
 
     @Test func aRefusalOnTheOtherDeviceIsSaid() async throws {
-        let live = try LiveSandbox(["--device-interval", "1"])
+        let live = try await LiveSandbox(["--device-interval", "1"])
         let client = live.tokenClient()
         let authorization = try await client.startDeviceAuthorization()
         #expect(try await answerOnTheOtherDevice(live.sandbox.baseURL, userCode: authorization.userCode, action: "deny") == 200)
@@ -68,7 +68,7 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
     /// Checking too often is answered `slow_down`: five seconds more each time (§3.5), until the code expires.
     @Test func aSlowDownStormEndsWhenTheCodeExpires() async throws {
         // Thirty seconds: every check is sooner than that for the sandbox, however loaded the machine.
-        let live = try LiveSandbox(["--device-interval", "30"])
+        let live = try await LiveSandbox(["--device-interval", "30"])
         let client = live.tokenClient()
         let clock = TestClock()
         let authorization = try await client.startDeviceAuthorization(now: clock.now)
@@ -85,7 +85,7 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
     }
 
     @Test func aSecondUseOfTheCodeIsRefused() async throws {
-        let live = try LiveSandbox(["--device-interval", "1"])
+        let live = try await LiveSandbox(["--device-interval", "1"])
         let client = live.tokenClient()
         let authorization = try await client.startDeviceAuthorization()
         _ = try await answerOnTheOtherDevice(live.sandbox.baseURL, userCode: authorization.userCode)
@@ -98,7 +98,7 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
     /// §3.5: the token endpoint failing for a moment (a 500 here) is asked again later, not the end of the
     /// sign-in (found by review: every network error ended it).
     @Test func aMomentsTroubleAtTheTokenEndpointIsWaitedOut() async throws {
-        let live = try LiveSandbox(["--device-interval", "1"])
+        let live = try await LiveSandbox(["--device-interval", "1"])
         let client = live.tokenClient()
         let authorization = try await client.startDeviceAuthorization()
         try await live.sandbox.setFault("token", "500")
@@ -180,7 +180,7 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
     }
 
     @Test func anAddressPastedBackSignsInAndMistakesAreSaid() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let person = Person()
         let pages = Mutex<URL?>(nil)
         let agent = PasteBackUserAgent(

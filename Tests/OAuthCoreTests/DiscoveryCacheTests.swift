@@ -11,13 +11,13 @@ import Testing
     /// A temporary home with a catalog that keeps discovery documents, as the resource tests use.
     typealias Setting = ResourceSignInTests.Setting
 
-    static func stop(_ sandbox: RunningSandbox) {
+    static func stop(_ sandbox: RunningSandbox) async {
         kill(sandbox.process.processIdentifier, SIGTERM)
-        sandbox.process.wait(timeout: 10)
+        await sandbox.process.exit(timeout: 10)
     }
 
     @Test func anIssuerAndAClientIDAreAWholeProviderFile() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try Setting()
         try setting.write(["issuer": sandbox.baseURL, "client_id": "latchkey-desktop"], as: "mine")
 
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func aStaleCopyIsConfirmedWithItsEntityTagThenUsedWhenTheServerIsGone() async throws {
-        let sandbox = try RunningSandbox(["--discovery-max-age", "0"])
+        let sandbox = try await RunningSandbox.start(["--discovery-max-age", "0"])
         let setting = try Setting()
         let issuer = sandbox.baseURL
 
@@ -78,7 +78,7 @@ import Testing
 
         // Offline: the provider still becomes a configuration, from the copy.
         try setting.write(["issuer": issuer, "client_id": "latchkey-desktop"], as: "mine")
-        Self.stop(sandbox)
+        await Self.stop(sandbox)
         guard case .stale = try await setting.catalog.refreshDiscovery(named: "mine", network: Network(timeout: 5)) else {
             Issue.record("an unreachable server did not fall back to the kept copy")
             return
@@ -91,9 +91,9 @@ import Testing
         let setting = try Setting()
         let gone: String
         do {
-            let sandbox = try RunningSandbox()
+            let sandbox = try await RunningSandbox.start()
             gone = sandbox.baseURL
-            Self.stop(sandbox)
+            await Self.stop(sandbox)
         }
         try setting.write(["issuer": gone, "client_id": "latchkey-desktop"], as: "mine")
         // Drafted without a copy: says what is missing, not "the field authorization_endpoint is missing".
@@ -108,7 +108,7 @@ import Testing
             try ProviderCatalog.readFile(setting.catalog.userFile(for: "mine"))
                 == ProviderFile(.object([.init("issuer", .string(gone)), .init("client_id", .string("latchkey-desktop"))])))
 
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         _ = try await setting.cache.document(issuer: sandbox.baseURL)
         let file = setting.cache.file(for: sandbox.baseURL)
         try Data("{\"issuer\": 1".utf8).write(to: file)
@@ -151,7 +151,7 @@ import Testing
     }
 
     @Test func anIssuerAloneRegistersAndSignsInWithNoClientIDAnywhere() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try Setting()
         let providers = ZeroConfiguration(catalog: setting.catalog, secrets: setting.secrets, clientName: "Latchkey")
 
@@ -188,7 +188,7 @@ import Testing
     }
 
     @Test func anIssuerOnlyFileIsAddedAfterItsDocumentIsRead() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try Setting()
         let file = setting.home.url.appendingPathComponent("acme.json")
         try JSONSerialization.data(withJSONObject: ["issuer": sandbox.baseURL, "client_id": "latchkey-desktop"]).write(to: file)

@@ -34,7 +34,7 @@ import Testing
 
     @Test(arguments: ["ES256", "RS256"])
     func aSignInChecksTheSignatureWithEitherAlgorithm(algorithm: String) async throws {
-        let sandbox = try RunningSandbox(["--id-token-alg", algorithm])
+        let sandbox = try await RunningSandbox.start(["--id-token-alg", algorithm])
         let configuration = try await configuration(sandbox)
         #expect(configuration.jwksURI?.absoluteString == sandbox.baseURL + "/jwks.json")
         #expect(configuration.idTokenSigningAlgorithms == ["ES256", "RS256"])
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func aRotatedKeyIsFetchedOnceAndAnUnknownOneRefused() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let configuration = try await configuration(sandbox)
         let keys = JWKSCache()
         let before = try await idToken(configuration)
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func forgeriesAreRefused() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let configuration = try await configuration(sandbox)
         let keys = JWKSCache()
         let token = try await idToken(configuration)
@@ -117,8 +117,8 @@ import Testing
     @Test func aForgedIDTokenFailsTheSignIn() async throws {
         // The whole sign-in, not only the function: a provider whose published keys do not sign
         // its tokens (its jwks_uri points at another sandbox) ends in a sentence, with nothing kept.
-        let sandbox = try RunningSandbox()
-        let other = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
+        let other = try await RunningSandbox.start()
         var configuration = try await configuration(sandbox)
         configuration.jwksURI = URL(string: other.baseURL + "/jwks.json")
         let store = MemoryTokenStore()

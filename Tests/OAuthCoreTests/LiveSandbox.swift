@@ -43,8 +43,10 @@ struct LiveSandbox {
     let directory: URL
 
     /// `adjust`: what overrides (strings) cannot say, such as a flag.
-    init(_ arguments: [String] = [], overrides: [String: String] = [:], adjust: (inout ProviderConfiguration) -> Void = { _ in }) throws {
-        sandbox = try RunningSandbox(arguments)
+    init(_ arguments: [String] = [], overrides: [String: String] = [:], adjust: (inout ProviderConfiguration) -> Void = { _ in })
+        async throws
+    {
+        sandbox = try await RunningSandbox.start(arguments)
         var configuration = try ProviderCatalog(
             presetDirectories: [Fixtures.presetDirectory],
             userConfigDirectory: URL(fileURLWithPath: "/nonexistent"), environment: [:]

@@ -10,12 +10,12 @@ extension MCPAuthorizationTests {
     /// naming a document elsewhere that claims another server does not end the sign-in (it was
     /// revoked and forgotten before).
     @Test func aForgedChallengeDoesNotEndTheSignIn() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let store = MemoryTokenStore()
         let me = setting.url("/api/me")
         let configuration = try await setting.providers.configuration(for: me).configuration
         _ = try await AuthSession(configuration: configuration, store: store).signIn(using: FormPostingUserAgent())
-        let forger = try PythonServer(
+        let forger = try await PythonServer.start(
             script: """
                 import http.server, json, sys
                 class H(http.server.BaseHTTPRequestHandler):
@@ -41,7 +41,7 @@ extension MCPAuthorizationTests {
     /// A move that cannot be completed (the new server refuses the registration) loses nothing:
     /// the old sign-in is still kept and not revoked, and the provider still names the old server.
     @Test func aMoveThatCannotBeCompletedLosesNothing() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let store = MemoryTokenStore()
         let me = setting.url("/api/me")
         let configuration = try await setting.providers.configuration(for: me).configuration
@@ -81,7 +81,7 @@ extension MCPAuthorizationTests {
     /// A provider file written before issuers were compared exactly holds its issuer without the
     /// trailing slash its server names itself with: it is kept as the server names it, then works.
     @Test func anIssuerKeptWithoutItsTrailingSlashIsMendedOnce() async throws {
-        let setting = try Setting(["--issuer-path", "/"])
+        let setting = try await Setting(["--issuer-path", "/"])
         _ = try setting.home.write(
             #"{"issuer": "\#(setting.sandbox.baseURL)", "origin": "issuer", "client_id": "latchkey-desktop"}"#,
             to: "config/old.json")

@@ -13,8 +13,8 @@ import Testing
         let sandbox: RunningSandbox
         let local: ZeroConfigurationHome
 
-        init(_ arguments: [String]) throws {
-            sandbox = try RunningSandbox(arguments)
+        init(_ arguments: [String]) async throws {
+            sandbox = try await RunningSandbox.start(arguments)
             local = try ZeroConfigurationHome()
         }
 
@@ -45,7 +45,7 @@ import Testing
 
     @Test(arguments: ["sent", "unadvertised"])
     func anAnswerNamingItsServerExactlyOrNotAtAllWhenNotPromisedIsTaken(mode: String) async throws {
-        let setting = try Setting(["--iss", mode])
+        let setting = try await Setting(["--iss", mode])
         let (configuration, token) = try await setting.signIn("/api/me")
         #expect(configuration.requiresIssuerInResponse == (mode == "sent"))
         #expect(
@@ -59,7 +59,7 @@ import Testing
         ("unadvertised-wrong", .issuerMismatch),
     ])
     func anAnswerWithoutTheExactIssuerIsRefused(mode: String, expected: OAuthError) async throws {
-        let setting = try Setting(["--iss", mode])
+        let setting = try await Setting(["--iss", mode])
         let error = await #expect(throws: OAuthError.self) { _ = try await setting.signIn("/api/me") }
         #expect(error == expected, "\(mode): \(String(describing: error))")
         #expect(try await setting.statistics()["token_requests"] as? Int == 0, "the code never reached the token endpoint")
@@ -93,7 +93,7 @@ import Testing
         ),
     ])
     func anIssuerWithAPathIsLookedUpInTheSpecificationsOrder(location: String, expected: [String]) async throws {
-        let setting = try Setting(["--issuer-path", "/tenant1", "--metadata-at", location])
+        let setting = try await Setting(["--issuer-path", "/tenant1", "--metadata-at", location])
         let (configuration, token) = try await setting.signIn("/api/me")
         #expect(configuration.issuer?.absoluteString == setting.sandbox.baseURL + "/tenant1")
         #expect(!token.accessToken.isEmpty)
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func anIssuerWithoutAPathIsLookedUpAtRFC8414sLocationThenOpenIDConnects() async throws {
-        let setting = try Setting(["--metadata-at", "oidc-inserted"])
+        let setting = try await Setting(["--metadata-at", "oidc-inserted"])
         _ = try await setting.signIn("/api/me")
         #expect(
             try await setting.asked("authorization-server") + (try await setting.asked("openid-configuration"))
@@ -112,7 +112,7 @@ import Testing
     /// An issuer typed as the server names itself costs one read of its metadata (a look-up for a
     /// slash more or less once cost every new issuer a second).
     @Test func anIssuerTypedExactlyIsReadOnce() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         _ = try await setting.providers.prepare(issuer: setting.sandbox.baseURL)
         #expect(try await setting.asked("well-known") == ["/.well-known/oauth-authorization-server"])
     }
@@ -120,7 +120,7 @@ import Testing
     /// An issuer a person types with a slash more than the server names itself with is taken as the
     /// server names it, then checked exactly; its metadata is read once more for it.
     @Test func anIssuerTypedWithASlashMoreIsTakenAsTheServerNamesIt() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let id = try await setting.providers.prepare(issuer: setting.sandbox.baseURL + "/").id
         #expect(try setting.catalog.draft(named: id).issuer?.absoluteString == setting.sandbox.baseURL)
         #expect(
@@ -147,7 +147,7 @@ import Testing
         ("root", ["/.well-known/oauth-protected-resource/api/me", "/.well-known/oauth-protected-resource"]),
     ])
     func aResourcesMetadataIsLookedForInTheSpecificationsOrder(location: String, expected: [String]) async throws {
-        let setting = try Setting(["--resource-metadata-at", location])
+        let setting = try await Setting(["--resource-metadata-at", location])
         let (configuration, token) = try await setting.signIn("/api/me")
         #expect(try await setting.asked("resource") == expected)
         // Found at the origin, it is about the origin: the token's audience is what the metadata says.
@@ -177,7 +177,7 @@ import Testing
     /// The challenge's scope first (with offline_access where the server lists it); none said
     /// anywhere, no scope parameter at all.
     @Test func scopesComeFromTheChallengeElseTheMetadataElseNowhere() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let (me, _) = try await setting.signIn("/api/me")
         #expect(me.scopes == ["openid", "profile", "offline_access"])
         let (open, token) = try await setting.signIn("/api/open")
@@ -193,7 +193,7 @@ import Testing
     /// PKCE is checked before anything is asked of the person: a server whose metadata does not
     /// say it takes S256 (as LinkedIn's likeness says nothing) is not signed in with.
     @Test func aServerThatDoesNotSayItTakesS256IsNotSignedInWith() async throws {
-        let setting = try Setting(["--behave-like", "linkedin"])
+        let setting = try await Setting(["--behave-like", "linkedin"])
         let error = await #expect(throws: OAuthError.self) { _ = try await setting.providers.configuration(for: setting.url("/api/me")) }
         #expect(String(describing: error!).contains("does not say it supports PKCE with S256"), "\(error!)")
     }
@@ -209,7 +209,7 @@ import Testing
     /// 403 insufficient_scope: one new sign-in for the union of the scopes it had and those asked,
     /// kept in the provider file; a refresh never widens a grant (the sandbox refuses that anyway).
     @Test func insufficientScopeSignsInOnceForTheUnion() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let store = MemoryTokenStore()
         let records = ChallengeRecords(directory: setting.home.url.appendingPathComponent("challenges"))
         let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
@@ -237,7 +237,7 @@ import Testing
 
     /// 401: the refused token is renewed with the refresh token, and the renewed one is not the refused one.
     @Test func aRefusedTokenIsRenewedNeverHandedOutAgain() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let store = MemoryTokenStore()
         let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
         let token = try await AuthSession(configuration: configuration, store: store).signIn(using: FormPostingUserAgent()).token
@@ -257,7 +257,7 @@ import Testing
 
     /// A server that keeps asking is followed three times per resource and scope set, then refused with a sentence.
     @Test func aServerThatKeepsAskingIsFollowedAFewTimesOnly() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let store = MemoryTokenStore()
         let records = ChallengeRecords(directory: setting.home.url.appendingPathComponent("challenges"))
         var configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
@@ -296,7 +296,7 @@ import Testing
     /// registers anew there and signs in there; the old server's client id never reaches the new one,
     /// and the old grant is revoked where it was issued.
     @Test func aResourceThatMovesIsFollowedWithNothingOfTheOldServer() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let store = MemoryTokenStore()
         let me = setting.url("/api/me")
         let before = try await setting.providers.configuration(for: me).configuration
@@ -328,7 +328,7 @@ import Testing
     /// `resource` named at every token request, the refresh included (RFC 8707 lets a client leave
     /// it out there; the MCP authorization specification does not).
     @Test func registeredAsANativeAppAndTheResourceNamedAtEveryTokenRequest() async throws {
-        let setting = try Setting([])
+        let setting = try await Setting([])
         let configuration = try await setting.providers.configuration(for: setting.url("/api/me")).configuration
         let file = try ProviderCatalog.readFile(setting.catalog.userFile(for: configuration.id))
         let token = try #require(try setting.local.secrets.load(for: ZeroConfiguration.registrationKey(configuration.id)))

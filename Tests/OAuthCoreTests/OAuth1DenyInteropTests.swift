@@ -139,7 +139,7 @@ import Testing
 
     @Test(arguments: refusals, [false, true])
     func everyWayOfSayingNoEndsAsCancelled(decision: String, throughListener: Bool) async throws {
-        let server = try PythonServer(script: Self.script, what: "oauthlib's OAuth 1.0a provider")
+        let server = try await PythonServer.start(script: Self.script, what: "oauthlib's OAuth 1.0a provider")
         defer { server.stop() }
         let store = MemoryTokenStore()
         let earlier = Token(accessToken: "earlier-token", tokenType: "OAuth1", tokenSecret: "earlier-secret")
@@ -156,7 +156,7 @@ import Testing
     /// The same provider, allowing: token credentials from oauthlib's access-token endpoint.
     @Test(arguments: [false, true])
     func allowingSignsIn(throughListener: Bool) async throws {
-        let server = try PythonServer(script: Self.script, what: "oauthlib's OAuth 1.0a provider")
+        let server = try await PythonServer.start(script: Self.script, what: "oauthlib's OAuth 1.0a provider")
         defer { server.stop() }
         let configuration = try configuration(port: server.port, decision: "allow")
         let session = AuthSession(configuration: configuration, store: MemoryTokenStore())

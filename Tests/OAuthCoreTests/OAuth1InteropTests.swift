@@ -68,7 +68,7 @@ import Testing
     @Test(arguments: ["HMAC-SHA1", "RSA-SHA1"])
     func oauthlibAcceptsOAuthCoresSignatures(method: String) async throws {
         let keys = try Self.publicKeyFile()
-        let server = try PythonServer(
+        let server = try await PythonServer.start(
             script: Self.script, arguments: ["consumer secret/&+", "token secret ü", keys.appendingPathComponent("public.pem").path],
             what: "oauthlib's signature checker")
         defer { server.stop() }

@@ -13,8 +13,8 @@ import Testing
         let log = CapturedLog()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oauth1-\(UUID().uuidString)")
 
-        init(_ overrides: [String: String] = [:]) throws {
-            sandbox = try RunningSandbox()
+        init(_ overrides: [String: String] = [:]) async throws {
+            sandbox = try await RunningSandbox.start()
             configuration = try ProviderCatalog(
                 presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: URL(fileURLWithPath: "/nonexistent"), environment: [:]
             ).configuration(named: "sandbox-oauth1", overrides: ["issuer": sandbox.baseURL].merging(overrides) { _, new in new })
@@ -45,7 +45,7 @@ import Testing
     // MARK: The whole path
 
     @Test func signInFetchTheProfileKeepTheSignInAndSignOut() async throws {
-        let live = try Live()
+        let live = try await Live()
         let outcome = try await live.session().signIn(using: FormPostingUserAgent())
         #expect(outcome.token.tokenType == "OAuth1")
         #expect(outcome.token.tokenSecret?.isEmpty == false)
@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test func denyIsACancelAndKeepsTheSignInThere() async throws {
-        let live = try Live()
+        let live = try await Live()
         let session = live.session()
         let first = try await session.signIn(using: FormPostingUserAgent()).token
         let error = await #expect(throws: OAuthError.self) { try await session.signIn(using: FormPostingUserAgent(action: "deny")) }
@@ -79,7 +79,7 @@ import Testing
     // MARK: What the provider refuses
 
     @Test func aWrongSecretIsASignatureTheProviderRefuses() async throws {
-        let live = try Live(["client_secret": "not-the-secret"])
+        let live = try await Live(["client_secret": "not-the-secret"])
         let error = await #expect(throws: OAuthError.self) { try await live.client().temporaryCredentials(callback: live.callback) }
         guard case .oauth1Problem("signature_invalid", _, .requestToken) = error else {
             Issue.record("expected signature_invalid, got \(String(describing: error))")
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func aStaleTimestampIsRefusedWithAWordAboutTheClock() async throws {
-        let live = try Live()
+        let live = try await Live()
         let error = await #expect(throws: OAuthError.self) {
             try await live.client(now: { Date().addingTimeInterval(-3600) }).temporaryCredentials(callback: live.callback)
         }
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func aReplayedRequestIsRefused() async throws {
-        let live = try Live()
+        let live = try await Live()
         let url = try #require(URL(string: "\(live.sandbox.baseURL)/oauth1/echo?q=1"))
         let request = try live.client().signed(method: "GET", url: url, token: nil)
         let first = try await CurlTransport.shared.send(request)
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func aVerifierIsTradedOnce() async throws {
-        let live = try Live()
+        let live = try await Live()
         let (authorization, verifier) = try await live.authorize()
         let token = try await live.client().tokenCredentials(for: authorization, verifier: verifier)
         #expect(token.tokenSecret != nil)
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func aCallbackForAnotherRequestTokenIsNotOurs() async throws {
-        let live = try Live()
+        let live = try await Live()
         let authorization = try await live.client().temporaryCredentials(callback: live.callback)
         let flow = OAuth1Flow(authorization: authorization)
         // From a listener anyone can reach: refused, and the flow waits on.
@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test func aDeniedCallbackNamingOurTokenIsACancel() async throws {
-        let live = try Live()
+        let live = try await Live()
         let authorization = try await live.client().temporaryCredentials(callback: live.callback)
         let flow = OAuth1Flow(authorization: authorization)
         try await FormPostingUserAgent(action: "deny").present(flow)
@@ -163,7 +163,7 @@ import Testing
 
     /// A refusal naming the clock or the signature leaves the sign-in; one naming the token ends it.
     @Test func onlyARejectedTokenEndsTheSignIn() async throws {
-        let live = try Live()
+        let live = try await Live()
         let token = try await live.session().signIn(using: FormPostingUserAgent()).token
         var wrong = live.configuration
         wrong.clientSecret = "not-the-secret"
@@ -195,7 +195,7 @@ import Testing
     /// read by the sandbox's own code. Each is accepted (so both computed one base string),
     /// and the sandbox's base string is the one OAuthCore makes of what the sandbox read.
     @Test func baseStringsAgreeForRandomRequests() async throws {
-        let live = try Live()
+        let live = try await Live()
         var random = SeededGenerator(seed: UInt64(Date().timeIntervalSince1970))
         let seed = random.state
         let alphabet = Array("aZ09-._~ +%&=?/#[]@!$'()*,;:\"<>{}|^`éß€😀\u{3001}\u{0}\n")
@@ -241,7 +241,7 @@ import Testing
     /// A refusal that names nothing: a provider whose clock is far off refuses every signature,
     /// so the token is kept and the clock named; with the clocks together, the sign-in is over.
     @Test func aBare401IsTheClockWhenTheClocksDisagree() async throws {
-        let server = try PythonServer(
+        let server = try await PythonServer.start(
             script: """
                 import http.server
                 class H(http.server.BaseHTTPRequestHandler):
@@ -254,7 +254,7 @@ import Testing
                 s = http.server.HTTPServer(("127.0.0.1", 0), H); print(s.server_port, flush=True); s.serve_forever()
                 """, what: "a provider answering a bare 401")
         defer { server.stop() }
-        let live = try Live()
+        let live = try await Live()
         let token = Token(accessToken: "access-token-1", tokenType: "OAuth1", tokenSecret: "token-secret-1")
         for (path, keeps) in [("skewed", true), ("in-step", false)] {
             var configuration = live.configuration
@@ -287,7 +287,7 @@ import Testing
         let fields = try OAuth1Client.fields(of: answer, endpoint: .requestToken, secrets: [])
         #expect(fields["oauth_callback_confirmed"] == nil)
         // Through the client, against a server that answers so: a Python one line.
-        let server = try PythonServer(
+        let server = try await PythonServer.start(
             script: """
                 import http.server, sys
                 class H(http.server.BaseHTTPRequestHandler):

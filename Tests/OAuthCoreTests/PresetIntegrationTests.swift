@@ -7,13 +7,13 @@ import Testing
 /// Each shipped preset, as it ships, against the sandbox behaving like its
 /// provider: the preset's own choices are what is tested.
 @Suite struct LinkedInPresetTests {
-    func linkedIn() throws -> PresetOnSandbox {
-        try PresetOnSandbox("linkedin", credentials: PresetOnSandbox.confidential)
+    func linkedIn() async throws -> PresetOnSandbox {
+        try await PresetOnSandbox("linkedin", credentials: PresetOnSandbox.confidential)
     }
 
     /// The whole sign-in with the preset changed by `change`: how it fails (nil if it does not).
     func failure(changing change: (inout ProviderConfiguration) -> Void) async throws -> OAuthError? {
-        let live = try linkedIn()
+        let live = try await linkedIn()
         var changed = live.configuration
         change(&changed)
         let flow = AuthorizationFlow(request: AuthorizationRequest(configuration: changed))
@@ -31,7 +31,7 @@ import Testing
     /// The defect this preset had: a nonce was sent and required back, and
     /// LinkedIn's ID tokens never carry one, so every real sign-in failed.
     @Test func signsInThoughItsIDTokensCarryNoNonce() async throws {
-        let live = try linkedIn()
+        let live = try await linkedIn()
         let (request, response) = try await live.authorize()
         #expect(request.nonce == nil, "no nonce is sent to a provider that never returns it")
         #expect(request.codeVerifier == nil, "LinkedIn's standard apps refuse PKCE")
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func theProfileHasNoLinkAndSaysWhy() async throws {
-        let live = try linkedIn()
+        let live = try await linkedIn()
         let session = live.session()
         _ = try await live.signIn(into: session)
         let profile = try await live.profiles.fetch(using: session)
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func cancelOnItsConsentPageIsACancel() async throws {
-        let live = try linkedIn()
+        let live = try await linkedIn()
         let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
         #expect(error == .cancelled, "user_cancelled_authorize")
     }
@@ -86,11 +86,11 @@ import Testing
             Issue.record("expected invalid_request, got \(String(describing: error))")
             return
         }
-        #expect(try linkedIn().configuration.clientAuthentication == .clientSecretPost, "the preset sends it in the body")
+        #expect(try await linkedIn().configuration.clientAuthentication == .clientSecretPost, "the preset sends it in the body")
     }
 
-    @Test func theMovedPresetDiffersFromTheShippedOneOnlyInItsHosts() throws {
-        let live = try linkedIn()
+    @Test func theMovedPresetDiffersFromTheShippedOneOnlyInItsHosts() async throws {
+        let live = try await linkedIn()
         let shipped = try ProviderCatalog(
             presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: URL(fileURLWithPath: "/nonexistent"),
             environment: ["LATCHKEY_LINKEDIN_CLIENT_ID": "latchkey-confidential", "LATCHKEY_LINKEDIN_CLIENT_SECRET": "sandbox-secret"],
@@ -109,12 +109,12 @@ import Testing
 }
 
 @Suite struct GitHubPresetTests {
-    func gitHub() throws -> PresetOnSandbox {
-        try PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
+    func gitHub() async throws -> PresetOnSandbox {
+        try await PresetOnSandbox("github", credentials: PresetOnSandbox.confidential)
     }
 
     @Test func signsInWithPKCEAndASecretAndGetsANonExpiringToken() async throws {
-        let live = try gitHub()
+        let live = try await gitHub()
         // GitHub's loopback redirects may carry any port.
         let (request, response) = try await live.authorize(redirectURI: URL(string: "http://127.0.0.1:48213/callback")!)
         #expect(request.codeVerifier != nil)
@@ -126,7 +126,7 @@ import Testing
     }
 
     @Test func theProfileFallsBackToTheLoginWhenTheNameIsNull() async throws {
-        let live = try gitHub()
+        let live = try await gitHub()
         let ada = live.session()
         _ = try await live.signIn(into: ada)
         let profile = try await live.profiles.fetch(using: ada)
@@ -143,7 +143,7 @@ import Testing
     }
 
     @Test func aCodeUsedTwiceIsRefusedAsInvalidGrantThoughGitHubSays200() async throws {
-        let live = try gitHub()
+        let live = try await gitHub()
         let (request, response) = try await live.authorize()
         _ = try await live.tokenClient().exchange(response, for: request)
         // The same code again: GitHub answers 200 with error=bad_verification_code.
@@ -156,7 +156,7 @@ import Testing
     }
 
     @Test func aWrongSecretIsInvalidClient() async throws {
-        let live = try PresetOnSandbox(
+        let live = try await PresetOnSandbox(
             "github", credentials: ["client_id": "latchkey-confidential", "client_secret": "not-the-secret"])
         let (request, response) = try await live.authorize()
         let error = await #expect(throws: OAuthError.self) { try await live.tokenClient().exchange(response, for: request) }
@@ -167,19 +167,19 @@ import Testing
     }
 
     @Test func denyIsACancel() async throws {
-        let live = try gitHub()
+        let live = try await gitHub()
         let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
         #expect(error == .cancelled)
     }
 }
 
 @Suite struct GitLabPresetTests {
-    func gitLab() throws -> PresetOnSandbox {
-        try PresetOnSandbox("gitlab", credentials: PresetOnSandbox.publicClient)
+    func gitLab() async throws -> PresetOnSandbox {
+        try await PresetOnSandbox("gitlab", credentials: PresetOnSandbox.publicClient)
     }
 
     @Test func aPublicClientSignsInThroughItsPrivateUseSchemeAndRefreshes() async throws {
-        let live = try gitLab()
+        let live = try await gitLab()
         #expect(live.userFile.keys.sorted() == ["client_id", "issuer"], "endpoints are paths under the issuer")
         let session = live.session()
         let first = try await live.signIn(into: session)
@@ -195,7 +195,7 @@ import Testing
     }
 
     @Test func signOutRevokesTheGrant() async throws {
-        let live = try gitLab()
+        let live = try await gitLab()
         let session = live.session()
         let token = try await live.signIn(into: session)
         #expect(await session.signOut() == nil)
@@ -206,19 +206,19 @@ import Testing
     }
 
     @Test func denyIsACancel() async throws {
-        let live = try gitLab()
+        let live = try await gitLab()
         let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
         #expect(error == .cancelled)
     }
 }
 
 @Suite struct MicrosoftPresetTests {
-    func microsoft() throws -> PresetOnSandbox {
-        try PresetOnSandbox("microsoft", credentials: PresetOnSandbox.publicClient)
+    func microsoft() async throws -> PresetOnSandbox {
+        try await PresetOnSandbox("microsoft", credentials: PresetOnSandbox.publicClient)
     }
 
     @Test func anIDTokenNamingTheUsersTenantIsAcceptedThroughCommon() async throws {
-        let live = try microsoft()
+        let live = try await microsoft()
         let session = live.session()
         let token = try await live.signIn(redirectURI: URL(string: "http://127.0.0.1:50123/callback")!, into: session)
         #expect(token.idToken != nil)
@@ -232,7 +232,7 @@ import Testing
     }
 
     @Test func denyIsACancel() async throws {
-        let live = try microsoft()
+        let live = try await microsoft()
         let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
         #expect(error == .cancelled)
     }
@@ -255,12 +255,12 @@ struct PresetOnSandboxSecondUser {
 /// (embedded views are refused), PKCE with the client secret in the body,
 /// `access_type=offline` for a refresh token.
 @Suite struct GooglePresetTests {
-    func google() throws -> PresetOnSandbox {
-        try PresetOnSandbox("google", credentials: PresetOnSandbox.confidential)
+    func google() async throws -> PresetOnSandbox {
+        try await PresetOnSandbox("google", credentials: PresetOnSandbox.confidential)
     }
 
     @Test func signsInThroughTheBrowserOnlyWithPKCEAndTheSecretInTheBody() async throws {
-        let live = try google()
+        let live = try await google()
         #expect(live.configuration.userAgents == [.browser] && live.configuration.userAgent == .browser)
         let request = AuthorizationRequest(
             configuration: live.configuration, redirectURI: URL(string: "http://127.0.0.1:50124/callback")!)
@@ -275,7 +275,7 @@ struct PresetOnSandboxSecondUser {
     }
 
     @Test func theProfileHasNoLinkAndSaysWhy() async throws {
-        let live = try google()
+        let live = try await google()
         _ = try await live.signIn(redirectURI: URL(string: "http://127.0.0.1:50125/callback")!, into: live.session())
         let profile = try await live.profiles.fetch(using: live.session())
         #expect(profile.name == "Ada Lovelace" && profile.email != nil)
@@ -283,8 +283,8 @@ struct PresetOnSandboxSecondUser {
         #expect(profile.note == "Google accounts have no public profile page.")
     }
 
-    @Test func choosingTheEmbeddedViewIsRefusedWithASentence() throws {
-        let live = try google()
+    @Test func choosingTheEmbeddedViewIsRefusedWithASentence() async throws {
+        let live = try await google()
         var user = live.userFile
         user["user_agent"] = "embedded"
         let data = try JSONSerialization.data(withJSONObject: user)
@@ -308,7 +308,7 @@ struct PresetOnSandboxSecondUser {
     @Test(arguments: 0..<4) func idTokensAreCheckedAgainstTheProvidersOwnKeys(_ index: Int) async throws {
         let (name, credentials, redirect) = Self.presets[index]
         let redirectURI = redirect.flatMap(URL.init(string:))
-        let live = try PresetOnSandbox(name, credentials: credentials)
+        let live = try await PresetOnSandbox(name, credentials: credentials)
         #expect(live.configuration.idTokenSigningAlgorithms == ["RS256"])
         let keys = try #require(live.configuration.jwksURI)
         #expect(keys.absoluteString.hasPrefix(live.sandbox.baseURL + "/"), "moved with the rest: \(keys)")
@@ -316,7 +316,7 @@ struct PresetOnSandboxSecondUser {
         let (request, response) = try await live.authorize(redirectURI: redirectURI)
         #expect(try await live.tokenClient().exchange(response, for: request).idToken != nil)
 
-        let other = try PresetOnSandbox(name, credentials: credentials, sandboxArguments: ["--id-token-alg", "ES256"])
+        let other = try await PresetOnSandbox(name, credentials: credentials, sandboxArguments: ["--id-token-alg", "ES256"])
         let (otherRequest, otherResponse) = try await other.authorize(redirectURI: redirectURI)
         let error = await #expect(throws: OAuthError.self) { try await other.tokenClient().exchange(otherResponse, for: otherRequest) }
         #expect("\(error!)".contains("identity token is not valid") && "\(error!)".contains("ES256"), "\(error!)")

@@ -22,9 +22,9 @@ struct PresetOnSandbox {
     static let publicClient = ["client_id": "latchkey-desktop"]
 
     init(_ preset: String, behavingLike provider: String? = nil, credentials: [String: String], sandboxArguments: [String] = [])
-        throws
+        async throws
     {
-        sandbox = try RunningSandbox(["--behave-like", provider ?? preset] + sandboxArguments)
+        sandbox = try await RunningSandbox.start(["--behave-like", provider ?? preset] + sandboxArguments)
         directory = try TemporaryDirectory()
         let original = try Self.presetObject(preset)
         var user = Self.rehosted(original, to: sandbox.baseURL)

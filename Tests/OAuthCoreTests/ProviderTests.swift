@@ -13,7 +13,7 @@ import Testing
     /// The server forgot the client the service registered: the sign-in registers again
     /// first, and everything after it (the session, the profile) speaks as the new client.
     @Test func aForgottenRegistrationIsMadeAgainBeforeTheSignInAndUsedAfterIt() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let home = try ZeroConfigurationHome()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let first = try await home.providers.configuration(for: me).configuration
@@ -33,7 +33,7 @@ import Testing
     /// Read back and still known, the client signs in as the server and the store now have it
     /// (a secret the server rotated at the read-back is kept by then), not as this value was made.
     @Test func aKnownRegistrationSignsInAsKeptAfterTheReadBack() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let home = try ZeroConfigurationHome()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let kept = try await home.providers.configuration(for: me).configuration
@@ -48,7 +48,7 @@ import Testing
 
     /// Without the service, the client id is the person's own: never read back, never replaced.
     @Test func withoutTheServiceTheClientIsNeverCheckedNorReplaced() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let home = try ZeroConfigurationHome()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let first = try await home.providers.configuration(for: me).configuration
@@ -63,7 +63,7 @@ import Testing
     /// Every use waits until the provider can be reached (a server the program starts itself),
     /// and one that cannot be reached says why; signing out still forgets the sign-in here.
     @Test func everyUseWaitsUntilTheProviderCanBeReached() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let store = live.store
         let waits = Mutex(0)
         let reachable = Mutex(true)

@@ -14,20 +14,20 @@ import Testing
     }
 
     @Test func discoveryFindsThePushEndpointAndWhetherItIsRequired() async throws {
-        let required = try RunningSandbox(["--pushed-requests", "required"])
+        let required = try await RunningSandbox.start(["--pushed-requests", "required"])
         let file = try await ProviderDiscovery.providerFile(issuer: required.baseURL)
         #expect(file.pushedAuthorizationRequestEndpoint.value == "\(required.baseURL)/par")
         #expect(file.requirePushedAuthorizationRequests.value == true)
-        let offered = try RunningSandbox(["--pushed-requests", "offered"])
+        let offered = try await RunningSandbox.start(["--pushed-requests", "offered"])
         let optional = try await ProviderDiscovery.providerFile(issuer: offered.baseURL)
         #expect(optional.pushedAuthorizationRequestEndpoint.value == "\(offered.baseURL)/par")
         #expect(optional.requirePushedAuthorizationRequests.value == nil)
-        let plain = try RunningSandbox()
+        let plain = try await RunningSandbox.start()
         #expect(try await ProviderDiscovery.providerFile(issuer: plain.baseURL).pushedAuthorizationRequestEndpoint.value == nil)
     }
 
     @Test func aPushedSignInGivesThePageOnlyTheClientAndTheReference() async throws {
-        let live = try LiveSandbox(
+        let live = try await LiveSandbox(
             ["--pushed-requests", "required"],
             overrides: ["pushed_authorization_request_endpoint": "/par"], adjust: { $0.requirePushedAuthorizationRequests = true })
         let agent = FormPostingUserAgent()
@@ -46,7 +46,7 @@ import Testing
 
     @Test func aConfidentialClientAuthenticatesItsPushAndAWrongSecretIsRefused() async throws {
         for method in ["client_secret_basic", "client_secret_post"] {
-            let live = try LiveSandbox(
+            let live = try await LiveSandbox(
                 ["--pushed-requests", "required"],
                 overrides: [
                     "pushed_authorization_request_endpoint": "/par", "client_id": "latchkey-confidential",
@@ -57,7 +57,7 @@ import Testing
             #expect(Self.query(agent.presented)["client_id"] == "latchkey-confidential")
             #expect(!(agent.presented?.absoluteString.contains("sandbox-secret") ?? true))
         }
-        let wrong = try LiveSandbox(
+        let wrong = try await LiveSandbox(
             ["--pushed-requests", "required"],
             overrides: [
                 "pushed_authorization_request_endpoint": "/par", "client_id": "latchkey-confidential", "client_secret": "not-the-secret",
@@ -71,7 +71,7 @@ import Testing
 
     @Test func aProviderThatRequiresPushesRefusesTheRequestInTheAddress() async throws {
         // The provider file does not know the push endpoint: the request goes in the address, and the page refuses it.
-        let live = try LiveSandbox(["--pushed-requests", "required"])
+        let live = try await LiveSandbox(["--pushed-requests", "required"])
         let agent = FormPostingUserAgent()
         let error = await #expect(throws: OAuthError.self) { try await live.session().signIn(using: agent) }
         #expect("\(error!)".contains("HTTP 400"), "\(error!)")
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func aRequestURIIsUsedOnceAndByItsClientOnly() async throws {
-        let live = try LiveSandbox(["--pushed-requests", "offered"], overrides: ["pushed_authorization_request_endpoint": "/par"])
+        let live = try await LiveSandbox(["--pushed-requests", "offered"], overrides: ["pushed_authorization_request_endpoint": "/par"])
         let request = AuthorizationRequest(configuration: live.configuration)
         let url = try await live.tokenClient().push(request)
         let first = try await HTTPClient().get(url.absoluteString)
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func requiredWithoutAnEndpointIsSaidBeforeAnythingOpens() async throws {
-        let live = try LiveSandbox(["--pushed-requests", "required"], adjust: { $0.requirePushedAuthorizationRequests = true })
+        let live = try await LiveSandbox(["--pushed-requests", "required"], adjust: { $0.requirePushedAuthorizationRequests = true })
         let agent = FormPostingUserAgent()
         let error = await #expect(throws: OAuthError.self) { try await live.session().signIn(using: agent) }
         #expect("\(error!)".contains("pushed authorization requests only"), "\(error!)")
@@ -136,9 +136,10 @@ import Testing
         ("500", "HTTP 500"), ("empty", "answered with nothing"),
     ])
     func aPushAnswerThatCannotBeUsedIsSaidAndNothingIsKept(path: String, words: String) async throws {
-        let server = try PythonServer(script: Self.answers, what: "the push endpoint")
+        let server = try await PythonServer.start(script: Self.answers, what: "the push endpoint")
         defer { server.stop() }
-        let live = try LiveSandbox(overrides: ["pushed_authorization_request_endpoint": "http://127.0.0.1:\(server.port)/par/\(path)"])
+        let live = try await LiveSandbox(overrides: ["pushed_authorization_request_endpoint": "http://127.0.0.1:\(server.port)/par/\(path)"]
+        )
         let kept = Token(accessToken: "at-kept", refreshToken: "rt-kept", scope: "openid", expiresAt: Date().addingTimeInterval(3600))
         try live.store.save(kept, for: "sandbox")
         let agent = FormPostingUserAgent()

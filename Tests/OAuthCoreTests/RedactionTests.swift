@@ -33,7 +33,7 @@ import Testing
 @Suite struct EchoingTokenEndpointTests {
     @Test(arguments: ["client_secret_post", "client_secret_basic"])
     func anEchoedSecretNeverReachesTheSentenceOrTheLog(method: String) async throws {
-        let server = try EchoServer()
+        let server = try await EchoServer()
         defer { server.stop() }
         let secret = "s3cr3t+value/with=signs"
         let configuration = try ProviderConfiguration(
@@ -61,8 +61,8 @@ final class EchoServer {
     let server: PythonServer
     var url: String { "http://127.0.0.1:\(server.port)/" }
 
-    init() throws {
-        server = try PythonServer(
+    init() async throws {
+        server = try await PythonServer.start(
             script: """
                 import http.server, json
                 class Echo(http.server.BaseHTTPRequestHandler):

@@ -10,7 +10,7 @@ import Testing
         // A 30-second token, looked at 20 seconds on (past half its life): the first profile
         // fetch must refresh before it asks; the new token is long enough that it cannot expire
         // on the way to /userinfo on a busy machine (with 2 s it did in CI, and the fetch refreshed twice).
-        let live = try LiveSandbox(["--access-token-ttl", "30"])
+        let live = try await LiveSandbox(["--access-token-ttl", "30"])
         let token = try await live.signIn(live.session())
         let session = live.session(now: { Date().addingTimeInterval(20) })
         let profile = try await live.profiles.fetch(using: session)
@@ -25,7 +25,7 @@ import Testing
     /// gone, not at every use: one renewal per token, however often it is asked for (the agent's
     /// many callers of a 30-second token).
     @Test func aShortLivedTokenIsRenewedOnceHalfItsLifeIsGoneNotAtEveryUse() async throws {
-        let live = try LiveSandbox(["--access-token-ttl", "30"])
+        let live = try await LiveSandbox(["--access-token-ttl", "30"])
         let token = try await live.signIn(live.session())
         let now = live.session()
         for _ in 0..<3 { #expect(try await now.freshToken().accessToken == token.accessToken) }

@@ -16,8 +16,8 @@ import Testing
     /// Where the server takes client metadata documents and one is configured, its URL is
     /// the client id: nothing is registered, and the sign-in works for the resource.
     @Test func aClientMetadataDocumentStandsInForRegistration() async throws {
-        let sandbox = try RunningSandbox()
-        let documents = try ClientMetadataServer()
+        let sandbox = try await RunningSandbox.start()
+        let documents = try await ClientMetadataServer()
         let setting = try Setting()
         let document = try #require(URL(string: documents.url()))
         let providers = ZeroConfiguration(
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func aURLAloneSignsInAndGetsATokenTheResourceAccepts() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try Setting()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
 
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func aServerThatForgotTheClientIsRegisteredWithAgain() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try Setting()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let first = try await setting.providers.configuration(for: me).configuration.clientID
@@ -116,7 +116,7 @@ import Testing
 
     @Test func aServerWithoutRegistrationLeavesAProviderThatNeedsOnlyAClientID() async throws {
         // GitLab's likeness: discovery, public clients, no registration endpoint.
-        let sandbox = try RunningSandbox(["--behave-like", "gitlab"])
+        let sandbox = try await RunningSandbox.start(["--behave-like", "gitlab"])
         let setting = try Setting()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let error = await #expect(throws: OAuthError.self) { try await setting.providers.configuration(for: me) }
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func aURLThatNeedsNoTokenOrIsNotThereIsSaidSo() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try Setting()
         // The discovery document answers 200 to anyone: nothing to sign in for.
         let open = await #expect(throws: OAuthError.self) {
@@ -259,7 +259,7 @@ import Testing
     }
 
     @Test func aRefusedRegistrationIsASentenceWithTheServersReason() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         // The sandbox refuses plain http to another host, as RFC 8252 asks.
         let error = await #expect(throws: OAuthError.self) {
             try await DynamicRegistration.register(

@@ -7,7 +7,7 @@ import Testing
 /// OAuthCore against the real latchkey-sandbox on 127.0.0.1, over real HTTP.
 @Suite struct SandboxIntegrationTests {
     @Test func wholeFlowSignsInKeepsTheTokenAndReadsTheProfile() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let agent = FormPostingUserAgent()
         let (request, response) = try await live.authorize(agent)
         #expect(agent.dismissed)
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func aCancelledSignInEndsAsCancelledAndKeepsNothing() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session()
         let agent = FormPostingUserAgent()
         // Cancelled at once: whichever step it reaches first, it is "cancelled", never half done.
@@ -58,7 +58,7 @@ import Testing
 
     @Test(arguments: ["https://latchkey.invalid/oauth2/callback", "io.github.latchkey:/oauth2redirect", "http://127.0.0.1/callback"])
     func everyKindOfRedirectURIWorks(redirectURI: String) async throws {
-        let live = try LiveSandbox(overrides: ["redirect_uri": redirectURI])
+        let live = try await LiveSandbox(overrides: ["redirect_uri": redirectURI])
         // The sandbox allows both user agents; a redirect the browser cannot come back to leaves the window alone.
         #expect(live.configuration.usableUserAgents == (redirectURI.hasPrefix("http:") ? [.embedded, .browser] : [.embedded]))
         let (request, response) = try await live.authorize()
@@ -66,14 +66,14 @@ import Testing
     }
 
     @Test func aLoopbackRedirectMayCarryAPort() async throws {
-        let live = try LiveSandbox(overrides: ["redirect_uri": "http://127.0.0.1/callback"])
+        let live = try await LiveSandbox(overrides: ["redirect_uri": "http://127.0.0.1/callback"])
         let (request, response) = try await live.authorize(redirectURI: URL(string: "http://127.0.0.1:53682/callback")!)
         #expect(try await live.tokenClient().exchange(response, for: request).accessToken.isEmpty == false)
     }
 
     @Test func confidentialClientAuthenticatesByBasicAndByPost() async throws {
         for method in ["client_secret_basic", "client_secret_post"] {
-            let live = try LiveSandbox(overrides: [
+            let live = try await LiveSandbox(overrides: [
                 "client_id": "latchkey-confidential", "client_secret": "sandbox-secret", "client_authentication": method,
             ])
             let (request, response) = try await live.authorize()
@@ -82,7 +82,7 @@ import Testing
     }
 
     @Test func aWrongClientSecretIsInvalidClientNotAHang() async throws {
-        let live = try LiveSandbox(overrides: [
+        let live = try await LiveSandbox(overrides: [
             "client_id": "latchkey-confidential", "client_secret": "not-the-secret", "client_authentication": "client_secret_basic",
         ])
         let (request, response) = try await live.authorize()
@@ -97,13 +97,13 @@ import Testing
     }
 
     @Test func denyEndsTheFlowAsCancelled() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let error = await #expect(throws: OAuthError.self) { try await live.authorize(FormPostingUserAgent(action: "deny")) }
         #expect(error == .cancelled)
     }
 
     @Test func refreshRotatesTheRefreshTokenAndStoresTheNewOne() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let first = try await live.signIn(live.session())
         let later = live.session(now: anHourLater)
         let refreshed = try await later.freshToken()
@@ -115,7 +115,7 @@ import Testing
     }
 
     @Test func aRotatedRefreshTokenIsKeptWhenSavingItFails() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let first = try await live.signIn(live.session())
         let store = FailingStore(live.store)
         let later = AuthSession(
@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test func aRefreshedIDTokenThatFailsItsChecksCostsOnlyItself() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let first = try await live.signIn(live.session())
         // Three hours on, the sandbox's fresh ID token (an hour long) looks expired.
         let muchLater = live.session(now: { Date().addingTimeInterval(3 * 3600) })
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func aProfileAboutSomeoneElseThanTheIDTokenIsNotShown() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let ada = try await live.signIn(live.session())
         let (request, response) = try await live.authorize(FormPostingUserAgent(username: "grace", password: "compiler"))
         let grace = try await live.tokenClient().exchange(response, for: request)
@@ -164,12 +164,12 @@ import Testing
     }
 
     @Test func aStoredSignInIsNeverSentToAnotherTokenEndpoint() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let token = try await live.signIn(live.session())
         #expect(token.issuedBy == "latchkey-desktop at http://127.0.0.1/token", "a loopback port is not part of it")
         // The same provider id, now described with another token endpoint (a planted
         // preset, an edited file): the refresh due an hour later must not go there.
-        let elsewhere = try RunningSandbox(["--behave-like", "gitlab"])
+        let elsewhere = try await RunningSandbox.start(["--behave-like", "gitlab"])
         var moved = live.configuration
         moved.tokenEndpoint = URL(string: "\(elsewhere.baseURL)/oauth/token")!
         let session = AuthSession(
@@ -192,13 +192,13 @@ import Testing
     }
 
     @Test func aTokenOfUnknownOriginIsNotUsed() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         try live.store.save(Token(accessToken: "at-from-an-older-file", refreshToken: "rt-from-an-older-file"), for: "sandbox")
         #expect(await !live.session().isSignedIn)
     }
 
     @Test func aHundredConcurrentCallersShareOneRefresh() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         _ = try await live.signIn(live.session())
         let later = live.session(now: anHourLater)
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
@@ -210,7 +210,7 @@ import Testing
     }
 
     @Test func aRefreshThatFailsForAPassingReasonKeepsTheRefreshToken() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let first = try await live.signIn(live.session())
         let later = live.session(now: anHourLater)
         try await live.sandbox.setFault("token", "500")
@@ -222,7 +222,7 @@ import Testing
     }
 
     @Test func aRefusedRefreshSignsOutAndSaysWhy() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let first = try await live.signIn(live.session())
         try await live.revokeAtProvider(first.refreshToken!)
         let later = live.session(now: anHourLater)
@@ -237,7 +237,7 @@ import Testing
     }
 
     @Test func signOutForgetsHereAndRevokesAtTheProvider() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session()
         let token = try await live.signIn(session)
         #expect(await session.signOut() == nil)
@@ -247,7 +247,7 @@ import Testing
     }
 
     @Test func signingOutOverADamagedStoreSaysWhereTheDamageWent() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         try FileManager.default.createDirectory(at: live.directory, withIntermediateDirectories: true)
         let file = live.directory.appendingPathComponent("sandbox.json")
         try Data(#"{"access_token": "#.utf8).write(to: file)
@@ -259,7 +259,7 @@ import Testing
     }
 
     @Test func signOutStandsEvenWhenRevocationFails() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session()
         _ = try await live.signIn(session)
         try await live.sandbox.setFault("revoke", "500")
@@ -269,7 +269,7 @@ import Testing
     }
 
     @Test func aRefusedAccessTokenIsRefreshedOnceAndTheProfileFetchedAgain() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session()
         let token = try await live.signIn(session)
         try await live.revokeAtProvider(token.accessToken)
@@ -281,7 +281,7 @@ import Testing
     }
 
     @Test func whenTheProviderRefusesEverythingTheProfileSaysSignedOut() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session()
         let token = try await live.signIn(session)
         try await live.revokeAtProvider(token.refreshToken!)
@@ -304,7 +304,7 @@ import Testing
         ("close", OAuthError.connectionLost(endpoint: .token)),
     ])
     func eachTokenEndpointFaultIsAClearErrorAndTheNextTryWorks(kind: String, expected: OAuthError) async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let (request, response) = try await live.authorize()
         try await live.sandbox.setFault("token", kind, delaySeconds: 3)
         let error = await #expect(throws: OAuthError.self) {
@@ -318,7 +318,7 @@ import Testing
     }
 
     @Test func aProviderThatIsNotThereCannotBeReached() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         var configuration = live.configuration
         configuration.tokenEndpoint = URL(string: "http://127.0.0.1:9/token")!
         let (request, response) = try await live.authorize()
@@ -329,7 +329,7 @@ import Testing
     }
 
     @Test func profileEndpointFaultsAreNamedForTheProfile() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session()
         _ = try await live.signIn(session)
         try await live.sandbox.setFault("userinfo", "html")
@@ -368,7 +368,7 @@ import Testing
     }
 
     @Test func theRequestCarriesTheRedirectURIThatTheAgentNamed() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let agent = BrowserLikeAgent(presentFails: false)
         await #expect(throws: OAuthError.cancelled) { try await live.session().signIn(using: agent) }
         let url = try #require(agent.presented)
@@ -377,7 +377,7 @@ import Testing
     }
 
     @Test func aPresentThatFailsIsDismissedAndKeepsNothing() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let agent = BrowserLikeAgent(presentFails: true)
         await #expect(throws: OAuthError.browser("your web browser could not be opened.")) {
             try await live.session().signIn(using: agent)

@@ -59,7 +59,7 @@ import Testing
     /// A provider made before its twin appeared goes on working (found by an attacker's review:
     /// the twin check made an existing resource's provider unusable).
     @Test func anExistingProviderIsNotRefusedForATwinAddedLater() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try Setting()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let id = try await setting.providers().prepare(resource: me).id
@@ -219,7 +219,7 @@ import Testing
     /// A sign-in for a resource kept before the resource was part of the binding is not used, but
     /// a sign-out still revokes it where it was issued (found by an attacker's review: it was left live).
     @Test func aSignInBoundTheEarlierWayIsStillRevokedAtSignOut() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let setting = try ProviderIDOwnershipTests.Setting()
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let configuration = try await setting.providers().configuration(for: me).configuration

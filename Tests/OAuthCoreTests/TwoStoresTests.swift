@@ -149,7 +149,7 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
 /// in one test contend exactly as two processes do.)
 @Suite struct CrossProcessTests {
     @Test func twoProcessesRefreshingAtOnceShareOneRefresh() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         _ = try await live.signIn(live.session())
         let first = live.session(now: anHourLater)
         let second = AuthSession(
@@ -164,7 +164,7 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
     }
 
     @Test func aProcessThatRefreshesAfterAnotherSignedOutDoesNotReplay() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let stale = live.session(now: anHourLater)
         _ = try await live.signIn(stale)
         #expect(await live.session().signOut() == nil)
@@ -178,7 +178,7 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
     }
 
     @Test func signOutRevokesEvenWhenTheKeyringCannotBeCleared() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let places = TwoStores()
         let session = AuthSession(configuration: live.configuration, store: places.store, tokenClient: live.tokenClient())
         let token = try await live.signIn(session)
@@ -189,7 +189,7 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
     }
 
     @Test func aStoreThatOnlySeemsEmptyLosesNothing() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let places = TwoStores()
         let session = AuthSession(
             configuration: live.configuration, store: places.store, tokenClient: live.tokenClient(), now: anHourLater)
@@ -201,7 +201,7 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
     }
 
     @Test func aSignOutWhileARefreshIsUnderWayIsNotUndoneByIt() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session(now: anHourLater)
         _ = try await live.signIn(session)
         // The sign-out's revocation fails, so the grant lives and the refresh succeeds.
@@ -219,7 +219,7 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
     }
 
     @Test func aSignInWhileARefreshIsUnderWayIsNotReplacedByIt() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session(now: anHourLater)
         _ = try await live.signIn(session)
         let refreshing = try await live.refreshHeldAtTheProvider(session)
@@ -232,7 +232,7 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
     }
 
     @Test func aRefreshRefusedAfterASignOutAndANewSignInDoesNotEraseTheNewOne() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let session = live.session(now: anHourLater)
         _ = try await live.signIn(session)
         // The provider answers the refresh late, after the sign-out revoked its grant: invalid_grant.
@@ -245,7 +245,7 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
     }
 
     @Test func signOutRevokesTheKeyringsCopyAndTheFilesCopy() async throws {
-        let live = try LiveSandbox()
+        let live = try await LiveSandbox()
         let places = TwoStores()
         let session = AuthSession(configuration: live.configuration, store: places.store, tokenClient: live.tokenClient())
         // Signed in while the keyring did not answer (to the file), then again once it did.

@@ -8,8 +8,8 @@ import Testing
     let sandbox: RunningSandbox
     let browser: Browser
 
-    init() throws {
-        sandbox = try RunningSandbox()
+    init() async throws {
+        sandbox = try await RunningSandbox.start()
         browser = Browser(sandbox: sandbox)
     }
 

@@ -11,8 +11,8 @@ struct Imitation {
     let authorizePath: String
     let tokenPath: String
 
-    init(_ provider: String, authorize: String, token: String) throws {
-        sandbox = try RunningSandbox(["--behave-like", provider])
+    init(_ provider: String, authorize: String, token: String) async throws {
+        sandbox = try await RunningSandbox.start(["--behave-like", provider])
         authorizePath = authorize
         tokenPath = token
     }
@@ -65,8 +65,8 @@ struct Imitation {
 @Suite struct BehaveLikeLinkedInTests {
     let li: Imitation
 
-    init() throws {
-        li = try Imitation("linkedin", authorize: "/oauth/v2/authorization", token: "/oauth/v2/accessToken")
+    init() async throws {
+        li = try await Imitation("linkedin", authorize: "/oauth/v2/authorization", token: "/oauth/v2/accessToken")
     }
 
     func exchange(_ code: String, extra: [(String, String)] = [("client_secret", Clients.secret)]) async throws -> Reply {
@@ -160,8 +160,8 @@ struct Imitation {
 @Suite struct BehaveLikeGitHubTests {
     let gh: Imitation
 
-    init() throws {
-        gh = try Imitation("github", authorize: "/login/oauth/authorize", token: "/login/oauth/access_token")
+    init() async throws {
+        gh = try await Imitation("github", authorize: "/login/oauth/authorize", token: "/login/oauth/access_token")
     }
 
     func code() async throws -> String {
@@ -241,8 +241,8 @@ struct Imitation {
 @Suite struct BehaveLikeMicrosoftTests {
     let ms: Imitation
 
-    init() throws {
-        ms = try Imitation("microsoft", authorize: "/common/oauth2/v2.0/authorize", token: "/common/oauth2/v2.0/token")
+    init() async throws {
+        ms = try await Imitation("microsoft", authorize: "/common/oauth2/v2.0/authorize", token: "/common/oauth2/v2.0/token")
     }
 
     func tokens(scope: String) async throws -> Reply {
@@ -288,7 +288,7 @@ struct Imitation {
 
 @Suite struct BehaveLikeGitLabTests {
     @Test func tokensLiveTwoHoursCarryCreatedAtAndTheProfileHasAWebURL() async throws {
-        let gl = try Imitation("gitlab", authorize: "/oauth/authorize", token: "/oauth/token")
+        let gl = try await Imitation("gitlab", authorize: "/oauth/authorize", token: "/oauth/token")
         let pkce = PKCE()
         let code = try await gl.code(
             Imitation.parameters(client: Clients.publicID, redirectURI: Clients.privateUse, scope: "openid read_user", pkce: pkce))
@@ -310,8 +310,8 @@ struct Imitation {
 @Suite struct BehaveLikeGoogleTests {
     let google: Imitation
 
-    init() throws {
-        google = try Imitation("google", authorize: "/o/oauth2/v2/auth", token: "/token")
+    init() async throws {
+        google = try await Imitation("google", authorize: "/o/oauth2/v2/auth", token: "/token")
     }
 
     @Test func onlyALoopbackRedirectIsAccepted() async throws {
@@ -350,8 +350,8 @@ struct Imitation {
 }
 
 @Suite struct BehaveLikeOptionTests {
-    @Test func anUnknownProviderIsRefusedWithTheList() throws {
-        let error = #expect(throws: SandboxTestError.self) { try RunningSandbox(["--behave-like", "myspace"]) }
+    @Test func anUnknownProviderIsRefusedWithTheList() async throws {
+        let error = await #expect(throws: SandboxTestError.self) { try await RunningSandbox.start(["--behave-like", "myspace"]) }
         #expect(error?.description.contains("linkedin, github") == true)
     }
 }

@@ -8,8 +8,8 @@ import Testing
     let sandbox: RunningSandbox
     let http = HTTPClient()
 
-    init() throws {
-        sandbox = try RunningSandbox(["--device-interval", "1"])
+    init() async throws {
+        sandbox = try await RunningSandbox.start(["--device-interval", "1"])
     }
 
     func start(scope: String = "openid profile email offline_access", on base: String? = nil) async throws -> [String: Any] {
@@ -73,7 +73,7 @@ import Testing
     /// §3.5: a check sooner than the interval is `slow_down`, and stays so (the interval grows by five
     /// seconds). Thirty seconds, so that "sooner" holds however slowly a loaded machine sends the checks.
     @Test func checkingTooOftenIsToldToSlowDown() async throws {
-        let slow = try RunningSandbox(["--device-interval", "30"])
+        let slow = try await RunningSandbox.start(["--device-interval", "30"])
         let deviceCode = try #require(try await start(on: slow.baseURL)["device_code"] as? String)
         #expect(try await poll(deviceCode, on: slow.baseURL).json["error"] as? String == "authorization_pending")
         #expect(try await poll(deviceCode, on: slow.baseURL).json["error"] as? String == "slow_down")

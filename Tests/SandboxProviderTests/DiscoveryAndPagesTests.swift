@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct DiscoveryAndPagesTests {
     @Test func openIDConfigurationDescribesEveryEndpoint() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let reply = try await HTTPClient().get("\(sandbox.baseURL)/.well-known/openid-configuration")
         #expect(reply.status == 200)
         let document = reply.json
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func authorizationServerMetadataMatchesTheOpenIDDocument() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let http = HTTPClient()
         let rfc8414 = try await http.get("\(sandbox.baseURL)/.well-known/oauth-authorization-server")
         let oidc = try await http.get("\(sandbox.baseURL)/.well-known/openid-configuration")
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func theDocumentSaysHowLongToKeepItAndAnswersAConditionalRequestWith304() async throws {
-        let sandbox = try RunningSandbox(["--discovery-max-age", "120"])
+        let sandbox = try await RunningSandbox.start(["--discovery-max-age", "120"])
         let http = HTTPClient()
         let url = "\(sandbox.baseURL)/.well-known/openid-configuration"
         let whole = try await http.get(url)
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func signInPageIsAnAccessibleFormWithNoExternalResources() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let browser = Browser(sandbox: sandbox)
         let page = try await browser.http.get(browser.authorizeURL(Browser.parameters()))
         #expect(page.status == 200)
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func profilePageShowsThePersonAndUnknownNamesAre404() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let http = HTTPClient()
         let page = try await http.get("\(sandbox.baseURL)/in/ada")
         #expect(page.status == 200)
@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func listensOnLoopbackOnlyAndLogsNoQueryStrings() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         #expect(sandbox.baseURL.hasPrefix("http://127.0.0.1:"))
         let browser = Browser(sandbox: sandbox)
         let pkce = PKCE()

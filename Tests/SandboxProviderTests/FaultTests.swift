@@ -7,8 +7,8 @@ import Testing
     let sandbox: RunningSandbox
     let browser: Browser
 
-    init() throws {
-        sandbox = try RunningSandbox()
+    init() async throws {
+        sandbox = try await RunningSandbox.start()
         browser = Browser(sandbox: sandbox)
     }
 
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func faultsCanBeSetOnTheCommandLine() async throws {
-        let faulty = try RunningSandbox(["--fault", "token:500:1", "--fault", "userinfo:html"])
+        let faulty = try await RunningSandbox.start(["--fault", "token:500:1", "--fault", "userinfo:html"])
         let browser = Browser(sandbox: faulty)
         #expect(try await browser.tokens().status == 500)
         let tokens = try await browser.tokens()

@@ -23,14 +23,14 @@ import Testing
         _ method: String, _ url: String, form: [(String, String)]? = nil, secret: String = secret, token: String? = nil,
         tokenSecret: String? = nil, callback: String? = nil, verifier: String? = nil, timestamp: String? = nil, nonce: String? = nil,
         rsaKey: String? = nil
-    ) throws -> Signed {
+    ) async throws -> Signed {
         let arguments: [String: Any?] = [
             "method": method, "url": url, "body": form.map(HTTPClient.form), "key": key, "secret": secret, "token": token,
             "token_secret": tokenSecret, "callback": callback, "verifier": verifier, "timestamp": timestamp, "nonce": nonce,
             "rsa_key": rsaKey,
         ]
         let json = try JSONSerialization.data(withJSONObject: arguments.compactMapValues { $0 })
-        let (status, data) = try Spawned.run(
+        let (status, data) = try await Spawned.run(
             "/usr/bin/python3",
             [
                 "-c",
@@ -84,13 +84,13 @@ import Testing
     // MARK: The whole path
 
     @Test func theThreeStepsAndASignedProfile() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let temporary = try await requestToken(sandbox)
         let callback = try await answer(sandbox, token: temporary.token)
         #expect(callback["oauth_token"] == temporary.token)
         let verifier = try #require(callback["oauth_verifier"])
 
-        let exchange = try Self.sign(
+        let exchange = try await Self.sign(
             "POST", "\(sandbox.baseURL)/oauth1/access_token", token: temporary.token, tokenSecret: temporary.secret, verifier: verifier)
         let reply = try await Self.send(exchange, "POST")
         #expect(reply.status == 200, "\(reply.text)")
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func denyGoesBackWithDeniedAndSpendsTheRequestToken() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let temporary = try await requestToken(sandbox)
         let callback = try await answer(sandbox, token: temporary.token, action: "deny")
         #expect(callback["denied"] == temporary.token)
@@ -129,7 +129,7 @@ import Testing
     // MARK: Refusals
 
     @Test func theCallbackIsRequiredAndMustBeRegistered() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let none = try await Self.send(try Self.sign("POST", "\(sandbox.baseURL)/oauth1/request_token"), "POST")
         #expect(none.status == 400)
         #expect(Self.fields(none)["oauth_problem"] == "parameter_absent")
@@ -140,22 +140,22 @@ import Testing
     }
 
     @Test func aWrongSignatureIsRefusedInTheBodyAndTheChallenge() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let reply = try await Self.send(
             try Self.sign("POST", "\(sandbox.baseURL)/oauth1/request_token", secret: "wrong", callback: Self.callback), "POST")
         #expect(reply.status == 401)
         #expect(Self.fields(reply)["oauth_problem"] == "signature_invalid")
         #expect(reply.header("www-authenticate")?.contains(#"oauth_problem="signature_invalid""#) == true)
         // Signed right, then changed in flight: a parameter added to the query breaks it too.
-        let signed = try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo?a=1")
+        let signed = try await Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo?a=1")
         let tampered = Signed(uri: signed.uri.replacingOccurrences(of: "a=1", with: "a=2"), headers: signed.headers, body: nil)
         #expect(Self.fields(try await Self.send(tampered, "GET"))["oauth_problem"] == "signature_invalid")
     }
 
     /// §3.5.1: values percent-encoded, pairs separated by commas; a header that is neither is refused, not guessed at.
     @Test func aLooseAuthorizationHeaderIsRefused() async throws {
-        let sandbox = try RunningSandbox()
-        let signed = try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo")
+        let sandbox = try await RunningSandbox.start()
+        let signed = try await Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo")
         let header = try #require(signed.headers["Authorization"])
         for loose in [
             header.replacingOccurrences(of: #"", oauth_signature_method"#, with: #"" oauth_signature_method"#),  // no comma
@@ -171,7 +171,7 @@ import Testing
     }
 
     @Test func aTimestampOutsideTheWindowIsRefused() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let stale = String(Int(Date().timeIntervalSince1970) - 3600)
         let reply = try await Self.send(try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo", timestamp: stale), "GET")
         #expect(reply.status == 401)
@@ -182,19 +182,19 @@ import Testing
     }
 
     @Test func aNonceIsUsedOnce() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let (timestamp, nonce) = (String(Int(Date().timeIntervalSince1970)), "once-\(UUID().uuidString)")
-        let first = try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo?n=1", timestamp: timestamp, nonce: nonce)
+        let first = try await Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo?n=1", timestamp: timestamp, nonce: nonce)
         #expect(try await Self.send(first, "GET").status == 200)
         // Another request, validly signed, with the same nonce and timestamp: a replay window is per nonce, not per request.
-        let second = try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo?n=2", timestamp: timestamp, nonce: nonce)
+        let second = try await Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo?n=2", timestamp: timestamp, nonce: nonce)
         let replay = try await Self.send(second, "GET")
         #expect(replay.status == 401)
         #expect(Self.fields(replay)["oauth_problem"] == "nonce_used")
     }
 
     @Test func aVerifierFromAnotherRequestTokenIsRefused() async throws {
-        let sandbox = try RunningSandbox()
+        let sandbox = try await RunningSandbox.start()
         let mine = try await requestToken(sandbox)
         let theirs = try await requestToken(sandbox)
         let theirVerifier = try #require(try await answer(sandbox, token: theirs.token)["oauth_verifier"])
@@ -211,8 +211,8 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oauth1-rsa-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let keyFile = directory.appendingPathComponent("key.pem")
-        try run("/usr/bin/openssl", ["genrsa", "-out", keyFile.path, "2048"])
-        let publicKey = try run("/usr/bin/openssl", ["rsa", "-in", keyFile.path, "-pubout"])
+        try await run("/usr/bin/openssl", ["genrsa", "-out", keyFile.path, "2048"])
+        let publicKey = try await run("/usr/bin/openssl", ["rsa", "-in", keyFile.path, "-pubout"])
         let configuration: [String: Any] = [
             "users": [["username": "ada", "password": "engine", "name": "Ada Lovelace", "email": "ada@sandbox.example"]],
             "clients": [["client_id": "unused", "name": "Unused", "redirect_uris": [Clients.loopback]]],
@@ -220,12 +220,12 @@ import Testing
         ]
         let file = directory.appendingPathComponent("sandbox.json")
         try JSONSerialization.data(withJSONObject: configuration).write(to: file)
-        let sandbox = try RunningSandbox(["--config", file.path])
+        let sandbox = try await RunningSandbox.start(["--config", file.path])
         let pem = try String(contentsOf: keyFile, encoding: .utf8)
         let good = try await Self.send(try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo?x=1", rsaKey: pem), "GET")
         #expect(good.status == 200, "\(good.text)")
         let otherKey = directory.appendingPathComponent("other.pem")
-        try run("/usr/bin/openssl", ["genrsa", "-out", otherKey.path, "2048"])
+        try await run("/usr/bin/openssl", ["genrsa", "-out", otherKey.path, "2048"])
         let bad = try await Self.send(
             try Self.sign("GET", "\(sandbox.baseURL)/oauth1/echo?x=1", rsaKey: try String(contentsOf: otherKey, encoding: .utf8)), "GET")
         #expect(Self.fields(bad)["oauth_problem"] == "signature_invalid")
@@ -235,8 +235,8 @@ import Testing
     }
 
     @discardableResult
-    func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let (status, data) = try Spawned.run(tool, arguments)
+    func run(_ tool: String, _ arguments: [String]) async throws -> String {
+        let (status, data) = try await Spawned.run(tool, arguments)
         guard status == 0 else { throw SandboxTestError("\(tool) failed") }
         return String(decoding: data, as: UTF8.self)
     }

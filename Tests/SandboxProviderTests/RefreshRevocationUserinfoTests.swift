@@ -6,8 +6,8 @@ import Testing
     let sandbox: RunningSandbox
     let browser: Browser
 
-    init() throws {
-        sandbox = try RunningSandbox()
+    init() async throws {
+        sandbox = try await RunningSandbox.start()
         browser = Browser(sandbox: sandbox)
     }
 
@@ -153,7 +153,7 @@ import Testing
 
 @Suite struct LifetimeAndConfigurationTests {
     @Test func expiredAccessTokenIsInvalidTokenAndRefreshRevivesIt() async throws {
-        let sandbox = try RunningSandbox(["--access-token-ttl", "1"])
+        let sandbox = try await RunningSandbox.start(["--access-token-ttl", "1"])
         let browser = Browser(sandbox: sandbox)
         let tokens = try await browser.tokens().json
         #expect(tokens["expires_in"] as? Int == 1)
@@ -197,7 +197,7 @@ import Testing
             }
             """.utf8
         ).write(to: file)
-        let sandbox = try RunningSandbox(["--config", file.path])
+        let sandbox = try await RunningSandbox.start(["--config", file.path])
         let browser = Browser(sandbox: sandbox)
         let pkce = PKCE()
         let parameters = Browser.parameters(client: "tool", redirectURI: "https://app.example/cb?tenant=a", pkce: pkce)
@@ -222,12 +222,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         var tokens: [String: Any] = [:]
         do {
-            let first = try RunningSandbox(["--state-file", file.path])
+            let first = try await RunningSandbox.start(["--state-file", file.path])
             tokens = try await Browser(sandbox: first).tokens().json
         }
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600, "the state file holds tokens")
-        let second = try RunningSandbox(["--state-file", file.path])
+        let second = try await RunningSandbox.start(["--state-file", file.path])
         let browser = Browser(sandbox: second)
         #expect(try await browser.userinfo(try #require(tokens["access_token"] as? String)).status == 200)
         let refreshed = try await browser.refresh(try #require(tokens["refresh_token"] as? String))
@@ -237,7 +237,7 @@ import Testing
     @Test func theStateFileKeepsOnlyWhatCanStillBeUsed() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-state-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
-        let sandbox = try RunningSandbox(["--state-file", file.path])
+        let sandbox = try await RunningSandbox.start(["--state-file", file.path])
         let browser = Browser(sandbox: sandbox)
         let revoked = try #require(try await browser.tokens().json["refresh_token"] as? String)
         _ = try await browser.http.postForm(
@@ -248,18 +248,18 @@ import Testing
         #expect(saved.contains(kept))
     }
 
-    @Test func exitsWhenItsParentGoesAway() throws {
-        let sandbox = try RunningSandbox(["--exit-with-stdin"])
+    @Test func exitsWhenItsParentGoesAway() async throws {
+        let sandbox = try await RunningSandbox.start(["--exit-with-stdin"])
         #expect(sandbox.process.isRunning)
         try sandbox.input.fileHandleForWriting.close()
-        #expect(sandbox.process.wait(timeout: 5) == 0)
+        #expect(await sandbox.process.exit(timeout: 5) == 0)
     }
 
-    @Test func aBrokenConfigurationFileStopsStartWithAReason() throws {
+    @Test func aBrokenConfigurationFileStopsStartWithAReason() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(#"{"users": [], "clients": [{"client_id": "x", "name": "X", "redirect_uris": []}]}"#.utf8).write(to: file)
-        let error = #expect(throws: SandboxTestError.self) { try RunningSandbox(["--config", file.path]) }
+        let error = await #expect(throws: SandboxTestError.self) { try await RunningSandbox.start(["--config", file.path]) }
         #expect(error?.description.contains("Client x has no redirect URI.") == true)
     }
 }

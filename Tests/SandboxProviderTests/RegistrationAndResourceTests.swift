@@ -8,8 +8,8 @@ import Testing
     let browser: Browser
     var http: HTTPClient { browser.http }
 
-    init() throws {
-        sandbox = try RunningSandbox()
+    init() async throws {
+        sandbox = try await RunningSandbox.start()
         browser = Browser(sandbox: sandbox)
     }
 
@@ -120,8 +120,8 @@ import Testing
     /// A client known by the URL of its metadata document: no registration; the document
     /// must name itself, list the redirect URI, and use no shared secret.
     @Test func aClientIDThatIsItsMetadataDocumentsURLSignsInWithoutRegistering() async throws {
-        let sandbox = try RunningSandbox()
-        let documents = try ClientMetadataServer()
+        let sandbox = try await RunningSandbox.start()
+        let documents = try await ClientMetadataServer()
         let discovery = try await HTTPClient().get("\(sandbox.baseURL)/.well-known/openid-configuration")
         #expect(discovery.json["client_id_metadata_document_supported"] as? Bool == true)
 

@@ -8,8 +8,8 @@ import Testing
     let browser: Browser
     var tokenURL: String { "\(sandbox.baseURL)/token" }
 
-    init() throws {
-        sandbox = try RunningSandbox()
+    init() async throws {
+        sandbox = try await RunningSandbox.start()
         browser = Browser(sandbox: sandbox)
     }
 

@@ -7,8 +7,8 @@ import Foundation
 public final class ClientMetadataServer: @unchecked Sendable {
     public let server: PythonServer
 
-    public init() throws {
-        server = try PythonServer(
+    public init() async throws {
+        server = try await PythonServer.start(
             script: """
                 import http.server, json
                 class Documents(http.server.BaseHTTPRequestHandler):

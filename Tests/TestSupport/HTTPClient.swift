@@ -30,9 +30,9 @@ public struct CurlFailure: Error, CustomStringConvertible {
 /// nor with OAuthCore. (URLSession on Linux hangs on a 401 with WWW-Authenticate,
 /// swift-corelibs-foundation#5456, and the sandbox sends exactly those.)
 public struct HTTPClient: Sendable {
-    public var timeout: TimeInterval = 10
+    public var timeout: TimeInterval = 60
 
-    public init(timeout: TimeInterval = 10) {
+    public init(timeout: TimeInterval = 60) {
         self.timeout = timeout
     }
 

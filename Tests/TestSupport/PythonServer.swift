@@ -1,4 +1,5 @@
 import Foundation
+import OAuthCore
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +12,12 @@ public final class PythonServer: @unchecked Sendable {
     public let process: Spawned
     public let port: Int
 
-    public init(script: String, arguments: [String] = [], what: String) throws {
+    /// Starts the script and waits, on a thread of its own, for the port it prints.
+    public static func start(script: String, arguments: [String] = [], what: String) async throws -> PythonServer {
+        try await BlockingWork.run { Result { try PythonServer(script: script, arguments: arguments, what: what) } }.get()
+    }
+
+    private init(script: String, arguments: [String], what: String) throws {
         let output = Pipe().closedOnExec()
         process = try Spawned("/usr/bin/python3", ["-c", script] + arguments, output: output.fileHandleForWriting.fileDescriptor)
         try? output.fileHandleForWriting.close()

@@ -1,7 +1,12 @@
 import Foundation
+import OAuthCore
 
 /// The real `latchkey-sandbox` binary, started on a free loopback port for one
 /// test and stopped when the test lets go of it.
+///
+/// Started with `await RunningSandbox.start(…)`: waiting for its address blocks, so it happens
+/// on a thread of its own, never on one of the cooperative pool's few (a suite's `init` runs
+/// once per test, and hundreds of them start at once).
 public final class RunningSandbox: @unchecked Sendable {
     public let process: Spawned
     public let baseURL: String
@@ -17,7 +22,12 @@ public final class RunningSandbox: @unchecked Sendable {
         return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
-    public init(_ arguments: [String] = []) throws {
+    /// Starts a sandbox with `arguments` and waits, on a thread of its own, for its address.
+    public static func start(_ arguments: [String] = []) async throws -> RunningSandbox {
+        try await BlockingWork.run { Result { try RunningSandbox(arguments) } }.get()
+    }
+
+    private init(_ arguments: [String]) throws {
         let executable = Self.binDirectory.appendingPathComponent("latchkey-sandbox")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw SandboxTestError("latchkey-sandbox is not built at \(executable.path); run `swift build` first.")
@@ -47,15 +57,18 @@ public final class RunningSandbox: @unchecked Sendable {
     public var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
     /// Stops it now (SIGKILL), as a server that went away: nothing answers at its address after this returns.
-    public func stop() {
-        process.kill()
+    public func stop() async {
+        await process.end()
     }
 
+    /// SIGTERM, and SIGKILL from a thread of its own should the shutdown linger past two
+    /// seconds (not the test's problem): a deinit runs on whichever thread let go last.
     deinit {
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
-            // A graceful shutdown that lingers past two seconds is not the test's problem.
-            if process.wait(timeout: 2) == nil { process.kill() }
+            BlockingWork.detachThread { [process] in
+                if process.wait(timeout: 2) == nil { process.kill() }
+            }
         }
         try? FileManager.default.removeItem(at: logURL)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import OAuthCore
 
 #if canImport(Glibc)
     import Glibc
@@ -14,10 +15,18 @@ private func spawnActionsCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_f
 /// `Process.run`, swift-corelibs-foundation #5472). The tests start a curl per HTTP request
 /// and a sandbox per suite, so that was one run in five or six here. The child gets exactly
 /// the descriptors named (0, 1, 2), nothing else of this process's.
+///
+/// Its end is an event, not something polled against the clock: a thread of its own (never one
+/// of Swift's cooperative pool) waits in `waitpid` and hands the status to whoever waits. A wait
+/// whose time runs out looks once more before it says the child still runs, so a waiter that was
+/// not scheduled for a while (a loaded machine, a starved pool) never reports as hung a child
+/// that ended long ago.
 public final class Spawned: @unchecked Sendable {
     public let processIdentifier: pid_t
-    private let lock = NSLock()
+    // Guarded by `lock`: the status once reaped, and who waits for it.
+    private let lock = NSCondition()
     private var status: Int32?
+    private var waiters: [UUID: CheckedContinuation<Int32?, Never>] = [:]
 
     /// Starts `path` with `arguments` and this process's environment; `input`, `output` and
     /// `errors` become its standard input, output and error (nil: /dev/null).
@@ -37,60 +46,86 @@ public final class Spawned: @unchecked Sendable {
         let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
         guard result == 0 else { throw SandboxTestError("\(path) could not be started: \(String(cString: strerror(result)))") }
         processIdentifier = pid
+        BlockingWork.detachThread { [self] in reap() }
+    }
+
+    /// On the reaper's own thread: blocks in `waitpid` until the child ends, then hands the status out.
+    private func reap() {
+        var raw: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(processIdentifier, &raw, 0) } while reaped < 0 && errno == EINTR
+        // WIFEXITED ? WEXITSTATUS : 128 + WTERMSIG; a child nobody can wait for counts as gone.
+        let ended: Int32 = reaped == processIdentifier ? (raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)) : 255
+        lock.lock()
+        status = ended
+        let waiting = waiters
+        waiters = [:]
+        lock.broadcast()
+        lock.unlock()
+        for continuation in waiting.values { continuation.resume(returning: ended) }
     }
 
     /// The exit status once the child has ended (128 + the signal for one killed); nil while it runs.
-    public func poll() -> Int32? {
-        lock.withLock {
-            if let status { return status }
-            var raw: Int32 = 0
-            guard waitpid(processIdentifier, &raw, WNOHANG) == processIdentifier else { return nil }
-            // WIFEXITED ? WEXITSTATUS : 128 + WTERMSIG
-            status = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
-            return status
-        }
-    }
+    public func poll() -> Int32? { lock.withLock { status } }
 
     public var isRunning: Bool { poll() == nil }
 
-    /// Blocks the calling thread until the child ends or `timeout` passes.
+    /// Blocks the calling thread until the child ends or `timeout` passes. For threads of one's
+    /// own only (a `BlockingWork` body); a task awaits `exit(timeout:)` instead.
     @discardableResult
     public func wait(timeout: TimeInterval) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
-        repeat {
-            if let status = poll() { return status }
-            usleep(5_000)
-        } while Date() < deadline
-        return nil
+        lock.lock()
+        defer { lock.unlock() }
+        while status == nil, lock.wait(until: deadline) {}
+        return status
     }
 
-    /// Suspends the calling task until the child ends or `timeout` passes.
+    /// Suspends the calling task until the child ends or `timeout` passes; nil only when the
+    /// child still ran at the deadline, looked at then, however late this task runs again.
+    @discardableResult
     public func exit(timeout: TimeInterval) async -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        repeat {
-            if let status = poll() { return status }
-            try? await Task.sleep(for: .milliseconds(5))
-        } while Date() < deadline
-        return nil
+        let key = UUID()
+        return await withCheckedContinuation { continuation in
+            let ended: Int32?? = lock.withLock {
+                if let status { return .some(status) }
+                waiters[key] = continuation
+                return nil
+            }
+            if let ended { return continuation.resume(returning: ended) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
+                // The last look: under the lock, so either the reaper has handed this waiter
+                // its status already, or the child truly still runs.
+                let late = lock.withLock { waiters.removeValue(forKey: key) }
+                late?.resume(returning: nil)
+            }
+        }
     }
 
     /// Runs `path` to its end and returns its exit status and what it wrote on standard output
     /// (its standard error goes to /dev/null); nil status when it did not end within `timeout`.
-    public static func run(_ path: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> (status: Int32?, output: Data) {
+    /// The reading and waiting happen on a thread of their own.
+    public static func run(_ path: String, _ arguments: [String], timeout: TimeInterval = 60) async throws -> (status: Int32?, output: Data)
+    {
         let pipe = Pipe().closedOnExec()
         let child = try Spawned(path, arguments, output: pipe.fileHandleForWriting.fileDescriptor)
         try? pipe.fileHandleForWriting.close()
         // Read while it runs, so a large output never fills the pipe and stalls it.
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        let status = child.wait(timeout: timeout)
-        if status == nil { child.kill() }
+        let output = await BlockingWork.run { pipe.fileHandleForReading.readDataToEndOfFile() }
+        let status = await child.exit(timeout: timeout)
+        if status == nil { await child.end() }
         return (status, output)
     }
 
-    /// SIGKILL, then the exit reaped.
+    /// SIGKILL now; the reaper collects the exit.
     public func kill() {
         guard isRunning else { return }
         Glibc.kill(processIdentifier, SIGKILL)
-        wait(timeout: 10)
+    }
+
+    /// SIGKILL, then suspends until the child is gone: nothing of it runs once this returns.
+    public func end() async {
+        kill()
+        await exit(timeout: 60)
     }
 }
