@@ -46,7 +46,7 @@ import Testing
     @Test func quotingForTheRequest() throws {
         var out = [CChar](repeating: 0, count: 64)
         #expect(agent_answer_quote("git\"hub\\\n", &out, out.count) >= 0)
-        let quoted = String(cString: out)
+        let quoted = String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         #expect(quoted == #""git\"hub\\\u000a""#)
         #expect(try JSONSerialization.jsonObject(with: Data(quoted.utf8), options: .fragmentsAllowed) as? String == "git\"hub\\\n")
         var small = [CChar](repeating: 0, count: 4)

@@ -73,7 +73,7 @@ struct SetUpHome {
         try FileManager.default.removeItem(at: home.secretsDirectory)
         let sentence = try await home.setUp.save(answer("Iv1.abc", "s3cret-value"), for: draft)
         #expect(try home.userFile("github")?["client_id"] as? String == "Iv1.abc")
-        #expect(try await home.secrets.load(for: "github") == "s3cret-value")
+        #expect(try home.secrets.load(for: "github") == "s3cret-value")
         #expect(sentence.hasPrefix("GitHub is set up: its client id is in \(home.catalog.userFile(for: "github").path), its secret in "))
         #expect(!sentence.contains("s3cret-value"))
     }
@@ -91,7 +91,7 @@ struct SetUpHome {
         #expect(file["client_id"] as? String == "Iv1.new")
         // No secret given: the one kept is left as it is.
         _ = try await home.setUp.save(answer("Iv1.newer", nil), for: try home.catalog.draft(named: "github"))
-        #expect(try await home.secrets.load(for: "github") == "s3cret-value")
+        #expect(try home.secrets.load(for: "github") == "s3cret-value")
     }
 
     /// Their own public provider, registered with a secret after all: the secret is sent
@@ -114,27 +114,27 @@ struct SetUpHome {
     @Test func anAddedFileKeepsItsSecretInTheStoreAndClearsWhatWasLeftBehind() async throws {
         let home = try SetUpHome()
         let leftBehind = Token(accessToken: "left-behind")
-        try await home.tokens.save(leftBehind, for: "mine")
+        try home.tokens.save(leftBehind, for: "mine")
         let file = try home.write(
             #"{"id": "mine", "display_name": "Mine", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_id": "c", "client_secret": "s3cret-value", "client_authentication": "client_secret_post"}"#,
             to: "mine.json")
         let (id, notice) = try await home.setUp.add(.file(file.path))
         #expect(id == "mine" && notice == nil)
-        #expect(try await home.secrets.load(for: "mine") == "s3cret-value")
+        #expect(try home.secrets.load(for: "mine") == "s3cret-value")
         #expect(!(try String(contentsOf: home.catalog.userFile(for: "mine"), encoding: .utf8)).contains("s3cret-value"))
-        #expect(try await home.tokens.load(for: "mine") == nil)
+        #expect(try home.tokens.load(for: "mine") == nil)
     }
 
     /// A file the catalog refuses (its id is the program's own) clears nothing stored under it.
     @Test func aRefusedFileLosesNothing() async throws {
         let home = try SetUpHome()
         let kept = Token(accessToken: "kept")
-        try await home.tokens.save(kept, for: "sandbox")
+        try home.tokens.save(kept, for: "sandbox")
         let file = try home.write(
             #"{"id": "sandbox", "display_name": "Not the sandbox", "issuer": "https://id.example", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t", "redirect_uri": "http://127.0.0.1/callback", "client_id": "c"}"#,
             to: "sandbox.json")
         await #expect(throws: (any Error).self) { try await home.setUp.add(.file(file.path)) }
-        #expect(try await home.tokens.load(for: "sandbox") == kept)
+        #expect(try home.tokens.load(for: "sandbox") == kept)
     }
 
     /// An issuer and a resource, each from a real server: registered, and kept as a file of the person's.

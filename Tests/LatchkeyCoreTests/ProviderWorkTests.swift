@@ -73,7 +73,7 @@ import Testing
         let store = MemoryTokenStore()
         let provider = try sandboxProvider(sandbox, store: store)
         _ = await provider.signIn(using: FormPostingUserAgent(), logger: logger) { _ in }
-        let before = try #require(try await store.load(for: "sandbox"))
+        let before = try #require(try store.load(for: "sandbox"))
 
         let denied = await provider.signIn(using: FormPostingUserAgent(action: "deny"), logger: logger) { _ in }
         guard case .signInFailed(let error) = denied.event else {
@@ -82,7 +82,7 @@ import Testing
         }
         #expect(AppState.next(.signingIn, denied.event).state == .failed(message: error.description, signedIn: false))
         #expect(error == .cancelled, "Deny is access_denied, which the person chose: said as cancelled")
-        #expect(try await store.load(for: "sandbox") == before)
+        #expect(try store.load(for: "sandbox") == before)
     }
 
     /// Waits until the token held is due for renewal (its second of life is over): a renewal that

@@ -15,14 +15,14 @@ import Testing
         let me = try #require(URL(string: sandbox.baseURL + "/api/me"))
         let first = try await providers.configuration(for: me)
         let id = first.configuration.id
-        let kept = try await setting.secrets.load(for: ZeroConfiguration.registrationKey(id))
+        let kept = try setting.secrets.load(for: ZeroConfiguration.registrationKey(id))
         #expect(kept != nil)
         let port = try #require(first.configuration.browserRedirectURI?.port)
         let squatter = try Squatter(port: port)
         defer { squatter.close() }
         await sandbox.stop()
         await #expect(throws: OAuthError.self) { _ = try await providers.configuration(for: me, checkRegistration: true, forBrowser: true) }
-        #expect(try await setting.secrets.load(for: ZeroConfiguration.registrationKey(id)) == kept)
+        #expect(try setting.secrets.load(for: ZeroConfiguration.registrationKey(id)) == kept)
         #expect(try setting.catalog.draft(named: id).clientID == first.configuration.clientID)
     }
 

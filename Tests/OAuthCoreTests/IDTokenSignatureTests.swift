@@ -126,7 +126,7 @@ import Testing
         let error = await #expect(throws: OAuthError.self) { try await session.signIn(using: FormPostingUserAgent()) }
         #expect("\(error!)".contains("identity token is not valid"), "\(error!)")
         #expect(await session.isSignedIn == false)
-        #expect(try await store.load(for: configuration.id) == nil)
+        #expect(try store.load(for: configuration.id) == nil)
     }
 
     @Test func aProviderFileCannotAllowNoneOrHMAC() {

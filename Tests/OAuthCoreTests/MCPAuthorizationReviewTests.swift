@@ -33,7 +33,7 @@ extension MCPAuthorizationTests {
             Issue.record("expected a renewal at the same server, got \(answer)")
             return
         }
-        #expect(try await store.load(for: configuration.id) != nil)
+        #expect(try store.load(for: configuration.id) != nil)
         #expect(try await setting.statistics()["revocation_requests"] as? Int == 0)
         #expect(try setting.catalog.draft(named: configuration.id).issuer?.absoluteString == setting.sandbox.baseURL)
     }
@@ -53,7 +53,7 @@ extension MCPAuthorizationTests {
         await #expect(throws: OAuthError.self) {
             _ = try await refused.answer(try ResourceChallenge(header: try #require(header)), for: me, tokens: store, records: nil)
         }
-        #expect(try await store.load(for: configuration.id) == token, "the old sign-in is kept")
+        #expect(try store.load(for: configuration.id) == token, "the old sign-in is kept")
         #expect(try await setting.statistics()["revocation_requests"] as? Int == 0, "and not revoked")
         #expect(try setting.catalog.draft(named: configuration.id).issuer?.absoluteString == setting.sandbox.baseURL)
     }

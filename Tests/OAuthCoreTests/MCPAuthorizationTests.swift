@@ -313,7 +313,7 @@ import Testing
         }
         #expect(after.issuer?.absoluteString == setting.sandbox.baseURL + "/as2")
         #expect(after.clientID != before.clientID && reason.contains("now takes tokens from"))
-        #expect(try await store.load(for: before.id) == nil, "the old sign-in is forgotten here")
+        #expect(try store.load(for: before.id) == nil, "the old sign-in is forgotten here")
         let token = try await AuthSession(configuration: after, store: store).signIn(using: FormPostingUserAgent()).token
         #expect(try await Self.answer(setting, "/api/me", token).0 == 200)
 

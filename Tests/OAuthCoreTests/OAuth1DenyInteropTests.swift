@@ -144,13 +144,13 @@ import Testing
         let store = MemoryTokenStore()
         let earlier = Token(accessToken: "earlier-token", tokenType: "OAuth1", tokenSecret: "earlier-secret")
         let configuration = try configuration(port: server.port, decision: decision)
-        try await store.save(earlier, for: configuration.id)
+        try store.save(earlier, for: configuration.id)
         let session = AuthSession(configuration: configuration, store: store)
         let error = await #expect(throws: OAuthError.self) {
             _ = try await session.signIn(using: RedirectFollowingAgent(throughListener: throughListener))
         }
         #expect(error == .cancelled, "\(decision), \(throughListener ? "browser" : "window"): \(String(describing: error))")
-        #expect(try await store.load(for: configuration.id) == earlier, "a refusal keeps the sign-in there was")
+        #expect(try store.load(for: configuration.id) == earlier, "a refusal keeps the sign-in there was")
     }
 
     /// The same provider, allowing: token credentials from oauthlib's access-token endpoint.

@@ -61,7 +61,7 @@ import Testing
         #expect(profile.profileURL?.absoluteString == "\(live.sandbox.baseURL)/in/ada")
 
         #expect(await later.signOut() == nil)
-        #expect(try await live.store.load(for: live.configuration.id) == nil)
+        #expect(try live.store.load(for: live.configuration.id) == nil)
         for secret in [outcome.token.accessToken, outcome.token.tokenSecret!, "sandbox-oauth1-secret"] {
             #expect(!live.log.text.contains(secret), "a secret reached the log")
         }
@@ -73,7 +73,7 @@ import Testing
         let first = try await session.signIn(using: FormPostingUserAgent()).token
         let error = await #expect(throws: OAuthError.self) { try await session.signIn(using: FormPostingUserAgent(action: "deny")) }
         #expect(error == .cancelled)
-        #expect(try await live.store.load(for: live.configuration.id) == first)
+        #expect(try live.store.load(for: live.configuration.id) == first)
     }
 
     // MARK: What the provider refuses
@@ -174,7 +174,7 @@ import Testing
             Issue.record("expected signature_invalid, got \(String(describing: error))")
             return
         }
-        #expect(try await live.store.load(for: live.configuration.id) == token)
+        #expect(try live.store.load(for: live.configuration.id) == token)
 
         _ = try await HTTPClient().send(method: "DELETE", "\(live.sandbox.baseURL)/_admin/oauth1/tokens", headers: [:], body: nil)
         let session = live.session()
@@ -185,7 +185,7 @@ import Testing
             Issue.record("expected signed out, got \(String(describing: ended))")
             return
         }
-        #expect(try await live.store.load(for: live.configuration.id) == nil)
+        #expect(try live.store.load(for: live.configuration.id) == nil)
     }
 
     // MARK: The client's base string and the sandbox's agree
@@ -270,13 +270,13 @@ import Testing
                     continue
                 }
                 #expect("\(error!)".contains("behind this computer's"))
-                #expect(try await live.store.load(for: configuration.id)?.accessToken == "access-token-1")
+                #expect(try live.store.load(for: configuration.id)?.accessToken == "access-token-1")
             } else {
                 guard case .signedOut = error else {
                     Issue.record("expected signed out, got \(String(describing: error))")
                     continue
                 }
-                #expect(try await live.store.load(for: configuration.id) == nil)
+                #expect(try live.store.load(for: configuration.id) == nil)
             }
         }
     }

@@ -84,6 +84,6 @@ import Testing
         #expect(try await live.sandbox.statistics()["token_requests"] == asked, "nothing was sent")
         #expect(await provider.session.isSignedIn, "a provider out of reach loses no sign-in")
         await provider.signOut()
-        #expect(try await store.load(for: live.configuration.id) == nil)
+        #expect(try store.load(for: live.configuration.id) == nil)
     }
 }

@@ -70,8 +70,8 @@ public struct HTTPClient: Sendable {
             arguments += ["--data-binary", "@\(inputFile.path)"]
         }
         arguments.append(url)
-        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
 
         // posix_spawn, not Foundation's Process (see Spawned); the files opened close-on-exec,
         // so only the curl they are meant for gets them.
