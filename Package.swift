@@ -10,7 +10,7 @@ let noDynamicActorIsolation: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-dis
 /// For the modules the app links: each function in a section of its own, so that the linker can put
 /// the functions a launch runs side by side (Sources/Latchkey/launch-order.txt), and a launch maps
 /// those pages rather than every page its functions are scattered over.
-let ownSections: [SwiftSetting] = [.unsafeFlags(["-function-sections"])]
+let ownSections: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections"])]
 
 let package = Package(
     name: "Latchkey",
@@ -79,7 +79,7 @@ let package = Package(
         .target(
             name: "SignatureCheck",
             dependencies: ["CSignatureCheck", .product(name: "JWTKit", package: "jwt-kit")],
-            linkerSettings: [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]),
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-Bsymbolic", "-Xlinker", "-soname=libOAuthCoreSignatureCheck.so"])]),
 
         // libsoup's HTTP server and a dlopen shim: the loopback listener for sign-ins through the
         // system browser, loaded only when one starts.
@@ -100,7 +100,8 @@ let package = Package(
         .target(
             name: "WebSignIn", dependencies: ["GtkKit", "CWebKit", "CWebSignIn", "Loopback"],
             swiftSettings: noDynamicActorIsolation,
-            linkerSettings: [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]),
+            // Named by its file name (its SONAME), not by the path it was built at.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-Bsymbolic", "-Xlinker", "-soname=libLatchkeyWebSignIn.so"])]),
 
         // OAuthCore on the desktop: the two user agents (the embedded view, opening WebSignIn; the
         // system browser with a loopback listener) and the keyring store.

@@ -2,12 +2,7 @@
 # make bench: release build, C baselines, then bench.py under Xvfb (it makes its own D-Bus session).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product latchkey
-swift build -c release --product latchkey-app
-swift build -c release --product LatchkeyWebSignIn
-swift build -c release --product OAuthCoreSignatureCheck
-swift build -c release --product latchkey-sandbox
-swift build -c release --product latchkey-refresh-storm
+scripts/build-release.sh
 mkdir -p bench-output/baselines
 cc -O2 -o bench-output/baselines/gtk-window Benchmarks/baselines/gtk-window.c $(pkg-config --cflags --libs gtk+-3.0)
 cc -O2 -o bench-output/baselines/gtk-window-plain Benchmarks/baselines/gtk-window-plain.c $(pkg-config --cflags --libs gtk+-3.0)

@@ -16,21 +16,18 @@ umask 022
 out=$PWD
 cd "$(dirname "$0")/.."
 root=$PWD
-version=$(sed -n 's/.*<release version="\([^"]*\)".*/\1/p' data/io.github.latchkey.Latchkey.metainfo.xml | head -n 1)
-[ -n "$version" ] || { echo "No release version in the AppStream metadata." >&2; exit 1; }
 architecture=$(dpkg --print-architecture)
-package=latchkey_${version}_${architecture}.deb
 build=${BUILD_DIR:-.build/release}
 work=$root/.build/deb
 stage=$work/root
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 day=$(date -u -d "@$SOURCE_DATE_EPOCH" +%F)
 
-if [ -z "${BUILD_DIR:-}" ]; then
-    for product in latchkey latchkey-app latchkey-sandbox LatchkeyWebSignIn OAuthCoreSignatureCheck generate-manual; do
-        swift build -c release --product "$product"
-    done
-fi
+[ -n "${BUILD_DIR:-}" ] || scripts/build-release.sh
+# The version is the program's own (kept in one place, OAuthCoreInfo.version): asked, not copied.
+version=$("$build/latchkey-app" --version)
+[[ "$version" =~ ^[0-9][0-9A-Za-z.+~-]*$ ]] || { echo "latchkey-app --version said \"$version\", not a version." >&2; exit 1; }
+package=latchkey_${version}_${architecture}.deb
 
 rm -rf "$work"
 mkdir -p "$stage"

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${LAUNCH_ORDER_SECONDS:-30}
-swift build -c release --product latchkey-app
+scripts/build-release.sh latchkey-app
 work=$(mktemp -d)
 trap 'rm -rf "$work"; rm -f .build/release/latchkey-callgrind' EXIT
 # Valgrind 3.19 cannot read the toolchain's DWARF 5; symbols are all it needs. Beside the

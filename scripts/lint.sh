@@ -79,4 +79,25 @@ if ! /usr/bin/python3 scripts/house-rules.py Sources Tests Fuzz; then
     status=1
 fi
 
+# 6. A test that runs only as root is named …AsRoot: make test, run by a person who is not root,
+#    runs those again through sudo by that name, so none is skipped for good.
+if found=$(awk '/@Test\(.*(getuid|geteuid)\(\) == 0/ { pending = FILENAME ":" FNR }
+                pending != "" && /func [A-Za-z0-9_]+\(/ { if ($0 !~ /AsRoot\(/) print pending ": " $0; pending = "" }' \
+        $(find Tests -name '*.swift')) && [[ -n "$found" ]]; then
+    echo "lint: a test that needs root must be named …AsRoot (scripts/test.sh runs them through sudo by that name):" >&2
+    echo "$found" >&2
+    status=1
+fi
+
+# 7. One version: OAuthCoreInfo.version is where it is kept (latchkey --version, the User-Agent, and
+#    make deb, which asks the built program). The AppStream metadata's newest release is its notes,
+#    and must name the same version.
+kept=$(sed -n 's/^ *public static let version = "\([^"]*\)".*/\1/p' Sources/OAuthCore/Support/OAuthCoreInfo.swift)
+newest=$(sed -n 's/.*<release version="\([^"]*\)".*/\1/p' data/io.github.latchkey.Latchkey.metainfo.xml | head -n 1)
+if [[ -z "$kept" || "$kept" != "$newest" ]]; then
+    echo "lint: the version is \"$kept\" (Sources/OAuthCore/Support/OAuthCoreInfo.swift) but the newest release in" >&2
+    echo "      data/io.github.latchkey.Latchkey.metainfo.xml is \"$newest\": say what the release brings there" >&2
+    status=1
+fi
+
 exit $status

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import OAuthCore
+import OAuthCore
 
 /// What Latchkey reads from others, each as a function of raw bytes: the redirect
 /// a page navigates to, the token endpoint's answer, a provider file, a token file.

@@ -247,7 +247,7 @@ public struct ProviderCatalog: Sendable {
         return configuration
     }
 
-    func draft(base: ProviderFile, overrides: [String: String]) throws -> ProviderConfiguration {
+    package func draft(base: ProviderFile, overrides: [String: String]) throws -> ProviderConfiguration {
         var file = try withDiscoveredEndpoints(layers(base: base, overrides: overrides)).resolvingEndpoints()
         if file.clientID.value == nil { file.clientID = .value("") }
         return try Self.decode(file)

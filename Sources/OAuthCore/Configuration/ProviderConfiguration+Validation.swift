@@ -210,7 +210,7 @@ extension ProviderConfiguration {
     }
 
     /// An IP literal in 127.0.0.0/8 or ::1 (`Loopback`), never a name.
-    static func isLoopback(_ url: URL) -> Bool {
+    package static func isLoopback(_ url: URL) -> Bool {
         guard let host = url.host else { return false }
         return Loopback.isLoopback(host: host)
     }

@@ -60,13 +60,13 @@ public struct FileTokenStore: TokenStore {
     }
 
     /// A token file's bytes, as written and as read.
-    static func encode(_ token: Token) throws -> Data {
+    package static func encode(_ token: Token) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(token)
     }
 
-    static func decode(_ data: Data) throws -> Token {
+    package static func decode(_ data: Data) throws -> Token {
         try JSONDecoder().decode(Token.self, from: data)
     }
 

@@ -3,8 +3,8 @@ import FoundationEssentials
 /// Reads what a token endpoint answered: JSON or form-encoded (GitHub without
 /// `Accept: application/json`), an RFC 6749 §5.2 error (GitHub sends those
 /// with 200), or something that is not an answer at all.
-enum TokenResponse {
-    static func token(from response: HTTPResponse, secrets: [String?], errorAliases: [String: String] = [:], now: Date) throws
+package enum TokenResponse {
+    package static func token(from response: HTTPResponse, secrets: [String?], errorAliases: [String: String] = [:], now: Date) throws
         -> Token
     {
         let fields = try self.fields(of: response, endpoint: .token, secrets: secrets, errorAliases: errorAliases)
@@ -97,7 +97,7 @@ enum TokenResponse {
     /// The longest lifetime taken at its word: ten years. A larger `expires_in`
     /// (1e300, or "1e999", which is infinity) is clamped, never carried into date
     /// arithmetic that traps; zero, negative or not a number states no lifetime.
-    static let longestLifetime: TimeInterval = 315_360_000
+    package static let longestLifetime: TimeInterval = 315_360_000
 
     static func lifetime(_ value: Any?) -> TimeInterval? {
         guard let seconds = number(value), !seconds.isNaN, seconds > 0 else { return nil }
