@@ -5,6 +5,7 @@
 #   scripts/install-deps.sh run    what building and running the app needs
 #   scripts/install-deps.sh test   that, plus what the tests drive it with
 #   scripts/install-deps.sh bench  that, plus the benchmarks' C compiler and X client
+#   scripts/install-deps.sh soak   what make test needs, plus the CPU hog of make test-soak
 set -euo pipefail
 
 run_packages=(
@@ -55,6 +56,10 @@ deb_packages=(
   man-db bash-completion   # the installed man pages shown, the installed completions loaded
 )
 
+soak_packages=(
+  stress-ng                # make test-soak: a CPU hog beside the suite
+)
+
 bench_packages=(
   gcc                      # the C baselines
   python3-xlib             # MapNotify: when a window really appears
@@ -67,6 +72,7 @@ case "${1:-run}" in
   test) packages+=("${test_packages[@]}" "${deb_packages[@]}") ;;
   deb) packages+=("${deb_packages[@]}") ;;
   bench) packages+=("${test_packages[@]}" "${bench_packages[@]}") ;;
+  soak) packages+=("${test_packages[@]}" "${deb_packages[@]}" "${soak_packages[@]}") ;;
 esac
 
 missing=()
@@ -91,5 +97,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 case "${1:-run}" in
-  test|bench) install_python_peers ;;
+  test|bench|soak) install_python_peers ;;
 esac

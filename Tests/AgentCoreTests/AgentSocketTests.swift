@@ -132,7 +132,7 @@ final class Seen: @unchecked Sendable {
     /// Another user, with the right to pass the directory's permissions (so that only the agent's own
     /// check stands in its way): refused before anything is read.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root to be another user"))
-    func anotherUserIsRefusedAtTheSocket() async throws {
+    func anotherUserIsRefusedAtTheSocketAsRoot() async throws {
         let seen = Seen()
         let socket = try serve(seen)
         defer { socket.stop() }

@@ -85,7 +85,7 @@ import Testing
     /// A program in a mount namespace of its own that is not Flatpak's (a container, `unshare`):
     /// which program it is cannot be told from here, so it gets no token.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root to unshare"))
-    func aProgramInAnotherSandboxIsRefused() async throws {
+    func aProgramInAnotherSandboxIsRefusedAsRoot() async throws {
         let contained = try Spawned("/usr/bin/unshare", ["--mount", "/bin/sleep", "30"])
         defer { contained.kill() }
         var result = Caller.identify(pid: contained.processIdentifier, uid: getuid(), own: .none)
@@ -144,7 +144,7 @@ import Testing
     /// Only the system's ssh (root's file, writable by nobody else) is taken for a forward: a program
     /// of the person's own named ssh is the program it is, whatever its command line says.
     @Test(.enabled(if: getuid() == 0, "needs root to give the file away"))
-    func onlyTheSystemsSSHIsTakenForAForward() async throws {
+    func onlyTheSystemsSSHIsTakenForAForwardAsRoot() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ssh-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -194,16 +194,123 @@ def run_one(scenarios, name):
     return 0
 
 
-def run_all(runner, names):
+# Scenarios that change the machine for everyone (debian_package installs /usr/bin/latchkey, which
+# other scenarios' git and PATH would find): run after all the others, with nothing beside them.
+ALONE = {"debian_package"}
+
+
+class Display:
+    """A private Xvfb display of its own (a free number, chosen by Xvfb). -noreset: by default Xvfb
+    resets when its last client leaves, and a client connecting during the reset finds no display."""
+
+    def __init__(self):
+        read, write = os.pipe()
+        self.server = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x900x24", "-nolisten", "tcp", "-noreset"],
+            pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(write)
+        with os.fdopen(read) as chosen:
+            number = chosen.readline().strip()
+        if not number:
+            self.server.kill()
+            raise Failure("Xvfb did not start")
+        self.name = f":{number}"
+
+    def close(self):
+        # Waited for: a server not yet gone could delete the socket of the next one on its number.
+        self.server.terminate()
+        self.server.wait()
+
+
+# Scenarios that need root (they install a package, mount in a namespace of their own). Run by a
+# person who is not root, they run as root through sudo, in a session of root's own, as on CI; what
+# can be done as the person (building the package) is done first, as the person.
+AS_ROOT = {"debian_package"}
+
+
+def run_scenario(runner, name, display):
+    """One scenario in a D-Bus session of its own on `display`; its output kept beside its
+    screenshots. Returns (passed, seconds, output)."""
+    started = time.monotonic()
+    home = Home(name)
+    output = os.path.join(home.root, "output.txt")
+    command = ["dbus-run-session", f"--config-file={session_config(home)}", "--", sys.executable, runner, "--inside", name]
+    env = dict(os.environ, **home.env, DISPLAY=display)
+    through_sudo = name in AS_ROOT and os.geteuid() != 0
+    with open(output, "w") as out:
+        try:
+            if through_sudo:
+                out.write(f"{name} needs root: asking sudo for it\n")
+                out.flush()
+                env.update(before_root(name, home, out))
+                # PATH too, which sudo resets: the toolchain the scenario hides is found through it.
+                command = ["sudo", "--preserve-env", "env", f"PATH={os.environ.get('PATH', '')}", *command]
+            returncode = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+        except Failure as failure:
+            out.write(f"{failure}\n")
+            returncode = 1
+    if through_sudo:
+        # What root wrote under the person's test-output is given back to them.
+        subprocess.run(["sudo", "chown", "-R", f"{os.getuid()}:{os.getgid()}", home.root], check=False)
+    with open(output, errors="replace") as f:
+        text = f.read()
+    return returncode == 0, time.monotonic() - started, text
+
+
+def before_root(name, home, out):
+    """What a scenario that runs as root needs done first as the person; returns its environment."""
+    if name == "debian_package":
+        # make deb as the person: the release build stays theirs, never root's.
+        built = subprocess.run([os.path.join(ROOT, "scripts", "deb.sh")], cwd=home.root, stdout=subprocess.PIPE,
+                               stderr=out, text=True, check=False)
+        lines = built.stdout.strip().splitlines()
+        if built.returncode != 0 or not lines:
+            raise Failure(f"make deb failed ({built.returncode})")
+        return {"LATCHKEY_TEST_DEB": os.path.join(home.root, lines[-1])}
+    return {}
+
+
+def run_all(runner, names, jobs=None):
+    """Runs the scenarios `jobs` at a time (E2E_JOBS, else one per core), each worker on a display
+    of its own; those in ALONE afterwards, one at a time. Prints each result as it comes."""
+    import concurrent.futures
+    import queue
+    import threading
+
+    jobs = jobs or int(os.environ.get("E2E_JOBS", "0")) or os.cpu_count() or 1
+    side_by_side = [name for name in names if name not in ALONE]
+    alone = [name for name in names if name in ALONE]
     passed, failed = [], []
-    for name in names:
-        started = time.monotonic()
-        home = Home(name)
-        result = subprocess.run(
-            ["dbus-run-session", f"--config-file={session_config(home)}", "--", sys.executable, runner, "--inside", name],
-            env=os.environ)
-        elapsed = time.monotonic() - started
-        (passed if result.returncode == 0 else failed).append(name)
-        print(f"{'PASS' if result.returncode == 0 else 'FAIL'} {name} ({elapsed:.1f} s)", flush=True)
+    lock = threading.Lock()
+
+    def report(name, ok, seconds, text):
+        with lock:
+            (passed if ok else failed).append(name)
+            if not ok:
+                # What the scenario said, for the failure only: side by side, their outputs would interleave.
+                print(f"----- {name} said:\n{text[-12000:]}", flush=True)
+            print(f"{'PASS' if ok else 'FAIL'} {name} ({seconds:.1f} s)", flush=True)
+
+    displays = queue.Queue()
+    opened = [Display() for _ in range(min(jobs, max(len(side_by_side), 1)))]
+    for display in opened:
+        displays.put(display)
+
+    def worker(name):
+        display = displays.get()
+        try:
+            report(name, *run_scenario(runner, name, display.name))
+        finally:
+            displays.put(display)
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(opened)) as pool:
+            for future in [pool.submit(worker, name) for name in side_by_side]:
+                future.result()
+        for name in alone:
+            report(name, *run_scenario(runner, name, opened[0].name))
+    finally:
+        for display in opened:
+            display.close()
     print(f"end-to-end: {len(passed)} passed, {len(failed)} failed")
     return 0 if not failed else 1

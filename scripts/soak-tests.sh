@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# make test-soak: proof that the suite holds on a loaded machine, not only that it passed once.
+#   swift test, 5 full runs in a row, then 2 more beside a CPU hog (stress-ng --cpu <cores>);
+#   then the end-to-end scenarios, twice in a row.
+# Not part of make test (about 40 minutes on 2 cores). Run it before resolving anything that
+# touches the tests or their support, and quote its last line.
+#   scripts/soak-tests.sh [RUNS [HOGGED [E2E]]]   (defaults 5 2 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+hogged=${2:-2}
+e2e_runs=${3:-2}
+mkdir -p test-output/soak
+log_dir=test-output/soak
+
+swift build --build-tests
+
+passed=0
+failed=0
+results=()
+note() {
+    results+=("$1")
+    echo "soak: $1"
+}
+
+# One run of the Swift suite; $1 names it in the summary.
+swift_run() {
+    local name=$1 log="$log_dir/$1.log" started status
+    started=$(date +%s)
+    status=0
+    timeout --kill-after=10 900 scripts/with-xvfb.sh swift test --skip-build >"$log" 2>&1 || status=$?
+    local summary
+    summary=$(grep -E "Test run with [0-9]+ tests" "$log" | tail -n 1 | sed 's/^[^T]*//')
+    if [ "$status" -eq 0 ]; then
+        passed=$((passed + 1))
+        note "$name: passed in $(($(date +%s) - started)) s ($summary)"
+    else
+        failed=$((failed + 1))
+        note "$name: FAILED (status $status) in $(($(date +%s) - started)) s ($summary); see $log"
+        grep -E "^✘ Test .* recorded an issue" "$log" | head -n 5 | sed 's/^/      /' || true
+    fi
+}
+
+for i in $(seq 1 "$runs"); do swift_run "swift-test-$i"; done
+
+hog=
+stop_hog() { [ -z "$hog" ] || { kill "$hog" 2>/dev/null || true; wait "$hog" 2>/dev/null || true; hog=; }; }
+trap stop_hog EXIT
+for i in $(seq 1 "$hogged"); do
+    # As many busy workers as there are cores, for as long as the run takes.
+    stress-ng --cpu "$(nproc)" --timeout 0 >/dev/null 2>&1 &
+    hog=$!
+    swift_run "swift-test-hogged-$i"
+    stop_hog
+done
+
+for i in $(seq 1 "$e2e_runs"); do
+    started=$(date +%s)
+    status=0
+    Tests/EndToEnd/run.sh >"$log_dir/e2e-$i.log" 2>&1 || status=$?
+    summary=$(grep -E "^end-to-end:" "$log_dir/e2e-$i.log" | tail -n 1)
+    if [ "$status" -eq 0 ]; then
+        passed=$((passed + 1))
+        note "e2e-$i: passed in $(($(date +%s) - started)) s ($summary)"
+    else
+        failed=$((failed + 1))
+        note "e2e-$i: FAILED in $(($(date +%s) - started)) s ($summary); see $log_dir/e2e-$i.log"
+        grep -E "^FAIL " "$log_dir/e2e-$i.log" | sed 's/^/      /' || true
+    fi
+done
+
+echo
+echo "soak on $(nproc) cores, $(date -u +%F):"
+printf '  %s\n' "${results[@]}"
+echo "soak: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
