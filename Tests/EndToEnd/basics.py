@@ -179,7 +179,6 @@ def short_lived_tokens(home):
             refresh_token = json.load(f)["refresh_token"]
         urllib.request.urlopen(urllib.request.Request(
             base + "/revoke", data=f"token={refresh_token}&client_id=latchkey-desktop".encode()), timeout=10)
-        time.sleep(1)
         app.press(app.button("Get my profile"))
         app.wait_status("no longer accepts your sign-in")
         app.wait_sensitive("Sign in", True)
