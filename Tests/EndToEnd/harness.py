@@ -3,10 +3,12 @@ default browser, the sandbox's address, the sign-in steps, the checks for
 leaked secrets, and the runner that gives each scenario its own D-Bus session."""
 
 import glob
+import hashlib
 import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -30,17 +32,27 @@ class Home:
 
     def __init__(self, scenario, fresh=True, under=OUTPUT):
         self.root = os.path.join(under, scenario)
+        # XDG_RUNTIME_DIR holds sockets (the session and accessibility buses, the agent's), and a
+        # socket's path may be 107 bytes at most: under a clone at /home/dev/latchkey the longest
+        # scenario's were too long for GTK's accessibility bridge. A short folder of its own in /tmp,
+        # named after the scenario's, so that the runner and the scenario inside agree on it.
+        self.runtime = os.path.join("/tmp", "latchkey-e2e-" + hashlib.sha256(self.root.encode()).hexdigest()[:12])
         if fresh:
             shutil.rmtree(self.root, ignore_errors=True)
+            shutil.rmtree(self.runtime, ignore_errors=True)
         self.shots = self.root
         self.home = os.path.join(self.root, "home")
         self.config = os.path.join(self.home, ".config")
         self.data = os.path.join(self.home, ".local", "share")
         self.state = os.path.join(self.home, ".local", "state")
-        self.runtime = os.path.join(self.root, "runtime")
         for directory in (self.config, self.data, self.state, self.runtime, os.path.join(self.home, "bin")):
             os.makedirs(directory, exist_ok=True)
-        os.chmod(self.runtime, 0o700)
+        runtime = os.lstat(self.runtime)
+        mine = runtime.st_uid == os.geteuid()
+        # Root may use the person's (debian_package runs through sudo in the person's folders).
+        expect(stat.S_ISDIR(runtime.st_mode) and (mine or os.geteuid() == 0), f"{self.runtime} is not a folder of this user's own")
+        if mine:
+            os.chmod(self.runtime, 0o700)
         self.opened = os.path.join(self.root, "opened-urls.txt")
         recorder = os.path.join(self.home, "bin", "record-url")
         with open(recorder, "w") as script:
@@ -243,15 +255,18 @@ def run_scenario(runner, name, display):
                 out.write(f"{name} needs root: asking sudo for it\n")
                 out.flush()
                 env.update(before_root(name, home, out))
-                # PATH too, which sudo resets: the toolchain the scenario hides is found through it.
-                command = ["sudo", "--preserve-env", "env", f"PATH={os.environ.get('PATH', '')}", *command]
+                # PATH too, which sudo resets: the toolchain the scenario hides is found through it; and
+                # root's sbin folders, which a person's PATH may lack and dpkg needs (ldconfig).
+                path = os.environ.get("PATH", "").split(":")
+                path += [folder for folder in ("/usr/local/sbin", "/usr/sbin", "/sbin") if folder not in path]
+                command = ["sudo", "--preserve-env", "env", f"PATH={':'.join(path)}", *command]
             returncode = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
         except Failure as failure:
             out.write(f"{failure}\n")
             returncode = 1
     if through_sudo:
         # What root wrote under the person's test-output is given back to them.
-        subprocess.run(["sudo", "chown", "-R", f"{os.getuid()}:{os.getgid()}", home.root], check=False)
+        subprocess.run(["sudo", "chown", "-R", f"{os.getuid()}:{os.getgid()}", home.root, home.runtime], check=False)
     with open(output, errors="replace") as f:
         text = f.read()
     return returncode == 0, time.monotonic() - started, text
