@@ -30,14 +30,16 @@ swift_run() {
     status=0
     timeout --kill-after=10 900 scripts/with-xvfb.sh swift test --skip-build >"$log" 2>&1 || status=$?
     local summary
-    summary=$(grep -E "Test run with [0-9]+ tests" "$log" | tail -n 1 | sed 's/^[^T]*//')
+    # A run that crashed has no summary line.
+    summary=$(grep -E "Test run with [0-9]+ tests" "$log" | tail -n 1 | sed 's/^[^T]*//' || true)
+    [ -n "$summary" ] || summary="no summary: the test process ended early"
     if [ "$status" -eq 0 ]; then
         passed=$((passed + 1))
         note "$name: passed in $(($(date +%s) - started)) s ($summary)"
     else
         failed=$((failed + 1))
         note "$name: FAILED (status $status) in $(($(date +%s) - started)) s ($summary); see $log"
-        grep -E "^✘ Test .* recorded an issue" "$log" | head -n 5 | sed 's/^/      /' || true
+        grep -E "^✘ Test .* recorded an issue|Fatal error" "$log" | head -n 5 | sed 's/^/      /' || true
     fi
 }
 
@@ -58,7 +60,7 @@ for i in $(seq 1 "$e2e_runs"); do
     started=$(date +%s)
     status=0
     Tests/EndToEnd/run.sh >"$log_dir/e2e-$i.log" 2>&1 || status=$?
-    summary=$(grep -E "^end-to-end:" "$log_dir/e2e-$i.log" | tail -n 1)
+    summary=$(grep -E "^end-to-end:" "$log_dir/e2e-$i.log" | tail -n 1 || true)
     if [ "$status" -eq 0 ]; then
         passed=$((passed + 1))
         note "e2e-$i: passed in $(($(date +%s) - started)) s ($summary)"

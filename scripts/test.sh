@@ -9,17 +9,29 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-output
 phases=()
-phase_started=$(date +%s)
+started=$(date +%s)
+phase_started=$started
+current="lint"
 phase() {
     local now
     now=$(date +%s)
-    phases+=("$(printf '%-28s %4d s' "$1" $((now - phase_started)))")
+    phases+=("$(printf '%-34s %4d s' "$1" $((now - phase_started)))")
     phase_started=$now
+    current=${2:-}
 }
+# The time of each step, printed at the end however the run ends.
+report() {
+    local status=$?
+    [ "$status" -eq 0 ] || phase "$current: FAILED"
+    echo "make test took $(($(date +%s) - started)) s:"
+    printf '  %s\n' "${phases[@]}"
+    return "$status"
+}
+trap report EXIT
 
 # House rules first: a plain Task on GTK's side, the formatting, the version (scripts/lint.sh says why).
 scripts/lint.sh
-phase "lint"
+phase "lint" "build (debug, with tests)"
 
 # No compiler warning in the project's own code: what is compiled is read (a fresh clone compiles
 # everything, so CI sees every file). The packages' own warnings are theirs.
@@ -37,7 +49,7 @@ if [ -n "$warnings" ]; then
     echo "$warnings" >&2
     exit 1
 fi
-phase "build (debug, with tests)"
+phase "build (debug, with tests)" "swift test"
 
 # A hang must fail the run, not eat CI's whole budget: the suite takes ~30 s.
 # On a private Xvfb display: GtkKit's tests make real windows.
@@ -48,7 +60,7 @@ if [ "$(id -u)" -ne 0 ]; then
     timeout --kill-after=10 900 sudo --preserve-env env "PATH=$PATH" scripts/with-xvfb.sh \
         .build/debug/LatchkeyPackageTests.xctest --testing-library swift-testing --filter 'AsRoot\('
 fi
-phase "swift test"
+phase "swift test" "fuzz"
 
 # The seed corpora through the ordinary build, then each fuzz target for a few
 # seconds under libFuzzer and AddressSanitizer (its own build: ~3 min the first time).
@@ -56,11 +68,8 @@ for target in redirect token-response provider-file token-file www-authenticate;
     .build/debug/latchkey-fuzz --target=$target Fuzz/corpus/$target
 done
 scripts/fuzz.sh smoke 5
-phase "fuzz"
+phase "fuzz" "end-to-end scenarios"
 
 # The real app under Xvfb, driven through the accessibility bus, scenarios side by side.
 Tests/EndToEnd/run.sh
 phase "end-to-end scenarios"
-
-echo "make test took:"
-printf '  %s\n' "${phases[@]}"

@@ -11,11 +11,6 @@ import Testing
     /// A temporary home with a catalog that keeps discovery documents, as the resource tests use.
     typealias Setting = ResourceSignInTests.Setting
 
-    static func stop(_ sandbox: RunningSandbox) async {
-        kill(sandbox.process.processIdentifier, SIGTERM)
-        await sandbox.process.exit(timeout: 10)
-    }
-
     @Test func anIssuerAndAClientIDAreAWholeProviderFile() async throws {
         let sandbox = try await RunningSandbox.start()
         let setting = try Setting()
@@ -78,7 +73,7 @@ import Testing
 
         // Offline: the provider still becomes a configuration, from the copy.
         try setting.write(["issuer": issuer, "client_id": "latchkey-desktop"], as: "mine")
-        await Self.stop(sandbox)
+        await sandbox.stop()
         guard case .stale = try await setting.catalog.refreshDiscovery(named: "mine", network: Network(timeout: 5)) else {
             Issue.record("an unreachable server did not fall back to the kept copy")
             return
@@ -89,20 +84,18 @@ import Testing
 
     @Test func withoutACopyAnUnreachableIssuerIsASentenceAndACorruptCopyIsFetchedAgain() async throws {
         let setting = try Setting()
-        let gone: String
-        do {
-            let sandbox = try await RunningSandbox.start()
-            gone = sandbox.baseURL
-            await Self.stop(sandbox)
-        }
+        // An issuer that is not there: a port held, never listened on (a stopped sandbox's port
+        // could be another test's server's the moment after).
+        let nobody = try #require(HeldPort())
+        let gone = nobody.url
         try setting.write(["issuer": gone, "client_id": "latchkey-desktop"], as: "mine")
         // Drafted without a copy: says what is missing, not "the field authorization_endpoint is missing".
-        let drafted = #expect(throws: OAuthError.self) { try setting.catalog.draft(named: "mine") }
-        #expect("\(drafted!)".contains("discovery document") && "\(drafted!)".contains("has not been read yet"))
-        let fetched = await #expect(throws: OAuthError.self) {
+        let drafted = try #require(throws: OAuthError.self) { try setting.catalog.draft(named: "mine") }
+        #expect("\(drafted)".contains("discovery document") && "\(drafted)".contains("has not been read yet"))
+        let fetched = try await #require(throws: OAuthError.self) {
             try await setting.catalog.configuration(named: "mine", secrets: setting.secrets, network: Network(timeout: 5))
         }
-        #expect("\(fetched!)".contains("Could not reach the provider's discovery document"))
+        #expect("\(fetched)".contains("Could not reach the provider's discovery document"))
         // The person's file is as it was.
         #expect(
             try ProviderCatalog.readFile(setting.catalog.userFile(for: "mine"))

@@ -1,5 +1,6 @@
 import Foundation
 import OAuthCore
+import Synchronization
 
 /// The real `latchkey-sandbox` binary, started on a free loopback port for one
 /// test and stopped when the test lets go of it.
@@ -56,10 +57,17 @@ public final class RunningSandbox: @unchecked Sendable {
 
     public var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
-    /// Stops it now (SIGKILL), as a server that went away: nothing answers at its address after this returns.
+    /// Stops it now (SIGKILL), as a server that went away: nothing answers at its address after
+    /// this returns. Its port is then held (bound, never listened on) while this is kept, so that
+    /// no server of another test gets it and answers there; unless a connection the sandbox had
+    /// lingers in TIME_WAIT, which keeps others off the port as well.
     public func stop() async {
         await process.end()
+        let held = URLComponents(string: baseURL)?.port.flatMap { HeldPort($0) }
+        heldPort.withLock { $0 = held }
     }
+
+    private let heldPort = Mutex<HeldPort?>(nil)
 
     /// SIGTERM, and SIGKILL from a thread of its own should the shutdown linger past two
     /// seconds (not the test's problem): a deinit runs on whichever thread let go last.

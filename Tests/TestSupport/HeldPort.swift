@@ -1,0 +1,41 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A loopback port bound and never listened on: a connection there is refused, and no other
+/// program can take the port while this is held. What is left of a server that went away.
+public final class HeldPort: @unchecked Sendable {
+    public let port: Int
+    private let fd: Int32
+
+    /// Binds 127.0.0.1:`port` (0: a free port the kernel picks); nil when another socket holds it.
+    /// Without SO_REUSEADDR, so that no other socket can bind the port beside this one.
+    public init?(_ port: Int = 0) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard bound == 0, named == 0 else {
+            close(fd)
+            return nil
+        }
+        self.fd = fd
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// The address of a server that is not there: connections to it are refused.
+    public var url: String { "http://127.0.0.1:\(port)" }
+
+    deinit { close(fd) }
+}
