@@ -26,6 +26,9 @@ final class WorkerThreads: Sendable {
         self.most = most
     }
 
+    /// How many threads wait for a job.
+    var idleThreads: Int { state.withLock { $0.idle } }
+
     /// Runs `job` on an idle thread, or a new one; false (and `job` not run) when `most` are busy.
     func run(_ job: @escaping Job) -> Bool {
         enum Next {
