@@ -2,15 +2,18 @@
 default browser, the sandbox's address, the sign-in steps, the checks for
 leaked secrets, and the runner that gives each scenario its own D-Bus session."""
 
+import concurrent.futures
 import glob
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
 import stat
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import urllib.request
@@ -288,10 +291,6 @@ def before_root(name, home, out):
 def run_all(runner, names, jobs=None):
     """Runs the scenarios `jobs` at a time (E2E_JOBS, else one per core), each worker on a display
     of its own; those in ALONE afterwards, one at a time. Prints each result as it comes."""
-    import concurrent.futures
-    import queue
-    import threading
-
     jobs = jobs or int(os.environ.get("E2E_JOBS", "0")) or os.cpu_count() or 1
     side_by_side = [name for name in names if name not in ALONE]
     alone = [name for name in names if name in ALONE]
