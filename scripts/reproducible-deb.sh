@@ -7,9 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 if [ $# -eq 0 ]; then
-    work=$(mktemp -d)
-    trap 'rm -rf "$work"' EXIT
     debs=()
     for name in first-clone "second clone, elsewhere"; do
         git clone -q "$PWD" "$work/$name"
@@ -20,8 +20,7 @@ if [ $# -eq 0 ]; then
 fi
 [ $# -eq 2 ] || { echo "usage: scripts/reproducible-deb.sh [A.deb B.deb]" >&2; exit 2; }
 
-unpacked=$(mktemp -d)
-trap 'rm -rf "$unpacked"' EXIT
+unpacked=$work/unpacked
 for side in a b; do
     deb=$1
     shift
