@@ -23,24 +23,30 @@ note() {
     echo "soak: $1"
 }
 
-# One run of the Swift suite; $1 names it in the summary.
-swift_run() {
-    local name=$1 log="$log_dir/$1.log" started status
+# One run of COMMAND…, named NAME in the summary; its log in test-output/soak/NAME.log. SUMMARY
+# is the pattern of the line that sums the run up, FAILURES that of the lines shown when it fails.
+#   soak_run NAME SUMMARY FAILURES COMMAND…
+soak_run() {
+    local name=$1 summary_line=$2 failure_lines=$3 log="$log_dir/$1.log" started status=0 summary
+    shift 3
     started=$(date +%s)
-    status=0
-    timeout --kill-after=10 900 scripts/with-xvfb.sh swift test --skip-build >"$log" 2>&1 || status=$?
-    local summary
+    "$@" >"$log" 2>&1 || status=$?
     # A run that crashed has no summary line.
-    summary=$(grep -E "Test run with [0-9]+ tests" "$log" | tail -n 1 | sed 's/^[^T]*//' || true)
-    [ -n "$summary" ] || summary="no summary: the test process ended early"
+    summary=$(grep -E "$summary_line" "$log" | tail -n 1 | sed 's/^[^A-Za-z]*//' || true)
+    [ -n "$summary" ] || summary="no summary: it ended early"
     if [ "$status" -eq 0 ]; then
         passed=$((passed + 1))
         note "$name: passed in $(($(date +%s) - started)) s ($summary)"
     else
         failed=$((failed + 1))
         note "$name: FAILED (status $status) in $(($(date +%s) - started)) s ($summary); see $log"
-        grep -E "^✘ Test .* recorded an issue|Fatal error" "$log" | head -n 5 | sed 's/^/      /' || true
+        grep -E "$failure_lines" "$log" | head -n 10 | sed 's/^/      /' || true
     fi
+}
+
+swift_run() {
+    soak_run "$1" "Test run with [0-9]+ tests" "^✘ Test .* recorded an issue|Fatal error" \
+        timeout --kill-after=10 900 scripts/with-xvfb.sh swift test --skip-build
 }
 
 for i in $(seq 1 "$runs"); do swift_run "swift-test-$i"; done
@@ -57,18 +63,7 @@ for i in $(seq 1 "$hogged"); do
 done
 
 for i in $(seq 1 "$e2e_runs"); do
-    started=$(date +%s)
-    status=0
-    Tests/EndToEnd/run.sh >"$log_dir/e2e-$i.log" 2>&1 || status=$?
-    summary=$(grep -E "^end-to-end:" "$log_dir/e2e-$i.log" | tail -n 1 || true)
-    if [ "$status" -eq 0 ]; then
-        passed=$((passed + 1))
-        note "e2e-$i: passed in $(($(date +%s) - started)) s ($summary)"
-    else
-        failed=$((failed + 1))
-        note "e2e-$i: FAILED in $(($(date +%s) - started)) s ($summary); see $log_dir/e2e-$i.log"
-        grep -E "^FAIL " "$log_dir/e2e-$i.log" | sed 's/^/      /' || true
-    fi
+    soak_run "e2e-$i" "^end-to-end:" "^FAIL " Tests/EndToEnd/run.sh
 done
 
 echo

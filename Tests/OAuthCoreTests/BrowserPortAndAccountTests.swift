@@ -18,8 +18,8 @@ import Testing
         let kept = try setting.secrets.load(for: ZeroConfiguration.registrationKey(id))
         #expect(kept != nil)
         let port = try #require(first.configuration.browserRedirectURI?.port)
-        let squatter = try Squatter(port: port)
-        defer { squatter.close() }
+        let squatter = try #require(HeldPort(port, listening: true), "another program takes port \(port)")
+        defer { withExtendedLifetime(squatter) {} }
         await sandbox.stop()
         await #expect(throws: OAuthError.self) { _ = try await providers.configuration(for: me, checkRegistration: true, forBrowser: true) }
         #expect(try setting.secrets.load(for: ZeroConfiguration.registrationKey(id)) == kept)
@@ -44,8 +44,8 @@ import Testing
         #expect(!again.registered && again.configuration.browserRedirectURI == browser, "a free port is used again")
 
         // Another program listens on it now.
-        let squatter = try Squatter(port: port)
-        defer { squatter.close() }
+        let squatter = try #require(HeldPort(port, listening: true), "another program takes port \(port)")
+        defer { withExtendedLifetime(squatter) {} }
         #expect(!LoopbackPort.isFree(port))
         let window = try await providers.configuration(for: me, checkRegistration: true, forBrowser: false)
         #expect(!window.registered, "the window's sign-in needs no port")
@@ -75,26 +75,4 @@ enum IDTokenClaimsProbe {
         }
         return object["sub"] as? String
     }
-}
-
-/// Another program listening on a port of 127.0.0.1.
-final class Squatter {
-    let fd: Int32
-
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 1) == 0 else {
-            Glibc.close(fd)
-            throw SandboxTestError("port \(port) could not be taken")
-        }
-    }
-
-    func close() { Glibc.close(fd) }
 }

@@ -74,6 +74,7 @@ import Testing
         // Offline: the provider still becomes a configuration, from the copy.
         try setting.write(["issuer": issuer, "client_id": "latchkey-desktop"], as: "mine")
         await sandbox.stop()
+        defer { withExtendedLifetime(sandbox) {} }  // its port held while the issuer is gone
         guard case .stale = try await setting.catalog.refreshDiscovery(named: "mine", network: Network(timeout: 5)) else {
             Issue.record("an unreachable server did not fall back to the kept copy")
             return
@@ -87,6 +88,7 @@ import Testing
         // An issuer that is not there: a port held, never listened on (a stopped sandbox's port
         // could be another test's server's the moment after).
         let nobody = try #require(HeldPort())
+        defer { withExtendedLifetime(nobody) {} }
         let gone = nobody.url
         try setting.write(["issuer": gone, "client_id": "latchkey-desktop"], as: "mine")
         // Drafted without a copy: says what is missing, not "the field authorization_endpoint is missing".

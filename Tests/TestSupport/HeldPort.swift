@@ -6,13 +6,16 @@ import Foundation
 
 /// A loopback port bound and never listened on: a connection there is refused, and no other
 /// program can take the port while this is held. What is left of a server that went away.
+/// Listening, it is another program that took the port (connections wait, never answered).
+/// Released when the last reference goes, which may be right after its last use: keep it with
+/// `withExtendedLifetime` for as long as the port must stay held.
 public final class HeldPort: @unchecked Sendable {
     public let port: Int
     private let fd: Int32
 
     /// Binds 127.0.0.1:`port` (0: a free port the kernel picks); nil when another socket holds it.
     /// Without SO_REUSEADDR, so that no other socket can bind the port beside this one.
-    public init?(_ port: Int = 0) {
+    public init?(_ port: Int = 0, listening: Bool = false) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         var address = sockaddr_in()
@@ -26,7 +29,7 @@ public final class HeldPort: @unchecked Sendable {
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        guard bound == 0, named == 0 else {
+        guard bound == 0, named == 0, !listening || listen(fd, 1) == 0 else {
             close(fd)
             return nil
         }
