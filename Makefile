@@ -15,7 +15,7 @@ test: test-deps
 	scripts/test.sh
 
 # Proof that the suite holds: swift test 5 times, 2 more beside a CPU hog, the end-to-end scenarios
-# twice (about 40 minutes; not part of make test). Quote its last line when you resolve test work.
+# twice (about 15 minutes on 2 cores; not part of make test). Quote its last line when you resolve test work.
 test-soak: soak-deps
 	scripts/soak-tests.sh
 

@@ -4,8 +4,8 @@
 #   scripts/build-release.sh [PRODUCT…]   default: the whole package (one swift build: more of it
 #                                         side by side than product after product, and nothing left out)
 # The clone's own path is mapped to "." in everything the compilers write (a C file's __FILE__ in
-# an assertion, a Swift #file, debug information), so that two clones of one commit in different
-# folders build the same bytes and nothing shipped names the machine that built it.
+# an assertion, a Swift #file, debug information), so that nothing shipped names the folder it was
+# built in. (Two clones in different folders still differ in a few bytes: docs/developing.md.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 map=(-Xswiftc -file-prefix-map -Xswiftc "$PWD=." -Xcc "-ffile-prefix-map=$PWD=.")

@@ -2,7 +2,7 @@
 # make test-soak: proof that the suite holds on a loaded machine, not only that it passed once.
 #   swift test, 5 full runs in a row, then 2 more beside a CPU hog (stress-ng --cpu <cores>);
 #   then the end-to-end scenarios, twice in a row.
-# Not part of make test (about 40 minutes on 2 cores). Run it before resolving anything that
+# Not part of make test (about 15 minutes on 2 cores). Run it before resolving anything that
 # touches the tests or their support, and quote its last line.
 #   scripts/soak-tests.sh [RUNS [HOGGED [E2E]]]   (defaults 5 2 2)
 set -euo pipefail

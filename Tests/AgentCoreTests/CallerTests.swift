@@ -9,18 +9,8 @@ import Testing
     /// child calls exec, a moment before its command line is in place.
     func spawnSleep() async throws -> Spawned {
         let sleep = try Spawned("/bin/sleep", ["30"])
-        try await Self.until { (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(sleep.processIdentifier)/cmdline")))?.isEmpty == false }
+        try await waitUntil { (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(sleep.processIdentifier)/cmdline")))?.isEmpty == false }
         return sleep
-    }
-
-    /// Suspends (never blocks a thread) until `ready` holds, looking every millisecond; gives up
-    /// after ten seconds, once it has looked one last time.
-    static func until(_ ready: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !ready() {
-            guard Date() < deadline else { return }
-            try await Task.sleep(for: .milliseconds(1))
-        }
     }
 
     func stamp(_ path: String) -> (UInt64, UInt64) {
@@ -90,7 +80,7 @@ import Testing
         defer { contained.kill() }
         var result = Caller.identify(pid: contained.processIdentifier, uid: getuid(), own: .none)
         // unshare execs sleep once its namespace is made.
-        try await Self.until {
+        try await waitUntil {
             result = Caller.identify(pid: contained.processIdentifier, uid: getuid(), own: .none)
             return (try? result.get()) == nil
         }
@@ -155,7 +145,7 @@ import Testing
             let process = try Spawned(ssh, ["-c", "sleep 30; true", "devbox"])
             defer { process.kill() }
             // Identified once it runs the copy, its command line in place (right after its exec, neither need be).
-            try await Self.until {
+            try await waitUntil {
                 let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/exe")
                 let commandLine = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.processIdentifier)/cmdline"))
                 return exe == ssh && commandLine?.isEmpty == false

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import AgentCore
@@ -18,8 +19,7 @@ import Testing
             }
             // The next caller comes once the thread has gone back to waiting (on a loaded machine
             // that can take a while after the job's end, and a caller sooner starts a second thread).
-            let deadline = ContinuousClock.now + .seconds(10)
-            while workers.idleThreads == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            try await waitUntil { workers.idleThreads > 0 }
         }
         #expect(threads.withLock { $0.count } == 1, "one after another, each on the thread that came idle: not 200")
     }

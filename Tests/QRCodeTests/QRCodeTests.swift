@@ -49,12 +49,15 @@ import Testing
             for version in 1...QRCode.largestVersion {
                 // The longest text this version holds: the next byte would need the next version.
                 // The version only grows with the length, so halving finds it with a few encodings.
+                func fits(_ length: Int) -> Bool {
+                    QRCode(Self.address(length: length), correction: correction).map { $0.version <= version } == true
+                }
                 var length = previous + 1
                 var tooLong = previous + 1
-                while QRCode(Self.address(length: tooLong), correction: correction).map({ $0.version <= version }) == true { tooLong *= 2 }
+                while fits(tooLong) { tooLong *= 2 }
                 while tooLong - length > 1 {
                     let middle = (length + tooLong) / 2
-                    if QRCode(Self.address(length: middle), correction: correction).map({ $0.version <= version }) == true {
+                    if fits(middle) {
                         length = middle
                     } else {
                         tooLong = middle

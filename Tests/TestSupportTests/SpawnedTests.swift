@@ -111,11 +111,8 @@ private final class HeldExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Runs what is left, then lets the thread go.
     func finish() {
-        condition.withLock {
-            held = false
-            finished = true
-            condition.broadcast()
-        }
+        condition.withLock { finished = true }
+        release()
     }
 }
 
