@@ -100,8 +100,8 @@ def check_package(home):
     with open("/usr/share/dbus-1/services/io.github.latchkey.Agent.service") as f:
         expect("Exec=/usr/bin/latchkey agent\n" in f.read(), "the agent's D-Bus activation's Exec")
 
-    # Nothing shipped names the folder it was built in (compilers' file names are mapped to "."; the
-    # libraries are named by their SONAME): two clones of one commit build the same bytes.
+    # Nothing shipped names the folder it was built in: compilers' file names are mapped to "." and
+    # the libraries are named by their SONAME (scripts/build-release.sh, Package.swift).
     for path in installed:
         with open(path, "rb") as f:
             expect(ROOT.encode() not in f.read(), f"{path} names the folder it was built in, {ROOT}")
