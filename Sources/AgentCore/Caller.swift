@@ -148,9 +148,11 @@ public struct ProcessFiles: Sendable {
         let directory = "\(proc)/\(pid)"
         let unknown = AgentRefusal(.denied, "The program that asked could not be identified (it ended, or hides its particulars).")
         // Its start and its parent, from one read of its stat line.
-        guard let fields = statFields(pid, proc), fields.count > 19, let started = UInt64(fields[19]), let parent = Int32(fields[1]),
-            var path = readLink("\(directory)/exe"), let file = executableFile("\(directory)/exe")
+        guard let fields = statFields(pid, proc), fields.count > 19, let started = UInt64(fields[19]), let parent = Int32(fields[1])
         else { return .failure(unknown) }
+        guard var path = readLink("\(directory)/exe"), let file = executableFile("\(directory)/exe") else {
+            return hidden(pid, proc, started: started, parent: parent, state: fields[0]).map(Result.success) ?? .failure(unknown)
+        }
         path = undeleted(path)
         let flatpakID: String?
         switch flatpak(root: "\(directory)/root") {
@@ -167,10 +169,7 @@ public struct ProcessFiles: Sendable {
                     ))
             }
         }
-        var commandLine = (read("\(directory)/cmdline") ?? []).split(separator: 0, omittingEmptySubsequences: false).map {
-            String(decoding: $0, as: UTF8.self)
-        }
-        if commandLine.last == "" { commandLine.removeLast() }
+        let commandLine = commandLine(pid, proc)
         guard startTime(of: pid, proc: proc) == started else { return .failure(unknown) }
         // ssh connects to the socket only for a forward (`ssh -R`): whatever asks is on the other machine.
         let remoteHost = flatpakID == nil && isSystemSSH(path: path, exe: "\(directory)/exe") ? SSHDestination.host(in: commandLine) : nil
@@ -178,6 +177,37 @@ public struct ProcessFiles: Sendable {
             ProcessFiles(
                 pid: pid, program: Program(path: path, flatpakID: flatpakID, remoteHost: remoteHost), file: file,
                 commandLine: commandLine, parent: parent, started: started))
+    }
+
+    /// A live process whose executable cannot be read: it made itself non-dumpable (oidc-token,
+    /// ssh-agent and gpg-agent do), so the kernel shows its `exe`, `root` and namespaces to nobody
+    /// without CAP_SYS_PTRACE, not even its own user's other programs. Its stat line and command line
+    /// stay readable: it is the name it runs under, and which file that is stays unknown. Nil when it
+    /// is gone or a zombie (nobody to answer), or when its start time changed since (another process).
+    static func hidden(_ pid: Int32, _ proc: String, started: UInt64, parent: Int32, state: Substring) -> ProcessFiles? {
+        guard state != "Z", state != "X", let name = commandName(pid, proc), !name.isEmpty else { return nil }
+        let commandLine = commandLine(pid, proc)
+        guard startTime(of: pid, proc: proc) == started else { return nil }
+        return ProcessFiles(
+            pid: pid, program: .hidden(calling: name), file: .unknown, commandLine: commandLine, parent: parent, started: started)
+    }
+
+    /// The name in the stat line's parentheses (`comm`: the executable's name, at most 15 bytes, unless
+    /// the process renamed itself).
+    static func commandName(_ pid: Int32, _ proc: String) -> String? {
+        guard let bytes = read("\(proc)/\(pid)/stat") else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close else { return nil }
+        return String(text[text.index(after: open)..<close])
+    }
+
+    /// The command line, as the process set it.
+    static func commandLine(_ pid: Int32, _ proc: String) -> [String] {
+        var commandLine = (read("\(proc)/\(pid)/cmdline") ?? []).split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        if commandLine.last == "" { commandLine.removeLast() }
+        return commandLine
     }
 
     /// Whether the process runs the system's ssh: named `ssh`, and a file of root's that nobody else

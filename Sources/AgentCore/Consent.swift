@@ -13,8 +13,9 @@ public struct ConsentQuestion: Sendable, Equatable {
 
     /// Whether "Always allow" is offered: not for a program that runs others (a shell, an
     /// interpreter), where it would allow whatever runs through it; nor for another machine reached
-    /// through ssh, whose name comes from a command line that cannot be trusted to say where ssh went.
-    public var offersAlways: Bool { !caller.runsOthers }
+    /// through ssh, whose name comes from a command line that cannot be trusted to say where ssh went;
+    /// nor for a program that hides which file it runs, whose name any program could take.
+    public var offersAlways: Bool { !caller.runsOthers && caller.program.hiddenName == nil }
 
     /// Whether "Allow while connected" is offered: for another machine reached through ssh, this
     /// request and the next ones through the same ssh process, for as long as it runs.
@@ -65,15 +66,20 @@ public enum ConsentSentence {
             return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
                 + "to ask you on; a program reached through ssh is allowed only by an answer on the desktop."
         }
+        if program.hiddenName != nil {
+            return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
+                + "to ask you on; a program that hides which file it runs is allowed only by an answer on the desktop, each time."
+        }
         let allow = program.flatpakID.map { "--flatpak \($0)" } ?? shellQuoted(program.path)
         return
             "\(program.name) asked for your \(question.providerName) token, and Latchkey's agent has no display to ask you on. "
             + "To allow it, run: latchkey agent allow \(allow) \(question.providerID)"
     }
 
-    /// A sentence's first words: "A program on devbox …" for one reached through ssh; any other name as it is.
+    /// A sentence's first words: "A program on devbox …" for one reached through ssh, "A program that
+    /// hides …"; any other name (a path, an app id) as it is.
     public static func capitalised(_ name: String) -> String {
-        name.hasPrefix("a program on ") ? "A" + name.dropFirst() : name
+        name.hasPrefix("a program ") ? "A" + name.dropFirst() : name
     }
 
     static func shellQuoted(_ text: String) -> String {

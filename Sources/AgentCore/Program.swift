@@ -12,22 +12,36 @@ public struct Program: Sendable, Hashable, Codable {
     /// line names it (`devbox`, an alias of `~/.ssh/config`, or an address). Whatever runs there
     /// asks through it, so the host is who asks.
     public var remoteHost: String?
+    /// For a process that hides its executable from the person's other programs (it made itself
+    /// non-dumpable, as oidc-token and ssh-agent do against memory dumps): the name it runs under
+    /// (its `comm`), which it chose itself. Its path is then empty: nobody can say which file it runs,
+    /// nor whether it runs in a sandbox, so nothing kept covers it and it is allowed once at most.
+    public var hiddenName: String?
 
-    public init(path: String, flatpakID: String? = nil, remoteHost: String? = nil) {
+    public init(path: String, flatpakID: String? = nil, remoteHost: String? = nil, hiddenName: String? = nil) {
         self.path = path
         self.flatpakID = flatpakID
         self.remoteHost = remoteHost
+        self.hiddenName = hiddenName
     }
 
-    /// How the person sees it: a program on the remote host, the Flatpak id, else the path.
-    public var name: String { remoteHost.map { "a program on \($0) (through ssh)" } ?? flatpakID ?? path }
+    /// A program that hides which file it runs, under the name it gives itself.
+    public static func hidden(calling itself: String) -> Program { Program(path: "", hiddenName: itself) }
+
+    /// How the person sees it: a program on the remote host, the Flatpak id, a hidden program by the
+    /// name it gives itself, else the path.
+    public var name: String {
+        if let hiddenName { return "a program that hides which file it runs, named \u{201C}\(hiddenName)\u{201D}" }
+        return remoteHost.map { "a program on \($0) (through ssh)" } ?? flatpakID ?? path
+    }
 
     /// Whether what the person allowed as this program takes in `caller`: a Flatpak app by its app id
     /// alone (its path is inside its sandbox, and changes with its updates), anything else by its path,
     /// and never the one for the other. Nothing kept covers another machine reached through ssh (its
-    /// host is only what a command line says; it is allowed once, or while connected).
+    /// host is only what a command line says; it is allowed once, or while connected), nor a program
+    /// that hides which file it runs (its name is its own say).
     public func covers(_ caller: Program) -> Bool {
-        guard remoteHost == nil, caller.remoteHost == nil else { return false }
+        guard remoteHost == nil, caller.remoteHost == nil, hiddenName == nil, caller.hiddenName == nil else { return false }
         if let flatpakID { return caller.flatpakID == flatpakID }
         return caller.flatpakID == nil && caller.path == path
     }
@@ -36,6 +50,7 @@ public struct Program: Sendable, Hashable, Codable {
         case path
         case flatpakID = "flatpak_id"
         case remoteHost = "remote_host"
+        case hiddenName = "hidden_name"
     }
 }
 
@@ -95,4 +110,7 @@ public struct ExecutableFile: Sendable, Hashable, Codable {
         self.size = size
         self.modified = modified
     }
+
+    /// The file of a program that hides it (`Program.hiddenName`): none that can be told.
+    public static let unknown = ExecutableFile(device: 0, inode: 0, size: -1, modified: 0)
 }

@@ -97,6 +97,11 @@ final class ConsentDialog {
                 + "whatever runs there as you, through this connection, gets the token if you allow it. Allow while connected "
                 + "covers what asks through this ssh until it ends, and is kept nowhere."
         }
+        if let hidden = question.caller.program.hiddenName {
+            return "It made itself unreadable to your other programs (oidc-token and ssh-agent do, against memory dumps), so "
+                + "Latchkey cannot see which program file it runs, nor whether it runs in a sandbox: \u{201C}\(Redaction.printable(hidden))\u{201D} "
+                + "and its command line are only what it says of itself. Latchkey asks each time."
+        }
         if question.caller.program.flatpakID != nil {
             return "A Flatpak app cannot read your keyring itself: this answer is what lets it have the token or not."
         }
@@ -113,7 +118,7 @@ final class ConsentDialog {
         var lines: [(String, String)] = []
         if let host = caller.program.remoteHost { lines.append(("Remote host", host)) }
         if let flatpak = caller.program.flatpakID { lines.append(("Flatpak app", flatpak)) }
-        lines.append(("Program", caller.program.path))
+        lines.append(("Program", caller.program.hiddenName.map { "hidden (it calls itself \($0))" } ?? caller.program.path))
         lines.append(("Command line", caller.commandLine.joined(separator: " ")))
         if let through = caller.through { lines.append(("Asked through", through)) }
         if let hint = question.applicationHint { lines.append(("Calls itself", hint)) }

@@ -72,6 +72,39 @@ import Testing
         #expect(!caller.runsOthers, "a Flatpak app is its app id, whatever runs inside")
     }
 
+    /// A process that made itself non-dumpable (oidc-token does) shows the person's other programs its
+    /// stat line and command line, but not its `exe`, `root` or namespaces: a fake /proc holds just
+    /// those. It is the name it gives itself, with no file, and nothing kept covers it.
+    @Test func aProgramThatHidesItsFileIsOnlyTheNameItGivesItself() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hidden-\(UUID().uuidString)")
+        let proc = root.appendingPathComponent("proc/4343")
+        try FileManager.default.createDirectory(at: proc, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data("4343 (oidc-token) S 77 4343 4343 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 888 0 0".utf8).write(
+            to: proc.appendingPathComponent("stat"))
+        try Data("oidc-token\0mine\0".utf8).write(to: proc.appendingPathComponent("cmdline"))
+        let caller = try #require(Caller.of(pid: 4343, uid: getuid(), own: .none, proc: root.appendingPathComponent("proc").path))
+        #expect(caller.program == .hidden(calling: "oidc-token"))
+        #expect(caller.program.path.isEmpty && caller.file == .unknown)
+        #expect(caller.program.name == "a program that hides which file it runs, named \u{201C}oidc-token\u{201D}")
+        #expect(caller.commandLine == ["oidc-token", "mine"] && caller.started == 888)
+        #expect(caller.isStillTheSame(proc: root.appendingPathComponent("proc").path))
+        #expect(!caller.program.covers(caller.program), "its name is its own say: no grant covers it")
+        #expect(!Program(path: "/usr/bin/oidc-token").covers(caller.program), "not even one of the program it names")
+        #expect(!Program.hidden(calling: "oidc-token").covers(Program(path: "/usr/bin/oidc-token")), "nor the other way")
+        let question = ConsentQuestion(
+            caller: caller, providerID: "p", providerName: "P", scopes: [], applicationHint: nil, changed: false)
+        #expect(!question.offersAlways && !question.offersWhileConnected, "allowed once at most")
+        #expect(ConsentSentence.nobodyToAsk(question).hasPrefix("A program that hides which file it runs"))
+        #expect(!ConsentSentence.nobodyToAsk(question).contains("latchkey agent allow"), "nothing to allow it by")
+
+        // Gone, or a zombie: nobody.
+        try Data("4343 (oidc-token) Z 77 4343 4343 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 888 0 0".utf8).write(
+            to: proc.appendingPathComponent("stat"))
+        #expect(Caller.of(pid: 4343, uid: getuid(), own: .none, proc: root.appendingPathComponent("proc").path) == nil)
+        #expect(!caller.isStillTheSame(proc: root.appendingPathComponent("proc").path))
+    }
+
     /// A program in a mount namespace of its own that is not Flatpak's (a container, `unshare`):
     /// which program it is cannot be told from here, so it gets no token.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root to unshare"))

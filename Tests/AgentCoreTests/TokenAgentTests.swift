@@ -141,6 +141,23 @@ import Testing
         #expect(home.grants.all.isEmpty)
     }
 
+    /// Answered "Always allow" all the same (a dialog of another version, a scripted answer): for a
+    /// program that hides its file nothing is kept, and the next call asks again.
+    @Test func aProgramThatHidesItsFileIsNeverAllowedAlways() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let agent = agent(home, person)
+        let me = Caller.thisProcess
+        let hidden = Caller(
+            pid: me.pid, uid: me.uid, program: .hidden(calling: "oidc-token"), file: .unknown, commandLine: ["oidc-token"],
+            started: me.started)
+        _ = try await agent.answer(request, from: hidden, stillTheSame: { true }).get()
+        _ = try await agent.answer(request, from: hidden, stillTheSame: { true }).get()
+        #expect(person.questions.count == 2 && person.questions.allSatisfy { !$0.offersAlways }, "asked each time, never offered Always")
+        #expect(home.grants.all.isEmpty)
+    }
+
     @Test func aProgramThatBecameAnotherWhileItWaitedGetsNothing() async throws {
         let home = try await AgentHome()
         try await home.signIn()

@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.request
 
-from driver import Failure, Latchkey, wait_until
+from driver import Failure, Latchkey, name, wait_until
 from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
 
 AGENT = ("latchkey-agent",)
@@ -77,19 +77,32 @@ def finished(process, timeout=60):
     return process.returncode, out, err
 
 
-def answer(home, label, shot):
-    """The agent's question, answered with the button `label`; the dialog is looked at first."""
+def answer(home, label, shot, offered=None, shows=()):
+    """The agent's question, answered with the button `label`; the dialog is looked at first: with
+    `offered`, its answers are exactly those; it shows each label of `shows`."""
     agent = Latchkey.attached(AGENT, home.shots)
     dialog = agent.find("frame", "Allow a program to use your sign-in?", newest=True, timeout=30)
+    button = agent.button(label, root=dialog)
+    for text in shows:
+        agent.find("label", text, root=dialog, timeout=5)
+    if offered is not None:
+        shown = [name(node) for node in agent.find_all("push button", root=dialog)]
+        expect(shown == list(offered), f"the dialog offers {shown}, not {list(offered)}")
     agent.screenshot(shot)
-    agent.press(agent.button(label, root=dialog))
+    agent.press(button)
     return agent
 
 
+# oidc-token makes itself non-dumpable, so a person's agent (without CAP_SYS_PTRACE) cannot read which
+# file it runs: it is asked about by the name it gives itself, once at a time.
+HIDDEN_OIDC_TOKEN = "a program that hides which file it runs, named \u201coidc-token\u201d"
+
+
 def agent_programs(home):
-    """oidc-token gets a token once the person answers "Always allow", and again with no
-    question; a second program (gdbus) is asked; revoked in the window, oidc-token is asked
-    again, and Deny ends it with Latchkey's sentence; another user is refused at the socket."""
+    """oidc-token, which hides which file it runs, is asked about by its name and allowed once at most;
+    gdbus gets a token once the person answers "Always allow", and again with no question; revoked in
+    the window, it is asked again; Deny ends oidc-token's request with Latchkey's sentence; another
+    user is refused at the socket."""
     sandbox = Sandbox()
     own_provider(home, sandbox)
     window = signed_in(home)
@@ -100,25 +113,27 @@ def agent_programs(home):
         expect(stored(home)["access_token"] not in listed.stdout, "a token in the list")
 
         first = oidc_token(home, "mine")
-        answer(home, "Always allow", "01-oidc-token-asked")
+        answer(home, "Allow once", "01-oidc-token-asked", offered=("Deny", "Allow once"), shows=("hidden (it calls itself oidc-token)",))
         status, out, err = finished(first)
         expect(status == 0 and out.strip() == stored(home)["access_token"], f"oidc-token: {status} {err!r}")
 
-        again = oidc_token(home, "--time=60", "mine")
-        status, out, err = finished(again, timeout=20)
-        expect(status == 0 and out.strip() == stored(home)["access_token"], f"oidc-token again, without a question: {status} {err!r}")
+        # Another program, which hides nothing: allowed always, it gets the next token with no question.
+        def get_token():
+            return subprocess.Popen(["gdbus", "call", "--session", *DEST, "--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-        # Another program: asked for itself.
-        call = subprocess.Popen(["gdbus", "call", "--session", *DEST, "--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        agent = answer(home, "Allow once", "02-gdbus-asked")
+        call = get_token()
+        answer(home, "Always allow", "02-gdbus-asked", offered=("Deny", "Allow once", "Always allow"))
         status, out, err = finished(call)
         expect(status == 0 and stored(home)["access_token"] in out, f"gdbus GetToken: {status} {err!r}")
+        status, out, err = finished(get_token(), timeout=20)
+        expect(status == 0 and stored(home)["access_token"] in out, f"gdbus GetToken again, without a question: {status} {err!r}")
+        gdbus_path = os.path.realpath(shutil.which("gdbus"))
 
         # The window lists what was always allowed, with its last use, and revokes it.
         window.press(window.button("Allowed programs"))
         programs = window.find("dialog", "Allowed programs")
-        window.find("label", OIDC_TOKEN, root=programs)
+        window.find("label", gdbus_path, root=programs)
         window.find("label", "My sandbox · last got a token just now", root=programs, timeout=5)
         window.screenshot("03-allowed-programs")
         window.press(window.button("Revoke", root=programs))
@@ -126,11 +141,17 @@ def agent_programs(home):
         window.screenshot("04-revoked")
         window.press(window.button("Close", root=programs))
 
-        denied = oidc_token(home, "mine")
+        call = get_token()
         answer(home, "Deny", "05-asked-again-after-revoke")
+        status, out, err = finished(call)
+        expect(status != 0 and stored(home)["access_token"] not in out, f"gdbus denied: {status} {out!r}")
+
+        # oidc-token asked again (nothing was kept for it), and denied: Latchkey's sentence, by oidc-token.
+        denied = oidc_token(home, "mine")
+        answer(home, "Deny", "06-oidc-token-asked-again")
         status, out, err = finished(denied)
         expect(status == 1 and out == "", f"oidc-token denied: {status} {out!r}")
-        expect(f"Error: You did not allow {OIDC_TOKEN} to get your My sandbox token." in err, f"oidc-token's stderr: {err!r}")
+        expect(f"Error: You did not allow {HIDDEN_OIDC_TOKEN} to get your My sandbox token." in err, f"oidc-token's stderr: {err!r}")
 
         # Another uid, even one allowed past the directory's permissions, gets nothing.
         stranger = subprocess.run(
