@@ -153,11 +153,13 @@ def agent_programs(home):
         expect(status == 1 and out == "", f"oidc-token denied: {status} {out!r}")
         expect(f"Error: You did not allow {HIDDEN_OIDC_TOKEN} to get your My sandbox token." in err, f"oidc-token's stderr: {err!r}")
 
-        # Another uid, even one allowed past the directory's permissions, gets nothing.
+        # Another uid, even one allowed past the directory's permissions, gets nothing. Becoming another
+        # user takes root: a person who is not root runs this one step through sudo.
+        socket = os.path.join(home.runtime, "latchkey", "agent.sock")
+        as_root = [] if os.geteuid() == 0 else ["sudo", "env", f"PATH={os.environ['PATH']}"]
         stranger = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=+dac_override",
-             "--ambient-caps=+dac_override", OIDC_TOKEN, "mine"],
-            env=dict(os.environ, OIDC_SOCK=os.path.join(home.runtime, "latchkey", "agent.sock")),
+            [*as_root, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=+dac_override",
+             "--ambient-caps=+dac_override", "env", f"OIDC_SOCK={socket}", OIDC_TOKEN, "mine"],
             capture_output=True, text=True, timeout=30)
         expect(stranger.returncode != 0 and stranger.stdout == "", f"another user got: {stranger}")
         wait_until("the refusal in the agent's log",
