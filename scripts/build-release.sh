@@ -5,10 +5,14 @@
 #                                         side by side than product after product, and nothing left out)
 # The clone's own path is mapped to "." in everything the compilers write (a C file's __FILE__ in
 # an assertion, a Swift #file, debug information), so that nothing shipped names the folder it was
-# built in. (Two clones in different folders still differ in a few bytes: docs/developing.md.)
+# built in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-map=(-Xswiftc -file-prefix-map -Xswiftc "$PWD=." -Xcc "-ffile-prefix-map=$PWD=.")
+# -disable-incremental-llvm-codegen: by default each Swift object holds a hash of its LLVM module
+# (section .swift_modhash, to skip code generation when it is unchanged), and that module names the
+# object's absolute path, so the hash, and the build ID computed over it, differed between folders.
+map=(-Xswiftc -file-prefix-map -Xswiftc "$PWD=." -Xcc "-ffile-prefix-map=$PWD=."
+    -Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen)
 if [ $# -eq 0 ]; then
     swift build -c release "${map[@]}"
     # generate-manual (swift-argument-parser's, for make deb's man pages) is a dependency's product.
