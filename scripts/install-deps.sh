@@ -34,6 +34,7 @@ test_packages=(
   zbar-tools               # zbarimg: a real QR code reader reads back every code Latchkey draws
   openssh-server openssh-client  # a real sshd on 127.0.0.1: the agent's socket forwarded with ssh -R
   python3-venv             # .build/python-peers: the MCP Python SDK's authorization server, which Debian does not package
+  python3-jeepney          # D-Bus in plain Python over a plain socket: a connection a forked child can still call on
 )
 
 # Peers from PyPI, pinned, in a virtual environment of the project's own (never the system's Python).

@@ -10,7 +10,9 @@ import Synchronization
 /// ask for tokens (`OIDCAgentChannel` says how): in a directory only its owner may
 /// enter (0700), itself 0600, and every connection's peer checked to be this
 /// user (`SO_PEERCRED`) before a byte of it is read. Who connected is identified
-/// then, at once (`Caller`), before it can exec another program.
+/// then, at once (`Caller`), on the connection's own thread, before its request is read; and every
+/// byte of the request must be written by that process (`SO_PASSCRED`): a child it handed the
+/// connection to, after which it may exec an allowed program, gets nothing.
 ///
 /// Each connection has a thread of its own (kept for the next once idle: `WorkerThreads`),
 /// which waits for the whole request at most `requestTimeout` seconds in all, then for the answer: a client that goes
@@ -127,7 +129,8 @@ public final class AgentSocket: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 128) == 0 else {
+        // Every byte stamped with the process that wrote it, from the first connection on.
+        guard bound == 0, chmod(path, 0o600) == 0, csocket_pass_credentials(fd) == 0, listen(fd, 128) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw AgentRefusal(.failed, "The agent cannot listen at \(path) (\(reason)).")
@@ -179,9 +182,10 @@ public final class AgentSocket: Sendable {
                 close(connection)
                 continue
             }
-            // Who connected, now: before it could exec another program or end and lend its id to another.
-            let caller = Caller.identify(pid: peer.pid, uid: peer.uid, own: own)
+            // Who connected: first thing on the connection's own thread (never this one, which a caller
+            // whose /proc cannot be read at once must not stall), before a byte of its request is read.
             let started = workers.run { [self] in
+                let caller = Caller.identify(pid: peer.pid, uid: peer.uid, own: own)
                 serve(connection, Connection(peer: peer, caller: caller))
                 close(connection)
                 release(peer.pid)
@@ -214,6 +218,7 @@ public final class AgentSocket: Sendable {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(Self.requestTimeout) * 1_000_000_000
         var channel = OIDCAgentChannel()
         var chunk = [UInt8](repeating: 0, count: 4096)
+        var strangerWrote = false
         while true {
             // One deadline for the whole request, however it trickles in.
             let now = DispatchTime.now().uptimeNanoseconds
@@ -222,10 +227,15 @@ public final class AgentSocket: Sendable {
             let ready = poll(&poller, 1, Int32((deadline - now) / 1_000_000) + 1)
             if ready < 0, errno == EINTR { continue }
             guard ready > 0 else { return }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            var sender: Int32 = 0
+            let n = chunk.withUnsafeMutableBytes { csocket_recv_from_sender(fd, $0.baseAddress, UInt($0.count), &sender) }
             if n < 0, errno == EINTR { continue }
             // Gone: nothing to answer, nothing changed.
             if n < 0 { return }
+            // Written by another process than the one that connected: a child it handed the connection to
+            // (after which the parent may have become an allowed program). The request is answered with
+            // a refusal, whoever goes on to write.
+            if n > 0, sender != connection.peer.pid { strangerWrote = true }
             let step = n == 0 ? channel.ended() : channel.received(chunk[0..<n])
             switch step {
             case .needMore:
@@ -233,7 +243,11 @@ public final class AgentSocket: Sendable {
             case .send(let bytes):
                 guard Self.writeAll(fd, bytes) else { return }
             case .request(let request):
-                let answer = request.flatMap { wait(for: $0, from: connection, on: fd) }
+                let answer: Result<AgentToken, AgentRefusal> =
+                    strangerWrote
+                    ? .failure(Self.strangerRefusal)
+                    : request.flatMap { wait(for: $0, from: connection, on: fd) }
+                if strangerWrote { logger.notice("A request written by another process than the one that connected was refused") }
                 let json: String
                 switch answer {
                 case .success(let token): json = OIDCAgentMessage.success(token)
@@ -246,6 +260,10 @@ public final class AgentSocket: Sendable {
             }
         }
     }
+
+    static let strangerRefusal = AgentRefusal(
+        .denied,
+        "The request was written by another process than the one that connected (one it handed its connection to); it gets no token.")
 
     /// The handler's answer, waited for on this connection's own thread.
     private func wait(for request: AgentRequest, from connection: Connection, on fd: Int32) -> Result<AgentToken, AgentRefusal> {

@@ -133,13 +133,38 @@ struct AgentInterface: Sendable {
     }
 
     /// The caller, from the bus's credentials: refused unless it is this user's, and known for sure.
+    /// Read on a thread of its own: /proc of a process that is stuck must not hold up the others.
     private func identify(_ call: DBusMethodCall) async -> Result<Caller, AgentRefusal> {
-        guard let credentials = await BlockingWork.run({ DBusPeer.credentials(of: call.sender, on: call.connection) }) else {
-            return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
+        let identified = await BlockingWork.run(waitingAtMost: Self.identifyingTime) { () -> Result<Caller, AgentRefusal> in
+            guard let credentials = DBusPeer.credentials(of: call.sender, on: call.connection) else {
+                return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
+            }
+            guard credentials.uid == getuid() else { return .failure(AgentRefusal(.denied, "Latchkey's agent serves its own user only.")) }
+            let caller = Caller.identify(pid: credentials.pid, uid: credentials.uid)
+            guard case .success = caller, !Self.stillHoldsItsConnection(credentials.pid) else { return caller }
+            return .failure(Self.connectionHandedOn)
         }
-        guard credentials.uid == getuid() else { return .failure(AgentRefusal(.denied, "Latchkey's agent serves its own user only.")) }
-        return Caller.identify(pid: credentials.pid, uid: credentials.uid)
+        return identified ?? .failure(AgentRefusal(.denied, "The program that asked could not be identified in time."))
     }
+
+    /// Seconds the caller's /proc may take to read (a process stuck in the kernel can hold it up).
+    static let identifyingTime = 5.0
+
+    /// The session bus's sockets, as this process found the bus.
+    static let busAddresses = SocketHolders.sessionBusAddresses(environment: ProcessInfo.processInfo.environment)
+
+    /// False when the process the bus names (the one that connected) holds no connection to the bus:
+    /// it exec'd another program since (which closed the connection: D-Bus libraries open it
+    /// close-on-exec), and whoever calls is a child it handed the connection to. True when it does, or
+    /// when that cannot be told (its descriptors are hidden: it is then asked about as a program that hides).
+    static func stillHoldsItsConnection(_ pid: Int32) -> Bool {
+        SocketHolders.holdsConnection(pid: pid, to: busAddresses) != false
+    }
+
+    static let connectionHandedOn = AgentRefusal(
+        .denied,
+        "The process that connected to the bus no longer holds its connection (it became another program, and another process "
+            + "calls on its connection); it gets no token.")
 
     private func token(_ call: DBusMethodCall, from caller: Caller) async {
         let arguments = call.arguments
@@ -164,7 +189,9 @@ struct AgentInterface: Sendable {
             }
             request.minimumValidity = Int(seconds)
         }
-        switch await agent.answer(request, from: caller, stillTheSame: { caller.isStillTheSame() }) {
+        let connected = caller.asker?.pid ?? caller.pid
+        let stillTheSame = { @Sendable in caller.isStillTheSame() && Self.stillHoldsItsConnection(connected) }
+        switch await agent.answer(request, from: caller, stillTheSame: stillTheSame) {
         case .success(let token):
             call.reply([
                 .string(token.accessToken), .string(token.tokenType), .int64(Int64(token.expiresAt?.timeIntervalSince1970 ?? 0)),

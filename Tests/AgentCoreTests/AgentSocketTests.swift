@@ -156,6 +156,37 @@ final class Seen: @unchecked Sendable {
         #expect(seen.all.isEmpty)
     }
 
+    /// A process connects, and a child it forks writes the request on the inherited connection (its
+    /// parent could meanwhile exec a program the person allowed, and be named as the caller): refused,
+    /// with a sentence, and the handler never asked. Then the parent writing, as before.
+    @Test func aRequestWrittenByAChildOnItsParentsConnectionIsRefused() async throws {
+        let seen = Seen()
+        let socket = try serve(seen)
+        defer { socket.stop() }
+        let script = """
+            import os, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+            writer = os.fork() if sys.argv[2] == "child" else 0
+            if writer:
+                os.waitpid(writer, 0)
+                sys.exit(0)
+            s.sendall(b'{"request":"access_token","account":"github"}')
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+            print(answer.decode())
+            """
+        let (status, output, errors) = try await run("/usr/bin/python3", ["-c", script, path, "child"])
+        #expect(status == 0, "\(errors)")
+        #expect(output.contains(#""status":"failure""#) && !output.contains("the-token"), "\(output)")
+        #expect(output.contains("written by another process than the one that connected"), "\(output)")
+        #expect(seen.all.isEmpty, "the handler was never asked")
+
+        let (_, parents, _) = try await run("/usr/bin/python3", ["-c", script, path, "parent"])
+        #expect(parents.contains(#""access_token":"the-token""#), "\(parents)")
+        #expect(seen.all.count == 1)
+    }
+
     /// `executable` with OIDC_SOCK naming this test's socket: its exit status, standard output and error.
     func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String, String) {
         let path = self.path

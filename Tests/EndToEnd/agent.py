@@ -387,5 +387,82 @@ def agent_killed_mid_refresh(home):
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[json.loads(before)["access_token"]])
 
 
-SCENARIOS = {"agent_programs": agent_programs, "agent_git": agent_git, "agent_scripts": agent_scripts,
+# A program nobody allowed connects, forks, and becomes (exec) a program the person allowed; the child
+# it forked asks on the inherited connection once its parent runs the allowed program.
+HAND_OFF = r"""
+import json, os, socket, sys, time
+way, allowed = sys.argv[1], sys.argv[2]
+if way == "socket":
+    connection = socket.socket(socket.AF_UNIX)
+    connection.connect(os.path.join(os.environ["XDG_RUNTIME_DIR"], "latchkey", "agent.sock"))
+else:
+    from jeepney import DBusAddress, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+    connection = open_dbus_connection(bus="SESSION")
+parent = os.getpid()
+if os.fork():
+    os.execv(allowed, [allowed, "60"])
+deadline = time.monotonic() + 30
+while os.readlink(f"/proc/{parent}/exe") != allowed:
+    if time.monotonic() > deadline:
+        sys.exit("the parent never became the allowed program")
+    time.sleep(0.01)
+if way == "socket":
+    connection.sendall(b'{"request":"access_token","account":"mine"}')
+    answer = b""
+    while chunk := connection.recv(65536):
+        answer += chunk
+    print(answer.decode())
+else:
+    agent = DBusAddress("/io/github/latchkey/Agent1", bus_name="io.github.latchkey.Agent", interface="io.github.latchkey.Agent1")
+    reply = connection.send_and_get_reply(new_method_call(agent, "GetToken", "sa{sv}", ("mine", {})), timeout=60)
+    print(json.dumps({"type": reply.header.message_type.name, "body": [str(part) for part in reply.body]}))
+os.kill(parent, 9)
+"""
+
+
+def agent_handed_connection(home):
+    """A program nobody allowed connects, forks, and execs a program the person always allows; its
+    child asks on the inherited connection. Over the socket the request was written by another
+    process than the one that connected, over D-Bus the process the bus names no longer holds its
+    connection: each refused with its sentence, and no token anywhere in what the attacker saw."""
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    agent = None
+    try:
+        token = stored(home)["access_token"]
+        allowed = os.path.realpath("/usr/bin/sleep")
+        granted = latchkey("agent", "allow", allowed, "mine")
+        expect(granted.returncode == 0, f"latchkey agent allow {allowed}: {granted}")
+        # No display: had anything gone as far as a question, the refusal would be that one instead.
+        environment = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+        log_path = os.path.join(home.root, "agent.log")
+        log = open(log_path, "ab")
+        agent = subprocess.Popen([os.path.join(BIN, "latchkey"), "agent"], env=environment, stdout=log, stderr=log)
+        wait_until("the agent's socket", lambda: os.path.exists(os.path.join(home.runtime, "latchkey", "agent.sock")), 20)
+        wait_until("the agent on the bus", lambda: gdbus("--method", "io.github.latchkey.Agent1.ListProviders").returncode == 0, 20)
+
+        through_socket = subprocess.run(["/usr/bin/python3", "-c", HAND_OFF, "socket", allowed], capture_output=True, text=True, timeout=90)
+        # The child ends its parent (sleep) when done: the parent's status is SIGKILL's.
+        expect(through_socket.returncode == -9 and token not in through_socket.stdout, f"the socket hand-off: {through_socket}")
+        expect('"status":"failure"' in through_socket.stdout
+               and "written by another process than the one that connected" in through_socket.stdout,
+               f"the socket's refusal: {through_socket.stdout!r}")
+
+        through_bus = subprocess.run(["/usr/bin/python3", "-c", HAND_OFF, "bus", allowed], capture_output=True, text=True, timeout=90)
+        expect(through_bus.returncode == -9 and token not in through_bus.stdout, f"the D-Bus hand-off: {through_bus}")
+        answer = json.loads(through_bus.stdout)
+        expect(answer["type"] == "error" and "no longer holds its connection" in " ".join(answer["body"]), f"the bus's refusal: {answer}")
+        expect("Token given" not in open(log_path).read(), "the agent's log says a token was given")
+    finally:
+        if agent:
+            agent.terminate()
+            agent.wait(10)
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
+
+
+SCENARIOS = {"agent_programs": agent_programs, "agent_handed_connection": agent_handed_connection, "agent_git": agent_git, "agent_scripts": agent_scripts,
              "agent_sign_in": agent_sign_in, "agent_killed_mid_refresh": agent_killed_mid_refresh}

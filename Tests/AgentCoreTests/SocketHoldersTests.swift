@@ -1,0 +1,55 @@
+import AgentCore
+import OAuthCore
+import Foundation
+import TestSupport
+import Testing
+
+/// Which connections a real process holds, told by the kernel (/proc and NETLINK_SOCK_DIAG).
+@Suite struct SocketHoldersTests {
+    @Test(arguments: [
+        ("unix:path=/run/user/1000/bus", ["/run/user/1000/bus"]),
+        ("unix:abstract=/tmp/dbus-AbC,guid=0123", ["@/tmp/dbus-AbC"]),
+        ("unix:path=/tmp/a%20b,guid=1;unix:abstract=x", ["/tmp/a b", "@x"]),
+        ("tcp:host=localhost,port=4", []),
+    ])
+    func theSessionBusIsFoundWhereAClientFindsIt(address: String, found: [String]) {
+        #expect(SocketHolders.sessionBusAddresses(environment: ["DBUS_SESSION_BUS_ADDRESS": address]) == Set(found))
+    }
+
+    @Test func withoutAnAddressTheBusIsInTheRuntimeFolder() {
+        #expect(SocketHolders.sessionBusAddresses(environment: ["XDG_RUNTIME_DIR": "/run/user/7"]) == ["/run/user/7/bus"])
+        #expect(SocketHolders.sessionBusAddresses(environment: [:]).isEmpty)
+    }
+
+    /// A process with listening sockets at a path and at an abstract name, connected to each: it holds
+    /// a connection to both, to nothing elsewhere, and this test, which never connected, holds none.
+    @Test func aProcessHoldsTheConnectionsItMade() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("holders-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("bus").path
+        let abstract = "latchkey-test-\(UUID().uuidString)"
+        let script = """
+            import os, socket, sys, time
+            server = socket.socket(socket.AF_UNIX); server.bind(sys.argv[1]); server.listen()
+            hidden = socket.socket(socket.AF_UNIX); hidden.bind("\\0" + sys.argv[2]); hidden.listen()
+            client = socket.socket(socket.AF_UNIX); client.connect(sys.argv[1])
+            other = socket.socket(socket.AF_UNIX); other.connect("\\0" + sys.argv[2])
+            # Accepted, as a bus accepts: a connection not yet accepted has no inode at its far end.
+            accepted = [server.accept(), hidden.accept()]
+            print(os.getpid(), flush=True)
+            time.sleep(60)
+            """
+        let output = Pipe().closedOnExec()
+        let holder = try Spawned("/usr/bin/python3", ["-c", script, path, abstract], output: output.fileHandleForWriting.fileDescriptor)
+        defer { holder.kill() }
+        try output.fileHandleForWriting.close()
+        let line = await BlockingWork.run { output.firstLine(within: 60, while: holder) }?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let pid = try #require(line.flatMap { Int32($0) })
+        #expect(SocketHolders.holdsConnection(pid: pid, to: [path]) == true)
+        #expect(SocketHolders.holdsConnection(pid: pid, to: ["@" + abstract]) == true)
+        #expect(SocketHolders.holdsConnection(pid: pid, to: [path + "-elsewhere"]) == false)
+        #expect(SocketHolders.holdsConnection(pid: getpid(), to: [path]) == false, "this test never connected")
+        #expect(SocketHolders.holdsConnection(pid: 999_999_999, to: [path]) == nil, "no such process: cannot be told")
+    }
+}
