@@ -1,6 +1,6 @@
 import AgentCore
-import OAuthCore
 import Foundation
+import OAuthCore
 import TestSupport
 import Testing
 
