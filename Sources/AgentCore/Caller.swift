@@ -54,11 +54,13 @@ public struct Caller: Sendable, Equatable {
     /// The process `pid` of user `uid`, read from `proc`. When its executable is Latchkey's own
     /// (`own`, or a file at Latchkey's own path: an upgrade replaced it), the program is its parent.
     /// A refusal, in a sentence, when it cannot be told for sure who asks.
-    public static func identify(pid: Int32, uid: UInt32, own: OwnExecutable = .current, proc: String = "/proc") -> Result<
+    public static func identify(
+        pid: Int32, uid: UInt32, own: OwnExecutable = .current, proc: String = "/proc", flatpakInstances: String? = FlatpakIdentity.instances
+    ) -> Result<
         Caller, AgentRefusal
     > {
         let first: ProcessFiles
-        switch ProcessFiles.of(pid: pid, proc: proc) {
+        switch ProcessFiles.of(pid: pid, proc: proc, instances: flatpakInstances) {
         case .success(let files): first = files
         case .failure(let refusal): return .failure(refusal)
         }
@@ -68,7 +70,7 @@ public struct Caller: Sendable, Equatable {
                     pid: pid, uid: uid, program: first.program, file: first.file, commandLine: first.commandLine,
                     started: first.started))
         }
-        guard first.parent > 1, case .success(let parent) = ProcessFiles.of(pid: first.parent, proc: proc) else {
+        guard first.parent > 1, case .success(let parent) = ProcessFiles.of(pid: first.parent, proc: proc, instances: flatpakInstances) else {
             return .failure(AgentRefusal(.denied, "Latchkey's own command asked with no program behind it to ask for."))
         }
         let through = first.commandLine.prefix(2).map(lastComponent).joined(separator: " ")
@@ -83,9 +85,9 @@ public struct Caller: Sendable, Equatable {
 
     /// Whether the process still runs the executable it was identified with (and, for Latchkey's own
     /// command, that command still runs for it): checked before a token is handed over.
-    public func isStillTheSame(proc: String = "/proc") -> Bool {
+    public func isStillTheSame(proc: String = "/proc", flatpakInstances: String? = FlatpakIdentity.instances) -> Bool {
         if let asker, ProcessFiles.startTime(of: asker.pid, proc: proc) != asker.started { return false }
-        guard case .success(let now) = ProcessFiles.of(pid: pid, proc: proc) else { return false }
+        guard case .success(let now) = ProcessFiles.of(pid: pid, proc: proc, instances: flatpakInstances) else { return false }
         return now.started == started && now.file == file && now.program == program
     }
 
@@ -144,7 +146,7 @@ public struct ProcessFiles: Sendable {
     /// The process, read between two looks at its start time (the same process throughout).
     /// Refused when anything that tells who it is cannot be read, and when it runs in a sandbox
     /// of another kind than Flatpak's (another mount namespace without `/.flatpak-info`).
-    static func of(pid: Int32, proc: String) -> Result<ProcessFiles, AgentRefusal> {
+    static func of(pid: Int32, proc: String, instances: String? = FlatpakIdentity.instances) -> Result<ProcessFiles, AgentRefusal> {
         let directory = "\(proc)/\(pid)"
         let unknown = AgentRefusal(.denied, "The program that asked could not be identified (it ended, or hides its particulars).")
         // Its start and its parent, from one read of its stat line.
@@ -155,9 +157,13 @@ public struct ProcessFiles: Sendable {
         }
         path = undeleted(path)
         let flatpakID: String?
-        switch flatpak(root: "\(directory)/root") {
-        case .success(let id): flatpakID = id
-        case .failure: return .failure(unknown)
+        switch FlatpakIdentity.of(pid: pid, proc: proc, instances: instances) {
+        case .app(let id): flatpakID = id
+        case .none: flatpakID = nil
+        case .unreadable: return .failure(unknown)
+        case .unverified(let claimed):
+            let claim = claimed.map { " (it says it is the Flatpak app \($0), but no Flatpak sandbox of that app runs it)" } ?? ""
+            return .failure(AgentRefusal(.denied, "\(path) runs in a sandbox of its own\(claim), so Latchkey cannot tell which program it is; it gets no token."))
         }
         if flatpakID == nil {
             guard let theirs = readLink("\(directory)/ns/mnt"), let ours = readLink("\(proc)/self/ns/mnt") else { return .failure(unknown) }
@@ -244,31 +250,6 @@ public struct ProcessFiles: Sendable {
         return ExecutableFile(
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             modified: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
-    }
-
-    /// The `[Application] name=` of a Flatpak sandbox's `/.flatpak-info`, seen through the process's
-    /// root: nil when there is none (ENOENT), a failure when it cannot be looked at (a process that
-    /// made itself unreadable must not pass for one outside any sandbox).
-    static func flatpak(root: String) -> Result<String?, AgentRefusal> {
-        let fd = open("\(root)/.flatpak-info", O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            return errno == ENOENT ? .success(nil) : .failure(AgentRefusal(.denied, "The program's sandbox could not be looked at."))
-        }
-        close(fd)
-        guard let bytes = read("\(root)/.flatpak-info") else {
-            return .failure(AgentRefusal(.denied, "The program's sandbox could not be read."))
-        }
-        var section = ""
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-            let trimmed = String(line).trimmed()
-            if trimmed.hasPrefix("[") {
-                section = trimmed
-            } else if section == "[Application]", trimmed.hasPrefix("name=") {
-                let id = String(trimmed.dropFirst("name=".count))
-                return id.isEmpty ? .failure(AgentRefusal(.denied, "The Flatpak app names no app id.")) : .success(id)
-            }
-        }
-        return .failure(AgentRefusal(.denied, "The Flatpak app names no app id."))
     }
 
     static func readLink(_ path: String) -> String? {

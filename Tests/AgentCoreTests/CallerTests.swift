@@ -54,22 +54,111 @@ import Testing
         #expect(Caller.of(pid: pid, uid: getuid(), own: .none) == nil)
     }
 
-    @Test func aFlatpakAppIsItsAppID() throws {
+    /// A fake /proc holding what the kernel shows of a Flatpak app: its root's `/.flatpak-info`, its stat
+    /// and command line, its executable and namespaces (links whose text is all that is compared); and
+    /// the instance Flatpak keeps for it in the runtime folder, with bwrap's `child-pid`.
+    struct FlatpakTree {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("flatpak-\(UUID().uuidString)")
-        let proc = root.appendingPathComponent("proc/4242")
-        try FileManager.default.createDirectory(at: proc.appendingPathComponent("root"), withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: root) }
-        try Data("[Application]\nname=org.example.Notes\nruntime=runtime/org.gnome.Platform/x86_64/46\n\n[Instance]\ninstance-id=1\n".utf8)
-            .write(to: proc.appendingPathComponent("root/.flatpak-info"))
-        try Data("4242 (notes) S 1 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0".utf8).write(
-            to: proc.appendingPathComponent("stat"))
-        try Data("notes\0--sync\0".utf8).write(to: proc.appendingPathComponent("cmdline"))
-        try FileManager.default.createSymbolicLink(atPath: proc.appendingPathComponent("exe").path, withDestinationPath: "/bin/sh")
-        let caller = try #require(Caller.of(pid: 4242, uid: getuid(), own: .none, proc: root.appendingPathComponent("proc").path))
+        var proc: String { root.appendingPathComponent("proc").path }
+        var instances: String { root.appendingPathComponent("instances").path }
+
+        init(info: String = Self.info, kept: String? = Self.info, childPID: Int32 = 4243, namespaces: (String, String) = ("user:[9]", "mnt:[8]"))
+            throws
+        {
+            let process = root.appendingPathComponent("proc/4242")
+            try FileManager.default.createDirectory(at: process.appendingPathComponent("root"), withIntermediateDirectories: true)
+            try Data(info.utf8).write(to: process.appendingPathComponent("root/.flatpak-info"))
+            try Data("4242 (notes) S 1 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0".utf8).write(
+                to: process.appendingPathComponent("stat"))
+            try Data("notes\0--sync\0".utf8).write(to: process.appendingPathComponent("cmdline"))
+            try FileManager.default.createSymbolicLink(atPath: process.appendingPathComponent("exe").path, withDestinationPath: "/bin/sh")
+            for (pid, (user, mount)) in [(4242, namespaces), (4243, ("user:[9]", "mnt:[8]"))] {
+                let ns = root.appendingPathComponent("proc/\(pid)/ns")
+                try FileManager.default.createDirectory(at: ns, withIntermediateDirectories: true)
+                try FileManager.default.createSymbolicLink(atPath: ns.appendingPathComponent("user").path, withDestinationPath: user)
+                try FileManager.default.createSymbolicLink(atPath: ns.appendingPathComponent("mnt").path, withDestinationPath: mount)
+            }
+            let instance = root.appendingPathComponent("instances/1")
+            try FileManager.default.createDirectory(at: instance, withIntermediateDirectories: true)
+            if let kept { try Data(kept.utf8).write(to: instance.appendingPathComponent("info")) }
+            try Data(#"{"child-pid": \#(childPID), "mnt-namespace": 8}"#.utf8).write(to: instance.appendingPathComponent("bwrapinfo.json"))
+        }
+
+        static let info = "[Application]\nname=org.example.Notes\nruntime=runtime/org.gnome.Platform/x86_64/46\n\n[Instance]\ninstance-id=1\n"
+
+        func identify() -> Result<Caller, AgentRefusal> {
+            Caller.identify(pid: 4242, uid: getuid(), own: .none, proc: proc, flatpakInstances: instances)
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: root) }
+    }
+
+    @Test func aFlatpakAppIsItsAppID() throws {
+        let tree = try FlatpakTree()
+        defer { tree.remove() }
+        let caller = try tree.identify().get()
         #expect(caller.program == Program(path: "/bin/sh", flatpakID: "org.example.Notes"))
         #expect(caller.program.name == "org.example.Notes")
         #expect(caller.commandLine == ["notes", "--sync"])
         #expect(!caller.runsOthers, "a Flatpak app is its app id, whatever runs inside")
+    }
+
+    /// A `/.flatpak-info` that no running Flatpak instance stands behind is not taken: none named, one
+    /// whose kept info names another app, one whose sandboxed process is in other namespaces, no
+    /// instance at all. Each is refused as a sandbox of its own, naming what it claimed.
+    @Test(arguments: [
+        ("no instance", "[Application]\nname=org.example.Notes\n", FlatpakTree.info, ("user:[9]", "mnt:[8]")),
+        ("another app kept", FlatpakTree.info, "[Application]\nname=org.example.Other\n", ("user:[9]", "mnt:[8]")),
+        ("other namespaces", FlatpakTree.info, FlatpakTree.info, ("user:[5]", "mnt:[8]")),
+        ("an instance id that is a path", "[Application]\nname=org.example.Notes\n[Instance]\ninstance-id=../1\n", FlatpakTree.info,
+         ("user:[9]", "mnt:[8]")),
+    ])
+    func aFlatpakInfoNoInstanceStandsBehindIsNotTaken(what: String, info: String, kept: String, namespaces: (String, String)) throws {
+        let tree = try FlatpakTree(info: info, kept: kept, namespaces: namespaces)
+        defer { tree.remove() }
+        guard case .failure(let refusal) = tree.identify() else { return #expect(Bool(false), "\(what): taken for a Flatpak app") }
+        #expect(refusal.sentence.contains("it says it is the Flatpak app org.example.Notes, but no Flatpak sandbox of that app runs it"), "\(what)")
+    }
+
+    /// What sits at `/.flatpak-info` is opened so that it cannot hold the agent up or lead it elsewhere:
+    /// a FIFO (which a plain open waits on for a writer, for good) and a symbolic link are refused at once.
+    @Test(.timeLimit(.minutes(1)))
+    func aFIFOOrALinkAtTheFlatpakInfoIsRefusedAtOnce() throws {
+        for kind in ["fifo", "link"] {
+            let tree = try FlatpakTree()
+            defer { tree.remove() }
+            let info = "\(tree.proc)/4242/root/.flatpak-info"
+            try FileManager.default.removeItem(atPath: info)
+            if kind == "fifo" {
+                #expect(mkfifo(info, 0o600) == 0)
+            } else {
+                try FileManager.default.createSymbolicLink(atPath: info, withDestinationPath: "\(tree.instances)/1/info")
+            }
+            guard case .failure(let refusal) = tree.identify() else { return #expect(Bool(false), "\(kind): identified") }
+            #expect(refusal.sentence.contains("could not be identified"), "\(kind): \(refusal.sentence)")
+        }
+    }
+
+    /// The attack itself, with real processes: a user namespace of its own, a chroot into a folder of its
+    /// own, and a `/.flatpak-info` it wrote naming an app. Not taken for that app.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "util-linux"))
+    func aHomemadeSandboxDoesNotPassForAFlatpakApp() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("homemade-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = """
+            cd "$1" && for d in usr lib lib64 bin; do [ -e /$d ] || continue; mkdir -p $d; mount --rbind /$d $d || exit 1; done
+            printf '[Application]\\nname=org.example.Notes\\n\\n[Instance]\\ninstance-id=1\\n' > .flatpak-info
+            exec chroot "$1" /usr/bin/sleep 60
+            """
+        let homemade = try Spawned("/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "/bin/sh", "-c", script, "sh", folder.path])
+        defer { homemade.kill() }
+        let pid = homemade.processIdentifier
+        try await waitUntil { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"))?.hasSuffix("/sleep") == true }
+        guard case .failure(let refusal) = Caller.identify(pid: pid, uid: getuid(), own: .none) else {
+            return #expect(Bool(false), "taken for a Flatpak app")
+        }
+        #expect(refusal.sentence.contains("it says it is the Flatpak app org.example.Notes"), "\(refusal.sentence)")
     }
 
     /// A process that made itself non-dumpable (oidc-token does) shows the person's other programs its
