@@ -91,6 +91,15 @@ public struct Caller: Sendable, Equatable {
         return now.started == started && now.file == file && now.program == program
     }
 
+    /// `isStillTheSame`, read on a thread of its own and given up on (as not the same) after
+    /// `identifyingTime`: /proc of a process stuck in the kernel can hold a reader up.
+    public func stillTheSame() async -> Bool {
+        await BlockingWork.run(waitingAtMost: Self.identifyingTime) { isStillTheSame() } ?? false
+    }
+
+    /// Seconds a caller's /proc may take to read.
+    public static let identifyingTime = 5.0
+
     /// A program that runs other programs for anyone (a shell, an interpreter, a launcher, the
     /// session's init, Latchkey itself): always allowing it would allow whatever runs through it,
     /// so the person is asked each time.

@@ -55,7 +55,7 @@ public actor TokenAgent {
     /// `hangUp`, when the way in can tell, is signalled if the caller goes away meanwhile: a question
     /// still on the screen for it is then taken back.
     public func answer(
-        _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () -> Bool = { true }, hangUp: HangUp? = nil
+        _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () async -> Bool = { true }, hangUp: HangUp? = nil
     ) async -> Result<AgentToken, AgentRefusal> {
         // Allowed per account: a program allowed for one person's sign-in is asked again for another's.
         let owner: TokenOwner
@@ -65,7 +65,7 @@ public actor TokenAgent {
         if let refusal = await consent(request, caller, provider, metadata, hangUp) { return .failure(refusal) }
         let answer = await broker.token(for: request, of: owner)
         guard case .success = answer else { return answer }
-        guard stillTheSame() else {
+        guard await stillTheSame() else {
             logger.notice("The program changed while it waited; no token given", metadata: metadata)
             return .failure(
                 AgentRefusal(.denied, "The program that asked ended or became another program while it waited; it gets no token."))

@@ -135,7 +135,7 @@ struct AgentInterface: Sendable {
     /// The caller, from the bus's credentials: refused unless it is this user's, and known for sure.
     /// Read on a thread of its own: /proc of a process that is stuck must not hold up the others.
     private func identify(_ call: DBusMethodCall) async -> Result<Caller, AgentRefusal> {
-        let identified = await BlockingWork.run(waitingAtMost: Self.identifyingTime) { () -> Result<Caller, AgentRefusal> in
+        let identified = await BlockingWork.run(waitingAtMost: Caller.identifyingTime) { () -> Result<Caller, AgentRefusal> in
             guard let credentials = DBusPeer.credentials(of: call.sender, on: call.connection) else {
                 return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
             }
@@ -147,8 +147,6 @@ struct AgentInterface: Sendable {
         return identified ?? .failure(AgentRefusal(.denied, "The program that asked could not be identified in time."))
     }
 
-    /// Seconds the caller's /proc may take to read (a process stuck in the kernel can hold it up).
-    static let identifyingTime = 5.0
 
     /// The session bus's sockets, as this process found the bus.
     static let busAddresses = SocketHolders.sessionBusAddresses(environment: ProcessInfo.processInfo.environment)
@@ -190,7 +188,11 @@ struct AgentInterface: Sendable {
             request.minimumValidity = Int(seconds)
         }
         let connected = caller.asker?.pid ?? caller.pid
-        let stillTheSame = { @Sendable in caller.isStillTheSame() && Self.stillHoldsItsConnection(connected) }
+        let stillTheSame = { @Sendable in
+            await BlockingWork.run(waitingAtMost: Caller.identifyingTime) {
+                caller.isStillTheSame() && Self.stillHoldsItsConnection(connected)
+            } ?? false
+        }
         switch await agent.answer(request, from: caller, stillTheSame: stillTheSame) {
         case .success(let token):
             call.reply([

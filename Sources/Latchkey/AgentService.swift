@@ -40,7 +40,7 @@ final class AgentService {
                 case .failure(let refusal): return .failure(refusal)
                 case .success(let caller):
                     return await agent.answer(
-                        request, from: caller, stillTheSame: { caller.isStillTheSame() }, hangUp: connection.hangUp)
+                        request, from: caller, stillTheSame: { await caller.stillTheSame() }, hangUp: connection.hangUp)
                 }
             }
         }
