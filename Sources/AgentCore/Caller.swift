@@ -55,7 +55,8 @@ public struct Caller: Sendable, Equatable {
     /// (`own`, or a file at Latchkey's own path: an upgrade replaced it), the program is its parent.
     /// A refusal, in a sentence, when it cannot be told for sure who asks.
     public static func identify(
-        pid: Int32, uid: UInt32, own: OwnExecutable = .current, proc: String = "/proc", flatpakInstances: String? = FlatpakIdentity.instances
+        pid: Int32, uid: UInt32, own: OwnExecutable = .current, proc: String = "/proc",
+        flatpakInstances: String? = FlatpakIdentity.instances
     ) -> Result<
         Caller, AgentRefusal
     > {
@@ -70,7 +71,8 @@ public struct Caller: Sendable, Equatable {
                     pid: pid, uid: uid, program: first.program, file: first.file, commandLine: first.commandLine,
                     started: first.started))
         }
-        guard first.parent > 1, case .success(let parent) = ProcessFiles.of(pid: first.parent, proc: proc, instances: flatpakInstances) else {
+        guard first.parent > 1, case .success(let parent) = ProcessFiles.of(pid: first.parent, proc: proc, instances: flatpakInstances)
+        else {
             return .failure(AgentRefusal(.denied, "Latchkey's own command asked with no program behind it to ask for."))
         }
         let through = first.commandLine.prefix(2).map(lastComponent).joined(separator: " ")
@@ -172,7 +174,10 @@ public struct ProcessFiles: Sendable {
         case .unreadable: return .failure(unknown)
         case .unverified(let claimed):
             let claim = claimed.map { " (it says it is the Flatpak app \($0), but no Flatpak sandbox of that app runs it)" } ?? ""
-            return .failure(AgentRefusal(.denied, "\(path) runs in a sandbox of its own\(claim), so Latchkey cannot tell which program it is; it gets no token."))
+            return .failure(
+                AgentRefusal(
+                    .denied, "\(path) runs in a sandbox of its own\(claim), so Latchkey cannot tell which program it is; it gets no token.")
+            )
         }
         if flatpakID == nil {
             guard let theirs = readLink("\(directory)/ns/mnt"), let ours = readLink("\(proc)/self/ns/mnt") else { return .failure(unknown) }

@@ -117,7 +117,9 @@ public enum FlatpakIdentity {
                 group = String(trimmed.dropFirst().dropLast())
             } else if let equals = trimmed.firstIndex(of: "=") {
                 let key = String(trimmed[..<equals]).trimmed()
-                if groups[group]?[key] == nil { groups[group, default: [:]][key] = String(trimmed[trimmed.index(after: equals)...]).trimmed() }
+                if groups[group]?[key] == nil {
+                    groups[group, default: [:]][key] = String(trimmed[trimmed.index(after: equals)...]).trimmed()
+                }
             }
         }
         return groups

@@ -147,7 +147,6 @@ struct AgentInterface: Sendable {
         return identified ?? .failure(AgentRefusal(.denied, "The program that asked could not be identified in time."))
     }
 
-
     /// The session bus's sockets, as this process found the bus.
     static let busAddresses = SocketHolders.sessionBusAddresses(environment: ProcessInfo.processInfo.environment)
 

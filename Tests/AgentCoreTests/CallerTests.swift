@@ -62,7 +62,10 @@ import Testing
         var proc: String { root.appendingPathComponent("proc").path }
         var instances: String { root.appendingPathComponent("instances").path }
 
-        init(info: String = Self.info, kept: String? = Self.info, childPID: Int32 = 4243, namespaces: (String, String) = ("user:[9]", "mnt:[8]"))
+        init(
+            info: String = Self.info, kept: String? = Self.info, childPID: Int32 = 4243,
+            namespaces: (String, String) = ("user:[9]", "mnt:[8]")
+        )
             throws
         {
             let process = root.appendingPathComponent("proc/4242")
@@ -84,7 +87,8 @@ import Testing
             try Data(#"{"child-pid": \#(childPID), "mnt-namespace": 8}"#.utf8).write(to: instance.appendingPathComponent("bwrapinfo.json"))
         }
 
-        static let info = "[Application]\nname=org.example.Notes\nruntime=runtime/org.gnome.Platform/x86_64/46\n\n[Instance]\ninstance-id=1\n"
+        static let info =
+            "[Application]\nname=org.example.Notes\nruntime=runtime/org.gnome.Platform/x86_64/46\n\n[Instance]\ninstance-id=1\n"
 
         func identify() -> Result<Caller, AgentRefusal> {
             Caller.identify(pid: 4242, uid: getuid(), own: .none, proc: proc, flatpakInstances: instances)
@@ -110,14 +114,18 @@ import Testing
         ("no instance", "[Application]\nname=org.example.Notes\n", FlatpakTree.info, ("user:[9]", "mnt:[8]")),
         ("another app kept", FlatpakTree.info, "[Application]\nname=org.example.Other\n", ("user:[9]", "mnt:[8]")),
         ("other namespaces", FlatpakTree.info, FlatpakTree.info, ("user:[5]", "mnt:[8]")),
-        ("an instance id that is a path", "[Application]\nname=org.example.Notes\n[Instance]\ninstance-id=../1\n", FlatpakTree.info,
-         ("user:[9]", "mnt:[8]")),
+        (
+            "an instance id that is a path", "[Application]\nname=org.example.Notes\n[Instance]\ninstance-id=../1\n", FlatpakTree.info,
+            ("user:[9]", "mnt:[8]")
+        ),
     ])
     func aFlatpakInfoNoInstanceStandsBehindIsNotTaken(what: String, info: String, kept: String, namespaces: (String, String)) throws {
         let tree = try FlatpakTree(info: info, kept: kept, namespaces: namespaces)
         defer { tree.remove() }
         guard case .failure(let refusal) = tree.identify() else { return #expect(Bool(false), "\(what): taken for a Flatpak app") }
-        #expect(refusal.sentence.contains("it says it is the Flatpak app org.example.Notes, but no Flatpak sandbox of that app runs it"), "\(what)")
+        #expect(
+            refusal.sentence.contains("it says it is the Flatpak app org.example.Notes, but no Flatpak sandbox of that app runs it"),
+            "\(what)")
     }
 
     /// What sits at `/.flatpak-info` is opened so that it cannot hold the agent up or lead it elsewhere:
@@ -151,10 +159,13 @@ import Testing
             printf '[Application]\\nname=org.example.Notes\\n\\n[Instance]\\ninstance-id=1\\n' > .flatpak-info
             exec chroot "$1" /usr/bin/sleep 60
             """
-        let homemade = try Spawned("/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "/bin/sh", "-c", script, "sh", folder.path])
+        let homemade = try Spawned(
+            "/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "/bin/sh", "-c", script, "sh", folder.path])
         defer { homemade.kill() }
         let pid = homemade.processIdentifier
-        try await waitUntil { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"))?.hasSuffix("/sleep") == true }
+        try await waitUntil {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"))?.hasSuffix("/sleep") == true
+        }
         guard case .failure(let refusal) = Caller.identify(pid: pid, uid: getuid(), own: .none) else {
             return #expect(Bool(false), "taken for a Flatpak app")
         }
