@@ -15,14 +15,22 @@ public struct ConsentQuestion: Sendable, Equatable {
     /// interpreter), where it would allow whatever runs through it; nor for another machine reached
     /// through ssh, whose name comes from a command line that cannot be trusted to say where ssh went;
     /// nor for a program that hides which file it runs, whose name any program could take.
-    public var offersAlways: Bool { !caller.runsOthers && caller.program.hiddenName == nil }
+    public var offersAlways: Bool { !caller.runsOthers && caller.program.hiddenName == nil && personKnown }
+
+    /// Whether the agent knows who is signed in to the account (its subject's digest): a grant names
+    /// that person, so without one nothing is kept.
+    public let personKnown: Bool
 
     /// Whether "Allow while connected" is offered: for another machine reached through ssh, this
     /// request and the next ones through the same ssh process, for as long as it runs.
     public var offersWhileConnected: Bool { caller.program.remoteHost != nil }
 
-    public init(caller: Caller, providerID: String, providerName: String, scopes: [String], applicationHint: String?, changed: Bool) {
+    public init(
+        caller: Caller, providerID: String, providerName: String, scopes: [String], applicationHint: String?, changed: Bool,
+        personKnown: Bool = true
+    ) {
         self.caller = caller
+        self.personKnown = personKnown
         self.providerID = providerID
         self.providerName = providerName
         self.scopes = scopes

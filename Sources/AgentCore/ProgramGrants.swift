@@ -16,18 +16,26 @@ public struct ProgramGrant: Sendable, Equatable, Codable {
     public var allowedAt: Double
     /// When it last got a token, in seconds since 1970; nil: not yet.
     public var lastUsed: Double?
+    /// Whose sign-in it was allowed for: the digest of the provider's subject (`TokenOwner.person`).
+    /// The account's key is the next person's once this one signs out, so a grant covers that person
+    /// only; one without (made before grants named the person) covers nobody, and is asked again.
+    public var person: String?
 
-    public init(program: Program, file: ExecutableFile?, provider: String, scopes: [String], allowedAt: Double, lastUsed: Double? = nil) {
+    public init(
+        program: Program, file: ExecutableFile?, provider: String, scopes: [String], allowedAt: Double, lastUsed: Double? = nil,
+        person: String? = nil
+    ) {
         self.program = program
         self.file = file
         self.provider = provider
         self.scopes = scopes
         self.allowedAt = allowedAt
         self.lastUsed = lastUsed
+        self.person = person
     }
 
     enum CodingKeys: String, CodingKey {
-        case program, file, provider, scopes
+        case program, file, provider, scopes, person
         case allowedAt = "allowed_at"
         case lastUsed = "last_used"
     }
@@ -65,10 +73,10 @@ public final class ProgramGrants: Sendable {
     /// The sentence about a file that could not be read (and was set aside), if one could not.
     public var problem: String? { damage.withLock { $0 } }
 
-    public func decision(for caller: Caller, provider: String) -> Decision {
-        guard let grant = current().first(where: { $0.program.covers(caller.program) && $0.provider == provider }) else {
-            return .unknown
-        }
+    public func decision(for caller: Caller, provider: String, person: String?) -> Decision {
+        guard let person,
+            let grant = current().first(where: { $0.program.covers(caller.program) && $0.provider == provider && $0.person == person })
+        else { return .unknown }
         // Allowed by name alone (`latchkey agent allow`): the person said so for whatever file is there.
         // A Flatpak app is its app id, whichever of its updates runs.
         guard let allowedFile = grant.file, caller.program.flatpakID == nil else { return .allowed }
@@ -76,13 +84,22 @@ public final class ProgramGrants: Sendable {
     }
 
     /// "Always allow": kept, replacing an earlier grant of the same program and provider.
-    public func allow(_ program: Program, file: ExecutableFile?, provider: String, scopes: [String], now: Date = Date()) throws {
+    public func allow(
+        _ program: Program, file: ExecutableFile?, provider: String, person: String?, scopes: [String], now: Date = Date()
+    ) throws {
         try change(durable: true) { grants in
             grants.removeAll { $0.program == program && $0.provider == provider }
             grants.append(
                 ProgramGrant(
-                    program: program, file: file, provider: provider, scopes: scopes, allowedAt: now.timeIntervalSince1970))
+                    program: program, file: file, provider: provider, scopes: scopes, allowedAt: now.timeIntervalSince1970,
+                    person: person))
         }
+    }
+
+    /// Signed out: every grant for the account `key` goes (the key is the next person's).
+    public func forgetAccount(_ key: String) throws {
+        guard current().contains(where: { $0.provider == key }) else { return }
+        try change(durable: true) { grants in grants.removeAll { $0.provider == key } }
     }
 
     /// Revoked: the program is asked again next time.

@@ -23,6 +23,7 @@ public actor TokenAgent {
     private struct ConnectionGrant: Hashable {
         let process: Caller.ProcessKey
         let provider: String
+        let person: String?
     }
 
     /// How a question ended.
@@ -60,7 +61,7 @@ public actor TokenAgent {
         // Allowed per account: a program allowed for one person's sign-in is asked again for another's.
         let owner: TokenOwner
         do { owner = try await broker.account(for: request) } catch { return .failure(error) }
-        let provider = (id: owner.accountKey, name: owner.name)
+        let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
         if let refusal = await consent(request, caller, provider, metadata, hangUp) { return .failure(refusal) }
         let answer = await broker.token(for: request, of: owner)
@@ -75,21 +76,35 @@ public actor TokenAgent {
         return answer
     }
 
+    /// Signs out of `id`'s account in use (or the one `account` names), and forgets every program
+    /// allowed for it, kept or while connected: the account's key is the next person's.
+    public func signOut(_ id: String, account: String?) async throws(AgentRefusal) -> String? {
+        let owner = try await broker.account(for: AgentRequest(target: .provider(id), account: account))
+        let warning = try await broker.signOut(id, account: account)
+        whileConnected = whileConnected.filter { $0.provider != owner.accountKey }
+        do { try grants.forgetAccount(owner.accountKey) } catch {
+            logger.warning(
+                "The programs allowed for the account could not be forgotten: \(error)", metadata: ["provider": "\(owner.accountKey)"])
+        }
+        return warning
+    }
+
     /// Nil once the person allowed it (or had always allowed it); else why not.
     private func consent(
-        _ request: AgentRequest, _ caller: Caller, _ provider: (id: String, name: String), _ metadata: Logger.Metadata, _ hangUp: HangUp?
+        _ request: AgentRequest, _ caller: Caller, _ provider: (id: String, name: String, person: String?), _ metadata: Logger.Metadata,
+        _ hangUp: HangUp?
     ) async -> AgentRefusal? {
         let key = QuestionKey(program: caller.program, provider: provider.id)
-        let connection = ConnectionGrant(process: caller.key, provider: provider.id)
+        let connection = ConnectionGrant(process: caller.key, provider: provider.id, person: provider.person)
         while true {
             // Ended ssh processes' answers go; one still running (the same process: its start time) is allowed.
             whileConnected = whileConnected.filter { ProcessFiles.startTime(of: $0.process.pid, proc: "/proc") == $0.process.started }
             if caller.program.remoteHost != nil, whileConnected.contains(connection) { return nil }
-            let decision = grants.decision(for: caller, provider: provider.id)
+            let decision = grants.decision(for: caller, provider: provider.id, person: provider.person)
             if decision == .allowed { return nil }
             let question = ConsentQuestion(
                 caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
-                applicationHint: request.applicationHint, changed: decision == .changed)
+                applicationHint: request.applicationHint, changed: decision == .changed, personKnown: provider.person != nil)
             if let pending = asking[key] {
                 let shared = await pending.answer.value
                 // Answered: no longer pending, whoever resumes first.
@@ -106,7 +121,8 @@ public actor TokenAgent {
                 let asked = await ask(question, hangUp: hangUp)
                 if asked == .answered(.alwaysAllow), question.offersAlways {
                     do {
-                        try grants.allow(caller.program, file: caller.file, provider: provider.id, scopes: request.scopes)
+                        try grants.allow(
+                            caller.program, file: caller.file, provider: provider.id, person: provider.person, scopes: request.scopes)
                     } catch {
                         // Allowed all the same, this once: the person said yes.
                         logger.warning("The program is allowed this once: \(error)", metadata: metadata)

@@ -62,7 +62,8 @@ public actor TokenBroker {
         let several = entry.accounts.count > 1 || session.accountKey != configuration.id
         return TokenOwner(
             providerID: configuration.id, accountKey: session.accountKey,
-            name: several && label != nil ? "\(configuration.displayName) (\(label!))" : configuration.displayName)
+            name: several && label != nil ? "\(configuration.displayName) (\(label!))" : configuration.displayName,
+            person: entry.account(key: session.accountKey)?.subject)
     }
 
     /// A token for `request`, from the provider its target names.
@@ -87,9 +88,12 @@ public actor TokenBroker {
     /// can): nil, or a sentence when something was left.
     public func signOut(_ id: String, account: String? = nil) async throws(AgentRefusal) -> String? {
         let provider = try await provider(.provider(id))
-        guard let account else { return await provider.signOut() }
         let key: String
-        do { key = try await provider.session(forAccount: account).accountKey } catch { throw AgentRefusal(error) }
+        if let account {
+            do { key = try await provider.session(forAccount: account).accountKey } catch { throw AgentRefusal(error) }
+        } else {
+            key = provider.accountInUseKey
+        }
         return await provider.signOut(account: key)
     }
 
@@ -244,4 +248,7 @@ public struct TokenOwner: Sendable, Equatable {
     public let accountKey: String
     /// As the person knows it: the provider's name, and the account's beside it when there are several.
     public let name: String
+    /// Who is signed in under the key: the digest of the provider's subject (`AccountRecord.subject`);
+    /// nil while not known. The key is the next person's once this one signs out.
+    public var person: String? = nil
 }

@@ -97,6 +97,19 @@ struct ProgramName: ParsableArguments {
         }
     }
 
+    /// Who is signed in to that account (the digest of the provider's subject): a grant is that person's.
+    var person: String {
+        get throws {
+            let key = try provider
+            let id = String(named.prefix { $0 != "/" && $0 != "@" })
+            guard let person = LatchkeyFiles.accounts.entry(for: id).account(key: key)?.subject else {
+                throw ValidationError(
+                    "Nobody Latchkey knows is signed in to \(named): a program is allowed for the person signed in. Sign in first.")
+            }
+            return person
+        }
+    }
+
     /// A path as the kernel would name it (links resolved), so that it matches what the agent sees.
     var value: Program {
         flatpak
@@ -114,7 +127,7 @@ struct AgentAllowCommand: ParsableCommand {
     @OptionGroup var name: ProgramName
 
     func run() throws {
-        try LatchkeyFiles.allowedPrograms.allow(name.value, file: nil, provider: try name.provider, scopes: [])
+        try LatchkeyFiles.allowedPrograms.allow(name.value, file: nil, provider: try name.provider, person: try name.person, scopes: [])
         print("\(name.program) may now get your \(name.named) token without asking.")
     }
 }
@@ -149,7 +162,9 @@ struct AgentListCommand: ParsableCommand {
         guard !all.isEmpty else { return print("No program is allowed yet.") }
         let now = Date()
         for grant in all {
-            print("\(grant.program.name)\t\(ProgramsDialog.detail(grant, provider: grant.provider, now: now))")
+            print(
+                "\(grant.program.name)\t\(ProgramsDialog.detail(grant, provider: ProgramsDialog.name(of: grant, providerNames: [:]), now: now))"
+            )
         }
     }
 }

@@ -92,7 +92,7 @@ struct AgentInterface: Sendable {
             let (target, account) = AgentRequest.provider(named: named)
             guard case .provider(let id) = target else { return }
             do {
-                let warning = try await broker.signOut(id, account: account)
+                let warning = try await agent.signOut(id, account: account)
                 logger.info("Signed out over D-Bus", metadata: ["provider": "\(id)"])
                 call.reply([.string(warning ?? "Signed out.")])
             } catch {

@@ -82,7 +82,7 @@ extension AppController {
         logger.info("Sign-out requested by another process", metadata: ["provider": "\(id)"])
         if id == providerID, let provider = current {
             if state.accepts(.signOutRequested) { return send(.signOutRequested) }
-            MainLoop.work { await provider.signOut() }
+            MainLoop.work { _ = await provider.signOutForgettingPrograms() }
             return
         }
         providers.signOutInBackground(id)

@@ -135,7 +135,7 @@ struct WindowCommand: ParsableCommand {
     /// provider as long as every other path does: --network-timeout.
     private static func signOutHere(_ provider: Provider) throws {
         try wait { try await provider.waitUntilReachable() }
-        let warning = wait { await provider.signOut() }
+        let warning = wait { await provider.signOutForgettingPrograms() }
         print(warning ?? "Signed out of \(provider.configuration.displayName).")
     }
 

@@ -58,13 +58,17 @@ final class ProgramsDialog {
 
     private var kept: [Widget] = []
 
-    /// What a grant is for, as the person knows it: the provider's name, and for an account other
-    /// than its first (`provider@hex`), that account's as the list names it.
-    static func name(of key: String, providerNames: [String: String]) -> String {
-        let id = AccountList.provider(ofKey: key)
-        let provider = providerNames[id] ?? id
-        guard key != id else { return provider }
-        return "\(provider) (\(LatchkeyFiles.accounts.entry(for: id).account(key: key)?.label ?? "an account signed out since"))"
+    /// What a grant is for, as the person knows it: the provider's name (its id where `providerNames`
+    /// has none), and the account's as the list names it; a grant made for someone who signed out
+    /// since (another person has the key now) says so.
+    nonisolated static func name(of grant: ProgramGrant, providerNames: [String: String]) -> String {
+        let id = AccountList.provider(ofKey: grant.provider)
+        let provider = providerNames[id] ?? grant.provider
+        let account = LatchkeyFiles.accounts.entry(for: id).account(key: grant.provider)
+        guard let account, let person = grant.person, account.subject == person else {
+            return "\(provider) (an account signed out since)"
+        }
+        return "\(provider) (\(account.label))"
     }
 
     private func fill() {
@@ -76,7 +80,7 @@ final class ProgramsDialog {
             let name = Label("", wrap: true, selectable: true)
             name.setMarkup("<b>\(Label.escape(Redaction.printable(grant.program.name)))</b>")
             name.setAlignment(horizontal: .start)
-            let provider = Self.name(of: grant.provider, providerNames: providerNames)
+            let provider = Self.name(of: grant, providerNames: providerNames)
             let detail = Label(Self.detail(grant, provider: provider, now: now), wrap: true)
             detail.addStyleClass("dim-label")
             detail.setAlignment(horizontal: .start)

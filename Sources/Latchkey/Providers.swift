@@ -129,7 +129,7 @@ final class Providers: @unchecked Sendable {
         let logger = self.logger
         Task.detached {
             do {
-                if let warning = try await self.provider(for: id).signOut() { logger.notice("\(warning)") }
+                if let warning = try await self.provider(for: id).signOutForgettingPrograms() { logger.notice("\(warning)") }
             } catch {
                 logger.notice("Could not sign out of \(id)", metadata: ["error": "\(error)"])
             }

@@ -1,3 +1,4 @@
+import AgentCore
 import FoundationEssentials
 import Logging
 import OAuthCore
@@ -107,6 +108,17 @@ extension Provider {
         let name = configuration.displayName
         let entry = await accounts()
         let who = entry.accounts.count > 1 ? entry.current.map { " as \($0.label)" } ?? "" : ""
-        return .signedOut(notice: await signOut() ?? "Signed out of \(name)\(who).")
+        return .signedOut(notice: await signOutForgettingPrograms() ?? "Signed out of \(name)\(who).")
+    }
+
+    /// Signs out of the account in use, and forgets the programs allowed for it (its key is the next
+    /// person's): every way of signing out in the app and the command goes through here.
+    public func signOutForgettingPrograms(_ grants: ProgramGrants = LatchkeyFiles.allowedPrograms) async -> String? {
+        let key = accountInUseKey
+        let outcome = await signOut(account: key)
+        do { try grants.forgetAccount(key) } catch {
+            network.logger.warning("The programs allowed for the account could not be forgotten: \(error)")
+        }
+        return outcome
     }
 }

@@ -51,6 +51,30 @@ import Testing
         #expect(person.questions.count == 2, "each allowed always, neither asked again")
     }
 
+    /// Ada allowed a program always; she signs out and Grace signs in under the same account key. The
+    /// program is asked about again before it gets Grace's token: by the agent's sign-out, which forgets
+    /// the account's grants, and, signed out elsewhere, by the grant naming Ada.
+    @Test(arguments: [true, false])
+    func aGrantDoesNotMoveToTheNextPersonUnderTheSameKey(signedOutThroughTheAgent: Bool) async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let agent = agent(home, person)
+        _ = try await agent.answer(request, from: .thisProcess).get()
+        #expect(home.grants.all.map(\.provider) == ["sandbox"] && home.grants.all.first?.person != nil, "kept, naming Ada")
+        if signedOutThroughTheAgent {
+            _ = try await agent.signOut("sandbox", account: nil)
+            #expect(home.grants.all.isEmpty, "signing out forgets the account's grants")
+        } else {
+            _ = await Provider(configuration: try home.configuration("sandbox"), store: home.store, accounts: home.accounts).signOut()
+            #expect(home.grants.all.count == 1, "signed out where the grants are not known")
+        }
+        let grace = try await home.signIn(username: "grace", password: "compiler")
+        let answer = try await agent.answer(request, from: .thisProcess).get()
+        #expect(answer.accessToken == grace.accessToken)
+        #expect(person.questions.count == 2, "asked again for Grace")
+    }
+
     @Test func allowOnceIsAskedEachTime() async throws {
         let home = try await AgentHome()
         try await home.signIn()

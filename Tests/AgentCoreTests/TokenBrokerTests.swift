@@ -134,7 +134,7 @@ import Testing
                 return try home.configuration(id)
             })
         _ = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
-        try home.grants.allow(Program(path: "/usr/bin/git"), file: nil, provider: "sandbox", scopes: [])
+        try home.grants.allow(Program(path: "/usr/bin/git"), file: nil, provider: "sandbox", person: "ada", scopes: [])
         _ = try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get()
         #expect(made.count == 1, "the grants beside the provider files are not a provider file")
         try Data("{}".utf8).write(to: home.catalog.userConfigDirectory.appendingPathComponent("another.json"))

@@ -134,7 +134,7 @@ def agent_programs(home):
         window.press(window.button("Allowed programs"))
         programs = window.find("dialog", "Allowed programs")
         window.find("label", gdbus_path, root=programs)
-        window.find("label", "My sandbox · last got a token just now", root=programs, timeout=5)
+        window.find("label", "My sandbox (ada@sandbox.example) · last got a token just now", root=programs, timeout=5)
         window.screenshot("03-allowed-programs")
         window.press(window.button("Revoke", root=programs))
         window.find("label", "No program is allowed yet.", root=programs, exact=False, timeout=10)
@@ -285,7 +285,8 @@ def agent_scripts(home):
         allowed = latchkey("agent", "allow", python, "mine")
         expect(allowed.returncode == 0, f"latchkey agent allow: {allowed}")
         listed = latchkey("agent", "list")
-        expect(python in listed.stdout and "My sandbox" not in listed.stdout and "mine" in listed.stdout, f"agent list: {listed.stdout!r}")
+        expect(python in listed.stdout and "My sandbox" not in listed.stdout and "mine (ada@sandbox.example)" in listed.stdout,
+               f"agent list: {listed.stdout!r}")
         through_agent = latchkey("token", "--provider", "mine", "--format", "exec-credential")
         credential = json.loads(through_agent.stdout)
         expect(credential["kind"] == "ExecCredential" and credential["status"]["token"] == stored(home)["access_token"],
