@@ -100,4 +100,21 @@ if [[ -z "$kept" || "$kept" != "$newest" ]]; then
     status=1
 fi
 
+# 8. No example in the docs puts a token on a command line: `ps` shows every process's arguments to
+#    every user of the machine. A token is piped (`--format header | curl -H @- …`) or read from a
+#    file, never spliced into another program's argument (-H "$(latchkey token …)", "Bearer $token").
+on_command_line='((-H|--header)[[:space:]]+"?\$\(latchkey token|Bearer \$[A-Za-z_{(])'
+for sample in 'curl -H "$(latchkey token --provider github --format header)" https://x' \
+    'curl -H "Authorization: Bearer $(latchkey token --resource https://x)" https://x' '-H "Authorization: Bearer $token" "$url"'; do
+    grep -qE "$on_command_line" <<<"$sample" || { echo "lint: the token-on-a-command-line pattern misses: $sample" >&2; exit 2; }
+done
+for sample in 'latchkey token --provider github --format header | curl -H @- https://x' 'token=$(latchkey token --resource "$url")'; do
+    ! grep -qE "$on_command_line" <<<"$sample" || { echo "lint: the token-on-a-command-line pattern wrongly matches: $sample" >&2; exit 2; }
+done
+if found=$(grep -rnE "$on_command_line" README.md docs packaging data --include='*.md' --include='README.md' --include='*.1' 2>/dev/null); then
+    echo "lint: an example puts a token on a command line, where ps shows it to every user; pipe it (| curl -H @-):" >&2
+    echo "$found" >&2
+    status=1
+fi
+
 exit $status

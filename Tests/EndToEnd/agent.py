@@ -264,6 +264,10 @@ def agent_scripts(home):
         expect(plain.returncode == 0 and plain.stdout == token + "\n", f"latchkey token with no agent: {plain}")
         header = latchkey("token", "--provider", "mine", "--format", "header")
         expect(header.stdout == f"Authorization: Bearer {token}\n", f"--format header: {header.stdout!r}")
+        # README's way to hand it to curl: through a pipe, on no command line that ps shows.
+        piped = subprocess.run(f"'{os.path.join(BIN, 'latchkey')}' token --provider mine --format header | curl -s -f -H @- {sandbox.base}/userinfo",
+                               shell=True, capture_output=True, text=True, timeout=60)
+        expect(piped.returncode == 0 and '"email":"ada@sandbox.example"' in piped.stdout.replace(" ", ""), f"| curl -H @-: {piped}")
         as_json = json.loads(latchkey("token", "--provider", "mine", "--format", "json").stdout)
         expect(as_json["token"] == token and as_json["token_type"] == "Bearer" and "openid" in as_json["scopes"]
                and 0 < as_json["expires_in"] <= 3600, f"--format json: {as_json}")
