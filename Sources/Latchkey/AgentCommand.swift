@@ -1,7 +1,10 @@
 import AgentCore
 import ArgumentParser
+import Dispatch
 import FoundationEssentials
+import Glibc
 import GtkKit
+import InstallLayout
 import LatchkeyCore
 import Logging
 import OAuthCore
@@ -171,12 +174,52 @@ struct AgentListCommand: ParsableCommand {
 
 struct AgentEnvironmentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "env", abstract: "Print OIDC_SOCK for oidc-agent's clients, as a shell line: eval \"$(latchkey agent env)\".")
+        commandName: "env",
+        abstract: "Start the agent if none runs, and print OIDC_SOCK for oidc-agent's clients, as a shell line: eval \"$(latchkey agent env)\".",
+        discussion: "D-Bus starts the agent for D-Bus callers; nothing starts it for the socket, so this does, as eval \"$(ssh-agent)\" does.")
 
     func run() throws {
         guard let path = AgentSocket.defaultPath() else {
             throw LaunchError("XDG_RUNTIME_DIR is not set, so the agent has no socket here; D-Bus still serves.")
         }
+        if !AgentSocket.isServed(at: path) { try Self.startAgent(servingAt: path) }
         print("OIDC_SOCK=\(path); export OIDC_SOCK;")
     }
+
+    /// Most seconds a started agent may take to serve its socket.
+    static let startingTime = 15.0
+
+    /// `latchkey agent`, in a session of its own with nothing of this command's (its output is the
+    /// shell's command substitution, which waits for every holder of the pipe), until it serves `path`.
+    static func startAgent(servingAt path: String) throws {
+        let front = InstallLayout.current.program("latchkey").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(spawnSetSID))
+        let words: [String] = [front, "agent"]
+        let argv = words.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid = pid_t()
+        let result = posix_spawn(&pid, front, &actions, &attributes, argv, environ)
+        guard result == 0 else { throw LaunchError("Latchkey's agent could not be started (\(String(cString: strerror(result)))).") }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(startingTime * 1e9)
+        while !AgentSocket.isServed(at: path) {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                throw LaunchError("Latchkey's agent ended as it started; `latchkey agent` in a terminal says why.")
+            }
+            guard DispatchTime.now().uptimeNanoseconds < deadline else {
+                throw LaunchError("Latchkey's agent did not serve \(path) within \(Int(startingTime)) seconds.")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// POSIX_SPAWN_SETSID (glibc 2.26), which the Glibc module does not import.
+    static let spawnSetSID: Int32 = 0x80
 }

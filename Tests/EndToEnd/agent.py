@@ -392,6 +392,45 @@ def agent_killed_mid_refresh(home):
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[json.loads(before)["access_token"]])
 
 
+def agent_pid(home):
+    """The pid of the agent serving the socket, as the kernel says (SO_PEERCRED)."""
+    import socket
+    import struct
+    with socket.socket(socket.AF_UNIX) as connection:
+        connection.connect(os.path.join(home.runtime, "latchkey", "agent.sock"))
+        return struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[0]
+
+
+def agent_env_starts_agent(home):
+    """README's oidc-agent line on a fresh login: nothing serves the socket until
+    `eval "$(latchkey agent env)"` starts the agent (as eval "$(ssh-agent)" does), returning at once
+    with the agent running on its own; oidc-token then asks it, and the person is asked."""
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    socket_path = os.path.join(home.runtime, "latchkey", "agent.sock")
+    started = None
+    try:
+        expect(not os.path.exists(socket_path), "an agent already serves the socket")
+        line = subprocess.Popen(["sh", "-c", f'eval "$({os.path.join(BIN, "latchkey")} agent env)" && {OIDC_TOKEN} mine'],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        answer(home, "Allow once", "01-oidc-token-asked", offered=("Deny", "Allow once"))
+        status, out, err = finished(line)
+        expect(status == 0 and out.strip() == stored(home)["access_token"], f"eval \"$(latchkey agent env)\" && oidc-token: {status} {err!r}")
+        started = agent_pid(home)
+        expect(open(f"/proc/{started}/cmdline").read().split("\0")[1:2] == ["agent"], "the socket's server is not `latchkey agent`")
+        # Once more: the agent runs, so env only prints the line.
+        again = latchkey("agent", "env")
+        expect(again.returncode == 0 and again.stdout == f"OIDC_SOCK={socket_path}; export OIDC_SOCK;\n", f"env again: {again}")
+        expect(agent_pid(home) == started, "a second agent was started")
+    finally:
+        if started:
+            os.kill(started, 15)
+        sandbox.stop()
+    assert_no_secrets(home, [window.log_path], extra=[stored(home)["access_token"]])
+
+
 # A program nobody allowed connects, forks, and becomes (exec) a program the person allowed; the child
 # it forked asks on the inherited connection once its parent runs the allowed program.
 HAND_OFF = r"""
@@ -469,5 +508,6 @@ def agent_handed_connection(home):
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
 
 
-SCENARIOS = {"agent_programs": agent_programs, "agent_handed_connection": agent_handed_connection, "agent_git": agent_git, "agent_scripts": agent_scripts,
+SCENARIOS = {"agent_programs": agent_programs, "agent_handed_connection": agent_handed_connection,
+             "agent_env_starts_agent": agent_env_starts_agent, "agent_git": agent_git, "agent_scripts": agent_scripts,
              "agent_sign_in": agent_sign_in, "agent_killed_mid_refresh": agent_killed_mid_refresh}
