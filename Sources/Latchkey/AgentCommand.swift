@@ -175,8 +175,9 @@ struct AgentListCommand: ParsableCommand {
 struct AgentEnvironmentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "env",
-        abstract: "Start the agent if none runs, and print OIDC_SOCK for oidc-agent's clients, as a shell line: eval \"$(latchkey agent env)\".",
-        discussion: "D-Bus starts the agent for D-Bus callers; nothing starts it for the socket, so this does, as eval \"$(ssh-agent)\" does.")
+        abstract: "Start the agent if none runs; print OIDC_SOCK for oidc-agent's clients: eval \"$(latchkey agent env)\".",
+        discussion:
+            "D-Bus starts the agent for D-Bus callers; nothing starts it for the socket, so this does, as eval \"$(ssh-agent)\" does.")
 
     func run() throws {
         guard let path = AgentSocket.defaultPath() else {
