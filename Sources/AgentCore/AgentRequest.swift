@@ -22,6 +22,10 @@ public struct AgentRequest: Sendable, Equatable {
     var accountKey: String?
     /// Seconds the token must still be good for. `renewNow` (oidc-agent's `-f`, sent as -1): renewed whatever is left.
     public var minimumValidity: Int
+    /// `minimumValidity` is a wish, not a need (the git helper's default): for a provider whose tokens
+    /// live less than twice as long, it is half their lifetime, as the renewal margin is, so that a
+    /// fresh token counts and not every call spends a renewal. An explicit ask (`--min-valid`) is kept.
+    public var minimumWithinLifetime = false
     /// Scopes the token must carry; empty: whatever the sign-in allows.
     public var scopes: [String]
     /// oidc-agent's `audience`: a token for this audience only.

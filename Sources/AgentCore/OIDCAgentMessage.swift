@@ -65,9 +65,11 @@ public enum OIDCAgentMessage {
             minimum = seconds
         }
         let scopes = try text(json, "scope").map { $0.split(separator: " ").map(String.init) } ?? []
-        return AgentRequest(
+        var request = AgentRequest(
             target: target, account: accountName, minimumValidity: minimum, scopes: scopes, audience: try text(json, "audience"),
             applicationHint: try text(json, "application_hint"))
+        request.minimumWithinLifetime = json[withinLifetime] == .bool(true)
+        return request
     }
 
     /// A string member, nil when absent (or null); a refusal when it is something else, empty or too long.
@@ -99,6 +101,10 @@ public enum OIDCAgentMessage {
         ]).text(spaced: false)
     }
 
+    /// Latchkey's own member (oidc-agent's clients never send it, and oidc-agent would ignore it):
+    /// `AgentRequest.minimumWithinLifetime`.
+    static let withinLifetime = "latchkey_min_valid_within_lifetime"
+
     /// A request as Latchkey's own commands send it (plain JSON).
     public static func encode(_ request: AgentRequest) -> String {
         var members: [JSONValue.Member] = [.init("request", .string("access_token"))]
@@ -109,6 +115,7 @@ public enum OIDCAgentMessage {
         case .resource(let url): members.append(.init("resource", .string(url.absoluteString)))
         }
         members.append(.init("min_valid_period", .number(String(request.minimumValidity))))
+        if request.minimumWithinLifetime { members.append(.init(withinLifetime, .bool(true))) }
         if !request.scopes.isEmpty { members.append(.init("scope", .string(request.scopes.joined(separator: " ")))) }
         if let audience = request.audience { members.append(.init("audience", .string(audience))) }
         if let hint = request.applicationHint { members.append(.init("application_hint", .string(hint))) }

@@ -133,7 +133,9 @@ public actor TokenBroker {
         do {
             token =
                 request.minimumValidity == AgentRequest.renewNow
-                ? try await session.renewedToken() : try await session.freshToken(validFor: TimeInterval(request.minimumValidity))
+                ? try await session.renewedToken()
+                : try await session.freshToken(
+                    validFor: TimeInterval(request.minimumValidity), withinLifetime: request.minimumWithinLifetime)
         } catch {
             let refusal = AgentRefusal(error)
             guard refusal.kind == .signedOut else { throw refusal }
@@ -147,7 +149,10 @@ public actor TokenBroker {
                 "Your \(configuration.displayName) sign-in allows \(granted.isEmpty ? "no named scopes" : granted.joined(separator: " ")), "
                     + "not \(missing.joined(separator: " ")). Ask for those in the provider's file (\"scopes\") and sign in again.")
         }
-        try Self.check(token, lastsFor: request.minimumValidity, providerName: configuration.displayName)
+        let minimum =
+            request.minimumWithinLifetime
+            ? min(request.minimumValidity, token.halfLifetime.map { Int($0) } ?? .max) : request.minimumValidity
+        try Self.check(token, lastsFor: minimum, providerName: configuration.displayName)
         return AgentToken(
             accessToken: token.accessToken, tokenType: token.tokenType, expiresAt: token.expiresAt, scopes: granted,
             provider: configuration.id, issuer: configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString)

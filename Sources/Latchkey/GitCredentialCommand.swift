@@ -27,7 +27,8 @@ struct GitCredentialCommand: ParsableCommand {
 
     @OptionGroup var waits: Waits
 
-    /// What a token must still be good for when git gets it: a push of a large repository takes a while.
+    /// What a token should still be good for when git gets it: a push of a large repository takes a
+    /// while. At most half of what the provider's tokens live (`AgentRequest.minimumWithinLifetime`).
     static let minimumValidity = 300
 
     func run() throws {
@@ -84,7 +85,9 @@ struct GitCredentialCommand: ParsableCommand {
     }
 
     private func ask(_ id: String, account: String?, minimum: Int) -> Result<AgentToken, AgentRefusal> {
-        let request = AgentRequest(target: .provider(id), account: account, minimumValidity: minimum, applicationHint: "git")
+        var request = AgentRequest(target: .provider(id), account: account, minimumValidity: minimum, applicationHint: "git")
+        // A wish: a provider whose tokens live five minutes or less gives what it can, renewed once per half of it.
+        request.minimumWithinLifetime = true
         if let answer = AgentClient.ask(request) { return answer }
         // No agent: the work is done here, as `latchkey token` does it.
         let tokens = TokenRequest(resource: nil, provider: id, account: account, minimumValidity: max(minimum, 0), waits: waits)
@@ -94,7 +97,8 @@ struct GitCredentialCommand: ParsableCommand {
             let token = try wait {
                 try await provider.waitUntilReachable()
                 let session = try await provider.session(forAccount: account)
-                return renewNow ? try await session.renewedToken() : try await session.freshToken(validFor: TimeInterval(minimum))
+                return renewNow
+                    ? try await session.renewedToken() : try await session.freshToken(validFor: TimeInterval(minimum), withinLifetime: true)
             }
             return .success(AgentToken(token, of: provider.configuration))
         } catch {

@@ -22,6 +22,28 @@ import Testing
         #expect(renewed.accessToken != first.accessToken, "less than 100 s was left after the renewal above? then renewed again")
     }
 
+    /// Keycloak's default: tokens that live five minutes. git's helper wishes for 300 s: that is capped
+    /// at half the tokens' life, so a fresh token counts and no call spends a renewal; the same ask as a
+    /// need (`--min-valid 300`) is refused, as before, after one renewal that gave no longer.
+    @Test func aWishForMoreThanTheTokensLiveIsCappedAtHalfTheirLife() async throws {
+        let home = try await AgentHome(sandbox: ["--access-token-ttl", "240"])
+        let signedIn = try await home.signIn()
+        let broker = home.broker()
+        var wish = AgentRequest(target: .provider("sandbox"), minimumValidity: 300)
+        wish.minimumWithinLifetime = true
+        let first = try await broker.token(for: wish).get()
+        #expect(first.accessToken == signedIn.accessToken, "a fresh 4-minute token is what the provider can give: not renewed")
+        let again = try await broker.token(for: wish).get()
+        #expect(again.accessToken == signedIn.accessToken, "nor at the next call")
+        let need = await broker.token(for: AgentRequest(target: .provider("sandbox"), minimumValidity: 300))
+        guard case .failure(let refusal) = need else { return #expect(Bool(false), "300 s from a 4-minute issuer") }
+        #expect(refusal.sentence.contains("less than the 300 asked, and its renewal gave no longer"))
+        var carried = wish
+        carried.applicationHint = "git"
+        #expect(
+            try OIDCAgentMessage.request(Array(OIDCAgentMessage.encode(carried).utf8)).get().minimumWithinLifetime, "it reaches the agent")
+    }
+
     /// Issue 27: a provider's accounts by name (`provider/account`, as oidc-agent and D-Bus name them), the one in use without.
     @Test func eachAccountIsAskedForByName() async throws {
         let home = try await AgentHome()

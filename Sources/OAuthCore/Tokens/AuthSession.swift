@@ -130,8 +130,9 @@ public actor AuthSession {
     ///
     /// Callers that find a renewal under way wait for it outside the actor: a thousand of them
     /// resume side by side when it ends, rather than one after another through the actor.
-    public nonisolated func freshToken(validFor seconds: TimeInterval) async throws -> Token {
-        switch try await tokenOrRenewal(validFor: seconds) {
+    /// `withinLifetime`: `seconds` is a wish, at most half the tokens' lifetime (see `renewalMargin(for:)`).
+    public nonisolated func freshToken(validFor seconds: TimeInterval, withinLifetime: Bool = false) async throws -> Token {
+        switch try await tokenOrRenewal(validFor: seconds, withinLifetime: withinLifetime) {
         case .token(let token): return token
         case .renewal(let renewal): return try await renewal.value
         }
@@ -142,11 +143,12 @@ public actor AuthSession {
         case renewal(Task<Token, any Error>)
     }
 
-    private func tokenOrRenewal(validFor seconds: TimeInterval) async throws -> Fresh {
+    private func tokenOrRenewal(validFor seconds: TimeInterval, withinLifetime: Bool) async throws -> Fresh {
         guard let token = await currentToken() else {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
-        let margin = max(seconds, renewalMargin(for: token))
+        let wanted = withinLifetime ? min(seconds, token.halfLifetime ?? seconds) : seconds
+        let margin = max(wanted, renewalMargin(for: token))
         guard token.expires(within: margin, now: now()) else { return .token(token) }
         return .renewal(renewal(from: token, margin: margin))
     }
@@ -155,9 +157,7 @@ public actor AuthSession {
     /// twice that, once half its life is gone (a 30-second token renewed with 15 seconds left, not at
     /// every use): one renewal per token, however many ask for it.
     func renewalMargin(for token: Token) -> TimeInterval {
-        guard let expiresAt = token.expiresAt else { return refreshMargin }
-        let lifetime = expiresAt.timeIntervalSince(token.receivedAt)
-        return lifetime > 0 ? min(refreshMargin, lifetime / 2) : refreshMargin
+        min(refreshMargin, token.halfLifetime ?? refreshMargin)
     }
 
     /// A token renewed now, however long the one held has left (a caller that knows it is

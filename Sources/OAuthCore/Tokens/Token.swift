@@ -44,6 +44,14 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         return expiresAt.timeIntervalSince(now) <= margin
     }
 
+    /// Half of what the provider said the token lives (from when it came to when it expires); nil
+    /// when it did not say, or said nothing that makes sense.
+    public var halfLifetime: TimeInterval? {
+        guard let expiresAt else { return nil }
+        let lifetime = expiresAt.timeIntervalSince(receivedAt)
+        return lifetime > 0 ? lifetime / 2 : nil
+    }
+
     /// The granted scopes one by one.
     public var scopes: [String] { scope?.split(separator: " ").map(String.init) ?? [] }
 
