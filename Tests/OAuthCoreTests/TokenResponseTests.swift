@@ -27,6 +27,28 @@ import Testing
         #expect(token.receivedAt == now)
     }
 
+    /// A token goes to terminals, headers and git's line protocol: one with an escape, a line break, a
+    /// space or non-ASCII in it (or such a scope) is refused with a sentence, whole.
+    @Test(arguments: [
+        #"{"access_token":"at\u001b[31mred","token_type":"Bearer"}"#,
+        #"{"access_token":"at\r\npassword=x","token_type":"Bearer"}"#,
+        #"{"access_token":"two words","token_type":"Bearer"}"#,
+        #"{"access_token":"caf\u00e9","token_type":"Bearer"}"#,
+        #"{"access_token":"at","token_type":"Bearer","scope":"openid \u001b]0;title\u0007"}"#,
+        #"{"access_token":"at","token_type":"Bearer","scope":"openid pro\"file"}"#,
+    ])
+    func aTokenOrScopeThatIsNotVisibleASCIIIsRefused(body: String) throws {
+        guard case .malformedResponse(.token, let reason)? = error(200, body) else { return #expect(Bool(false), "taken: \(body)") }
+        #expect(reason.contains("access token holds") || reason.contains("scopes hold"), "\(reason)")
+        #expect(!OAuthError.malformedResponse(endpoint: .token, reason: reason).description.contains("\u{1B}"))
+    }
+
+    @Test func tokensOfTheProvidersWeKnowAreVisibleASCII() throws {
+        for token in ["gho_16C7e42F292c6912E7710c838347Ae178B4a", "ya29.a0AfH6SMB-x_y~z", "eyJhbGciOi.eyJzdWIi.c2ln-_", "abc+/def=="] {
+            #expect(try read(200, #"{"access_token":"\#(token)","token_type":"Bearer"}"#).accessToken == token)
+        }
+    }
+
     @Test func githubsFormEncodedAnswerIsReadToo() throws {
         let token = try read(
             200, "access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&scope=repo%2Cgist&token_type=bearer",

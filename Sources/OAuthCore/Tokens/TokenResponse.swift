@@ -11,10 +11,21 @@ package enum TokenResponse {
         guard let accessToken = fields["access_token"] as? String, !accessToken.isEmpty else {
             throw OAuthError.malformedResponse(endpoint: .token, reason: "no access_token")
         }
+        // A token reaches terminals, HTTP headers and git's line protocol: an escape, a line break or a
+        // space in it would be read as more than a token there.
+        guard isVisibleASCII(accessToken) else {
+            throw OAuthError.malformedResponse(
+                endpoint: .token, reason: "its access token holds spaces, line breaks, control or non-ASCII characters, which no token has")
+        }
         let tokenType = (fields["token_type"] as? String) ?? "Bearer"
         guard tokenType.lowercased() == "bearer" else {
             throw OAuthError.malformedResponse(
                 endpoint: .token, reason: "token type “\(Redaction.safeCode(tokenType, removing: secrets))” is not supported")
+        }
+        let scope = scope(fields["scope"])
+        // RFC 6749 §3.3: a scope is visible ASCII but for '"' and '\\'.
+        if let scope, !scope.split(separator: " ").allSatisfy({ isVisibleASCII($0) && !$0.contains("\"") && !$0.contains("\\") }) {
+            throw OAuthError.malformedResponse(endpoint: .token, reason: "its scopes hold characters a scope cannot have")
         }
         var expiresAt: Date?
         if let seconds = lifetime(fields["expires_in"]) {
@@ -23,7 +34,7 @@ package enum TokenResponse {
         return Token(
             accessToken: accessToken, tokenType: "Bearer",
             refreshToken: (fields["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 },
-            scope: scope(fields["scope"]), idToken: fields["id_token"] as? String, expiresAt: expiresAt,
+            scope: scope, idToken: fields["id_token"] as? String, expiresAt: expiresAt,
             receivedAt: now)
     }
 
@@ -76,6 +87,12 @@ package enum TokenResponse {
         }
         guard success else { throw statusError() }
         return fields
+    }
+
+    /// Printable ASCII without spaces (0x21–0x7E): what RFC 6750's b64token and RFC 6749's scope
+    /// tokens are drawn from.
+    static func isVisibleASCII(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 
     /// The granted scopes, space-separated as RFC 6749 §3.3 has them. Providers
