@@ -102,21 +102,9 @@ public struct Caller: Sendable, Equatable {
     /// Seconds a caller's /proc may take to read.
     public static let identifyingTime = 5.0
 
-    /// A program that runs other programs for anyone (a shell, an interpreter, a launcher, the
-    /// session's init, Latchkey itself): always allowing it would allow whatever runs through it,
-    /// so the person is asked each time.
-    public var runsOthers: Bool {
-        let name = lastComponent(program.path)
-        if program.flatpakID != nil { return false }
-        if Self.launchers.contains(name) { return true }
-        return ["python", "perl", "ruby", "node", "lua", "php", "pypy"].contains { name.hasPrefix($0) }
-    }
+    /// A program that runs other programs for anyone (`Program.runsOthers`): asked about each time.
+    public var runsOthers: Bool { program.runsOthers }
 
-    static let launchers: Set<String> = [
-        "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "busybox", "env", "systemd", "init", "sudo", "su",
-        "doas", "pkexec", "setsid", "nohup", "timeout", "xargs", "nice", "ionice", "stdbuf", "script", "tmux", "screen", "sshd",
-        "ssh", "sshd-session", "latchkey", "flatpak-spawn", "bwrap", "java", "tclsh", "expect", "cron", "crond", "make",
-    ]
 }
 
 /// Latchkey's own executables (the app, and `latchkey`, its front): a caller running one asks

@@ -78,6 +78,10 @@ public enum ConsentSentence {
             return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
                 + "to ask you on; a program that hides which file it runs is allowed only by an answer on the desktop, each time."
         }
+        if program.runsOthers {
+            return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
+                + "to ask you on; it runs other programs for anyone (a shell, an interpreter), so it is asked about each time, on the desktop."
+        }
         let allow = program.flatpakID.map { "--flatpak \($0)" } ?? shellQuoted(program.path)
         return
             "\(program.name) asked for your \(question.providerName) token, and Latchkey's agent has no display to ask you on. "

@@ -46,6 +46,22 @@ public struct Program: Sendable, Hashable, Codable {
         return caller.flatpakID == nil && caller.path == path
     }
 
+    /// A program that runs other programs for anyone (a shell, an interpreter, a launcher, the
+    /// session's init, Latchkey itself): always allowing it would allow whatever runs through it, so
+    /// the person is asked each time, and `latchkey agent allow` wants to be told so.
+    public var runsOthers: Bool {
+        if flatpakID != nil { return false }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        if Self.launchers.contains(name) { return true }
+        return ["python", "perl", "ruby", "node", "lua", "php", "pypy"].contains { name.hasPrefix($0) }
+    }
+
+    static let launchers: Set<String> = [
+        "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "busybox", "env", "systemd", "init", "sudo", "su",
+        "doas", "pkexec", "setsid", "nohup", "timeout", "xargs", "nice", "ionice", "stdbuf", "script", "tmux", "screen", "sshd",
+        "ssh", "sshd-session", "latchkey", "flatpak-spawn", "bwrap", "java", "tclsh", "expect", "cron", "crond", "make",
+    ]
+
     enum CodingKeys: String, CodingKey {
         case path
         case flatpakID = "flatpak_id"

@@ -129,6 +129,18 @@ struct AgentAllowCommand: ParsableCommand {
 
     @OptionGroup var name: ProgramName
 
+    @Flag(help: "Allow it although it runs other programs for anyone (a shell, an interpreter): then every program it runs gets the token.")
+    var includingWhatItRuns = false
+
+    func validate() throws {
+        guard !name.value.runsOthers || includingWhatItRuns else {
+            throw ValidationError(
+                "\(name.program) runs other programs for anyone (it is a shell, an interpreter or a launcher), so allowing it would "
+                    + "allow every program it runs. The agent asks about it each time instead. To allow it all the same, add "
+                    + "--including-what-it-runs.")
+        }
+    }
+
     func run() throws {
         try LatchkeyFiles.allowedPrograms.allow(name.value, file: nil, provider: try name.provider, person: try name.person, scopes: [])
         print("\(name.program) may now get your \(name.named) token without asking.")
