@@ -27,6 +27,9 @@ public struct Caller: Sendable, Equatable {
     public let started: UInt64
     /// The process that connected, when it is Latchkey's own command asking for its parent.
     public let asker: ProcessKey?
+    /// Where its executable runs from, when that is not the path it is named by: `/usr/lib/git-core/git`
+    /// for `/usr/bin/git` (`CommandName`). Shown; the program is its name.
+    public let runsFrom: String?
 
     /// A process as the kernel tells one from another: its id and when it started.
     public struct ProcessKey: Sendable, Equatable, Hashable {
@@ -36,7 +39,7 @@ public struct Caller: Sendable, Equatable {
 
     public init(
         pid: Int32, uid: UInt32, program: Program, file: ExecutableFile, commandLine: [String], through: String? = nil,
-        started: UInt64 = 0, asker: ProcessKey? = nil
+        started: UInt64 = 0, asker: ProcessKey? = nil, runsFrom: String? = nil
     ) {
         self.pid = pid
         self.uid = uid
@@ -46,6 +49,7 @@ public struct Caller: Sendable, Equatable {
         self.through = through
         self.started = started
         self.asker = asker
+        self.runsFrom = runsFrom.flatMap { $0.isEmpty || $0 == program.path ? nil : $0 }
     }
 
     /// This process, and the one that connected for it.
@@ -69,7 +73,7 @@ public struct Caller: Sendable, Equatable {
             return .success(
                 Caller(
                     pid: pid, uid: uid, program: first.program, file: first.file, commandLine: first.commandLine,
-                    started: first.started))
+                    started: first.started, runsFrom: first.runsFrom))
         }
         guard first.parent > 1, case .success(let parent) = ProcessFiles.of(pid: first.parent, proc: proc, instances: flatpakInstances)
         else {
@@ -82,7 +86,8 @@ public struct Caller: Sendable, Equatable {
         return .success(
             Caller(
                 pid: parent.pid, uid: uid, program: program, file: parent.file, commandLine: parent.commandLine,
-                through: through, started: parent.started, asker: ProcessKey(pid: pid, started: first.started)))
+                through: through, started: parent.started, asker: ProcessKey(pid: pid, started: first.started),
+                runsFrom: parent.runsFrom))
     }
 
     /// Whether the process still runs the executable it was identified with (and, for Latchkey's own
@@ -141,6 +146,8 @@ public struct ProcessFiles: Sendable {
     let commandLine: [String]
     let parent: Int32
     let started: UInt64
+    /// The path its executable runs from, when the program is named otherwise (`CommandName`).
+    let runsFrom: String
 
     /// The process, read between two looks at its start time (the same process throughout).
     /// Refused when anything that tells who it is cannot be read, and when it runs in a sandbox
@@ -155,6 +162,7 @@ public struct ProcessFiles: Sendable {
             return hidden(pid, proc, started: started, parent: parent, state: fields[0]).map(Result.success) ?? .failure(unknown)
         }
         path = undeleted(path)
+        let runsFrom = path
         let flatpakID: String?
         switch FlatpakIdentity.of(pid: pid, proc: proc, instances: instances) {
         case .app(let id): flatpakID = id
@@ -177,6 +185,8 @@ public struct ProcessFiles: Sendable {
                     ))
             }
         }
+        // A system program by the name a person knows it (outside a sandbox, whose paths are its own).
+        if flatpakID == nil { path = CommandName.name(of: path, exe: "\(directory)/exe") }
         let commandLine = commandLine(pid, proc)
         guard startTime(of: pid, proc: proc) == started else { return .failure(unknown) }
         // ssh connects to the socket only for a forward (`ssh -R`): whatever asks is on the other machine.
@@ -184,7 +194,7 @@ public struct ProcessFiles: Sendable {
         return .success(
             ProcessFiles(
                 pid: pid, program: Program(path: path, flatpakID: flatpakID, remoteHost: remoteHost), file: file,
-                commandLine: commandLine, parent: parent, started: started))
+                commandLine: commandLine, parent: parent, started: started, runsFrom: runsFrom))
     }
 
     /// A live process whose executable cannot be read: it made itself non-dumpable (oidc-token,
@@ -197,7 +207,8 @@ public struct ProcessFiles: Sendable {
         let commandLine = commandLine(pid, proc)
         guard startTime(of: pid, proc: proc) == started else { return nil }
         return ProcessFiles(
-            pid: pid, program: .hidden(calling: name), file: .unknown, commandLine: commandLine, parent: parent, started: started)
+            pid: pid, program: .hidden(calling: name), file: .unknown, commandLine: commandLine, parent: parent, started: started,
+            runsFrom: "")
     }
 
     /// The name in the stat line's parentheses (`comm`: the executable's name, at most 15 bytes, unless

@@ -118,7 +118,8 @@ final class ConsentDialog {
         var lines: [(String, String)] = []
         if let host = caller.program.remoteHost { lines.append(("Remote host", host)) }
         if let flatpak = caller.program.flatpakID { lines.append(("Flatpak app", flatpak)) }
-        lines.append(("Program", caller.program.hiddenName.map { "hidden (it calls itself \($0))" } ?? caller.program.path))
+        let runsFrom = caller.runsFrom.map { " (run as \($0), the same file)" } ?? ""
+        lines.append(("Program", caller.program.hiddenName.map { "hidden (it calls itself \($0))" } ?? caller.program.path + runsFrom))
         lines.append(("Command line", caller.commandLine.joined(separator: " ")))
         if let through = caller.through { lines.append(("Asked through", through)) }
         if let hint = question.applicationHint { lines.append(("Calls itself", hint)) }

@@ -172,6 +172,34 @@ import Testing
         #expect(refusal.sentence.contains("it says it is the Flatpak app org.example.Notes"), "\(refusal.sentence)")
     }
 
+    /// git runs its helpers from `/usr/lib/git-core/git`, a file of its own with `/usr/bin/git`'s very
+    /// bytes (Debian's package): it is named `/usr/bin/git`, as the person knows it, with where it runs
+    /// from beside. A file of other bytes under that name, or one anybody may write, keeps its own path.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/lib/git-core/git"), "git"))
+    func gitIsNamedAsThePersonKnowsIt() async throws {
+        func named(_ executable: String) async throws -> Caller {
+            let git = try Spawned(executable, ["-c", "alias.wait=!sleep 30", "wait"])
+            defer { git.kill() }
+            try await waitUntil {
+                (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(git.processIdentifier)/cmdline")))?.isEmpty == false
+            }
+            return try #require(Caller.of(pid: git.processIdentifier, uid: getuid(), own: .none))
+        }
+        let helperGit = try await named("/usr/lib/git-core/git")
+        #expect(helperGit.program == Program(path: "/usr/bin/git") && helperGit.runsFrom == "/usr/lib/git-core/git")
+        #expect(Program(path: "/usr/bin/git").covers(helperGit.program), "latchkey agent allow /usr/bin/git covers it")
+        let plain = try await named("/usr/bin/git")
+        #expect(plain.program == Program(path: "/usr/bin/git") && plain.runsFrom == nil)
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("git-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let writable = folder.appendingPathComponent("git").path
+        try FileManager.default.copyItem(atPath: "/usr/bin/git", toPath: writable)
+        chmod(writable, 0o777)
+        #expect(try await named(writable).program == Program(path: writable), "anybody may write it: only itself")
+    }
+
     /// A process that made itself non-dumpable (oidc-token does) shows the person's other programs its
     /// stat line and command line, but not its `exe`, `root` or namespaces: a fake /proc holds just
     /// those. It is the name it gives itself, with no file, and nothing kept covers it.
