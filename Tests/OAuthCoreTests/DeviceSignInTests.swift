@@ -116,6 +116,47 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
     }
 
     /// Microsoft names a refusal `authorization_declined` (its device code flow's errors): the preset reads it as one.
+    /// Device-code phishing: a code that would be typed at a host that is none of the provider's is not
+    /// shown. Against the real sandbox (its page on 127.0.0.1) with a provider file that pins another host.
+    @Test func aVerificationPageElsewhereThanTheProvidersIsNotShown() async throws {
+        let live = try await LiveSandbox(["--device-interval", "1"]) { $0.deviceVerificationHosts = ["github.com"] }
+        await #expect(throws: OAuthError.deviceVerificationElsewhere(host: "127.0.0.1", provider: live.configuration.displayName)) {
+            try await live.tokenClient().startDeviceAuthorization()
+        }
+        let sentence = OAuthError.deviceVerificationElsewhere(host: "evil.example", provider: "GitHub").description
+        #expect(sentence.contains("type its code at evil.example, which is none of GitHub's own addresses"))
+    }
+
+    /// Which hosts count as the provider's: those a preset pins, else its endpoints' hosts and their
+    /// domains, never a public suffix's.
+    @Test func theProvidersOwnHostsAreItsPinsOrItsEndpoints() throws {
+        let catalog = ProviderCatalog(
+            presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: URL(fileURLWithPath: "/nonexistent"),
+            environment: ["LATCHKEY_MICROSOFT_CLIENT_ID": "x", "LATCHKEY_GITHUB_CLIENT_ID": "x", "LATCHKEY_GITHUB_CLIENT_SECRET": "y"],
+            credentialPrefix: "LATCHKEY")
+        let github = try catalog.configuration(named: "github")
+        let microsoft = try catalog.configuration(named: "microsoft")
+        func own(_ url: String, _ configuration: ProviderConfiguration) -> Bool {
+            TokenClient.isProvidersOwn(URL(string: url)!, configuration)
+        }
+        #expect(own("https://github.com/login/device", github))
+        #expect(!own("https://github.com.evil.example/login/device", github) && !own("https://gist.github.com/x", github))
+        #expect(own("https://microsoft.com/devicelogin", microsoft) && own("https://login.microsoft.com/device", microsoft))
+        #expect(!own("https://microsoft-login.example/devicelogin", microsoft))
+        var keycloak = github
+        keycloak.deviceVerificationHosts = []
+        keycloak.issuer = URL(string: "https://sso.example.org/realms/staff")
+        keycloak.authorizationEndpoint = URL(string: "https://sso.example.org/realms/staff/protocol/openid-connect/auth")!
+        keycloak.tokenEndpoint = URL(string: "https://sso.example.org/realms/staff/protocol/openid-connect/token")!
+        keycloak.deviceAuthorizationEndpoint = nil
+        #expect(own("https://sso.example.org/realms/staff/device", keycloak) && own("https://login.example.org/device", keycloak))
+        #expect(!own("https://example.net/device", keycloak))
+        keycloak.issuer = URL(string: "https://idp.co.uk")
+        keycloak.authorizationEndpoint = URL(string: "https://idp.co.uk/auth")!
+        keycloak.tokenEndpoint = URL(string: "https://idp.co.uk/token")!
+        #expect(!own("https://evil.co.uk/device", keycloak), "co.uk is anyone's")
+    }
+
     @Test func microsoftsRefusalIsARefusal() throws {
         let microsoft = try ProviderCatalog(
             presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: URL(fileURLWithPath: "/nonexistent"),

@@ -97,6 +97,8 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// The git hosts (`host` or `host:port`) whose HTTPS remotes take this provider's tokens: a git
     /// credential helper answers for them.
     public var gitHosts: [String] = []
+    /// Where a sign-in on another device may send the person (`ProviderFile.deviceVerificationHosts`); empty: the provider's own hosts.
+    public var deviceVerificationHosts: [String] = []
     /// RFC 8628's device authorization endpoint: a sign-in finished on another device; nil: none.
     public var deviceAuthorizationEndpoint: URL?
     /// RFC 9126's pushed authorization request endpoint: the authorization request is sent
@@ -147,6 +149,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         case signatureMethod = "signature_method"
         case privateKeyFile = "private_key_file"
         case gitHosts = "git_hosts"
+        case deviceVerificationHosts = "device_verification_hosts"
         case deviceAuthorizationEndpoint = "device_authorization_endpoint"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
@@ -236,6 +239,7 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         signatureMethod = try c.decodeIfPresent(OAuth1Signature.Method.self, forKey: .signatureMethod) ?? .hmacSHA1
         privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
         gitHosts = try c.decodeIfPresent([String].self, forKey: .gitHosts) ?? []
+        deviceVerificationHosts = try c.decodeIfPresent([String].self, forKey: .deviceVerificationHosts) ?? []
         deviceAuthorizationEndpoint = try c.decodeIfPresent(URL.self, forKey: .deviceAuthorizationEndpoint)
         pushedAuthorizationRequestEndpoint = try c.decodeIfPresent(URL.self, forKey: .pushedAuthorizationRequestEndpoint)
         requirePushedAuthorizationRequests = try c.decodeIfPresent(Bool.self, forKey: .requirePushedAuthorizationRequests) ?? false

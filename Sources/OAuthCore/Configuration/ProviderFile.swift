@@ -68,6 +68,9 @@ public struct ProviderFile: Sendable, Equatable {
     public var registrationClientURI = Setting<String>.unset
     /// The git hosts whose HTTPS remotes take this provider's tokens (`github.com`, `gitlab.example:8443`).
     public var gitHosts = Setting<[String]>.unset
+    /// The hosts a sign-in on another device may send the person to (RFC 8628's verification_uri):
+    /// github.com for GitHub. Unset: the hosts of the provider's own endpoints, and their domains.
+    public var deviceVerificationHosts = Setting<[String]>.unset
     /// RFC 8628's device authorization endpoint (a path is appended to the issuer).
     public var deviceAuthorizationEndpoint = Setting<String>.unset
     /// RFC 9126's pushed authorization request endpoint (a path is appended to the issuer).

@@ -54,7 +54,39 @@ extension TokenClient {
         let answer = try await post(parameters, to: endpoint, endpoint: .deviceAuthorization, secrets: [])
         let fields = try TokenResponse.fields(
             of: answer, endpoint: .deviceAuthorization, secrets: clientSecrets, errorAliases: configuration.errorAliases)
-        return try Self.deviceAuthorization(fields, now: now)
+        let authorization = try Self.deviceAuthorization(fields, now: now)
+        guard Self.isProvidersOwn(authorization.verificationURI, configuration) else {
+            throw OAuthError.deviceVerificationElsewhere(
+                host: Redaction.printable(authorization.verificationURI.host ?? "?"), provider: configuration.displayName)
+        }
+        return authorization
+    }
+
+    /// Whether the person may be sent to `url` to type a code: a host the provider file names
+    /// (`device_verification_hosts`; the presets pin theirs), else one of the hosts of the
+    /// provider's own endpoints or issuer, or a host in the domain of one (`microsoft.com` for
+    /// `login.microsoft.com`). Device-code phishing sends a real provider's code to a page of the
+    /// attacker's, with words that sound like Latchkey's: a host unlike the provider's is not shown.
+    static func isProvidersOwn(_ url: URL, _ configuration: ProviderConfiguration) -> Bool {
+        guard let host = url.host?.lowercased() else { return false }
+        if !configuration.deviceVerificationHosts.isEmpty {
+            return configuration.deviceVerificationHosts.contains { $0.lowercased() == host }
+        }
+        let own = [
+            configuration.issuer, configuration.authorizationEndpoint, configuration.tokenEndpoint,
+            configuration.deviceAuthorizationEndpoint,
+        ]
+        .compactMap { $0?.host?.lowercased() }
+        return own.contains { ownHost in
+            if host == ownHost { return true }
+            // Its domain: the host without its first label, when that leaves a domain someone owns, not
+            // a suffix anyone may register under (`co.uk`, `com.au`: a short label before a country's).
+            let labels = ownHost.split(separator: ".")
+            let suffixLike = labels.count >= 2 && labels[labels.count - 1].count == 2 && labels[labels.count - 2].count <= 3
+            guard labels.count >= (suffixLike ? 4 : 3), !ownHost.allSatisfy({ $0.isNumber || $0 == "." }) else { return false }
+            let domain = labels.dropFirst().joined(separator: ".")
+            return host == domain || host.hasSuffix("." + domain)
+        }
     }
 
     /// The device authorization endpoint's answer, checked: every field RFC 8628 §3.2 requires,

@@ -57,6 +57,8 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     case deviceCodeExpired
     /// RFC 8628: the provider asks to wait longer between checks than its code lives.
     case deviceWaitOutlivesCode(interval: Int, lifetime: Int)
+    /// A sign-in on another device that would send the person to a host that is none of the provider's.
+    case deviceVerificationElsewhere(host: String, provider: String)
 
     // The network
     case timedOut(endpoint: Endpoint)
@@ -144,6 +146,10 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
             "The provider's profile endpoint answered about someone other than the person who signed in, so it is not shown."
         case .deviceSignInDenied: "The sign-in was refused on the other device."
         case .deviceCodeExpired: "The code expired before the sign-in was finished on the other device. Start again for a new code."
+        case .deviceVerificationElsewhere(let host, let provider):
+            "The provider's sign-in on another device would have you type its code at \(host), which is none of \(provider)'s own "
+                + "addresses, so Latchkey does not show it: a code typed there could sign someone else in as you. If \(host) is "
+                + "really \(provider)'s, name it in the provider's file (\"device_verification_hosts\")."
         case .deviceWaitOutlivesCode(let interval, let lifetime):
             "The provider asks to wait \(interval) seconds between checks, longer than its code lasts (\(lifetime) seconds): "
                 + "that sign-in could never finish. Try again later, or sign in another way."
