@@ -148,7 +148,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .deviceCodeExpired: "The code expired before the sign-in was finished on the other device. Start again for a new code."
         case .deviceVerificationElsewhere(let host, let provider):
             "The provider's sign-in on another device would have you type its code at \(host), which is none of \(provider)'s own "
-                + "addresses, so Latchkey does not show it: a code typed there could sign someone else in as you. If \(host) is "
+                + "addresses, so it is not shown: a code typed there could sign someone else in as you. If \(host) is "
                 + "really \(provider)'s, name it in the provider's file (\"device_verification_hosts\")."
         case .deviceWaitOutlivesCode(let interval, let lifetime):
             "The provider asks to wait \(interval) seconds between checks, longer than its code lasts (\(lifetime) seconds): "
