@@ -27,6 +27,9 @@ public enum AppEvent: Equatable, Sendable {
     /// Signed in; the notice says where the tokens went when not where they usually go.
     case signInSucceeded(notice: String?)
     case signInFailed(OAuthError)
+    /// The sign-in came back as someone else than the account meant: their tokens were kept as an
+    /// account of their own, and the account meant is as it was (`meantSignedIn`). The notice says so.
+    case signInKeptApart(notice: String, meantSignedIn: Bool)
     /// Adding an account did not finish; `signedIn`: whether the account in use is still signed in.
     case addAccountFailed(OAuthError, signedIn: Bool)
     case profileRequested

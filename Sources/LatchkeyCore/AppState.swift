@@ -69,7 +69,8 @@ public enum AppState: Equatable, Sendable {
         // (after an event the state took, not one it passed over).
         guard transition != Transition(state: state) else { return transition }
         switch event {
-        case .launched, .signInSucceeded, .profileLoaded, .sessionEnded, .providerUnavailable: transition.effects.append(.listAccounts)
+        case .launched, .signInSucceeded, .signInKeptApart, .profileLoaded, .sessionEnded, .providerUnavailable:
+            transition.effects.append(.listAccounts)
         default: break
         }
         return transition
@@ -129,6 +130,11 @@ public enum AppState: Equatable, Sendable {
         case (.signingIn, .signInSucceeded(let notice)), (.exchanging, .signInSucceeded(let notice)),
             (.saving, .signInSucceeded(let notice)), (.signingInOnDevice, .signInSucceeded(let notice)):
             return Transition(state: .signedIn(notice: notice))
+        case (.signingIn, .signInKeptApart(let notice, let meantSignedIn)), (.exchanging, .signInKeptApart(let notice, let meantSignedIn)),
+            (.saving, .signInKeptApart(let notice, let meantSignedIn)),
+            (.signingInOnDevice, .signInKeptApart(let notice, let meantSignedIn)):
+            // The account shown is the one meant, as it is: signed in still, or not (Sign in offered again).
+            return Transition(state: meantSignedIn ? .signedIn(notice: notice) : .signedOut(notice: notice))
         case (.signingIn, .signInFailed(let error)), (.exchanging, .signInFailed(let error)),
             (.saving, .signInFailed(let error)), (.signingInOnDevice, .signInFailed(let error)):
             return Transition(state: .failed(message: error.description, signedIn: false))

@@ -66,6 +66,14 @@ extension Provider {
                         : "\($0.label) was already here: signed in again. To add another, sign out at the provider's page first."
                 } : nil
             let notice = [outcome.accountChange?.description, added, outcome.storeNotice].compactMap { $0 }.joined(separator: " ")
+            if outcome.accountChange?.keptApart == true {
+                // Someone else than the account meant: the window goes on showing the account meant, as it is.
+                let meant: AuthSession
+                if case .account(let key) = choice { meant = session(key: key) } else { meant = session }
+                let signedIn = await meant.isSignedIn
+                let scopes = signedIn ? await meant.currentToken()?.allowedScopes(asked: configuration.scopes) ?? [] : []
+                return (.signInKeptApart(notice: notice, meantSignedIn: signedIn), scopes)
+            }
             let scopes = outcome.token.allowedScopes(asked: configuration.scopes)
             return (.signInSucceeded(notice: notice.isEmpty ? nil : notice), scopes)
         } catch {

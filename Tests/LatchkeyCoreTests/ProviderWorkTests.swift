@@ -119,6 +119,44 @@ import Testing
         #expect(AppState.next(.signedIn(notice: nil), ended!).state == .signedOut(notice: reason))
     }
 
+    /// Issue 36 §12: Ada's sign-in, redone where the page signed Grace in. Grace's tokens are kept as
+    /// an account of her own; the window goes on showing Ada as she is — signed out still (her sign-in
+    /// had ended: Sign in offered), or signed in with her own scopes — and the notice says where the
+    /// tokens went. (The sign-in on another device ends through the same answer.)
+    @Test(arguments: [false, true])
+    func aSignInThatCameBackAsSomeoneElseLeavesTheAccountMeantAsItIs(adaStillSignedIn: Bool) async throws {
+        let sandbox = try await RunningSandbox.start(["--access-token-ttl", "1", "--device-interval", "1"])
+        let home = try SetUpHome()
+        let accounts = AccountList(
+            directory: FileManager.default.temporaryDirectory.appendingPathComponent("accounts-\(UUID().uuidString)"))
+        let configuration = try home.catalog.configuration(named: "sandbox", overrides: ["issuer": sandbox.baseURL])
+        let provider = Provider(configuration: configuration, store: MemoryTokenStore(), accounts: accounts)
+        _ = await provider.signIn(using: FormPostingUserAgent(), logger: logger) { _ in }
+        let adaScopes = try #require(await provider.session.currentToken()).allowedScopes(asked: configuration.scopes)
+        if !adaStillSignedIn {
+            // Her refresh token revoked at the provider: her sign-in ends at the next renewal, and she stays listed.
+            let refreshToken = try #require(await provider.session.currentToken()?.refreshToken)
+            _ = try await HTTPClient().postForm(
+                sandbox.baseURL + "/revoke", [("token", refreshToken), ("client_id", configuration.clientID)])
+            try await untilDue(provider)
+            guard case .sessionEnded = await provider.renewal(logger: logger) else {
+                return #expect(Bool(false), "Ada's sign-in did not end")
+            }
+        }
+        #expect(await provider.session.isSignedIn == adaStillSignedIn)
+
+        let grace = await provider.signIn(using: FormPostingUserAgent(username: "grace", password: "compiler"), logger: logger) { _ in }
+        let said =
+            "Signed in as grace@sandbox.example, not as ada@sandbox.example: kept as another account, and ada@sandbox.example is left as it was."
+        #expect(grace.event == .signInKeptApart(notice: said, meantSignedIn: adaStillSignedIn))
+        #expect(grace.scopes == (adaStillSignedIn ? adaScopes : []), "Ada's scopes, or none: never Grace's")
+        let shown = AppState.next(.saving, grace.event)
+        #expect(shown.state == (adaStillSignedIn ? .signedIn(notice: said) : .signedOut(notice: said)))
+        #expect(shown.effects.contains(.listAccounts), "Grace's account is listed beside")
+        #expect(await provider.accountInUseKey == "sandbox" && (await provider.session.isSignedIn) == adaStillSignedIn)
+        #expect(await provider.accounts().accounts.count == 2)
+    }
+
     @Test func aProviderOutOfReachSaysWhyInPlaceOfTheSignIn() async throws {
         let sandbox = try await RunningSandbox.start()
         struct Unreachable: Error, CustomStringConvertible { var description: String { "The offline sandbox provider did not start." } }
