@@ -21,7 +21,8 @@ public enum AgentClient {
                         + "there may have closed. Connect again (ssh -R), or unset \(AgentSocket.forwardedVariable) to sign in here."))
     }
 
-    /// The agent's answer; nil when no agent answers at `path` (the command then does the work itself).
+    /// The agent's answer; nil only when nothing listens at `path` (the command then does the work
+    /// itself): an agent that runs but does not take the request is a refusal.
     /// Waits for the answer as long as the person may take to answer the agent's question.
     public static func ask(_ request: AgentRequest, at path: String, timeout: Int = 600) -> Result<AgentToken, AgentRefusal>? {
         let fd = AgentSocket.connectTo(path)
@@ -29,7 +30,22 @@ public enum AgentClient {
         defer { close(fd) }
         var wait = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-        guard AgentSocket.writeAll(fd, Array(OIDCAgentMessage.encode(request).utf8)) else { return nil }
+        // Connected, an agent runs: from here on, whatever goes wrong is its refusal, never "no agent"
+        // (a busy agent taken for none would have the command sign in and hand the token out itself).
+        let busy = AgentRefusal(
+            .failed, "Latchkey's agent runs but did not take this request (it is busy, or closed the connection); try again in a moment.")
+        guard AgentSocket.writeAll(fd, Array(OIDCAgentMessage.encode(request).utf8)) else {
+            // It may have said why before it closed.
+            return readAnswer(fd).map(OIDCAgentMessage.answer) ?? .failure(busy)
+        }
+        guard let answer = readAnswer(fd) else {
+            return .failure(AgentRefusal(.failed, "Latchkey's agent did not answer: the connection to it closed before its answer."))
+        }
+        return OIDCAgentMessage.answer(answer)
+    }
+
+    /// What the agent wrote before it closed (or the receive timeout ran out); nil for nothing.
+    private static func readAnswer(_ fd: Int32) -> [UInt8]? {
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while answer.count <= OIDCAgentChannel.largestMessage {
@@ -38,9 +54,6 @@ public enum AgentClient {
             guard n > 0 else { break }
             answer += chunk[0..<n]
         }
-        guard !answer.isEmpty else {
-            return .failure(AgentRefusal(.failed, "Latchkey's agent did not answer: the connection to it closed before its answer."))
-        }
-        return OIDCAgentMessage.answer(answer)
+        return answer.isEmpty ? nil : answer
     }
 }

@@ -47,11 +47,15 @@ public final class AgentSocket: Sendable {
     /// The listening descriptor and the socket file it made (so that only that file is ever removed).
     private let listener = Mutex<(fd: Int32, file: FileStamp?)>((-1, nil))
     private let stopping = Atomic<Bool>(false)
-    private let open = Mutex<[Int32: Int]>([:])
+    private let open = Mutex(OpenCounts())
     private let workers = WorkerThreads(most: AgentSocket.mostConnections)
 
     public static let mostConnections = 256
     public static let mostPerProcess = 16
+    public static let mostPerProgram = 64
+    /// Seconds one connection may last in all, request, answer and what follows: the person has two
+    /// minutes to answer, a provider a minute per request, and a client that trickles bytes none more.
+    public static let connectionLifetime = 600
     /// Seconds a client has to send its whole request.
     public static let requestTimeout = 10
 
@@ -177,8 +181,13 @@ public final class AgentSocket: Sendable {
                 close(connection)
                 continue
             }
-            guard admit(peer.pid) else {
-                logger.notice("Too many connections at once; one was closed unanswered", metadata: ["pid": "\(peer.pid)"])
+            // Slots per process, and per program (what its executable is called; any program can make
+            // processes), so that one caller cannot take them all.
+            let program = ProcessFiles.readLink("/proc/\(peer.pid)/exe").map(ProcessFiles.undeleted) ?? "a program that hides itself"
+            guard admit(peer.pid, program) else {
+                logger.notice("Too many connections at once; one was refused", metadata: ["pid": "\(peer.pid)"])
+                // Said, not only closed: a client must never take a busy agent for none (and sign in itself).
+                Self.sayBusy(connection)
                 close(connection)
                 continue
             }
@@ -188,28 +197,51 @@ public final class AgentSocket: Sendable {
                 let caller = Caller.identify(pid: peer.pid, uid: peer.uid, own: own)
                 serve(connection, Connection(peer: peer, caller: caller))
                 close(connection)
-                release(peer.pid)
+                release(peer.pid, program)
             }
             if !started {
+                Self.sayBusy(connection)
                 close(connection)
-                release(peer.pid)
+                release(peer.pid, program)
             }
         }
     }
 
-    private func admit(_ pid: Int32) -> Bool {
+    private func admit(_ pid: Int32, _ program: String) -> Bool {
         open.withLock { counts in
-            guard counts.values.reduce(0, +) < Self.mostConnections, counts[pid, default: 0] < Self.mostPerProcess else { return false }
-            counts[pid, default: 0] += 1
+            guard counts.total < Self.mostConnections, counts.processes[pid, default: 0] < Self.mostPerProcess,
+                counts.programs[program, default: 0] < Self.mostPerProgram
+            else { return false }
+            counts.total += 1
+            counts.processes[pid, default: 0] += 1
+            counts.programs[program, default: 0] += 1
             return true
         }
     }
 
-    private func release(_ pid: Int32) {
+    private func release(_ pid: Int32, _ program: String) {
         open.withLock { counts in
-            counts[pid, default: 1] -= 1
-            if counts[pid] == 0 { counts[pid] = nil }
+            counts.total -= 1
+            counts.processes[pid, default: 1] -= 1
+            if counts.processes[pid] == 0 { counts.processes[pid] = nil }
+            counts.programs[program, default: 1] -= 1
+            if counts.programs[program] == 0 { counts.programs[program] = nil }
         }
+    }
+
+    /// The connections open now: in all, per process, per program.
+    struct OpenCounts {
+        var total = 0
+        var processes: [Int32: Int] = [:]
+        var programs: [String: Int] = [:]
+    }
+
+    /// A refusal a client can read (plain JSON, which every client reads before any encryption is
+    /// agreed), written without waiting: the agent is busy, not gone.
+    static func sayBusy(_ fd: Int32) {
+        let sentence = "Latchkey's agent is busy with too many requests at once; try again in a moment."
+        let bytes = Array(OIDCAgentMessage.failure(AgentRefusal(.failed, sentence)).utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
     private func serve(_ fd: Int32, _ connection: Connection) {
@@ -277,7 +309,13 @@ public final class AgentSocket: Sendable {
         }
         // Most answers come at once. One that waits (on the person, on the provider) is watched for
         // the caller hanging up, a quarter of a second at a time: then its question is taken back.
+        let deadline = DispatchTime.now() + .seconds(Self.connectionLifetime)
         while done.wait(timeout: .now() + .milliseconds(250)) == .timedOut {
+            // Past the connection's lifetime: its question is taken back, and the answer is a refusal.
+            if DispatchTime.now() > deadline {
+                connection.hangUp.signal()
+                return .failure(AgentRefusal(.failed, "The agent gave up on this request after \(Self.connectionLifetime / 60) minutes."))
+            }
             guard !connection.hangUp.happened else { continue }
             // Closed, not half-closed: a script may shut its sending side down and still wait for the answer.
             // Through ssh, though, a program that ended on the far side is only a half-close here (ssh
@@ -308,12 +346,19 @@ public final class AgentSocket: Sendable {
     /// not reset the connection before the client has read the answer.
     static func drain(_ fd: Int32) {
         shutdown(fd, Int32(SHUT_WR))
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // One second in all, however the bytes trickle in (not a second per read).
+        let deadline = DispatchTime.now().uptimeNanoseconds + 1_000_000_000
         var chunk = [UInt8](repeating: 0, count: 65536)
         var total = 0
         while total < 1 << 20 {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32((deadline - now) / 1_000_000) + 1)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n < 0, errno == EINTR || errno == EAGAIN { continue }
             guard n > 0 else { return }
             total += n
         }

@@ -54,6 +54,9 @@ static const char *option(int argc, char **argv, int *i, const char *name) {
 
 // The agent's answer to a plain JSON request, into answer; its length, or -1 when no agent answers.
 // Asked where LATCHKEY_AGENT_SOCK says (the desktop's agent forwarded with ssh -R), else at this session's socket.
+/// ask_agent's answer when an agent runs but took nothing of the request, and said nothing.
+enum { AGENT_BUSY = -2 };
+
 static long ask_agent(const char *request, char *answer, size_t capacity) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     const char *forwarded = getenv("LATCHKEY_AGENT_SOCK");
@@ -74,14 +77,13 @@ static long ask_agent(const char *request, char *answer, size_t capacity) {
     // As long as the person may take to answer the agent's question (it gives up after two minutes).
     struct timeval wait = {.tv_sec = 600};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    // Connected: an agent runs. From here on nothing is "no agent" (the app would then sign in and hand
+    // the token out itself): an agent that closed on us may have said why (it is busy), else it is busy.
     size_t length = strlen(request), sent = 0;
     while (sent < length) {
         ssize_t n = send(fd, request + sent, length - sent, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            close(fd);
-            return -1;
-        }
+        if (n <= 0) break;
         sent += (size_t)n;
     }
     size_t total = 0;
@@ -92,7 +94,7 @@ static long ask_agent(const char *request, char *answer, size_t capacity) {
         total += (size_t)n;
     }
     close(fd);
-    return (long)total;
+    return sent < length && total == 0 ? AGENT_BUSY : (long)total;
 }
 
 int main(int argc, char **argv) {
@@ -121,6 +123,10 @@ int main(int argc, char **argv) {
              seconds);
     static char answer[65536];
     long length = ask_agent(request, answer, sizeof answer);
+    if (length == AGENT_BUSY) {
+        fprintf(stderr, "latchkey: Latchkey's agent runs but did not take this request (it is busy); try again in a moment.\n");
+        return FAILED;
+    }
     if (length < 0) return run_app(argv);  // no agent: the app does the work itself
     static char text[65536];
     if (agent_answer_string(answer, (size_t)length, "error", text, sizeof text) >= 0) {

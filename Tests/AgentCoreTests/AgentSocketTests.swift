@@ -187,6 +187,91 @@ final class Seen: @unchecked Sendable {
         #expect(seen.all.count == 1)
     }
 
+    /// One process holding all of its slots (16 connections that send nothing): its next request is
+    /// refused with the agent's sentence, never taken for "no agent" (then the command would sign in and
+    /// print the token itself, with nobody asked).
+    @Test func aBusyAgentIsARefusalNeverNone() async throws {
+        let socket = try serve(Seen())
+        defer { socket.stop() }
+        let path = self.path
+        let held = (0..<AgentSocket.mostPerProcess).map { _ in AgentSocket.connectTo(path) }
+        defer { for fd in held where fd >= 0 { close(fd) } }
+        #expect(held.allSatisfy { $0 >= 0 })
+        let answer = await BlockingWork.run { AgentClient.ask(AgentRequest(target: .provider("github")), at: path) }
+        guard case .failure(let refusal)? = answer else {
+            return #expect(Bool(false), "taken for no agent, or served: \(String(describing: answer))")
+        }
+        #expect(refusal.sentence.contains("busy"), "\(refusal.sentence)")
+    }
+
+    /// Many processes of one program cannot take every slot: past `mostPerProgram`, that program's
+    /// connections are refused as busy, and another program is still served.
+    @Test func oneProgramCannotTakeEverySlot() async throws {
+        let socket = try serve(Seen())
+        defer { socket.stop() }
+        // Children of one program hold `each` connections apiece; each refusal (an answer at once, then
+        // a close) is reported to the parent as it comes, which counts them until it has the number
+        // expected (the event), or gives up after a minute.
+        let script = """
+            import os, select, socket, sys, time
+            path, processes, each, expected = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+            reports, stop = os.pipe(), os.pipe()
+            for _ in range(processes):
+                if os.fork() == 0:
+                    # The parent's close of the stop pipe must reach every child: none keeps a write end.
+                    os.close(stop[1]); os.close(reports[0])
+                    held = [socket.socket(socket.AF_UNIX) for _ in range(each)]
+                    for s in held: s.connect(path)
+                    waiting = set(held)
+                    while True:
+                        ready, _, _ = select.select(list(waiting) + [stop[0]], [], [])
+                        if stop[0] in ready: os._exit(0)
+                        for s in ready:
+                            waiting.discard(s)
+                            if b"busy" in s.recv(65536): os.write(reports[1], b"b")
+            counted, deadline = 0, time.monotonic() + 60
+            while counted < expected and time.monotonic() < deadline:
+                ready, _, _ = select.select([reports[0]], [], [], 1)
+                if ready: counted += len(os.read(reports[0], 4096))
+            os.close(stop[1])
+            print(counted)
+            """
+        let extra = 4
+        let processes = (AgentSocket.mostPerProgram + extra * AgentSocket.mostPerProcess) / AgentSocket.mostPerProcess
+        let expected = processes * AgentSocket.mostPerProcess - AgentSocket.mostPerProgram
+        let (status, output, errors) = try await run(
+            "/usr/bin/python3", ["-c", script, path, "\(processes)", "\(AgentSocket.mostPerProcess)", "\(expected)"])
+        #expect(status == 0, "\(errors)")
+        #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(expected)", "refused as busy, of this program's")
+        let answer = await ask(Array(#"{"request":"access_token","account":"github"}"#.utf8))
+        #expect(answer.contains(#""access_token":"the-token""#), "another program is served: \(answer)")
+    }
+
+    /// After its answer, a connection is drained for a second in all, however slowly its client
+    /// trickles bytes: then it is closed, and its slot free.
+    @Test(.timeLimit(.minutes(1)))
+    func aClientTricklingAfterTheAnswerIsClosedWithinASecondOrSo() async throws {
+        let socket = try serve(Seen())
+        defer { socket.stop() }
+        let script = """
+            import socket, sys, time
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+            s.sendall(b'{"request":"access_token","account":"github"}')
+            answer = b""
+            while chunk := s.recv(65536): answer += chunk
+            started = time.monotonic()
+            try:
+                while time.monotonic() - started < 30:
+                    s.send(b" "); time.sleep(0.2)
+                print("still open after 30 s")
+            except (BrokenPipeError, ConnectionResetError):
+                print("closed" if b"the-token" in answer else "no answer")
+            """
+        let (status, output, errors) = try await run("/usr/bin/python3", ["-c", script, path])
+        #expect(status == 0, "\(errors)")
+        #expect(output == "closed\n")
+    }
+
     /// `executable` with OIDC_SOCK naming this test's socket: its exit status, standard output and error.
     func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String, String) {
         let path = self.path

@@ -153,7 +153,9 @@ import Testing
         let shown = AppState.next(.saving, grace.event)
         #expect(shown.state == (adaStillSignedIn ? .signedIn(notice: said) : .signedOut(notice: said)))
         #expect(shown.effects.contains(.listAccounts), "Grace's account is listed beside")
-        #expect(await provider.accountInUseKey == "sandbox" && (await provider.session.isSignedIn) == adaStillSignedIn)
+        let inUse = provider.accountInUseKey
+        let signedIn = await provider.session.isSignedIn
+        #expect(inUse == "sandbox" && signedIn == adaStillSignedIn, "Ada is still the account in use, as she was")
         #expect(await provider.accounts().accounts.count == 2)
     }
 
