@@ -8,11 +8,32 @@
 # built in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# -disable-incremental-llvm-codegen: by default each Swift object holds a hash of its LLVM module
-# (section .swift_modhash, to skip code generation when it is unchanged), and that module names the
-# object's absolute path, so the hash, and the build ID computed over it, differed between folders.
+
+# Built at one path, whatever the clone's: the compilers map the clone's path to ".", but one thing
+# slips through -file-prefix-map (in an optimized build, swiftc passes a closure check's file name as
+# "" with the length of the unmapped path: HummingbirdCore's RequestBody has one), so two clones of
+# different path lengths differed in a few instructions. In a mount namespace of its own (a user
+# namespace: no privilege needed), the clone is bound at /mnt and built there; .build is the
+# clone's own all the same.
+fixed=/mnt
+if [ "$PWD" != "$fixed" ] && [ -z "${LATCHKEY_BUILD_NAMESPACE:-}" ]; then
+    if [ -d "$fixed" ] && unshare --user --map-root-user --mount true 2>/dev/null; then
+        # Inside, files that are nobody's (another user's, the package mirror's) would look unsafe to git.
+        exec unshare --user --map-root-user --mount env LATCHKEY_BUILD_NAMESPACE=1 \
+            GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*' \
+            bash -c 'mount --bind "$1" "$2" && cd "$2" && shift 2 && exec scripts/build-release.sh "$@"' sh "$PWD" "$fixed" "$@"
+    fi
+    echo "build-release.sh: no user namespace here, so built in $PWD: a clone elsewhere gives a few different bytes" >&2
+fi
+
+# -disable-incremental-llvm-codegen: each Swift object would hold a hash of its LLVM module (section
+# .swift_modhash, to skip code generation when it is unchanged), which differed between two builds
+# of the same sources, and the build ID with it.
+# -gnone: no DWARF from Swift. What is shipped is stripped of it anyway, but the build ID is computed
+# before, over it, and Swift's DWARF names each imported C module by the hash of its precompiled
+# module (DW_AT_GNU_dwo_id), which takes in the sources' modification times: two clones differed.
 map=(-Xswiftc -file-prefix-map -Xswiftc "$PWD=." -Xcc "-ffile-prefix-map=$PWD=."
-    -Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen)
+    -Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen -Xswiftc -gnone)
 if [ $# -eq 0 ]; then
     swift build -c release "${map[@]}"
     # generate-manual (swift-argument-parser's, for make deb's man pages) is a dependency's product.
