@@ -27,8 +27,8 @@ final class ConsentDialog {
         window.keepAbove()
         window.setResizable(false)
 
-        let name = ConsentSentence.capitalised(Redaction.printable(question.caller.program.name))
-        let provider = Redaction.printable(question.providerName)
+        let name = Self.clipped(ConsentSentence.capitalised(Redaction.printable(question.caller.program.name)))
+        let provider = Self.clipped(Redaction.printable(question.providerName))
         let headline = Label("", wrap: true)
         headline.setMarkup("<b>\(Label.escape(name))</b> asks for a token of your <b>\(Label.escape(provider))</b> sign-in.")
         headline.setMaximumWidth(characters: 60)
@@ -44,14 +44,28 @@ final class ConsentDialog {
             let label = Label(name)
             label.addStyleClass("dim-label")
             label.setAlignment(horizontal: .end, vertical: .start)
-            // Not selectable: a selectable label takes the keyboard, which belongs to Deny.
-            let text = Label(value, wrap: true)
+            // Not selectable: a selectable label takes the keyboard, which belongs to Deny. Clipped, so that
+            // no field (a command line of 64 KiB) pushes the provider and the answers off the screen.
+            let shown = Self.clipped(value)
+            let text = Label(shown, wrap: true)
             text.setAlignment(horizontal: .start)
             text.setMaximumWidth(characters: 50)
-            text.setAccessible(name: value, description: name)
+            text.setAccessible(name: shown, description: name)
             grid.attach(label, column: 0, row: row)
             grid.attach(text, column: 1, row: row)
             row += 1
+            if shown != value {
+                // The whole of it, a click away: selectable, in a view of bounded height that scrolls.
+                let whole = Expander("Whole \(name.lowercased()) (\(value.count) characters)")
+                let scrolled = ScrolledWindow(maximumHeight: 160)
+                let all = Label(value, wrap: true, selectable: true)
+                all.setMaximumWidth(characters: 50)
+                all.setAccessible(name: "Whole \(name.lowercased())", description: name)
+                scrolled.setChild(all)
+                whole.setChild(scrolled)
+                grid.attach(whole, column: 1, row: row)
+                row += 1
+            }
         }
         for button in [deny, once, always, whileConnected] { button.setAccessible(name: button.label) }
         always.addStyleClass("suggested-action")
@@ -126,6 +140,14 @@ final class ConsentDialog {
         lines.append(("Provider", question.providerName))
         lines.append(("Scopes", question.scopes.isEmpty ? "whatever your sign-in allows" : question.scopes.joined(separator: " ")))
         return lines.map { ($0.0, Redaction.printable($0.1)) }
+    }
+
+    /// Most characters of a field shown in place (about three lines of the dialog).
+    static let longestField = 150
+
+    /// `text` as shown in place: whole when short, else its beginning and an ellipsis.
+    static func clipped(_ text: String) -> String {
+        text.count <= longestField ? text : String(text.prefix(longestField - 1)) + "…"
     }
 
     /// Taken back: answered as Deny, and closed.

@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.request
 
-from driver import Failure, Latchkey, name, wait_until
+from driver import Atspi, Failure, Latchkey, name, wait_until
 from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
 
 AGENT = ("latchkey-agent",)
@@ -438,6 +438,41 @@ def agent_env_starts_agent(home):
     assert_no_secrets(home, [window.log_path], extra=[stored(home)["access_token"]])
 
 
+def agent_dialog_long_command_line(home):
+    """A program whose command line is 64 KiB asks: the dialog keeps the provider line and its answers
+    on the screen, shows the command line's beginning, and the whole of it in an expander that
+    scrolls; Deny answers it."""
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    try:
+        ask = ("import os, socket, sys\n"
+               "s = socket.socket(socket.AF_UNIX); s.connect(os.path.join(os.environ['XDG_RUNTIME_DIR'], 'latchkey', 'agent.sock'))\n"
+               "s.sendall(b'{\"request\":\"access_token\",\"account\":\"mine\"}')\n"
+               "answer = b''\n"
+               "while chunk := s.recv(65536): answer += chunk\n"
+               "print(answer.decode())\n")
+        gdbus("--method", "io.github.latchkey.Agent1.ListProviders")
+        padding = "x" * 65536
+        caller = subprocess.Popen(["/usr/bin/python3", "-c", ask, padding], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        agent = Latchkey.attached(AGENT, home.shots)
+        dialog = agent.find("frame", "Allow a program to use your sign-in?", newest=True, timeout=30)
+        deny = agent.button("Deny", root=dialog)
+        agent.find("label", "My sandbox", root=dialog, timeout=5)
+        agent.find("toggle button", "Whole command line", root=dialog, exact=False, timeout=5)
+        agent.screenshot("01-long-command-line")
+        for label in ("Deny", "Allow once"):
+            extents = agent.button(label, root=dialog).get_component_iface().get_extents(Atspi.CoordType.SCREEN)
+            expect(extents.width > 0 and 0 <= extents.y and extents.y + extents.height <= 900,
+                   f"{label} is off the screen: {extents.x},{extents.y} {extents.width}x{extents.height}")
+        agent.press(deny)
+        out, err = caller.communicate(timeout=60)
+        expect('"status":"failure"' in out and stored(home)["access_token"] not in out, f"denied: {out!r} {err!r}")
+    finally:
+        window.quit()
+        sandbox.stop()
+
+
 # A program nobody allowed connects, forks, and becomes (exec) a program the person allowed; the child
 # it forked asks on the inherited connection once its parent runs the allowed program.
 HAND_OFF = r"""
@@ -516,5 +551,5 @@ def agent_handed_connection(home):
 
 
 SCENARIOS = {"agent_programs": agent_programs, "agent_handed_connection": agent_handed_connection,
-             "agent_env_starts_agent": agent_env_starts_agent, "agent_git": agent_git, "agent_scripts": agent_scripts,
+             "agent_env_starts_agent": agent_env_starts_agent, "agent_dialog_long_command_line": agent_dialog_long_command_line, "agent_git": agent_git, "agent_scripts": agent_scripts,
              "agent_sign_in": agent_sign_in, "agent_killed_mid_refresh": agent_killed_mid_refresh}
