@@ -158,7 +158,7 @@ public struct ProcessFiles: Sendable {
         // Its start and its parent, from one read of its stat line.
         guard let fields = statFields(pid, proc), fields.count > 19, let started = UInt64(fields[19]), let parent = Int32(fields[1])
         else { return .failure(unknown) }
-        guard var path = readLink("\(directory)/exe"), let file = executableFile("\(directory)/exe") else {
+        guard var path = readLink("\(directory)/exe"), var file = executableFile("\(directory)/exe") else {
             return hidden(pid, proc, started: started, parent: parent, state: fields[0]).map(Result.success) ?? .failure(unknown)
         }
         path = undeleted(path)
@@ -186,7 +186,12 @@ public struct ProcessFiles: Sendable {
             }
         }
         // A system program by the name a person knows it (outside a sandbox, whose paths are its own).
-        if flatpakID == nil { path = CommandName.name(of: path, exe: "\(directory)/exe") }
+        if flatpakID == nil {
+            path = CommandName.name(of: path, exe: "\(directory)/exe")
+            // Named by another file of the very same bytes: that file is what a grant is tied to, so that
+            // git through /usr/lib/git-core/git and /usr/bin/git are one program to "Always allow".
+            if path != runsFrom, let named = executableFile(path) { file = named }
+        }
         let commandLine = commandLine(pid, proc)
         guard startTime(of: pid, proc: proc) == started else { return .failure(unknown) }
         // ssh connects to the socket only for a forward (`ssh -R`): whatever asks is on the other machine.

@@ -66,6 +66,14 @@ public actor TokenAgent {
         if let refusal = await consent(request, caller, provider, metadata, hangUp) { return .failure(refusal) }
         let answer = await broker.token(for: request, of: owner)
         guard case .success = answer else { return answer }
+        // The person asked about is the one whose token this is: nobody signed out and another in under
+        // the same key while the question was on the screen.
+        guard (try? await broker.account(for: request))?.person == owner.person else {
+            logger.notice("Someone else signed in to the account while the program waited; no token given", metadata: metadata)
+            return .failure(
+                AgentRefusal(.denied, "Someone else signed in to \(owner.name) while you were asked; the program gets no token. Ask again.")
+            )
+        }
         guard await stillTheSame() else {
             logger.notice("The program changed while it waited; no token given", metadata: metadata)
             return .failure(

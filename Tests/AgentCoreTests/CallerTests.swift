@@ -187,6 +187,7 @@ import Testing
         }
         let helperGit = try await named("/usr/lib/git-core/git")
         #expect(helperGit.program == Program(path: "/usr/bin/git") && helperGit.runsFrom == "/usr/lib/git-core/git")
+        #expect(helperGit.file == (try await named("/usr/bin/git")).file, "tied to /usr/bin/git's file: one program to a grant")
         #expect(Program(path: "/usr/bin/git").covers(helperGit.program), "latchkey agent allow /usr/bin/git covers it")
         let plain = try await named("/usr/bin/git")
         #expect(plain.program == Program(path: "/usr/bin/git") && plain.runsFrom == nil)

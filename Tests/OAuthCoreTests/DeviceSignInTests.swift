@@ -127,8 +127,8 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
         #expect(sentence.contains("type its code at evil.example, which is none of GitHub's own addresses"))
     }
 
-    /// Which hosts count as the provider's: those a preset pins, else its endpoints' hosts and their
-    /// domains, never a public suffix's.
+    /// Which hosts count as the provider's: those a preset pins, else exactly its endpoints' hosts
+    /// (never their domain's others, which may be other tenants').
     @Test func theProvidersOwnHostsAreItsPinsOrItsEndpoints() throws {
         let catalog = ProviderCatalog(
             presetDirectories: [Fixtures.presetDirectory], userConfigDirectory: URL(fileURLWithPath: "/nonexistent"),
@@ -149,12 +149,12 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
         keycloak.authorizationEndpoint = URL(string: "https://sso.example.org/realms/staff/protocol/openid-connect/auth")!
         keycloak.tokenEndpoint = URL(string: "https://sso.example.org/realms/staff/protocol/openid-connect/token")!
         keycloak.deviceAuthorizationEndpoint = nil
-        #expect(own("https://sso.example.org/realms/staff/device", keycloak) && own("https://login.example.org/device", keycloak))
-        #expect(!own("https://example.net/device", keycloak))
-        keycloak.issuer = URL(string: "https://idp.co.uk")
-        keycloak.authorizationEndpoint = URL(string: "https://idp.co.uk/auth")!
-        keycloak.tokenEndpoint = URL(string: "https://idp.co.uk/token")!
-        #expect(!own("https://evil.co.uk/device", keycloak), "co.uk is anyone's")
+        #expect(own("https://sso.example.org/realms/staff/device", keycloak))
+        #expect(!own("https://example.net/device", keycloak) && !own("https://login.example.org/device", keycloak))
+        keycloak.issuer = URL(string: "https://dev-1.okta.com")
+        keycloak.authorizationEndpoint = URL(string: "https://dev-1.okta.com/oauth2/v1/authorize")!
+        keycloak.tokenEndpoint = URL(string: "https://dev-1.okta.com/oauth2/v1/token")!
+        #expect(!own("https://evil.okta.com/activate", keycloak), "another tenant of the same domain")
     }
 
     @Test func microsoftsRefusalIsARefusal() throws {

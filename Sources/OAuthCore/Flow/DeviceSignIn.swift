@@ -64,29 +64,21 @@ extension TokenClient {
 
     /// Whether the person may be sent to `url` to type a code: a host the provider file names
     /// (`device_verification_hosts`; the presets pin theirs), else one of the hosts of the
-    /// provider's own endpoints or issuer, or a host in the domain of one (`microsoft.com` for
-    /// `login.microsoft.com`). Device-code phishing sends a real provider's code to a page of the
+    /// provider's own endpoints or issuer. Device-code phishing sends a real provider's code to a page of the
     /// attacker's, with words that sound like Latchkey's: a host unlike the provider's is not shown.
     static func isProvidersOwn(_ url: URL, _ configuration: ProviderConfiguration) -> Bool {
         guard let host = url.host?.lowercased() else { return false }
         if !configuration.deviceVerificationHosts.isEmpty {
             return configuration.deviceVerificationHosts.contains { $0.lowercased() == host }
         }
+        // Exactly the hosts of its own endpoints: a domain's other hosts may be other tenants' (okta.com,
+        // auth0.com, github.io), so a preset pins more where its provider uses more.
         let own = [
             configuration.issuer, configuration.authorizationEndpoint, configuration.tokenEndpoint,
             configuration.deviceAuthorizationEndpoint,
         ]
         .compactMap { $0?.host?.lowercased() }
-        return own.contains { ownHost in
-            if host == ownHost { return true }
-            // Its domain: the host without its first label, when that leaves a domain someone owns, not
-            // a suffix anyone may register under (`co.uk`, `com.au`: a short label before a country's).
-            let labels = ownHost.split(separator: ".")
-            let suffixLike = labels.count >= 2 && labels[labels.count - 1].count == 2 && labels[labels.count - 2].count <= 3
-            guard labels.count >= (suffixLike ? 4 : 3), !ownHost.allSatisfy({ $0.isNumber || $0 == "." }) else { return false }
-            let domain = labels.dropFirst().joined(separator: ".")
-            return host == domain || host.hasSuffix("." + domain)
-        }
+        return own.contains(host)
     }
 
     /// The device authorization endpoint's answer, checked: every field RFC 8628 §3.2 requires,
