@@ -194,8 +194,7 @@ public final class AgentSocket: Sendable {
             // Who connected: first thing on the connection's own thread (never this one, which a caller
             // whose /proc cannot be read at once must not stall), before a byte of its request is read.
             let started = workers.run { [self] in
-                let caller = Caller.identify(pid: peer.pid, uid: peer.uid, own: own)
-                serve(connection, Connection(peer: peer, caller: caller))
+                serve(connection, Connection(peer: peer, caller: Self.identify(peer, holding: connection, own: own)))
                 close(connection)
                 release(peer.pid, program)
             }
@@ -275,10 +274,18 @@ public final class AgentSocket: Sendable {
             case .send(let bytes):
                 guard Self.writeAll(fd, bytes) else { return }
             case .request(let request):
-                let answer: Result<AgentToken, AgentRefusal> =
+                var answer: Result<AgentToken, AgentRefusal> =
                     strangerWrote
                     ? .failure(Self.strangerRefusal)
                     : request.flatMap { wait(for: $0, from: connection, on: fd) }
+                // The token goes only to a connection the process that made it still holds, close-on-exec:
+                // one that exec'd another program since (then the flag is gone, or the descriptor with it)
+                // while a child it forked reads the answer gets nothing. A process that hides its
+                // descriptors (non-dumpable) cannot be looked at, and is asked about as one that hides.
+                if case .success = answer, !Self.stillHolds(fd, connection) {
+                    answer = .failure(Self.handedOnRefusal)
+                    logger.notice("The process that connected no longer holds its connection; no token given")
+                }
                 if strangerWrote { logger.notice("A request written by another process than the one that connected was refused") }
                 let json: String
                 switch answer {
@@ -292,6 +299,40 @@ public final class AgentSocket: Sendable {
             }
         }
     }
+
+    /// Who connected, and how it holds its end: a connection it does not hold (handed on already) is
+    /// refused; one kept across an exec (not close-on-exec) marks the caller as one that may not be the
+    /// program named (asked each time).
+    static func identify(_ peer: Peer, holding fd: Int32, own: OwnExecutable) -> Result<Caller, AgentRefusal> {
+        let identified = Caller.identify(pid: peer.pid, uid: peer.uid, own: own)
+        guard case .success(var caller) = identified else { return identified }
+        switch SocketHolders.holding(otherEndOf: fd, pid: peer.pid) {
+        case .closeOnExec?: break
+        case .keptAcrossExec?: caller.connectionKeptAcrossExec = true
+        case .none?: return .failure(handedOnRefusal)
+        case nil:
+            // Its descriptors cannot be read: it hides them with its executable, and is asked about as one
+            // that hides; else (too many to look at) it may not be the program named.
+            if caller.program.hiddenName == nil { caller.connectionKeptAcrossExec = true }
+        }
+        return .success(caller)
+    }
+
+    /// Before a token goes out: the process that connected still holds its end (an exec that closed it,
+    /// or a connection handed on, takes the token from nobody), as far as that can be read.
+    static func stillHolds(_ fd: Int32, _ connection: Connection) -> Bool {
+        switch SocketHolders.holding(otherEndOf: fd, pid: connection.peer.pid) {
+        case .closeOnExec?: true
+        case .keptAcrossExec?: (try? connection.caller.get())?.connectionKeptAcrossExec == true
+        case .none?: false
+        case nil: (try? connection.caller.get()).map { $0.program.hiddenName != nil || $0.connectionKeptAcrossExec } ?? false
+        }
+    }
+
+    static let handedOnRefusal = AgentRefusal(
+        .denied,
+        "The process that connected no longer holds its connection as it made it (it became another program, or handed the "
+            + "connection on); it gets no token.")
 
     static let strangerRefusal = AgentRefusal(
         .denied,

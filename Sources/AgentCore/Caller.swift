@@ -27,6 +27,10 @@ public struct Caller: Sendable, Equatable {
     public let started: UInt64
     /// The process that connected, when it is Latchkey's own command asking for its parent.
     public let asker: ProcessKey?
+    /// Its connection to the agent was not opened close-on-exec, so it may have been made by a program
+    /// the process has replaced since (by exec): the program named may not be the one that asked. It
+    /// is asked about each time, and nothing kept covers it.
+    public var connectionKeptAcrossExec = false
     /// Where its executable runs from, when that is not the path it is named by: `/usr/lib/git-core/git`
     /// for `/usr/bin/git` (`CommandName`). Shown; the program is its name.
     public let runsFrom: String?

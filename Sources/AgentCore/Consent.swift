@@ -15,7 +15,9 @@ public struct ConsentQuestion: Sendable, Equatable {
     /// interpreter), where it would allow whatever runs through it; nor for another machine reached
     /// through ssh, whose name comes from a command line that cannot be trusted to say where ssh went;
     /// nor for a program that hides which file it runs, whose name any program could take.
-    public var offersAlways: Bool { !caller.runsOthers && caller.program.hiddenName == nil && personKnown }
+    public var offersAlways: Bool {
+        !caller.runsOthers && caller.program.hiddenName == nil && !caller.connectionKeptAcrossExec && personKnown
+    }
 
     /// Whether the agent knows who is signed in to the account (its subject's digest): a grant names
     /// that person, so without one nothing is kept.
@@ -77,6 +79,11 @@ public enum ConsentSentence {
         if program.hiddenName != nil {
             return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
                 + "to ask you on; a program that hides which file it runs is allowed only by an answer on the desktop, each time."
+        }
+        if question.caller.connectionKeptAcrossExec {
+            return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
+                + "to ask you on; its connection stays open across the programs it starts, so it may not be the program that "
+                + "asked, and is asked about each time, on the desktop."
         }
         if program.runsOthers {
             return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "

@@ -1,6 +1,7 @@
 import CSocket
 import FoundationEssentials
 import Glibc
+import OAuthCore
 
 /// Which connections a process holds, as the kernel tells a process of the same user: its
 /// descriptors (`/proc/PID/fd`) and, for a Unix socket, what its other end is bound to
@@ -11,22 +12,89 @@ public enum SocketHolders {
     /// Most descriptors looked at in one process: past that, it cannot be told.
     static let mostDescriptors = 4096
 
-    /// Whether process `pid` holds a Unix socket connected to one bound at any of `addresses` (a path,
-    /// or "@name" for an abstract one); nil when its descriptors cannot be read (it hides them, as a
-    /// non-dumpable process does, or it ended) or are too many to look at.
+    /// Whether process `pid` holds, close-on-exec, a Unix socket connected to one bound at any of
+    /// `addresses` (a path, "@name" for an abstract one, or a folder ending in "/" for any name in it).
+    /// Close-on-exec: a descriptor that survived an exec cannot have the flag (the exec would have
+    /// closed it), so a process that exec'd a program since it connected does not count as holding
+    /// it, even when the connection was left open across the exec. Nil when its descriptors cannot be
+    /// read (it hides them, as a non-dumpable process does, or it ended), or are too many to look at.
     public static func holdsConnection(pid: Int32, to addresses: Set<String>, proc: String = "/proc") -> Bool? {
         guard !addresses.isEmpty, let directory = opendir("\(proc)/\(pid)/fd") else { return nil }
         defer { closedir(directory) }
         var looked = 0
+        var unreadable = false
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard name != ".", name != ".." else { continue }
             looked += 1
             guard looked <= mostDescriptors else { return nil }
-            guard let target = ProcessFiles.readLink("\(proc)/\(pid)/fd/\(name)"), let inode = socketInode(target) else { continue }
-            if let bound = peerName(of: inode), addresses.contains(bound) { return true }
+            guard let target = ProcessFiles.readLink("\(proc)/\(pid)/fd/\(name)") else {
+                unreadable = true
+                continue
+            }
+            guard let inode = socketInode(target), let bound = peerName(of: inode), matches(bound, addresses),
+                closesOnExec(pid: pid, descriptor: name, proc: proc)
+            else { continue }
+            return true
+        }
+        return unreadable ? nil : false
+    }
+
+    /// How a process holds the other end of a connection.
+    public enum Holding: Sendable, Equatable {
+        /// Close-on-exec: the process has run the same program since it opened it.
+        case closeOnExec
+        /// Without close-on-exec: it may have been opened by a program the process has replaced since.
+        case keptAcrossExec
+        /// Not at all: it exec'd (and the descriptor closed) or handed the connection on.
+        case none
+    }
+
+    /// How process `pid` holds the other end of the connection `ours` (a socket of this process's); nil
+    /// when that cannot be read (its descriptors are hidden, or too many).
+    public static func holding(otherEndOf ours: Int32, pid: Int32, proc: String = "/proc") -> Holding? {
+        var info = stat()
+        guard fstat(ours, &info) == 0, let theirs = peerInode(of: UInt32(truncatingIfNeeded: info.st_ino)),
+            let directory = opendir("\(proc)/\(pid)/fd")
+        else { return nil }
+        defer { closedir(directory) }
+        var looked = 0
+        var unreadable = false
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name != ".", name != ".." else { continue }
+            looked += 1
+            guard looked <= mostDescriptors else { return nil }
+            guard let link = ProcessFiles.readLink("\(proc)/\(pid)/fd/\(name)") else {
+                unreadable = true
+                continue
+            }
+            if link == "socket:[\(theirs)]" {
+                return closesOnExec(pid: pid, descriptor: name, proc: proc) ? .closeOnExec : .keptAcrossExec
+            }
+        }
+        // Listed but not readable (a non-dumpable process, seen by root without CAP_SYS_PTRACE): not known.
+        return unreadable ? nil : Holding.none
+    }
+
+    static func matches(_ bound: String, _ addresses: Set<String>) -> Bool {
+        addresses.contains(bound) || addresses.contains { $0.hasSuffix("/") && bound.hasPrefix($0) }
+    }
+
+    /// Whether descriptor `descriptor` of `pid` is close-on-exec (`flags:` of its fdinfo, octal, O_CLOEXEC).
+    static func closesOnExec(pid: Int32, descriptor: String, proc: String) -> Bool {
+        guard let bytes = ProcessFiles.read("\(proc)/\(pid)/fdinfo/\(descriptor)") else { return false }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("flags:") {
+            guard let flags = Int(String(line.dropFirst("flags:".count)).trimmed(), radix: 8) else { return false }
+            return flags & Int(O_CLOEXEC) != 0
         }
         return false
+    }
+
+    /// The inode of the socket at the other end of Unix socket `inode`.
+    static func peerInode(of inode: UInt32) -> UInt32? {
+        let peer = csocket_unix_peer(inode, nil, 0)
+        return peer == 0 ? nil : peer
     }
 
     /// `socket:[123]` → 123.
@@ -53,8 +121,16 @@ public enum SocketHolders {
             for pair in entry.dropFirst("unix:".count).split(separator: ",") {
                 let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let value = unescaped(parts[1]) else { continue }
-                if parts[0] == "path" { found.insert(value) }
-                if parts[0] == "abstract" { found.insert("@" + value) }
+                switch parts[0] {
+                case "path": found.insert(value)
+                case "abstract": found.insert("@" + value)
+                // A socket the bus made up in a folder: a path in it, or (tmpdir, on Linux) an abstract one.
+                case "dir": found.insert(value.hasSuffix("/") ? value : value + "/")
+                case "tmpdir":
+                    let folder = value.hasSuffix("/") ? value : value + "/"
+                    found.formUnion([folder, "@" + folder])
+                default: break
+                }
             }
         }
         return found

@@ -141,7 +141,9 @@ struct AgentInterface: Sendable {
             }
             guard credentials.uid == getuid() else { return .failure(AgentRefusal(.denied, "Latchkey's agent serves its own user only.")) }
             let caller = Caller.identify(pid: credentials.pid, uid: credentials.uid)
-            guard case .success = caller, !Self.stillHoldsItsConnection(credentials.pid) else { return caller }
+            guard case .success(let identified) = caller,
+                !Self.stillHoldsItsConnection(credentials.pid, hidden: identified.program.hiddenName != nil)
+            else { return caller }
             return .failure(Self.connectionHandedOn)
         }
         return identified ?? .failure(AgentRefusal(.denied, "The program that asked could not be identified in time."))
@@ -150,12 +152,17 @@ struct AgentInterface: Sendable {
     /// The session bus's sockets, as this process found the bus.
     static let busAddresses = SocketHolders.sessionBusAddresses(environment: ProcessInfo.processInfo.environment)
 
-    /// False when the process the bus names (the one that connected) holds no connection to the bus:
-    /// it exec'd another program since (which closed the connection: D-Bus libraries open it
-    /// close-on-exec), and whoever calls is a child it handed the connection to. True when it does, or
-    /// when that cannot be told (its descriptors are hidden: it is then asked about as a program that hides).
-    static func stillHoldsItsConnection(_ pid: Int32) -> Bool {
-        SocketHolders.holdsConnection(pid: pid, to: busAddresses) != false
+    /// Whether the process the bus names (the one that connected) still holds a connection to the bus,
+    /// close-on-exec (`SocketHolders.holdsConnection`). Not when it exec'd another program since (D-Bus
+    /// libraries open the connection close-on-exec, and a descriptor left open across an exec loses
+    /// that flag), and whoever calls is a child it handed the connection to; nor when that cannot be
+    /// told — but for a program that hides its descriptors with its executable (non-dumpable), which
+    /// is asked about each time as a program that hides.
+    static func stillHoldsItsConnection(_ pid: Int32, hidden: Bool) -> Bool {
+        switch SocketHolders.holdsConnection(pid: pid, to: busAddresses) {
+        case let holds?: holds
+        case nil: hidden
+        }
     }
 
     static let connectionHandedOn = AgentRefusal(
@@ -187,9 +194,10 @@ struct AgentInterface: Sendable {
             request.minimumValidity = Int(seconds)
         }
         let connected = caller.asker?.pid ?? caller.pid
+        let hidden = caller.program.hiddenName != nil
         let stillTheSame = { @Sendable in
             await BlockingWork.run(waitingAtMost: Caller.identifyingTime) {
-                caller.isStillTheSame() && Self.stillHoldsItsConnection(connected)
+                caller.isStillTheSame() && Self.stillHoldsItsConnection(connected, hidden: hidden)
             } ?? false
         }
         switch await agent.answer(request, from: caller, stillTheSame: stillTheSame) {

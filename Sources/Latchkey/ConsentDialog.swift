@@ -116,6 +116,10 @@ final class ConsentDialog {
                 + "Latchkey cannot see which program file it runs, nor whether it runs in a sandbox: \u{201C}\(Redaction.printable(hidden))\u{201D} "
                 + "and its command line are only what it says of itself. Latchkey asks each time."
         }
+        if question.caller.connectionKeptAcrossExec {
+            return "Its connection to Latchkey stays open across the programs it starts, so it may have been opened by another "
+                + "program than \(name), which this process ran before: Latchkey asks each time."
+        }
         if question.caller.program.flatpakID != nil {
             return "A Flatpak app cannot read your keyring itself: this answer is what lets it have the token or not."
         }

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -478,6 +479,26 @@ def agent_dialog_long_command_line(home):
 HAND_OFF = r"""
 import json, os, socket, sys, time
 way, allowed = sys.argv[1], sys.argv[2]
+if way.startswith("written"):
+    # The request written before the exec, with the agent held still (any program of the person's may
+    # stop it) until the parent runs the allowed program; the child reads the answer.
+    agent_pid, keep = int(sys.argv[3]), way == "written-kept"
+    connection = socket.socket(socket.AF_UNIX)
+    connection.connect(os.path.join(os.environ["XDG_RUNTIME_DIR"], "latchkey", "agent.sock"))
+    connection.set_inheritable(keep)
+    connection.sendall(b'{"request":"access_token","account":"mine"}')
+    parent = os.getpid()
+    if os.fork():
+        os.execv(allowed, [allowed, "60"])
+    while os.readlink(f"/proc/{parent}/exe") != allowed:
+        time.sleep(0.01)
+    os.kill(agent_pid, 18)  # SIGCONT
+    answer = b""
+    while chunk := connection.recv(65536):
+        answer += chunk
+    print(answer.decode())
+    os.kill(parent, 9)
+    sys.exit(0)
 if way == "socket":
     connection = socket.socket(socket.AF_UNIX)
     connection.connect(os.path.join(os.environ["XDG_RUNTIME_DIR"], "latchkey", "agent.sock"))
@@ -541,6 +562,20 @@ def agent_handed_connection(home):
         expect(through_bus.returncode == -9 and token not in through_bus.stdout, f"the D-Bus hand-off: {through_bus}")
         answer = json.loads(through_bus.stdout)
         expect(answer["type"] == "error" and "no longer holds its connection" in " ".join(answer["body"]), f"the bus's refusal: {answer}")
+        # The request written before the exec, the agent stopped until the parent runs the allowed program
+        # (so that it looks only then): with its end close-on-exec, the exec closed it and the connection is
+        # held by nobody the agent can name; kept open across the exec, the caller may not be the program
+        # named, and is asked about each time — here, with no display, refused.
+        for way, said in (("written", "no longer holds its connection"), ("written-kept", "is asked about each time")):
+            stopped = agent_pid(home)
+            os.kill(stopped, signal.SIGSTOP)
+            try:
+                written = subprocess.run(["/usr/bin/python3", "-c", HAND_OFF, way, allowed, str(stopped)],
+                                         capture_output=True, text=True, timeout=90)
+            finally:
+                os.kill(stopped, signal.SIGCONT)
+            expect(token not in written.stdout and '"status":"failure"' in written.stdout and said in written.stdout,
+                   f"{way}: {written.stdout!r} {written.stderr!r}")
         expect("Token given" not in open(log_path).read(), "the agent's log says a token was given")
     finally:
         if agent:
