@@ -34,6 +34,8 @@ extension AgentSocket {
         }
     }
 
+    static let notInTime = AgentRefusal(.denied, "The program that asked could not be identified in time.")
+
     static let handedOnRefusal = AgentRefusal(
         .denied,
         "The process that connected no longer holds its connection as it made it (it became another program, or handed the "

@@ -194,7 +194,10 @@ public final class AgentSocket: Sendable {
             // Who connected: first thing on the connection's own thread (never this one, which a caller
             // whose /proc cannot be read at once must not stall), before a byte of its request is read.
             let started = workers.run { [self] in
-                serve(connection, Connection(peer: peer, caller: Self.identify(peer, holding: connection, own: own)))
+                let own = self.own
+                let caller =
+                    Identification.blocking { Self.identify(peer, holding: connection, own: own) } ?? .failure(Self.notInTime)
+                serve(connection, Connection(peer: peer, caller: caller))
                 close(connection)
                 release(peer.pid, program)
             }
@@ -267,7 +270,7 @@ public final class AgentSocket: Sendable {
                 // one that exec'd another program since (then the flag is gone, or the descriptor with it)
                 // while a child it forked reads the answer gets nothing. A process that hides its
                 // descriptors (non-dumpable) cannot be looked at, and is asked about as one that hides.
-                if case .success = answer, !Self.stillHolds(fd, connection) {
+                if case .success = answer, Identification.blocking({ Self.stillHolds(fd, connection) }) != true {
                     answer = .failure(Self.handedOnRefusal)
                     logger.notice("The process that connected no longer holds its connection; no token given")
                 }

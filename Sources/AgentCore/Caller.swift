@@ -102,14 +102,11 @@ public struct Caller: Sendable, Equatable {
         return now.started == started && now.file == file && now.program == program
     }
 
-    /// `isStillTheSame`, read on a thread of its own and given up on (as not the same) after
-    /// `identifyingTime`: /proc of a process stuck in the kernel can hold a reader up.
+    /// `isStillTheSame`, read on a thread of its own and given up on (as not the same) after a while
+    /// (`Identification`): /proc of a process stuck in the kernel can hold a reader up.
     public func stillTheSame() async -> Bool {
-        await BlockingWork.run(waitingAtMost: Self.identifyingTime) { isStillTheSame() } ?? false
+        await Identification.run { isStillTheSame() } ?? false
     }
-
-    /// Seconds a caller's /proc may take to read.
-    public static let identifyingTime = 5.0
 
     /// A program that runs other programs for anyone (`Program.runsOthers`): asked about each time.
     public var runsOthers: Bool { program.runsOthers }
@@ -167,21 +164,21 @@ public struct ProcessFiles: Sendable {
         }
         path = undeleted(path)
         let runsFrom = path
-        let flatpakID: String?
-        switch FlatpakIdentity.of(pid: pid, proc: proc, instances: instances) {
-        case .app(let id): flatpakID = id
-        case .none: flatpakID = nil
-        case .unreadable: return .failure(unknown)
-        case .unverified(let claimed):
-            let claim = claimed.map { " (it says it is the Flatpak app \($0), but no Flatpak sandbox of that app runs it)" } ?? ""
-            return .failure(
-                AgentRefusal(
-                    .denied, "\(path) runs in a sandbox of its own\(claim), so Latchkey cannot tell which program it is; it gets no token.")
-            )
-        }
-        if flatpakID == nil {
-            guard let theirs = readLink("\(directory)/ns/mnt"), let ours = readLink("\(proc)/self/ns/mnt") else { return .failure(unknown) }
-            guard theirs == ours else {
+        // In this mount namespace: no sandbox, and nothing under its root is opened (a root of the
+        // caller's own making could hang whoever walks it). In another: Flatpak's, or refused.
+        guard let theirs = readLink("\(directory)/ns/mnt"), let ours = readLink("\(proc)/self/ns/mnt") else { return .failure(unknown) }
+        var flatpakID: String?
+        if theirs != ours {
+            switch FlatpakIdentity.of(pid: pid, proc: proc, instances: instances) {
+            case .app(let id): flatpakID = id
+            case .unreadable: return .failure(unknown)
+            case .unverified(let claimed):
+                let claim = claimed.map { " (it says it is the Flatpak app \($0), but no Flatpak sandbox of that app runs it)" } ?? ""
+                return .failure(
+                    AgentRefusal(
+                        .denied,
+                        "\(path) runs in a sandbox of its own\(claim), so Latchkey cannot tell which program it is; it gets no token."))
+            case .none:
                 return .failure(
                     AgentRefusal(
                         .denied,

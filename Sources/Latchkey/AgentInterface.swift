@@ -135,7 +135,7 @@ struct AgentInterface: Sendable {
     /// The caller, from the bus's credentials: refused unless it is this user's, and known for sure.
     /// Read on a thread of its own: /proc of a process that is stuck must not hold up the others.
     private func identify(_ call: DBusMethodCall) async -> Result<Caller, AgentRefusal> {
-        let identified = await BlockingWork.run(waitingAtMost: Caller.identifyingTime) { () -> Result<Caller, AgentRefusal> in
+        let identified = await Identification.run { () -> Result<Caller, AgentRefusal> in
             guard let credentials = DBusPeer.credentials(of: call.sender, on: call.connection) else {
                 return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
             }
@@ -196,7 +196,7 @@ struct AgentInterface: Sendable {
         let connected = caller.asker?.pid ?? caller.pid
         let hidden = caller.program.hiddenName != nil
         let stillTheSame = { @Sendable in
-            await BlockingWork.run(waitingAtMost: Caller.identifyingTime) {
+            await Identification.run {
                 caller.isStillTheSame() && Self.stillHoldsItsConnection(connected, hidden: hidden)
             } ?? false
         }

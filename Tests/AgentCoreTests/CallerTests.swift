@@ -75,7 +75,8 @@ import Testing
                 to: process.appendingPathComponent("stat"))
             try Data("notes\0--sync\0".utf8).write(to: process.appendingPathComponent("cmdline"))
             try FileManager.default.createSymbolicLink(atPath: process.appendingPathComponent("exe").path, withDestinationPath: "/bin/sh")
-            for (pid, (user, mount)) in [(4242, namespaces), (4243, ("user:[9]", "mnt:[8]"))] {
+            // The agent's own namespaces ("self") are the host's: the app's are another's.
+            for (pid, (user, mount)) in [("4242", namespaces), ("4243", ("user:[9]", "mnt:[8]")), ("self", ("user:[1]", "mnt:[1]"))] {
                 let ns = root.appendingPathComponent("proc/\(pid)/ns")
                 try FileManager.default.createDirectory(at: ns, withIntermediateDirectories: true)
                 try FileManager.default.createSymbolicLink(atPath: ns.appendingPathComponent("user").path, withDestinationPath: user)

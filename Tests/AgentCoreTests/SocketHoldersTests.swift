@@ -52,4 +52,17 @@ import Testing
         #expect(SocketHolders.holdsConnection(pid: getpid(), to: [path]) == false, "this test never connected")
         #expect(SocketHolders.holdsConnection(pid: 999_999_999, to: [path]) == nil, "no such process: cannot be told")
     }
+
+    /// A read of a caller that never returns (a FUSE file system that never answers, under a root of
+    /// the caller's making) is given up on, and the next caller is still identified.
+    @Test func anIdentificationThatHangsIsGivenUpOnAndCostsOnlyItsThread() async {
+        let hang = DispatchSemaphore(value: 0)
+        defer { hang.signal() }
+        #expect(
+            await Identification.run { () -> Int in
+                hang.wait()
+                return 1
+            } == nil)
+        #expect(await Identification.run { 2 } == 2)
+    }
 }
