@@ -11,8 +11,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ $# -eq 0 ]; then
     debs=()
+    # One commit for both, taken now: commits made while the first builds change neither.
+    commit=$(git rev-parse HEAD)
     for name in first-clone "second clone, elsewhere"; do
         git clone -q "$PWD" "$work/$name"
+        git -C "$work/$name" checkout -q --detach "$commit"
         (cd "$work/$name" && make deb) | tail -n 1
         debs+=("$(ls "$work/$name"/latchkey_*.deb)")
     done
