@@ -97,10 +97,32 @@ final class ConsentDialog {
             self?.finish(.deny)
             return true
         }
+        // A keystroke or click meant for another window must not answer the question: the answers take
+        // none for a second after it appears, and again whenever it comes back to the front.
+        window.on("map") { [weak self] in self?.holdAnswers() }
+        window.onBool("focus-in-event") { [weak self] in
+            self?.holdAnswers()
+            return false
+        }
         window.showAll()
         window.present()
         // The safe answer has the keyboard: Enter alone never hands out a token.
         deny.grabFocus()
+    }
+
+    /// Milliseconds the answers are held after the dialog appears or comes back to the front.
+    static let holdMilliseconds: UInt32 = 1000
+    private var holds = 0
+
+    private func holdAnswers() {
+        holds += 1
+        let hold = holds
+        for button in [deny, once, always, whileConnected] { button.isSensitive = false }
+        MainLoop.after(milliseconds: Self.holdMilliseconds) { [weak self] in
+            guard let self, self.holds == hold, self.answered != nil else { return }
+            for button in [self.deny, self.once, self.always, self.whileConnected] { button.isSensitive = true }
+            self.deny.grabFocus()
+        }
     }
 
     /// Under the particulars: what an answer gives away.
