@@ -17,6 +17,10 @@ public actor TokenAgent {
     private let consentTimeout: Duration
     private var asking: [QuestionKey: (number: Int, asker: Caller.ProcessKey, answer: Task<Asked, Never>)] = [:]
     private var questions = 0
+    /// When the person last said no to a program for an account: it is not asked about again at once
+    /// (a program that asks again and again until a stray click says yes), but after `quietAfterDeny`.
+    private var deniedAt: [QuestionKey: ContinuousClock.Instant] = [:]
+    private let quietAfterDeny: Duration
     /// "Allow while connected": the ssh processes (and providers) allowed until they end. Kept in memory only.
     private var whileConnected: Set<ConnectionGrant> = []
 
@@ -41,8 +45,10 @@ public actor TokenAgent {
     }
 
     public init(
-        broker: TokenBroker, grants: ProgramGrants, asker: any ConsentAsker, logger: Logger, consentTimeout: Duration = .seconds(120)
+        broker: TokenBroker, grants: ProgramGrants, asker: any ConsentAsker, logger: Logger, consentTimeout: Duration = .seconds(120),
+        quietAfterDeny: Duration = .seconds(10)
     ) {
+        self.quietAfterDeny = quietAfterDeny
         self.broker = broker
         self.grants = grants
         self.asker = asker
@@ -113,6 +119,12 @@ public actor TokenAgent {
             let question = ConsentQuestion(
                 caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
                 applicationHint: request.applicationHint, changed: decision == .changed, personKnown: provider.person != nil)
+            if let denied = deniedAt[key], ContinuousClock.now - denied < quietAfterDeny {
+                // Asked again right after a Deny: the question waits out the quiet, then is asked afresh.
+                logger.info("Asked again right after a Deny; the question waits", metadata: metadata)
+                try? await Task.sleep(until: denied + quietAfterDeny, clock: .continuous)
+                continue
+            }
             if let pending = asking[key] {
                 let shared = await pending.answer.value
                 // Answered: no longer pending, whoever resumes first.
@@ -144,6 +156,7 @@ public actor TokenAgent {
             let answer = await pending.value
             if asking[key]?.number == number { asking[key] = nil }
             if answer == .answered(.allowWhileConnected), question.offersWhileConnected { whileConnected.insert(connection) }
+            if answer == .answered(.deny) { deniedAt[key] = ContinuousClock.now }
             return refusal(for: answer, question, metadata)
         }
     }

@@ -75,6 +75,21 @@ import Testing
         #expect(person.questions.count == 2, "asked again for Grace")
     }
 
+    /// A program that asks again right after a Deny is not asked about at once (a stray click must not
+    /// be all it takes): its question waits out the quiet after the Deny, then is asked.
+    @Test func askedAgainRightAfterADenyWaitsOutTheQuiet() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .deny)
+        let agent = TokenAgent(
+            broker: home.broker(), grants: home.grants, asker: person, logger: home.logger, quietAfterDeny: .seconds(1))
+        _ = await agent.answer(request, from: .thisProcess)
+        let denied = ContinuousClock.now
+        _ = await agent.answer(request, from: .thisProcess)
+        #expect(person.questions.count == 2)
+        #expect(ContinuousClock.now - denied >= .seconds(1), "the second question came after the quiet")
+    }
+
     @Test func allowOnceIsAskedEachTime() async throws {
         let home = try await AgentHome()
         try await home.signIn()
