@@ -200,7 +200,18 @@ struct AgentInterface: Sendable {
                 caller.isStillTheSame() && Self.stillHoldsItsConnection(connected, hidden: hidden)
             } ?? false
         }
-        switch await agent.answer(request, from: caller, stillTheSame: stillTheSame) {
+        // A question still on the screen is taken back once the caller has left the bus (its name gone).
+        let hangUp = HangUp()
+        let sender = call.sender
+        let watching = Task.detached {
+            while !Task.isCancelled, !hangUp.happened {
+                try? await Task.sleep(for: .milliseconds(500))
+                guard !Task.isCancelled else { return }
+                if !(await BlockingWork.run { SessionBus.hasOwner(sender) }) { hangUp.signal() }
+            }
+        }
+        defer { watching.cancel() }
+        switch await agent.answer(request, from: caller, stillTheSame: stillTheSame, hangUp: hangUp) {
         case .success(let token):
             call.reply([
                 .string(token.accessToken), .string(token.tokenType), .int64(Int64(token.expiresAt?.timeIntervalSince1970 ?? 0)),

@@ -142,6 +142,14 @@ def agent_programs(home):
         window.screenshot("04-revoked")
         window.press(window.button("Close", root=programs))
 
+        # A D-Bus caller that leaves while asked about: its question is taken back.
+        leaving = get_token()
+        agent = Latchkey.attached(AGENT, home.shots)
+        agent.find("frame", "Allow a program to use your sign-in?", newest=True, timeout=30)
+        leaving.kill()
+        leaving.wait(10)
+        agent.absent("frame", "Allow a program to use your sign-in?", timeout=20)
+
         call = get_token()
         answer(home, "Deny", "05-asked-again-after-revoke")
         status, out, err = finished(call)
