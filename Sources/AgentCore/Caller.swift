@@ -109,7 +109,16 @@ public struct Caller: Sendable, Equatable {
     }
 
     /// A program that runs other programs for anyone (`Program.runsOthers`): asked about each time.
-    public var runsOthers: Bool { program.runsOthers }
+    /// git is one too, but for its credential helper: `git -c alias.t='!latchkey token …' t` runs
+    /// anything with git as its parent, so what git is allowed covers git's helper calls only.
+    public var runsOthers: Bool { program.runsOthers || isGitOutsideItsHelper }
+
+    /// git, asking through another of Latchkey's commands than its credential helper
+    /// (`git-credential-latchkey`): `latchkey token` run by whatever git ran.
+    public var isGitOutsideItsHelper: Bool {
+        guard program.flatpakID == nil, program.path.split(separator: "/").last == "git", let through else { return false }
+        return !(through.hasPrefix("git-credential-latchkey") || through.hasPrefix("latchkey git-credential"))
+    }
 
 }
 

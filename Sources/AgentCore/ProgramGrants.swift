@@ -74,7 +74,7 @@ public final class ProgramGrants: Sendable {
     public var problem: String? { damage.withLock { $0 } }
 
     public func decision(for caller: Caller, provider: String, person: String?) -> Decision {
-        guard let person, !caller.connectionKeptAcrossExec,
+        guard let person, !caller.connectionKeptAcrossExec, !caller.isGitOutsideItsHelper,
             let grant = current().first(where: { $0.program.covers(caller.program) && $0.provider == provider && $0.person == person })
         else { return .unknown }
         // Allowed by name alone (`latchkey agent allow`): the person said so for whatever file is there.

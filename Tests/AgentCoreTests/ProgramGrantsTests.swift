@@ -98,6 +98,21 @@ import Testing
         #expect(grants.decision(for: caller(file: git), provider: "github", person: nil) == .unknown)
     }
 
+    /// git allowed always is allowed for its credential helper's calls only: through `latchkey token`
+    /// (an alias of git's can run anything with git as its parent) it is asked about each time.
+    @Test func gitIsAllowedThroughItsHelperOnly() throws {
+        let grants = ProgramGrants(file: file)
+        let file = git
+        try grants.allow(Program(path: "/usr/bin/git"), file: file, provider: "github", person: "ada", scopes: [])
+        func asking(through: String?) -> Caller {
+            Caller(pid: 1, uid: getuid(), program: Program(path: "/usr/bin/git"), file: file, commandLine: ["git"], through: through)
+        }
+        #expect(grants.decision(for: asking(through: "git-credential-latchkey get"), provider: "github", person: "ada") == .allowed)
+        #expect(grants.decision(for: asking(through: "latchkey git-credential"), provider: "github", person: "ada") == .allowed)
+        #expect(grants.decision(for: asking(through: "latchkey token"), provider: "github", person: "ada") == .unknown)
+        #expect(asking(through: "latchkey token").runsOthers && !asking(through: "git-credential-latchkey get").runsOthers)
+    }
+
     @Test func aDamagedFileIsSetAsideAndEveryProgramAskedAgain() throws {
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data("{\"allowed\": [tru".utf8).write(to: file)
