@@ -29,7 +29,8 @@ public enum SocketHolders {
             looked += 1
             guard looked <= mostDescriptors else { return nil }
             guard let target = ProcessFiles.readLink("\(proc)/\(pid)/fd/\(name)") else {
-                unreadable = true
+                // Closed since it was listed: nothing. Not ours to read (a non-dumpable process): not known.
+                if errno == EACCES || errno == EPERM { unreadable = true }
                 continue
             }
             guard let inode = socketInode(target), let bound = peerName(of: inode), matches(bound, addresses),
@@ -66,7 +67,8 @@ public enum SocketHolders {
             looked += 1
             guard looked <= mostDescriptors else { return nil }
             guard let link = ProcessFiles.readLink("\(proc)/\(pid)/fd/\(name)") else {
-                unreadable = true
+                // Closed since it was listed: nothing. Not ours to read (a non-dumpable process): not known.
+                if errno == EACCES || errno == EPERM { unreadable = true }
                 continue
             }
             if link == "socket:[\(theirs)]" {
