@@ -18,10 +18,13 @@ cd "$(dirname "$0")/.."
 fixed=/mnt
 if [ "$PWD" != "$fixed" ] && [ -z "${LATCHKEY_BUILD_NAMESPACE:-}" ]; then
     if [ -d "$fixed" ] && unshare --user --map-root-user --mount true 2>/dev/null; then
-        # Inside, files that are nobody's (another user's, the package mirror's) would look unsafe to git.
+        # Inside, files that are nobody's (another user's, the package mirror's) would look unsafe to git;
+        # and temporary files go in the clone's own .build: SwiftPM names its lock in $TMPDIR after the
+        # build's path, /mnt for everyone, and another user's lock there was in the way.
         exec unshare --user --map-root-user --mount env LATCHKEY_BUILD_NAMESPACE=1 \
             GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*' \
-            bash -c 'mount --bind "$1" "$2" && cd "$2" && shift 2 && exec scripts/build-release.sh "$@"' sh "$PWD" "$fixed" "$@"
+            bash -c 'mount --bind "$1" "$2" && cd "$2" && shift 2 && mkdir -p .build/tmp && TMPDIR=$PWD/.build/tmp exec scripts/build-release.sh "$@"' \
+            sh "$PWD" "$fixed" "$@"
     fi
     echo "build-release.sh: no user namespace here, so built in $PWD: a clone elsewhere gives a few different bytes" >&2
 fi
