@@ -238,14 +238,8 @@ public final class AgentSocket: Sendable {
         var channel = OIDCAgentChannel()
         var chunk = [UInt8](repeating: 0, count: 4096)
         var strangerWrote = false
-        while true {
-            // One deadline for the whole request, however it trickles in.
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { return }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32((deadline - now) / 1_000_000) + 1)
-            if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { return }
+        // One deadline for the whole request, however it trickles in.
+        while Self.readable(fd, before: deadline) {
             var sender: Int32 = 0
             let n = chunk.withUnsafeMutableBytes { csocket_recv_from_sender(fd, $0.baseAddress, UInt($0.count), &sender) }
             if n < 0, errno == EINTR { continue }
@@ -341,17 +335,23 @@ public final class AgentSocket: Sendable {
         let deadline = DispatchTime.now().uptimeNanoseconds + 1_000_000_000
         var chunk = [UInt8](repeating: 0, count: 65536)
         var total = 0
-        while total < 1 << 20 {
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { return }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32((deadline - now) / 1_000_000) + 1)
-            if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { return }
+        while total < 1 << 20, readable(fd, before: deadline) {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if n < 0, errno == EINTR || errno == EAGAIN { continue }
             guard n > 0 else { return }
             total += n
+        }
+    }
+
+    /// Whether `fd` has something to read (or has ended) before `deadline` (uptime nanoseconds).
+    static func readable(_ fd: Int32, before deadline: UInt64) -> Bool {
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return false }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32((deadline - now) / 1_000_000) + 1)
+            if ready < 0, errno == EINTR { continue }
+            return ready > 0
         }
     }
 

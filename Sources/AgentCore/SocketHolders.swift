@@ -19,26 +19,14 @@ public enum SocketHolders {
     /// it, even when the connection was left open across the exec. Nil when its descriptors cannot be
     /// read (it hides them, as a non-dumpable process does, or it ended), or are too many to look at.
     public static func holdsConnection(pid: Int32, to addresses: Set<String>, proc: String = "/proc") -> Bool? {
-        guard !addresses.isEmpty, let directory = opendir("\(proc)/\(pid)/fd") else { return nil }
-        defer { closedir(directory) }
-        var looked = 0
-        var unreadable = false
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name != ".", name != ".." else { continue }
-            looked += 1
-            guard looked <= mostDescriptors else { return nil }
-            guard let target = ProcessFiles.readLink("\(proc)/\(pid)/fd/\(name)") else {
-                // Closed since it was listed: nothing. Not ours to read (a non-dumpable process): not known.
-                if errno == EACCES || errno == EPERM { unreadable = true }
-                continue
-            }
-            guard let inode = socketInode(target), let bound = peerName(of: inode), matches(bound, addresses),
+        guard !addresses.isEmpty else { return nil }
+        let search = firstDescriptor(of: pid, proc: proc) { name, link -> Bool? in
+            guard let inode = socketInode(link), let bound = peerName(of: inode), matches(bound, addresses),
                 closesOnExec(pid: pid, descriptor: name, proc: proc)
-            else { continue }
+            else { return nil }
             return true
         }
-        return unreadable ? nil : false
+        return search.map { if case .found = $0 { true } else { false } }
     }
 
     /// How a process holds the other end of a connection.
@@ -56,8 +44,27 @@ public enum SocketHolders {
     public static func holding(otherEndOf ours: Int32, pid: Int32, proc: String = "/proc") -> Holding? {
         var info = stat()
         guard fstat(ours, &info) == 0, let theirs = peerInode(of: UInt32(truncatingIfNeeded: info.st_ino)),
-            let directory = opendir("\(proc)/\(pid)/fd")
+            let search = firstDescriptor(
+                of: pid, proc: proc,
+                { name, link in
+                    link == "socket:[\(theirs)]" ? closesOnExec(pid: pid, descriptor: name, proc: proc) : nil
+                })
         else { return nil }
+        guard case .found(let closes) = search else { return Holding.none }
+        return closes ? .closeOnExec : .keptAcrossExec
+    }
+
+    /// What a search of a process's descriptors found.
+    enum Search<Found> {
+        case found(Found)
+        case none
+    }
+
+    /// The first of `pid`'s descriptors that `match` (given its number and what it links to) has
+    /// something to say of; `.none` when it has nothing for any; nil when that cannot be told: no such
+    /// process, descriptors not ours to read (a non-dumpable process), or too many to look at.
+    static func firstDescriptor<Found>(of pid: Int32, proc: String, _ match: (String, String) -> Found?) -> Search<Found>? {
+        guard let directory = opendir("\(proc)/\(pid)/fd") else { return nil }
         defer { closedir(directory) }
         var looked = 0
         var unreadable = false
@@ -71,12 +78,9 @@ public enum SocketHolders {
                 if errno == EACCES || errno == EPERM { unreadable = true }
                 continue
             }
-            if link == "socket:[\(theirs)]" {
-                return closesOnExec(pid: pid, descriptor: name, proc: proc) ? .closeOnExec : .keptAcrossExec
-            }
+            if let found = match(name, link) { return .found(found) }
         }
-        // Listed but not readable (a non-dumpable process, seen by root without CAP_SYS_PTRACE): not known.
-        return unreadable ? nil : Holding.none
+        return unreadable ? nil : Search.none
     }
 
     static func matches(_ bound: String, _ addresses: Set<String>) -> Bool {

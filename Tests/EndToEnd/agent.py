@@ -258,6 +258,16 @@ def latchkey(*arguments, environment=None):
                           env=environment or os.environ)
 
 
+def agent_without_display(home, *arguments):
+    """`latchkey agent` started where there is no display to ask on (its log in agent.log), once it
+    serves its socket."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    log = open(os.path.join(home.root, "agent.log"), "ab")
+    agent = subprocess.Popen([os.path.join(BIN, "latchkey"), "agent", *arguments], env=environment, stdout=log, stderr=log)
+    wait_until("the agent's socket", lambda: os.path.exists(os.path.join(home.runtime, "latchkey", "agent.sock")), 20)
+    return agent
+
+
 def agent_scripts(home):
     """latchkey token for scripts, without an agent and through one: --format token, header, json and
     exec-credential, --min-valid; an agent with no display to ask on says no, and how to allow the
@@ -286,10 +296,7 @@ def agent_scripts(home):
         expect(renewed.returncode == 0 and renewed.stdout.strip() != token, f"--min-valid renews: {renewed}")
 
         # An agent started where there is no display: it cannot ask, so it says no, and how to allow.
-        environment = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-        log = open(os.path.join(home.root, "agent.log"), "ab")
-        agent = subprocess.Popen([os.path.join(BIN, "latchkey"), "agent", "--log-level", "debug"], env=environment, stdout=log, stderr=log)
-        wait_until("the agent's socket", lambda: os.path.exists(os.path.join(home.runtime, "latchkey", "agent.sock")), 20)
+        agent = agent_without_display(home, "--log-level", "debug")
         refused = latchkey("token", "--provider", "mine")
         expect(refused.returncode == 5 and refused.stdout == "", f"no display: {refused}")
         # The program that ran latchkey token is this test's Python, which runs any script: the sentence
@@ -552,11 +559,8 @@ def agent_handed_connection(home):
         granted = latchkey("agent", "allow", allowed, "mine")
         expect(granted.returncode == 0, f"latchkey agent allow {allowed}: {granted}")
         # No display: had anything gone as far as a question, the refusal would be that one instead.
-        environment = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
         log_path = os.path.join(home.root, "agent.log")
-        log = open(log_path, "ab")
-        agent = subprocess.Popen([os.path.join(BIN, "latchkey"), "agent"], env=environment, stdout=log, stderr=log)
-        wait_until("the agent's socket", lambda: os.path.exists(os.path.join(home.runtime, "latchkey", "agent.sock")), 20)
+        agent = agent_without_display(home)
         wait_until("the agent on the bus", lambda: gdbus("--method", "io.github.latchkey.Agent1.ListProviders").returncode == 0, 20)
 
         through_socket = subprocess.run(["/usr/bin/python3", "-c", HAND_OFF, "socket", allowed], capture_output=True, text=True, timeout=90)
