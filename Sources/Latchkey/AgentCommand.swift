@@ -106,7 +106,7 @@ struct ProgramName: ParsableArguments {
             let key = try provider
             let id = String(named.prefix { $0 != "/" && $0 != "@" })
             guard let person = LatchkeyFiles.accounts.entry(for: id).account(key: key)?.subject else {
-                throw ValidationError(
+                throw LaunchError(
                     "Nobody Latchkey knows is signed in to \(named): a program is allowed for the person signed in. Sign in first.")
             }
             return person
