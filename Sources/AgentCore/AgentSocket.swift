@@ -183,7 +183,7 @@ public final class AgentSocket: Sendable {
             }
             // Slots per process, and per program (what its executable is called; any program can make
             // processes), so that one caller cannot take them all.
-            let program = ProcessFiles.readLink("/proc/\(peer.pid)/exe").map(ProcessFiles.undeleted) ?? "a program that hides itself"
+            let program = Identification.key(of: peer.pid)
             guard admit(peer.pid, program) else {
                 logger.notice("Too many connections at once; one was refused", metadata: ["pid": "\(peer.pid)"])
                 // Said, not only closed: a client must never take a busy agent for none (and sign in itself).
@@ -196,8 +196,8 @@ public final class AgentSocket: Sendable {
             let started = workers.run { [self] in
                 let own = self.own
                 let caller =
-                    Identification.blocking { Self.identify(peer, holding: connection, own: own) } ?? .failure(Self.notInTime)
-                serve(connection, Connection(peer: peer, caller: caller))
+                    Identification.blocking(for: program) { Self.identify(peer, holding: connection, own: own) } ?? .failure(Self.notInTime)
+                serve(connection, Connection(peer: peer, caller: caller), program: program)
                 close(connection)
                 release(peer.pid, program)
             }
@@ -231,7 +231,7 @@ public final class AgentSocket: Sendable {
         }
     }
 
-    private func serve(_ fd: Int32, _ connection: Connection) {
+    private func serve(_ fd: Int32, _ connection: Connection, program: String) {
         var timeout = timeval(tv_sec: Self.requestTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(Self.requestTimeout) * 1_000_000_000
@@ -264,7 +264,7 @@ public final class AgentSocket: Sendable {
                 // one that exec'd another program since (then the flag is gone, or the descriptor with it)
                 // while a child it forked reads the answer gets nothing. A process that hides its
                 // descriptors (non-dumpable) cannot be looked at, and is asked about as one that hides.
-                if case .success = answer, Identification.blocking({ Self.stillHolds(fd, connection) }) != true {
+                if case .success = answer, Identification.blocking(for: program, { Self.stillHolds(fd, connection) }) != true {
                     answer = .failure(Self.handedOnRefusal)
                     logger.notice("The process that connected no longer holds its connection; no token given")
                 }

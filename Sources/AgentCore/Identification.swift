@@ -7,48 +7,88 @@ import Synchronization
 /// up on after a while, and never more than `most` at once: a caller that makes those reads hang
 /// (a process stuck in the kernel, a FUSE file system that never answers) costs a thread of its
 /// own and its own request, never the agent's other callers, nor the threads everything else runs on.
+///
+/// Each read is counted against a key, the program the caller runs (`key(of:)`): once a program
+/// has `mostOverduePerProgram` reads given up on and still hanging, its next callers are refused at
+/// once, so that one stuck program cannot take up the `most` threads every caller shares. A burst
+/// of quick reads for one program (a build asking for eight tokens at once) is never refused for that.
 public enum Identification {
-    /// Reads under way, finished or not (one that hangs stays counted).
-    static let underWay = Atomic<Int>(0)
     public static let most = 32
+    public static let mostOverduePerProgram = 2
     /// Seconds one identification may take.
     public static let longest = 5.0
 
-    /// `work`'s result, waited for on this (blocking) thread; nil when it took longer than `longest`,
-    /// too many are under way, or no thread could be had.
-    public static func blocking<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T? {
-        guard take() else { return nil }
-        let answer = Mutex<T?>(nil)
+    private struct Counts {
+        /// Reads under way, finished or not (one that hangs stays counted).
+        var underWay = 0
+        /// Reads given up on and still hanging, by key.
+        var overdue: [String: Int] = [:]
+    }
+    private static let counts = Mutex(Counts())
+
+    /// What a read for `pid` is counted against: the file it runs, as `/proc/PID/exe` names it
+    /// (reading that link never waits on the file or its file system), or one key for every
+    /// process that hides it.
+    public static func key(of pid: Int32, proc: String = "/proc") -> String {
+        ProcessFiles.readLink("\(proc)/\(pid)/exe").map(ProcessFiles.undeleted) ?? "a program that hides itself"
+    }
+
+    /// `work`'s result, waited for on this (blocking) thread; nil when it took longer than `seconds`,
+    /// too many are under way (or overdue for `key`), or no thread could be had.
+    public static func blocking<T: Sendable>(
+        for key: String, within seconds: Double = longest, _ work: @escaping @Sendable () -> T
+    ) -> T? {
+        guard take(key) else { return nil }
+        // Whether this read was given up on, under `counts`' lock: whoever comes second (the work
+        // finishing, the wait giving up) settles the counts.
+        let read = Mutex<(answer: T?, finished: Bool, givenUp: Bool)>((nil, false, false))
         let done = DispatchSemaphore(value: 0)
         guard
             BlockingWork.startThread({
                 let result = work()
-                answer.withLock { $0 = result }
-                underWay.subtract(1, ordering: .relaxed)
+                counts.withLock { counts in
+                    read.withLock { read in
+                        read.answer = result
+                        read.finished = true
+                        if read.givenUp { counts.overdue[key, default: 1] -= 1 }
+                    }
+                    if counts.overdue[key] == 0 { counts.overdue[key] = nil }
+                    counts.underWay -= 1
+                }
                 done.signal()
             })
         else {
-            underWay.subtract(1, ordering: .relaxed)
+            counts.withLock { $0.underWay -= 1 }
             return nil
         }
-        guard done.wait(timeout: .now() + longest) == .success else { return nil }
-        return answer.withLock { $0 }
+        if done.wait(timeout: .now() + seconds) == .success { return read.withLock { $0.answer } }
+        return counts.withLock { counts in
+            read.withLock { read in
+                if read.finished { return read.answer }
+                read.givenUp = true
+                counts.overdue[key, default: 0] += 1
+                return nil
+            }
+        }
     }
 
     /// `work`'s result, awaited; nil as for `blocking`.
-    public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T? {
+    public static func run<T: Sendable>(
+        for key: String, within seconds: Double = longest, _ work: @escaping @Sendable () -> T
+    ) async -> T? {
         await withCheckedContinuation { continuation in
             // The waiting is a thread of its own too: the pool's few threads never wait.
-            if !BlockingWork.startThread({ continuation.resume(returning: blocking(work)) }) { continuation.resume(returning: nil) }
+            if !BlockingWork.startThread({ continuation.resume(returning: blocking(for: key, within: seconds, work)) }) {
+                continuation.resume(returning: nil)
+            }
         }
     }
 
-    private static func take() -> Bool {
-        let (taken, _) = underWay.wrappingAdd(1, ordering: .relaxed)
-        guard taken < most else {
-            underWay.subtract(1, ordering: .relaxed)
-            return false
+    private static func take(_ key: String) -> Bool {
+        counts.withLock { counts in
+            guard counts.underWay < most, counts.overdue[key, default: 0] < mostOverduePerProgram else { return false }
+            counts.underWay += 1
+            return true
         }
-        return true
     }
 }

@@ -135,11 +135,16 @@ struct AgentInterface: Sendable {
     /// The caller, from the bus's credentials: refused unless it is this user's, and known for sure.
     /// Read on a thread of its own: /proc of a process that is stuck must not hold up the others.
     private func identify(_ call: DBusMethodCall) async -> Result<Caller, AgentRefusal> {
-        let identified = await Identification.run { () -> Result<Caller, AgentRefusal> in
-            guard let credentials = DBusPeer.credentials(of: call.sender, on: call.connection) else {
-                return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
-            }
-            guard credentials.uid == getuid() else { return .failure(AgentRefusal(.denied, "Latchkey's agent serves its own user only.")) }
+        // The bus daemon's answer first (it is the bus's to give, not the caller's to hold up), then
+        // the caller's /proc, counted against the program it runs.
+        let bus = await BlockingWork.run(waitingAtMost: Identification.longest) {
+            DBusPeer.credentials(of: call.sender, on: call.connection)
+        }
+        guard let credentials = bus ?? nil else {
+            return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
+        }
+        guard credentials.uid == getuid() else { return .failure(AgentRefusal(.denied, "Latchkey's agent serves its own user only.")) }
+        let identified = await Identification.run(for: Identification.key(of: credentials.pid)) { () -> Result<Caller, AgentRefusal> in
             let caller = Caller.identify(pid: credentials.pid, uid: credentials.uid)
             guard case .success(let identified) = caller,
                 !Self.stillHoldsItsConnection(credentials.pid, hidden: identified.program.hiddenName != nil)
@@ -196,7 +201,7 @@ struct AgentInterface: Sendable {
         let connected = caller.asker?.pid ?? caller.pid
         let hidden = caller.program.hiddenName != nil
         let stillTheSame = { @Sendable in
-            await Identification.run {
+            await Identification.run(for: Identification.key(of: caller.pid)) {
                 caller.isStillTheSame() && Self.stillHoldsItsConnection(connected, hidden: hidden)
             } ?? false
         }

@@ -59,10 +59,41 @@ import Testing
         let hang = DispatchSemaphore(value: 0)
         defer { hang.signal() }
         #expect(
-            await Identification.run { () -> Int in
+            await Identification.run(for: "/hangs", within: 0.2) { () -> Int in
                 hang.wait()
                 return 1
             } == nil)
-        #expect(await Identification.run { 2 } == 2)
+        #expect(await Identification.run(for: "/hangs") { 2 } == 2, "one given up on: its program's next caller is still read")
+    }
+
+    /// A program whose reads keep hanging is refused at once once it has a few overdue, so it cannot
+    /// take every thread identification may have; the other programs' callers are read as ever.
+    @Test func aProgramWhoseReadsHangCannotTakeEveryonesThreads() async {
+        let hang = DispatchSemaphore(value: 0)
+        defer { for _ in 0..<Identification.most { hang.signal() } }
+        for _ in 0..<Identification.mostOverduePerProgram {
+            #expect(
+                await Identification.run(for: "/stuck", within: 0.2) { () -> Int in
+                    hang.wait()
+                    return 1
+                } == nil)
+        }
+        #expect(await Identification.run(for: "/stuck") { 2 } == nil, "refused at once, not read")
+        // Many more of its callers, all at once: none is given a thread…
+        await withTaskGroup(of: Int?.self) { group in
+            for _ in 0..<Identification.most { group.addTask { await Identification.run(for: "/stuck") { 3 } } }
+            for await answer in group { #expect(answer == nil) }
+        }
+        // …and another program's are read as ever.
+        #expect(await Identification.run(for: "/usr/bin/git") { 4 } == 4)
+    }
+
+    /// A burst of quick reads for one program (a build asking for many tokens at once) is not refused.
+    @Test func manyQuickReadsForOneProgramAtOnceAreAllRead() async {
+        let answers = await withTaskGroup(of: Int?.self) { group in
+            for n in 0..<16 { group.addTask { await Identification.run(for: "/usr/bin/latchkey") { n } } }
+            return await group.reduce(into: [Int]()) { if let n = $1 { $0.append(n) } }
+        }
+        #expect(answers.sorted() == Array(0..<16))
     }
 }
