@@ -41,6 +41,18 @@ public struct AgentRequest: Sendable, Equatable {
         return (.provider(String(text[..<slash])), account.isEmpty ? nil : account)
     }
 
+    /// What the program asked for, in its own words (never what the agent found for it): what a
+    /// refusal may name before the person allowed the program anything.
+    public var asked: String {
+        let words =
+            switch target {
+            case .provider(let id): account.map { "\(id)/\($0)" } ?? id
+            case .issuer(let issuer): issuer
+            case .resource(let url): url.absoluteString
+            }
+        return Redaction.printable(String(words.prefix(160)))
+    }
+
     public static let renewNow = -1
     /// The most a caller may ask a token to stay good for: a day.
     public static let longestValidity = 86_400

@@ -55,44 +55,48 @@ public protocol ConsentAsker: Sendable {
     /// The person's answer; nil when there is nobody to ask (no display). Cancelled, it takes
     /// its question back (closes the dialog) and returns.
     func ask(_ question: ConsentQuestion) async -> ConsentAnswer?
+
+    /// Whether there is anybody to ask (a display): what a program that asked for nothing there is
+    /// is told, as it would be had there been something.
+    var canAsk: Bool { get async }
 }
 
 /// The sentences a refused program's user reads (oidc-token prints them after "Error: ").
+///
+/// Until the person has allowed a program for an account, what it reads names only what it asked
+/// for, in its own words, and is the same whether the person said no, nobody answered, or there is
+/// no such provider or account: a program learns nothing of the person's sign-ins by asking.
 public enum ConsentSentence {
-    public static func denied(_ question: ConsentQuestion) -> String {
-        "You did not allow \(question.caller.program.name) to get your \(question.providerName) token."
-    }
-
-    /// Asked, and nobody answered.
-    public static func noAnswer(_ question: ConsentQuestion, after timeout: Duration) -> String {
-        "Nobody answered whether \(question.caller.program.name) may get your \(question.providerName) token within "
-            + "\(timeout.components.seconds / 60) minutes; it gets none this time."
+    /// Not allowed: the person said no, nobody answered, or there is nothing by that name.
+    public static func notAllowed(_ program: Program, asked request: AgentRequest) -> String {
+        "\(capitalised(program.name)) gets no token for “\(request.asked)”: you have not allowed it that, or there is no such "
+            + "sign-in (`latchkey status` lists yours)."
     }
 
     /// No display to ask on: what to run instead.
-    public static func nobodyToAsk(_ question: ConsentQuestion) -> String {
-        let program = question.caller.program
+    public static func nobodyToAsk(_ caller: Caller, asked request: AgentRequest) -> String {
+        let program = caller.program
+        let asked =
+            "\(capitalised(program.name)) asked for a token for “\(request.asked)”, and Latchkey's agent has no display to ask you on"
         if program.remoteHost != nil {
-            return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
-                + "to ask you on; a program reached through ssh is allowed only by an answer on the desktop."
+            return asked + "; a program reached through ssh is allowed only by an answer on the desktop."
         }
         if program.hiddenName != nil {
-            return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
-                + "to ask you on; a program that hides which file it runs is allowed only by an answer on the desktop, each time."
+            return asked + "; a program that hides which file it runs is allowed only by an answer on the desktop, each time."
         }
-        if question.caller.connectionKeptAcrossExec {
-            return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
-                + "to ask you on; its connection stays open across the programs it starts, so it may not be the program that "
+        if caller.connectionKeptAcrossExec {
+            return asked
+                + "; its connection stays open across the programs it starts, so it may not be the program that "
                 + "asked, and is asked about each time, on the desktop."
         }
         if program.runsOthers {
-            return "\(capitalised(program.name)) asked for your \(question.providerName) token, and Latchkey's agent has no display "
-                + "to ask you on; it runs other programs for anyone (a shell, an interpreter), so it is asked about each time, on the desktop."
+            return asked + "; it runs other programs for anyone (a shell, an interpreter), so it is asked about each time, on the desktop."
         }
-        let allow = program.flatpakID.map { "--flatpak \($0)" } ?? shellQuoted(program.path)
-        return
-            "\(program.name) asked for your \(question.providerName) token, and Latchkey's agent has no display to ask you on. "
-            + "To allow it, run: latchkey agent allow \(allow) \(question.providerID)"
+        let allow = "latchkey agent allow " + (program.flatpakID.map { "--flatpak \($0)" } ?? shellQuoted(program.path))
+        guard case .provider = request.target else {
+            return asked + ". To allow it, run: \(allow) PROVIDER, naming the provider `latchkey status` lists for it."
+        }
+        return asked + ". To allow it, run: \(allow) \(shellQuoted(request.asked))"
     }
 
     /// A sentence's first words: "A program on devbox …" for one reached through ssh, "A program that

@@ -20,6 +20,9 @@ public actor TokenAgent {
     /// When the person last said no to a program for an account: it is not asked about again at once
     /// (a program that asks again and again until a stray click says yes), but after `quietAfterDeny`.
     private var deniedAt: [QuestionKey: ContinuousClock.Instant] = [:]
+    /// When each program may next be told there is nothing by the name it asked for: one such
+    /// answer per `quietAfterDeny`, as one question per Deny, so that names are not guessed at speed.
+    private var nextGuess: [Program: ContinuousClock.Instant] = [:]
     private let quietAfterDeny: Duration
     /// "Allow while connected": the ssh processes (and providers) allowed until they end. Kept in memory only.
     private var whileConnected: Set<ConnectionGrant> = []
@@ -66,7 +69,14 @@ public actor TokenAgent {
     ) async -> Result<AgentToken, AgentRefusal> {
         // Allowed per account: a program allowed for one person's sign-in is asked again for another's.
         let owner: TokenOwner
-        do { owner = try await broker.account(for: request) } catch { return .failure(error) }
+        do { owner = try await broker.account(for: request) } catch {
+            // Nothing by that name (no such provider, account, issuer, resource): said as a refusal is
+            // said, and costing what a Deny costs, so that guessing teaches a program nothing.
+            logger.notice(
+                "A program asked for something there is none of; refused as any program not allowed is",
+                metadata: ["program": "\(caller.program.name)", "why": "\(error.sentence)"])
+            return .failure(await nothingByThatName(request, caller))
+        }
         let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
         if let refusal = await consent(request, caller, provider, metadata, hangUp) { return .failure(refusal) }
@@ -133,7 +143,7 @@ public actor TokenAgent {
                 // connection is still there, when the question went with another's: asked again.
                 guard pending.asker == (caller.asker ?? caller.key) else { continue }
                 if shared == .callerGone, hangUp?.happened != true { continue }
-                return refusal(for: shared, question, metadata)
+                return refusal(for: shared, request, caller, metadata)
             }
             // "Always allow" is kept before the answer is known to anyone waiting: they find it in the list.
             let (grants, logger) = (self.grants, self.logger)
@@ -157,26 +167,42 @@ public actor TokenAgent {
             if asking[key]?.number == number { asking[key] = nil }
             if answer == .answered(.allowWhileConnected), question.offersWhileConnected { whileConnected.insert(connection) }
             if answer == .answered(.deny) { deniedAt[key] = ContinuousClock.now }
-            return refusal(for: answer, question, metadata)
+            return refusal(for: answer, request, caller, metadata)
         }
     }
 
-    private func refusal(for asked: Asked, _ question: ConsentQuestion, _ metadata: Logger.Metadata) -> AgentRefusal? {
+    /// The refusal a program reads: the same for a Deny and for no answer, naming only what it asked.
+    private func refusal(for asked: Asked, _ request: AgentRequest, _ caller: Caller, _ metadata: Logger.Metadata) -> AgentRefusal? {
         switch asked {
         case .answered(.allowOnce), .answered(.alwaysAllow), .answered(.allowWhileConnected): return nil
         case .answered(.deny):
             logger.notice("The person refused the program", metadata: metadata)
-            return AgentRefusal(.denied, ConsentSentence.denied(question))
+            return AgentRefusal(.denied, ConsentSentence.notAllowed(caller.program, asked: request))
         case .nobodyToAsk:
             logger.notice("No display to ask on; the program was refused", metadata: metadata)
-            return AgentRefusal(.denied, ConsentSentence.nobodyToAsk(question))
+            return AgentRefusal(.denied, ConsentSentence.nobodyToAsk(caller, asked: request))
         case .noAnswerInTime:
-            logger.notice("Nobody answered in time; the program was refused", metadata: metadata)
-            return AgentRefusal(.denied, ConsentSentence.noAnswer(question, after: consentTimeout))
+            logger.notice(
+                "Nobody answered within \(consentTimeout.components.seconds) seconds; the program was refused", metadata: metadata)
+            return AgentRefusal(.denied, ConsentSentence.notAllowed(caller.program, asked: request))
         case .callerGone:
             logger.notice("The program went away before the person answered; the question was taken back", metadata: metadata)
             return AgentRefusal(.failed, "The program that asked went away before you answered; it was given nothing.")
         }
+    }
+
+    /// The refusal for a request naming nothing there is, once the program's turn comes (`nextGuess`):
+    /// the words a Deny would get, or with no display the words that say how to allow it.
+    private func nothingByThatName(_ request: AgentRequest, _ caller: Caller) async -> AgentRefusal {
+        let now = ContinuousClock.now
+        nextGuess = nextGuess.filter { $0.value > now }
+        let turn = max(now, nextGuess[caller.program] ?? now)
+        // Taken before waiting: guesses made all at once queue up one quiet apart.
+        nextGuess[caller.program] = turn + quietAfterDeny
+        if turn > now { try? await Task.sleep(until: turn, clock: .continuous) }
+        return await asker.canAsk
+            ? AgentRefusal(.denied, ConsentSentence.notAllowed(caller.program, asked: request))
+            : AgentRefusal(.denied, ConsentSentence.nobodyToAsk(caller, asked: request))
     }
 
     /// The person's answer, or why there is none: nobody to ask, or nobody answering in time (the

@@ -69,7 +69,9 @@ struct ProgramName: ParsableArguments {
     var program: String
 
     @Argument(
-        help: "The provider's id, as `latchkey status` lists it; provider/account for one of its accounts (by e-mail address or name).")
+        help:
+            "The provider's id, as `latchkey status` lists it (its account in use); provider/account for one of its accounts (by e-mail address or name)."
+    )
     var named: String
 
     @Flag(help: "The program is a Flatpak app, named by its app id.")
@@ -92,7 +94,11 @@ struct ProgramName: ParsableArguments {
             // An account's key as the agent's own sentences name it (`github@0a1b2c3d4e5f`).
             if AccountList.isStorageKey(named) { return named }
             let (target, account) = AgentRequest.provider(named: named)
-            guard case .provider(let id) = target, let account else { return String(named.prefix { $0 != "/" }) }
+            // The provider alone: the account in use, as a program asking for the provider gets.
+            guard case .provider(let id) = target, let account else {
+                let id = String(named.prefix { $0 != "/" })
+                return LatchkeyFiles.accounts.entry(for: id).current?.key ?? id
+            }
             guard let key = LatchkeyFiles.accounts.entry(for: id).account(named: account)?.key else {
                 throw ValidationError("\(id) has no account called “\(account)”; `latchkey status` lists them.")
             }

@@ -212,6 +212,15 @@ final class ConsentDialogs: ConsentAsker {
         }
     }
 
+    var canAsk: Bool {
+        get async {
+            let environment = self.environment
+            return await withCheckedContinuation { continuation in
+                MainLoop.perform { continuation.resume(returning: Display.open(environment: environment)) }
+            }
+        }
+    }
+
     /// The one dialog of one question, kept until it is answered or taken back (on GTK's thread).
     private final class Shown: @unchecked Sendable {
         private var dialog: ConsentDialog?

@@ -157,6 +157,20 @@ struct TokenCommand: ParsableCommand {
 
     /// The agent's answer, when one runs in this session; nil: no agent, this command does the work itself.
     private func askAgent() -> Result<AgentToken, AgentRefusal>? {
+        // The agent says only "not allowed, or no such sign-in" to a program it was not allowed for
+        // (issue 36 §7), and this command asks for whatever ran it. What this command can read
+        // itself, it says itself: an account there is none of, a resource not signed in for yet (whose
+        // first sign-in is this command's). Not for a forwarded agent: its sign-ins are another machine's.
+        if !(AgentSocket.clientPath()?.forwarded ?? false) {
+            if let provider, let account, LatchkeyFiles.accounts.entry(for: provider).accounts.filter({ $0.matches(account) }).count != 1 {
+                return nil
+            }
+            if let url = resource.flatMap(URL.init(string:)),
+                (try? ZeroConfiguration.savedProvider(for: url, in: LatchkeyCommand.catalog)) == nil
+            {
+                return nil
+            }
+        }
         let target: AgentRequest.Target = resource.flatMap(URL.init(string:)).map { .resource($0) } ?? .provider(provider ?? "")
         return AgentClient.ask(
             AgentRequest(target: target, account: account, minimumValidity: minimumValidity, applicationHint: "latchkey token"))

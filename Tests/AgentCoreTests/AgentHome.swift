@@ -78,6 +78,8 @@ final class ScriptedPerson: ConsentAsker, @unchecked Sendable {
     /// The agent took its question back (cancelled the asking task).
     var withdrawn: Bool { lock.withLock { _withdrawn } }
 
+    var canAsk: Bool { answer != nil }
+
     func ask(_ question: ConsentQuestion) async -> ConsentAnswer? {
         lock.withLock { _questions.append(question) }
         if holds {

@@ -230,8 +230,9 @@ import Testing
         let question = ConsentQuestion(
             caller: caller, providerID: "p", providerName: "P", scopes: [], applicationHint: nil, changed: false)
         #expect(!question.offersAlways && !question.offersWhileConnected, "allowed once at most")
-        #expect(ConsentSentence.nobodyToAsk(question).hasPrefix("A program that hides which file it runs"))
-        #expect(!ConsentSentence.nobodyToAsk(question).contains("latchkey agent allow"), "nothing to allow it by")
+        let sentence = ConsentSentence.nobodyToAsk(caller, asked: AgentRequest(target: .provider("p")))
+        #expect(sentence.hasPrefix("A program that hides which file it runs"))
+        #expect(!sentence.contains("latchkey agent allow"), "nothing to allow it by")
 
         // Gone, or a zombie: nobody.
         try Data("4343 (oidc-token) Z 77 4343 4343 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 888 0 0".utf8).write(

@@ -105,14 +105,17 @@ import Testing
     @Test func denyIsSaidAndNothingIsKept() async throws {
         let home = try await AgentHome()
         try await home.signIn()
+        // Grace's account in use: a refusal names what was asked, never whose account it would have been.
+        try await home.signIn(username: "grace", password: "compiler", another: true)
         let agent = agent(home, ScriptedPerson(answering: .deny))
         let answer = await agent.answer(request, from: .thisProcess)
         #expect(
             answer
                 == .failure(
                     AgentRefusal(
-                        .denied, "You did not allow \(Caller.thisProcess.program.path) to get your Sandbox provider (offline demo) token."))
-        )
+                        .denied,
+                        "\(Caller.thisProcess.program.path) gets no token for “sandbox”: you have not allowed it that, or there is no "
+                            + "such sign-in (`latchkey status` lists yours).")))
         #expect(home.grants.all.isEmpty)
     }
 
@@ -159,12 +162,40 @@ import Testing
         #expect(person.questions.count == 3 && person.questions.last?.changed == true, "a new executable: asked again, and said why")
     }
 
-    @Test func anUnknownProviderIsRefusedBeforeAnyoneIsAsked() async throws {
+    /// Issue 36 §7: before the person allowed a program anything, asking for what there is none of
+    /// (a provider, an account, an issuer) is refused in a Deny's words, nobody asked; and each such
+    /// answer costs the program what a Deny does, a quiet before the next.
+    @Test(arguments: [true, false])
+    func askingForWhatThereIsNoneOfIsRefusedAsADenyIs(display: Bool) async throws {
         let home = try await AgentHome()
-        let person = ScriptedPerson(answering: .alwaysAllow)
-        let answer = await agent(home, person).answer(AgentRequest(target: .provider("nope")), from: .thisProcess)
-        #expect(answer == .failure(AgentRefusal(.invalid, "There is no provider called “nope”; `latchkey status` lists them.")))
-        #expect(person.questions.isEmpty)
+        try await home.signIn()
+        let person = ScriptedPerson(answering: display ? .deny : nil)
+        let quiet = Duration.milliseconds(400)
+        let agent = TokenAgent(broker: home.broker(), grants: home.grants, asker: person, logger: home.logger, quietAfterDeny: quiet)
+        let me = Caller.thisProcess
+        let sentence = { (request: AgentRequest) in
+            display ? ConsentSentence.notAllowed(me.program, asked: request) : ConsentSentence.nobodyToAsk(me, asked: request)
+        }
+        // What there is, refused by the person (or for want of one): the words to compare with.
+        #expect(await agent.answer(request, from: me) == .failure(AgentRefusal(.denied, sentence(request))))
+        #expect(person.questions.count == 1)
+        let unknown = [
+            AgentRequest(target: .provider("nope")),
+            AgentRequest(target: .provider("sandbox"), account: "linus@sandbox.example"),
+            AgentRequest(target: .issuer("https://nowhere.example")),
+        ]
+        let clock = ContinuousClock()
+        var took: [Duration] = []
+        for asked in unknown {
+            let start = clock.now
+            let answer = await agent.answer(asked, from: me)
+            took.append(clock.now - start)
+            #expect(answer == .failure(AgentRefusal(.denied, sentence(asked))), "\(asked.asked)")
+        }
+        #expect(person.questions.count == 1, "nobody is asked about what there is none of")
+        #expect(took.dropFirst().allSatisfy { $0 >= quiet * 0.9 }, "each guess after the first waits out a quiet: \(took)")
+        // The words themselves hold nothing but what was asked.
+        #expect(sentence(unknown[1]).contains("“sandbox/linus@sandbox.example”") && !sentence(unknown[1]).contains("Sandbox provider"))
     }
 
     @Test func aProgramThatRunsOthersIsNeverAllowedAlways() async throws {
@@ -249,7 +280,7 @@ import Testing
         let person = ScriptedPerson(answering: .alwaysAllow, holds: true)
         let answer = await agent(home, person, timeout: .milliseconds(300)).answer(request, from: .thisProcess)
         guard case .failure(let refusal) = answer else { return #expect(Bool(false), "a token with no answer") }
-        #expect(refusal.kind == .denied && refusal.sentence.contains("Nobody answered whether"))
+        #expect(refusal == AgentRefusal(.denied, ConsentSentence.notAllowed(Caller.thisProcess.program, asked: request)), "a Deny's words")
         #expect(person.withdrawn, "the asker was told to take its question back")
         #expect(home.grants.all.isEmpty)
         person.release()

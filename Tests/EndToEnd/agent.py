@@ -160,7 +160,15 @@ def agent_programs(home):
         answer(home, "Deny", "06-oidc-token-asked-again")
         status, out, err = finished(denied)
         expect(status == 1 and out == "", f"oidc-token denied: {status} {out!r}")
-        expect(f"Error: You did not allow {HIDDEN_OIDC_TOKEN} to get your My sandbox token." in err, f"oidc-token's stderr: {err!r}")
+        # Named as the program is, with only what it asked for: no account, no provider's name (issue 36 §7).
+        expect(f"Error: A{HIDDEN_OIDC_TOKEN[1:]} gets no token for “mine”: you have not allowed it that, or there is no such sign-in"
+               in err, f"oidc-token's stderr: {err!r}")
+        # Asking for a provider there is none of: the same words, and nobody asked (nobody answers here,
+        # and the call ends all the same).
+        guessed = oidc_token(home, "nope")
+        status, out, err = finished(guessed)
+        expect(status == 1 and out == "" and f"Error: A{HIDDEN_OIDC_TOKEN[1:]} gets no token for “nope”: you have not allowed it "
+               "that, or there is no such sign-in" in err, f"oidc-token nope: {status} {err!r}")
 
         # Another uid, even one allowed past the directory's permissions, gets nothing. Becoming another
         # user takes root: a person who is not root runs this one step through sudo.

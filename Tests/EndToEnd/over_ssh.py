@@ -145,7 +145,7 @@ def agent_over_ssh(home):
         agent, dialog = question(home, "devbox")
         agent.press(agent.button("Deny", root=dialog))
         status, out, err = finished(far)
-        expect(status != 0 and out == "" and "You did not allow a program on devbox (through ssh) to get your My sandbox token." in err,
+        expect(status != 0 and out == "" and "A program on devbox (through ssh) gets no token for “mine”: you have not allowed it that" in err,
                f"denied on devbox: {status} {err!r}")
         listed = subprocess.run([latchkey, "agent", "list"], capture_output=True, text=True, timeout=60)
         expect("devbox" not in listed.stdout and "/usr/bin/ssh" not in listed.stdout, f"kept: {listed.stdout!r}")

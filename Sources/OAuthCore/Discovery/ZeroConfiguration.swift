@@ -124,6 +124,11 @@ public struct ZeroConfiguration: Sendable {
     /// request; nil when there is none yet. For a caller that must not reach out before the person
     /// has said yes (an agent asked by another program).
     public func savedProvider(for resource: URL) throws -> String? {
+        try Self.savedProvider(for: resource, in: catalog)
+    }
+
+    /// `savedProvider(for:)`, read from `catalog`'s files alone.
+    public static func savedProvider(for resource: URL, in catalog: ProviderCatalog) throws -> String? {
         let identifier = try ResourceDiscovery.identifier(of: resource)
         let id = try Self.id(for: identifier)
         guard let saved = try? ProviderCatalog.readFile(catalog.userFile(for: id)),
