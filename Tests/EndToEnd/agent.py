@@ -12,7 +12,7 @@ import sys
 import time
 import urllib.request
 
-from driver import Atspi, Failure, Latchkey, name, wait_until
+from driver import Atspi, Failure, Latchkey, StateChanges, is_, name, wait_until
 from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
 
 AGENT = ("latchkey-agent",)
@@ -468,6 +468,8 @@ def agent_dialog_long_command_line(home):
     scrolls; Deny answers it."""
     sandbox = Sandbox()
     own_provider(home, sandbox)
+    # Listened for before the agent starts: the answers' sensitivity, as the agent changes it.
+    sensitivity = StateChanges("sensitive")
     window = signed_in(home)
     try:
         ask = ("import os, socket, sys\n"
@@ -485,6 +487,14 @@ def agent_dialog_long_command_line(home):
         agent.find("label", "My sandbox", root=dialog, timeout=5)
         agent.find("toggle button", "Whole command line", root=dialog, exact=False, timeout=5)
         agent.screenshot("01-long-command-line")
+        # The answers take nothing for a moment after the dialog comes to the front (a keystroke meant for
+        # another window must not answer it). Once they take presses, the main window takes the keyboard,
+        # then the dialog again: greyed out again, then taking presses.
+        agent.wait_sensitive("Allow once", timeout=30)
+        window.button("Sign out").get_component_iface().grab_focus()
+        wait_until("the dialog to lose the keyboard", lambda: not is_(dialog, Atspi.StateType.ACTIVE), 30)
+        deny.get_component_iface().grab_focus()
+        sensitivity.wait_for("the answers held, then given", [("Allow once", False), ("Allow once", True)])
         for label in ("Deny", "Allow once"):
             extents = agent.button(label, root=dialog).get_component_iface().get_extents(Atspi.CoordType.SCREEN)
             expect(extents.width > 0 and 0 <= extents.y and extents.y + extents.height <= 900,
@@ -493,6 +503,7 @@ def agent_dialog_long_command_line(home):
         out, err = caller.communicate(timeout=60)
         expect('"status":"failure"' in out and stored(home)["access_token"] not in out, f"denied: {out!r} {err!r}")
     finally:
+        sensitivity.close()
         window.quit()
         sandbox.stop()
 

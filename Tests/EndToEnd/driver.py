@@ -11,7 +11,7 @@ import time
 import gi
 
 gi.require_version("Atspi", "2.0")
-from gi.repository import Atspi  # noqa: E402
+from gi.repository import Atspi, GLib  # noqa: E402
 
 
 class Failure(Exception):
@@ -30,6 +30,44 @@ def wait_until(what, probe, timeout=15.0, interval=0.1):
             return last
         time.sleep(interval)
     raise Failure(f"timed out waiting for {what} (last: {last!r})")
+
+
+class StateChanges:
+    """Every `object:state-changed:<state>` event from the moment it is made, as (name, value): what
+    an app did, in order, however slowly it ran. Made before the app starts, so that the app knows
+    from its first moment that someone listens (AT-SPI apps send only the events listened for)."""
+
+    def __init__(self, state):
+        self.event = f"object:state-changed:{state}"
+        self.seen = []
+        self.listener = Atspi.EventListener.new(self._record)
+        self.listener.register(self.event)
+
+    def _record(self, event):
+        try:
+            self.seen.append((event.source.get_name(), event.detail1))
+        except Exception:  # the source went away: not one to compare
+            pass
+
+    def wait_for(self, what, changes, timeout=30.0):
+        """Waits until `changes` (a list of (name, value)) were seen in that order, others between."""
+        context = GLib.MainContext.default()
+
+        def probe():
+            while context.iteration(False):
+                pass
+            wanted = iter(changes)
+            following = next(wanted)
+            for seen in self.seen:
+                if seen == following:
+                    following = next(wanted, None)
+                    if following is None:
+                        return True
+            return False
+        return wait_until(f"{what} (seen: {self.seen[-20:]})", probe, timeout, interval=0.05)
+
+    def close(self):
+        self.listener.deregister(self.event)
 
 
 def walk(node, depth=0, limit=40):
