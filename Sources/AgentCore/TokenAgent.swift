@@ -15,7 +15,9 @@ public actor TokenAgent {
     private let asker: any ConsentAsker
     private let logger: Logger
     private let consentTimeout: Duration
-    private var asking: [QuestionKey: (number: Int, asker: Caller.ProcessKey, answer: Task<Asked, Never>)] = [:]
+    /// The question on the screen per program and account: who it asks about (the process, and
+    /// whether its connection was kept across an exec: such a one shares no other's answer).
+    private var asking: [QuestionKey: (number: Int, asker: Caller.ProcessKey, keptAcrossExec: Bool, answer: Task<Asked, Never>)] = [:]
     private var questions = 0
     /// When the person last said no to a program for an account: it is not asked about again at once
     /// (a program that asks again and again until a stray click says yes), but after `quietAfterDeny`.
@@ -141,7 +143,11 @@ public actor TokenAgent {
                 if asking[key]?.number == pending.number { asking[key] = nil }
                 // The process that was asked about: its answer. Another: decided afresh. One whose own
                 // connection is still there, when the question went with another's: asked again.
-                guard pending.asker == (caller.asker ?? caller.key) else { continue }
+                // A connection kept across an exec may be the program the process ran before: it is asked
+                // about itself, never given the answer about the process's own connection (or the other way).
+                guard pending.asker == (caller.asker ?? caller.key), pending.keptAcrossExec == caller.connectionKeptAcrossExec else {
+                    continue
+                }
                 if shared == .callerGone, hangUp?.happened != true { continue }
                 return refusal(for: shared, request, caller, metadata)
             }
@@ -162,7 +168,7 @@ public actor TokenAgent {
             }
             questions += 1
             let number = questions
-            asking[key] = (number, caller.asker ?? caller.key, pending)
+            asking[key] = (number, caller.asker ?? caller.key, caller.connectionKeptAcrossExec, pending)
             let answer = await pending.value
             if asking[key]?.number == number { asking[key] = nil }
             if answer == .answered(.allowWhileConnected), question.offersWhileConnected { whileConnected.insert(connection) }

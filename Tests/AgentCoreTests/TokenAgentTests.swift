@@ -274,6 +274,33 @@ import Testing
         #expect(person.questions.count == 1, "the program is allowed always: nobody is asked again")
     }
 
+    /// A process's connection kept across an exec (perhaps opened by the program it ran before) asks
+    /// while a question about the same process's own connection is on the screen: it is asked about
+    /// itself, and gets nothing from the other's Allow once.
+    @Test func aConnectionKeptAcrossAnExecSharesNoOtherAnswer() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .allowOnce, holds: true)
+        let agent = agent(home, person)
+        var kept = Caller.thisProcess
+        kept.connectionKeptAcrossExec = true
+        async let clean = agent.answer(request, from: .thisProcess)
+        while person.questions.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        async let flagged = agent.answer(request, from: kept)
+        // Let the second request reach the agent and wait on the first question, then answer it.
+        try await Task.sleep(for: .milliseconds(200))
+        person.release()
+        // Without a question of its own it would be answered by now; a stuck test says so rather than hang.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while person.questions.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(person.questions.count == 2, "the kept connection was not asked about itself")
+        #expect(person.questions.last?.caller.connectionKeptAcrossExec == true, "asked about itself")
+        person.release()
+        let answers = await [clean, flagged]
+        #expect(answers.allSatisfy { (try? $0.get()) != nil }, "each allowed once, by its own answer")
+        #expect(person.questions.count == 2)
+    }
+
     @Test func nobodyAnsweringInTimeIsANoAndTheQuestionIsTakenBack() async throws {
         let home = try await AgentHome()
         try await home.signIn()
