@@ -6,8 +6,9 @@ import Synchronization
 /// `/usr/lib/git-core/git`, which on Debian is a file of its own with the same bytes as
 /// `/usr/bin/git`: a person allows "git", and `latchkey agent allow /usr/bin/git` should cover
 /// it. A program is named by its `/usr/bin` path when that file holds the very same bytes and
-/// both are root's, writable by nobody else (a package's: only root could put such a copy there),
-/// so that naming it so widens nothing a grant covers. Anything else keeps the path it runs from.
+/// both are root's, writable by nobody else, on the same file system (a package's: only root
+/// could put such a copy there), so that naming it so widens nothing a grant covers. Anything
+/// else keeps the path it runs from.
 enum CommandName {
     /// Where programs a person runs by name live.
     static let folder = "/usr/bin"
@@ -19,7 +20,10 @@ enum CommandName {
     static func name(of path: String, exe: String) -> String {
         guard let base = path.split(separator: "/").last.map(String.init), path != "\(folder)/\(base)" else { return path }
         let candidate = "\(folder)/\(base)"
-        guard let theirs = SystemFile(exe), let ours = SystemFile(candidate), theirs.size == ours.size else { return path }
+        // On /usr/bin's own file system: one a FUSE server (or any mount of the person's) serves may
+        // say root owns it and answer a read with the bytes compared, and an exec with others.
+        guard let theirs = SystemFile(exe), let ours = SystemFile(candidate), theirs.device == ours.device, theirs.size == ours.size
+        else { return path }
         if theirs.device == ours.device && theirs.inode == ours.inode { return candidate }
         let key = [theirs, ours]
         if let known = sameBytes.withLock({ $0[key] }) { return known ? candidate : path }

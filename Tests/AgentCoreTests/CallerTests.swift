@@ -205,6 +205,19 @@ import Testing
         try FileManager.default.copyItem(atPath: "/usr/bin/git", toPath: writable)
         chmod(writable, 0o777)
         #expect(try await named(writable).program == Program(path: writable), "anybody may write it: only itself")
+
+        // Root's, writable by nobody else, the same bytes, but on another file system (one a FUSE server
+        // could be, answering with git's bytes when read and others when run): only itself. Only root
+        // can make such a copy, so only root's run can see this fail.
+        if getuid() == 0 {
+            let elsewhere = "/dev/shm/git-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+            let copy = elsewhere + "/git"
+            try FileManager.default.copyItem(atPath: "/usr/bin/git", toPath: copy)
+            chmod(copy, 0o755)
+            #expect(try await named(copy).program == Program(path: copy), "another file system: only itself")
+        }
     }
 
     /// A process that made itself non-dumpable (oidc-token does) shows the person's other programs its
