@@ -169,6 +169,15 @@ public struct ProcessFiles: Sendable {
         guard let fields = statFields(pid, proc), fields.count > 19, let started = UInt64(fields[19]), let parent = Int32(fields[1])
         else { return .failure(unknown) }
         guard var path = readLink("\(directory)/exe"), var file = executableFile("\(directory)/exe") else {
+            // Hidden: which sandbox it is in cannot be read, but whether it is in another process
+            // namespace (Flatpak's, a container's) can, and then it is not a program on the host.
+            if inAnotherPIDNamespace(pid, proc) {
+                return .failure(
+                    AgentRefusal(
+                        .denied,
+                        "A program that hides which file it runs asked from a sandbox, so Latchkey cannot tell which program it is; "
+                            + "it gets no token."))
+            }
             return hidden(pid, proc, started: started, parent: parent, state: fields[0]).map(Result.success) ?? .failure(unknown)
         }
         path = undeleted(path)
@@ -224,6 +233,15 @@ public struct ProcessFiles: Sendable {
         return ProcessFiles(
             pid: pid, program: .hidden(calling: name), file: .unknown, commandLine: commandLine, parent: parent, started: started,
             runsFrom: "")
+    }
+
+    /// Whether the process runs in a process namespace below the one `proc` shows (its status's
+    /// `NSpid` names it by more than one pid), which a non-dumpable process cannot hide. Unreadable:
+    /// not known to be, and its other checks decide.
+    static func inAnotherPIDNamespace(_ pid: Int32, _ proc: String) -> Bool {
+        guard let bytes = read("\(proc)/\(pid)/status") else { return false }
+        let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("NSpid:") }
+        return (line?.split(whereSeparator: { $0 == "\t" || $0 == " " }).count ?? 0) > 2
     }
 
     /// The name in the stat line's parentheses (`comm`: the executable's name, at most 15 bytes, unless

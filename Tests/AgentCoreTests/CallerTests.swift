@@ -247,6 +247,15 @@ import Testing
         #expect(sentence.hasPrefix("A program that hides which file it runs"))
         #expect(!sentence.contains("latchkey agent allow"), "nothing to allow it by")
 
+        // In a process namespace of its own (a sandbox's: Flatpak's, a container's), which one cannot be
+        // told from here: refused, not asked about as a program on the host.
+        try Data("Name:\toidc-token\nNSpid:\t4343\t2\n".utf8).write(to: proc.appendingPathComponent("status"))
+        let sandboxed = Caller.identify(pid: 4343, uid: getuid(), own: .none, proc: root.appendingPathComponent("proc").path)
+        guard case .failure(let refusal) = sandboxed else { return #expect(Bool(false), "a hidden program in a sandbox was taken") }
+        #expect(refusal.sentence.contains("from a sandbox"), "\(refusal.sentence)")
+        try Data("Name:\toidc-token\nNSpid:\t4343\n".utf8).write(to: proc.appendingPathComponent("status"))
+        #expect(Caller.of(pid: 4343, uid: getuid(), own: .none, proc: root.appendingPathComponent("proc").path) != nil, "on the host")
+
         // Gone, or a zombie: nobody.
         try Data("4343 (oidc-token) Z 77 4343 4343 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 888 0 0".utf8).write(
             to: proc.appendingPathComponent("stat"))
