@@ -13,7 +13,7 @@ int main(int argc, char **argv) {
     if (argc < 2 || !runtime) return 2;
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     snprintf(address.sun_path, sizeof address.sun_path, "%s/latchkey/agent.sock", runtime);
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0) return 3;
     char request[512];
     int length = snprintf(request, sizeof request, "{\"request\":\"access_token\",\"account\":\"%s\"}", argv[1]);

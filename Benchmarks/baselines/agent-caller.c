@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)) break;
         calls++;
-        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0 || write(fd, request, length) != length) {
             failed++;
             if (fd >= 0) close(fd);
