@@ -4,12 +4,16 @@ import CGtk
 public enum SessionBus {
     /// Whether some process owns `name` now. Asked without D-Bus activation:
     /// starting a service (a keyring daemon) just to ask would prompt or hang.
-    public static func hasOwner(_ name: String) -> Bool {
+    public static func hasOwner(_ name: String) -> Bool { owned(name) ?? false }
+
+    /// Whether `name` has an owner on the session bus as the bus says it; nil when the bus said
+    /// nothing (no bus, a timeout, a refusal): not known to be gone.
+    public static func owned(_ name: String) -> Bool? {
         guard
             let reply = call(
                 "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
                 g_variant_new_string(name), replyType: "(b)")
-        else { return false }
+        else { return nil }
         defer { g_variant_unref(reply) }
         let answer = g_variant_get_child_value(reply, 0)
         defer { g_variant_unref(answer) }

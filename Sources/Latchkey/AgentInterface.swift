@@ -212,7 +212,8 @@ struct AgentInterface: Sendable {
             while !Task.isCancelled, !hangUp.happened {
                 try? await Task.sleep(for: .milliseconds(500))
                 guard !Task.isCancelled else { return }
-                if !(await BlockingWork.run { SessionBus.hasOwner(sender) }) { hangUp.signal() }
+                // Gone only when the bus says so: a bus slow to answer takes no question back.
+                if await BlockingWork.run({ SessionBus.owned(sender) }) == false { hangUp.signal() }
             }
         }
         defer { watching.cancel() }
