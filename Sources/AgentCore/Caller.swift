@@ -34,6 +34,9 @@ public struct Caller: Sendable, Equatable {
     /// Where its executable runs from, when that is not the path it is named by: `/usr/lib/git-core/git`
     /// for `/usr/bin/git` (`CommandName`). Shown; the program is its name.
     public let runsFrom: String?
+    /// For a program that hides which file it runs: the process that started it, as far as it can be
+    /// told (its program, and its process id). Shown beside the name the program gives itself.
+    public var startedBy: String?
 
     /// A process as the kernel tells one from another: its id and when it started.
     public struct ProcessKey: Sendable, Equatable, Hashable {
@@ -74,10 +77,14 @@ public struct Caller: Sendable, Equatable {
         case .failure(let refusal): return .failure(refusal)
         }
         guard own.matches(first) else {
-            return .success(
-                Caller(
-                    pid: pid, uid: uid, program: first.program, file: first.file, commandLine: first.commandLine,
-                    started: first.started, runsFrom: first.runsFrom))
+            var caller = Caller(
+                pid: pid, uid: uid, program: first.program, file: first.file, commandLine: first.commandLine,
+                started: first.started, runsFrom: first.runsFrom)
+            if first.program.hiddenName != nil {
+                let parent = try? ProcessFiles.of(pid: first.parent, proc: proc, instances: flatpakInstances).get()
+                caller.startedBy = "\(parent?.program.name ?? "a process that cannot be identified"), process \(first.parent)"
+            }
+            return .success(caller)
         }
         guard first.parent > 1, case .success(let parent) = ProcessFiles.of(pid: first.parent, proc: proc, instances: flatpakInstances)
         else {

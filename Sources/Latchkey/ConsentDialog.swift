@@ -161,6 +161,7 @@ final class ConsentDialog {
         let runsFrom = caller.runsFrom.map { " (run as \($0), the same file)" } ?? ""
         lines.append(("Program", caller.program.hiddenName.map { "hidden (it calls itself \($0))" } ?? caller.program.path + runsFrom))
         lines.append(("Command line", caller.commandLine.joined(separator: " ")))
+        if let parent = caller.startedBy { lines.append(("Started by", parent)) }
         if let through = caller.through { lines.append(("Asked through", through)) }
         if let hint = question.applicationHint { lines.append(("Calls itself", hint)) }
         lines.append(("Provider", question.providerName))

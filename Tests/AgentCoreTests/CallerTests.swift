@@ -236,6 +236,7 @@ import Testing
         #expect(caller.program.path.isEmpty && caller.file == .unknown)
         #expect(caller.program.name == "a program that hides which file it runs, named \u{201C}oidc-token\u{201D}")
         #expect(caller.commandLine == ["oidc-token", "mine"] && caller.started == 888)
+        #expect(caller.startedBy == "a process that cannot be identified, process 77", "its parent is not in this /proc")
         #expect(caller.isStillTheSame(proc: root.appendingPathComponent("proc").path))
         #expect(!caller.program.covers(caller.program), "its name is its own say: no grant covers it")
         #expect(!Program(path: "/usr/bin/oidc-token").covers(caller.program), "not even one of the program it names")
@@ -246,6 +247,13 @@ import Testing
         let sentence = ConsentSentence.nobodyToAsk(caller, asked: AgentRequest(target: .provider("p")))
         #expect(sentence.hasPrefix("A program that hides which file it runs"))
         #expect(!sentence.contains("latchkey agent allow"), "nothing to allow it by")
+
+        // Its parent, as far as it can be told: here, one that hides its file too.
+        let parent = root.appendingPathComponent("proc/77")
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        try Data("77 (bash) S 1 77 77 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0".utf8).write(to: parent.appendingPathComponent("stat"))
+        let started = try #require(Caller.of(pid: 4343, uid: getuid(), own: .none, proc: root.appendingPathComponent("proc").path))
+        #expect(started.startedBy == "a program that hides which file it runs, named \u{201C}bash\u{201D}, process 77")
 
         // In a process namespace of its own (a sandbox's: Flatpak's, a container's), which one cannot be
         // told from here: refused, not asked about as a program on the host.
