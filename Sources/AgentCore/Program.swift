@@ -51,15 +51,43 @@ public struct Program: Sendable, Hashable, Codable {
     /// the person is asked each time, and `latchkey agent allow` wants to be told so.
     public var runsOthers: Bool {
         if flatpakID != nil { return false }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = Self.baseName(path.split(separator: "/").last.map(String.init) ?? path)
         if Self.launchers.contains(name) { return true }
-        return ["python", "perl", "ruby", "node", "lua", "php", "pypy"].contains { name.hasPrefix($0) }
+        return Self.interpreterPrefixes.contains { name.hasPrefix($0) }
     }
 
+    /// A program's name as the lists below spell it: without the version or flavour Debian's files
+    /// carry (`tclsh8.6`, `python3.11`, `vim.basic`, `wish8.6` are tclsh, python, vim, wish).
+    static func baseName(_ name: String) -> String {
+        var base = Substring(name.prefix { $0 != "." })
+        while let last = base.last, ("0"..."9").contains(last) || last == "-" || last == "_" { base.removeLast() }
+        return base.isEmpty ? name : String(base)
+    }
+
+    /// Programs whose names start so run code of anybody's: interpreters, and the dynamic loader.
+    static let interpreterPrefixes = [
+        "python", "perl", "ruby", "node", "lua", "php", "pypy", "ld-linux", "guile", "julia", "Rscript", "racket", "sbcl",
+    ]
+
+    /// Programs that run other programs for anyone: shells, launchers and wrappers, interpreters of
+    /// small languages that run commands (awk, sed's `e`, m4), editors, pagers and debuggers that run
+    /// a shell or attach to one, and the session's init.
     static let launchers: Set<String> = [
-        "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "busybox", "env", "systemd", "init", "sudo", "su",
-        "doas", "pkexec", "setsid", "nohup", "timeout", "xargs", "nice", "ionice", "stdbuf", "script", "tmux", "screen", "sshd",
-        "ssh", "sshd-session", "latchkey", "flatpak-spawn", "bwrap", "java", "tclsh", "expect", "cron", "crond", "make",
+        // shells
+        "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "busybox", "toybox", "rbash", "yash", "elvish", "nu",
+        // launchers and wrappers
+        "env", "systemd", "init", "sudo", "sudoedit", "su", "doas", "pkexec", "runuser", "setsid", "nohup", "timeout", "xargs",
+        "nice", "ionice", "stdbuf", "script", "tmux", "screen", "sshd", "ssh", "sshd-session", "latchkey", "flatpak-spawn",
+        "bwrap", "time", "flock", "watch", "unshare", "nsenter", "setpriv", "chroot", "capsh", "taskset", "chrt", "prlimit",
+        "numactl", "systemd-run", "dbus-run-session", "dbus-launch", "ssh-agent", "run-parts", "start-stop-daemon", "parallel",
+        "rlwrap", "find", "cron", "crond", "make", "ninja", "cmake", "xterm", "x-terminal-emulator", "gnome-terminal", "konsole",
+        "tini", "dumb-init", "catatonit",
+        // languages that run commands
+        "java", "tclsh", "wish", "expect", "awk", "gawk", "mawk", "nawk", "sed", "m4", "R", "ocaml", "ghci", "runghc", "erl",
+        "escript", "deno", "bun", "dotnet", "mono", "groovy", "scala", "kotlin",
+        // editors, pagers and debuggers (each runs a shell, or any code, on request)
+        "vi", "vim", "nvim", "view", "ex", "emacs", "nano", "ed", "less", "more", "man", "pager", "gdb", "lldb", "strace", "ltrace",
+        "valgrind", "perf",
     ]
 
     enum CodingKeys: String, CodingKey {
