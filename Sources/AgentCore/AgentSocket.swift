@@ -183,7 +183,7 @@ public final class AgentSocket: Sendable {
             }
             // Slots per process, and per program (what its executable is called; any program can make
             // processes), so that one caller cannot take them all.
-            let program = Identification.key(of: peer.pid)
+            let program = Identification.key(of: peer.pid, own: own)
             guard admit(peer.pid, program) else {
                 logger.notice("Too many connections at once; one was refused", metadata: ["pid": "\(peer.pid)"])
                 // Said, not only closed: a client must never take a busy agent for none (and sign in itself).

@@ -290,7 +290,7 @@ public struct ProcessFiles: Sendable {
     }
 
     /// The fields after the command name, which may itself hold spaces and parentheses: from field 3 (state) on.
-    private static func statFields(_ pid: Int32, _ proc: String) -> [Substring]? {
+    static func statFields(_ pid: Int32, _ proc: String) -> [Substring]? {
         guard let bytes = read("\(proc)/\(pid)/stat") else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         guard let close = text.lastIndex(of: ")") else { return nil }

@@ -26,11 +26,21 @@ public enum Identification {
     }
     private static let counts = Mutex(Counts())
 
-    /// What a read for `pid` is counted against: the file it runs, as `/proc/PID/exe` names it
-    /// (reading that link never waits on the file or its file system), or one key for every
-    /// process that hides it.
-    public static func key(of pid: Int32, proc: String = "/proc") -> String {
-        ProcessFiles.readLink("\(proc)/\(pid)/exe").map(ProcessFiles.undeleted) ?? "a program that hides itself"
+    /// What a read for `pid` is counted against: the program it runs, as `/proc/PID/exe` names it
+    /// (reading that link never waits on the file or its file system); for Latchkey's own command,
+    /// which asks for the program that ran it, that program; for a process that hides its file, the
+    /// name it runs under. So one program's stuck or many callers cost that program, not every
+    /// `latchkey token` of everyone's, nor every program that hides.
+    public static func key(of pid: Int32, own: OwnExecutable = .none, proc: String = "/proc") -> String {
+        guard let path = ProcessFiles.readLink("\(proc)/\(pid)/exe").map(ProcessFiles.undeleted) else {
+            return "hidden: " + (ProcessFiles.commandName(pid, proc) ?? "")
+        }
+        if own.paths.contains(path), let fields = ProcessFiles.statFields(pid, proc), fields.count > 1, let parent = Int32(fields[1]),
+            parent > 1
+        {
+            return key(of: parent, own: .none, proc: proc)
+        }
+        return path
     }
 
     /// `work`'s result, waited for on this (blocking) thread; nil when it took longer than `seconds`,

@@ -144,7 +144,8 @@ struct AgentInterface: Sendable {
             return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
         }
         guard credentials.uid == getuid() else { return .failure(AgentRefusal(.denied, "Latchkey's agent serves its own user only.")) }
-        let identified = await Identification.run(for: Identification.key(of: credentials.pid)) { () -> Result<Caller, AgentRefusal> in
+        let identified = await Identification.run(for: Identification.key(of: credentials.pid, own: .current)) {
+            () -> Result<Caller, AgentRefusal> in
             let caller = Caller.identify(pid: credentials.pid, uid: credentials.uid)
             guard case .success(let identified) = caller,
                 !Self.stillHoldsItsConnection(credentials.pid, hidden: identified.program.hiddenName != nil)

@@ -88,6 +88,30 @@ import Testing
         #expect(await Identification.run(for: "/usr/bin/git") { 4 } == 4)
     }
 
+    /// What a caller is counted against (connection slots, overdue reads): its program; for Latchkey's
+    /// own command, the program that ran it, so that one program's many `latchkey token`s do not
+    /// crowd out everyone's; for a program that hides its file, the name it runs under.
+    @Test func aCallerIsCountedAgainstTheProgramBehindIt() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        func process(_ pid: Int32, exe: String?, stat: String) throws {
+            let folder = root.appendingPathComponent("\(pid)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            if let exe {
+                try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("exe").path, withDestinationPath: exe)
+            }
+            try Data(stat.utf8).write(to: folder.appendingPathComponent("stat"))
+        }
+        try process(77, exe: "/usr/bin/git", stat: "77 (git) S 1 77 77 0")
+        try process(500, exe: "/usr/bin/latchkey", stat: "500 (latchkey) S 77 500 500 0")
+        try process(600, exe: nil, stat: "600 (oidc-token) S 1 600 600 0")
+        let own = OwnExecutable(files: [], paths: ["/usr/bin/latchkey"])
+        #expect(Identification.key(of: 77, own: own, proc: root.path) == "/usr/bin/git")
+        #expect(Identification.key(of: 500, own: own, proc: root.path) == "/usr/bin/git", "latchkey token, run by git")
+        #expect(Identification.key(of: 500, own: .none, proc: root.path) == "/usr/bin/latchkey")
+        #expect(Identification.key(of: 600, own: own, proc: root.path) == "hidden: oidc-token")
+    }
+
     /// A burst of quick reads for one program (a build asking for many tokens at once) is not refused.
     @Test func manyQuickReadsForOneProgramAtOnceAreAllRead() async {
         let answers = await withTaskGroup(of: Int?.self) { group in
