@@ -4,7 +4,8 @@ import OAuthCore
 import Synchronization
 
 /// Reading who a caller is (its `/proc`, its root, its descriptors) on a thread of its own, given
-/// up on after a while, and never more than `most` at once: a caller that makes those reads hang
+/// up on after a while, and never more than `most` at once (more wait their turn, within the same
+/// while): a caller that makes those reads hang
 /// (a process stuck in the kernel, a FUSE file system that never answers) costs a thread of its
 /// own and its own request, never the agent's other callers, nor the threads everything else runs on.
 ///
@@ -19,12 +20,13 @@ public enum Identification {
     public static let longest = 5.0
 
     private struct Counts {
-        /// Reads under way, finished or not (one that hangs stays counted).
-        var underWay = 0
         /// Reads given up on and still hanging, by key.
         var overdue: [String: Int] = [:]
     }
     private static let counts = Mutex(Counts())
+    /// Reads under way, finished or not (one that hangs keeps its slot): past `most`, a read waits
+    /// for a slot (as long as it would wait for its answer) rather than being refused at once.
+    private static let slots = DispatchSemaphore(value: most)
 
     /// What a read for `pid` is counted against: the program it runs, as `/proc/PID/exe` names it
     /// (reading that link never waits on the file or its file system); for Latchkey's own command,
@@ -43,12 +45,14 @@ public enum Identification {
         return path
     }
 
-    /// `work`'s result, waited for on this (blocking) thread; nil when it took longer than `seconds`,
-    /// too many are under way (or overdue for `key`), or no thread could be had.
+    /// `work`'s result, waited for on this (blocking) thread; nil when it (with its wait for a slot)
+    /// took longer than `seconds`, `key` has too many overdue, or no thread could be had.
     public static func blocking<T: Sendable>(
         for key: String, within seconds: Double = longest, _ work: @escaping @Sendable () -> T
     ) -> T? {
-        guard take(key) else { return nil }
+        guard counts.withLock({ $0.overdue[key, default: 0] < mostOverduePerProgram }) else { return nil }
+        let waitedFrom = DispatchTime.now()
+        guard slots.wait(timeout: waitedFrom + seconds) == .success else { return nil }
         // Whether this read was given up on, under `counts`' lock: whoever comes second (the work
         // finishing, the wait giving up) settles the counts.
         let read = Mutex<(answer: T?, finished: Bool, givenUp: Bool)>((nil, false, false))
@@ -63,15 +67,15 @@ public enum Identification {
                         if read.givenUp { counts.overdue[key, default: 1] -= 1 }
                     }
                     if counts.overdue[key] == 0 { counts.overdue[key] = nil }
-                    counts.underWay -= 1
                 }
+                slots.signal()
                 done.signal()
             })
         else {
-            counts.withLock { $0.underWay -= 1 }
+            slots.signal()
             return nil
         }
-        if done.wait(timeout: .now() + seconds) == .success { return read.withLock { $0.answer } }
+        if done.wait(timeout: waitedFrom + seconds) == .success { return read.withLock { $0.answer } }
         return counts.withLock { counts in
             read.withLock { read in
                 if read.finished { return read.answer }
@@ -91,14 +95,6 @@ public enum Identification {
             if !BlockingWork.startThread({ continuation.resume(returning: blocking(for: key, within: seconds, work)) }) {
                 continuation.resume(returning: nil)
             }
-        }
-    }
-
-    private static func take(_ key: String) -> Bool {
-        counts.withLock { counts in
-            guard counts.underWay < most, counts.overdue[key, default: 0] < mostOverduePerProgram else { return false }
-            counts.underWay += 1
-            return true
         }
     }
 }

@@ -22,9 +22,8 @@ public actor TokenAgent {
     /// When the person last said no to a program for an account: it is not asked about again at once
     /// (a program that asks again and again until a stray click says yes), but after `quietAfterDeny`.
     private var deniedAt: [QuestionKey: ContinuousClock.Instant] = [:]
-    /// When each program may next be told there is nothing by the name it asked for: one such
-    /// answer per `quietAfterDeny`, as one question per Deny, so that names are not guessed at speed.
-    private var nextGuess: [Program: ContinuousClock.Instant] = [:]
+    /// When a program not allowed what it asked is told so (`RefusalLine`).
+    private let refusals: RefusalLine
     private let quietAfterDeny: Duration
     /// "Allow while connected": the ssh processes (and providers) allowed until they end. Kept in memory only.
     private var whileConnected: Set<ConnectionGrant> = []
@@ -51,9 +50,10 @@ public actor TokenAgent {
 
     public init(
         broker: TokenBroker, grants: ProgramGrants, asker: any ConsentAsker, logger: Logger, consentTimeout: Duration = .seconds(120),
-        quietAfterDeny: Duration = .seconds(10)
+        quietAfterDeny: Duration = .seconds(10), leastBeforeRefusal: Duration = .milliseconds(250)
     ) {
         self.quietAfterDeny = quietAfterDeny
+        refusals = RefusalLine(quiet: quietAfterDeny, least: leastBeforeRefusal)
         self.broker = broker
         self.grants = grants
         self.asker = asker
@@ -69,19 +69,55 @@ public actor TokenAgent {
     public func answer(
         _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () async -> Bool = { true }, hangUp: HangUp? = nil
     ) async -> Result<AgentToken, AgentRefusal> {
+        // In the program's line from the moment it asks: a refusal before it is allowed is said in turn.
+        let ticket = await refusals.enter(caller.program)
+        switch await decide(request, from: caller, stillTheSame: stillTheSame, hangUp: hangUp) {
+        case .notAllowed(let refusal):
+            await refusals.wait(ticket, hangUp: hangUp)
+            return .failure(refusal)
+        case .decided(let answer):
+            await refusals.leave(ticket)
+            return answer
+        }
+    }
+
+    /// How a request ended: a token, or a refusal to a program that was allowed (signed out, the
+    /// provider failed, the program changed meanwhile); or a refusal before it was allowed.
+    private enum Decision {
+        case decided(Result<AgentToken, AgentRefusal>)
+        case notAllowed(AgentRefusal)
+    }
+
+    private func decide(
+        _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () async -> Bool, hangUp: HangUp?
+    ) async -> Decision {
         // Allowed per account: a program allowed for one person's sign-in is asked again for another's.
         let owner: TokenOwner
         do { owner = try await broker.account(for: request) } catch {
             // Nothing by that name (no such provider, account, issuer, resource): said as a refusal is
-            // said, and costing what a Deny costs, so that guessing teaches a program nothing.
+            // said, and in turn, so that guessing teaches a program nothing.
             logger.notice(
                 "A program asked for something there is none of; refused as any program not allowed is",
                 metadata: ["program": "\(caller.program.name)", "why": "\(error.sentence)"])
-            return .failure(await nothingByThatName(request, caller))
+            return .notAllowed(
+                await asker.canAsk
+                    ? AgentRefusal(.denied, ConsentSentence.notAllowed(caller.program, asked: request))
+                    : AgentRefusal(.denied, ConsentSentence.nobodyToAsk(caller, asked: request)))
         }
         let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
-        if let refusal = await consent(request, caller, provider, metadata, hangUp) { return .failure(refusal) }
+        switch await consent(request, caller, provider, metadata, hangUp) {
+        case nil: break
+        case (let refusal, let callerGone)?: return callerGone ? .decided(.failure(refusal)) : .notAllowed(refusal)
+        }
+        return .decided(await token(request, caller, owner, provider.id, metadata, stillTheSame))
+    }
+
+    /// The token, once the person allowed it: checked once more against who is signed in and who asks.
+    private func token(
+        _ request: AgentRequest, _ caller: Caller, _ owner: TokenOwner, _ provider: String, _ metadata: Logger.Metadata,
+        _ stillTheSame: @Sendable () async -> Bool
+    ) async -> Result<AgentToken, AgentRefusal> {
         let answer = await broker.token(for: request, of: owner)
         guard case .success = answer else { return answer }
         // The person asked about is the one whose token this is: nobody signed out and another in under
@@ -97,7 +133,7 @@ public actor TokenAgent {
             return .failure(
                 AgentRefusal(.denied, "The program that asked ended or became another program while it waited; it gets no token."))
         }
-        grants.used(caller.program, provider: provider.id)
+        grants.used(caller.program, provider: provider)
         logger.info("Token given", metadata: metadata)
         return answer
     }
@@ -115,11 +151,11 @@ public actor TokenAgent {
         return warning
     }
 
-    /// Nil once the person allowed it (or had always allowed it); else why not.
+    /// Nil once the person allowed it (or had always allowed it); else why not, and whether the caller went away first.
     private func consent(
         _ request: AgentRequest, _ caller: Caller, _ provider: (id: String, name: String, person: String?), _ metadata: Logger.Metadata,
         _ hangUp: HangUp?
-    ) async -> AgentRefusal? {
+    ) async -> (refusal: AgentRefusal, callerGone: Bool)? {
         let key = QuestionKey(program: caller.program, provider: provider.id)
         let connection = ConnectionGrant(process: caller.key, provider: provider.id, person: provider.person)
         while true {
@@ -149,7 +185,7 @@ public actor TokenAgent {
                     continue
                 }
                 if shared == .callerGone, hangUp?.happened != true { continue }
-                return refusal(for: shared, request, caller, metadata)
+                return refusal(for: shared, request, caller, metadata).map { ($0, shared == .callerGone) }
             }
             // "Always allow" is kept before the answer is known to anyone waiting: they find it in the list.
             let (grants, logger) = (self.grants, self.logger)
@@ -173,7 +209,7 @@ public actor TokenAgent {
             if asking[key]?.number == number { asking[key] = nil }
             if answer == .answered(.allowWhileConnected), question.offersWhileConnected { whileConnected.insert(connection) }
             if answer == .answered(.deny) { deniedAt[key] = ContinuousClock.now }
-            return refusal(for: answer, request, caller, metadata)
+            return refusal(for: answer, request, caller, metadata).map { ($0, answer == .callerGone) }
         }
     }
 
@@ -195,20 +231,6 @@ public actor TokenAgent {
             logger.notice("The program went away before the person answered; the question was taken back", metadata: metadata)
             return AgentRefusal(.failed, "The program that asked went away before you answered; it was given nothing.")
         }
-    }
-
-    /// The refusal for a request naming nothing there is, once the program's turn comes (`nextGuess`):
-    /// the words a Deny would get, or with no display the words that say how to allow it.
-    private func nothingByThatName(_ request: AgentRequest, _ caller: Caller) async -> AgentRefusal {
-        let now = ContinuousClock.now
-        nextGuess = nextGuess.filter { $0.value > now }
-        let turn = max(now, nextGuess[caller.program] ?? now)
-        // Taken before waiting: guesses made all at once queue up one quiet apart.
-        nextGuess[caller.program] = turn + quietAfterDeny
-        if turn > now { try? await Task.sleep(until: turn, clock: .continuous) }
-        return await asker.canAsk
-            ? AgentRefusal(.denied, ConsentSentence.notAllowed(caller.program, asked: request))
-            : AgentRefusal(.denied, ConsentSentence.nobodyToAsk(caller, asked: request))
     }
 
     /// The person's answer, or why there is none: nobody to ask, or nobody answering in time (the

@@ -62,7 +62,15 @@ struct AgentInterface: Sendable {
         }
     }
 
+    /// Calls under way, per bus connection and per program: one flooding the agent is told it is busy
+    /// (each call costs threads while its caller is identified), the others are served as ever.
+    static let bySender = InFlight(most: 8)
+    static let byProgram = InFlight(most: 16)
+    static let busy = AgentRefusal(.failed, "Latchkey's agent is busy with this program's other calls; ask again once they are answered.")
+
     private func answer(_ call: DBusMethodCall) async {
+        guard Self.bySender.take(call.sender) else { return fail(call, Self.busy) }
+        defer { Self.bySender.release(call.sender) }
         let arguments = call.arguments
         // Who calls, as the bus vouches: this user's programs only, and (but for tokens, where the
         // person is asked) none from a Flatpak sandbox, whose app may not learn or change what the
@@ -72,6 +80,9 @@ struct AgentInterface: Sendable {
         case .success(let identified): caller = identified
         case .failure(let refusal): return fail(call, refusal)
         }
+        let program = caller.program.name
+        guard Self.byProgram.take(program) else { return fail(call, Self.busy) }
+        defer { Self.byProgram.release(program) }
         if caller.program.flatpakID != nil, !["GetToken", "GetTokenForResource"].contains(call.method) {
             return fail(call, AgentRefusal(.denied, "A Flatpak app may ask for tokens, and for nothing else here."))
         }
@@ -206,19 +217,13 @@ struct AgentInterface: Sendable {
                 caller.isStillTheSame() && Self.stillHoldsItsConnection(connected, hidden: hidden)
             } ?? false
         }
-        // A question still on the screen is taken back once the caller has left the bus (its name gone).
+        // A question still on the screen (or a refusal waiting its turn) is taken back once the caller
+        // has left the bus: the bus's own signal says so, nothing polls.
         let hangUp = HangUp()
-        let sender = call.sender
-        let watching = Task.detached {
-            while !Task.isCancelled, !hangUp.happened {
-                try? await Task.sleep(for: .milliseconds(500))
-                guard !Task.isCancelled else { return }
-                // Gone only when the bus says so: a bus slow to answer takes no question back.
-                if await BlockingWork.run({ SessionBus.owned(sender) }) == false { hangUp.signal() }
-            }
-        }
-        defer { watching.cancel() }
-        switch await agent.answer(request, from: caller, stillTheSame: stillTheSame, hangUp: hangUp) {
+        let watch = await BlockingWork.run { BusNameWatch(call.sender, on: call.connection) { hangUp.signal() } }
+        let answer = await agent.answer(request, from: caller, stillTheSame: stillTheSame, hangUp: hangUp)
+        withExtendedLifetime(watch) {}
+        switch answer {
         case .success(let token):
             call.reply([
                 .string(token.accessToken), .string(token.tokenType), .int64(Int64(token.expiresAt?.timeIntervalSince1970 ?? 0)),

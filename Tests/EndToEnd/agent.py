@@ -5,6 +5,7 @@ given in the agent's dialog through AT-SPI, as a person gives it."""
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -94,6 +95,30 @@ def answer(home, label, shot, offered=None, shows=()):
     return agent
 
 
+# 200 GetToken calls at once on one bus connection, for names there are none of; says "busy N" once
+# 100 were answered that the agent is busy, and waits for the rest.
+FLOOD = r"""
+import gi
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib
+bus = Gio.bus_get_sync(Gio.BusType.SESSION)
+loop = GLib.MainLoop()
+busy = [0]
+def answered(source, result, _):
+    try:
+        bus.call_finish(result)
+    except GLib.Error as error:
+        if "busy" in error.message:
+            busy[0] += 1
+            if busy[0] == 100:
+                print(f"busy {busy[0]}", flush=True)
+for n in range(200):
+    bus.call("io.github.latchkey.Agent", "/io/github/latchkey/Agent1", "io.github.latchkey.Agent1", "GetToken",
+             GLib.Variant("(sa{sv})", (f"nope{n}", {})), None, Gio.DBusCallFlags.NONE, -1, None, answered, None)
+loop.run()
+"""
+
+
 # oidc-token makes itself non-dumpable, so a person's agent (without CAP_SYS_PTRACE) cannot read which
 # file it runs: it is asked about by the name it gives itself, once at a time.
 HIDDEN_OIDC_TOKEN = "a program that hides which file it runs, named \u201coidc-token\u201d"
@@ -130,6 +155,19 @@ def agent_programs(home):
         status, out, err = finished(get_token(), timeout=20)
         expect(status == 0 and stored(home)["access_token"] in out, f"gdbus GetToken again, without a question: {status} {err!r}")
         gdbus_path = os.path.realpath(shutil.which("gdbus"))
+
+        # One bus connection floods the agent with calls: past eight under way it is told the agent is
+        # busy, and the program allowed is served as ever meanwhile.
+        flood = subprocess.Popen(["/usr/bin/python3", "-c", FLOOD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            ready, _, _ = select.select([flood.stdout], [], [], 60)
+            told = flood.stdout.readline().strip() if ready else ""
+            expect(told.startswith("busy "), f"the flood was never told busy: {told!r} {flood.stderr.read() if flood.poll() is not None else ''}")
+            status, out, err = finished(get_token(), timeout=30)
+            expect(status == 0 and stored(home)["access_token"] in out, f"gdbus GetToken beside a flood: {status} {err!r}")
+        finally:
+            flood.kill()
+            flood.wait(10)
 
         # The window lists what was always allowed, with its last use, and revokes it.
         window.press(window.button("Allowed programs"))

@@ -1,0 +1,106 @@
+import FoundationEssentials
+
+/// When a program is told no before the person allowed it what it asked: in the order its
+/// requests came, one refusal per `quiet`, none sooner than `least` after its request came.
+///
+/// Before it is allowed, a program must learn nothing from the agent's answers (issue 36 §7): not
+/// from their words (`ConsentSentence`), and not from their timing either. A name there is none of
+/// and a name there is but nobody can be asked about take different paths to their refusal; were
+/// each said as soon as it was known, a program sending a burst of guesses would read off which
+/// names exist from which answers came first. In line, each answer's time depends only on when the
+/// program's requests came, and a program guesses at one name per `quiet`.
+///
+/// Every request of a program takes a ticket as it comes (`enter`). One that is allowed, or refused
+/// for another reason after it was allowed, leaves the line at once (`leave`); a refusal before it
+/// was allowed waits its turn (`wait`). At most `mostWaiting` of a program's refusals wait at once:
+/// more are said at once, whatever they were for; one whose caller hangs up leaves the line.
+actor RefusalLine {
+    struct Ticket: Sendable {
+        let program: Program
+        let number: Int
+        let entered: ContinuousClock.Instant
+    }
+
+    private struct Line {
+        var next = 0
+        /// Tickets not yet left, oldest first.
+        var open: [Int] = []
+        /// When the last refusal was said (or will be, by the one waiting for it).
+        var lastTurn: ContinuousClock.Instant?
+        var waiting = 0
+        /// Signalled (and replaced) whenever a ticket leaves.
+        var changed = HangUp()
+    }
+
+    private var lines: [Program: Line] = [:]
+    let quiet: Duration
+    let least: Duration
+    let mostWaiting: Int
+
+    init(quiet: Duration, least: Duration = .milliseconds(250), mostWaiting: Int = 4) {
+        self.quiet = quiet
+        self.least = least
+        self.mostWaiting = mostWaiting
+    }
+
+    func enter(_ program: Program) -> Ticket {
+        var line = lines[program] ?? Line()
+        let ticket = Ticket(program: program, number: line.next, entered: .now)
+        line.next += 1
+        line.open.append(ticket.number)
+        lines[program] = line
+        return ticket
+    }
+
+    func leave(_ ticket: Ticket) {
+        guard var line = lines[ticket.program] else { return }
+        line.open.removeAll { $0 == ticket.number }
+        line.changed.signal()
+        line.changed = HangUp()
+        // A line nobody stands in, whose last refusal is a quiet old, is forgotten.
+        if line.open.isEmpty, line.lastTurn.map({ ContinuousClock.now - $0 >= quiet }) ?? true {
+            lines[ticket.program] = nil
+        } else {
+            lines[ticket.program] = line
+        }
+    }
+
+    /// Returns at the ticket's turn, or at once (too many of the program's refusals wait already, or
+    /// its caller hung up); the ticket has left the line by then.
+    func wait(_ ticket: Ticket, hangUp: HangUp?) async {
+        let program = ticket.program
+        guard let waiting = lines[program]?.waiting, waiting < mostWaiting else { return leave(ticket) }
+        lines[program]?.waiting += 1
+        // First in the program's line: every earlier request has been answered.
+        while let line = lines[program], line.open.first != ticket.number, hangUp?.happened != true {
+            await Self.either(line.changed, hangUp)
+        }
+        if hangUp?.happened != true, let line = lines[program] {
+            let turn = max(ticket.entered + least, line.lastTurn.map { $0 + quiet } ?? .now)
+            lines[program]?.lastTurn = turn
+            await Self.sleep(until: turn, unless: hangUp)
+        }
+        lines[program]?.waiting -= 1
+        leave(ticket)
+    }
+
+    /// Returns once `first` or `second` is signalled.
+    private static func either(_ first: HangUp, _ second: HangUp?) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await first.wait() }
+            if let second { group.addTask { await second.wait() } }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private static func sleep(until instant: ContinuousClock.Instant, unless hangUp: HangUp?) async {
+        guard let hangUp else { return (try? await Task.sleep(until: instant, clock: .continuous)) ?? () }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(until: instant, clock: .continuous) }
+            group.addTask { await hangUp.wait() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
