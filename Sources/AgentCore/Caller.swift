@@ -112,7 +112,7 @@ public struct Caller: Sendable, Equatable {
     /// `isStillTheSame`, read on a thread of its own and given up on (as not the same) after a while
     /// (`Identification`): /proc of a process stuck in the kernel can hold a reader up.
     public func stillTheSame() async -> Bool {
-        await Identification.run(for: Identification.key(of: pid)) { isStillTheSame() } ?? false
+        await Identification.run(forProcess: pid) { isStillTheSame() } ?? false
     }
 
     /// A program that runs other programs for anyone (`Program.runsOthers`): asked about each time.

@@ -40,7 +40,9 @@ public enum Identification {
         if own.paths.contains(path), let fields = ProcessFiles.statFields(pid, proc), fields.count > 1, let parent = Int32(fields[1]),
             parent > 1
         {
-            return key(of: parent, own: .none, proc: proc)
+            let behind = key(of: parent, own: .none, proc: proc)
+            // A shell runs everybody's scripts: each shell process is a program of its own here.
+            return Program(path: behind).runsOthers ? "\(behind), process \(parent)" : behind
         }
         return path
     }
@@ -83,6 +85,19 @@ public enum Identification {
                 counts.overdue[key, default: 0] += 1
                 return nil
             }
+        }
+    }
+
+    /// `work`'s result for the process `pid`, awaited, counted against `key(of:own:)` (read on the
+    /// thread the work runs on: the pool's threads never read /proc); nil as for `blocking`.
+    public static func run<T: Sendable>(
+        forProcess pid: Int32, own: OwnExecutable = .none, within seconds: Double = longest, _ work: @escaping @Sendable () -> T
+    ) async -> T? {
+        await withCheckedContinuation { continuation in
+            let started = BlockingWork.startThread {
+                continuation.resume(returning: blocking(for: key(of: pid, own: own), within: seconds, work))
+            }
+            if !started { continuation.resume(returning: nil) }
         }
     }
 

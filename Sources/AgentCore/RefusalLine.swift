@@ -12,11 +12,18 @@ import FoundationEssentials
 ///
 /// Every request of a program takes a ticket as it comes (`enter`). One that is allowed, or refused
 /// for another reason after it was allowed, leaves the line at once (`leave`); a refusal before it
-/// was allowed waits its turn (`wait`). At most `mostWaiting` of a program's refusals wait at once:
-/// more are said at once, whatever they were for; one whose caller hangs up leaves the line.
+/// was allowed waits its turn (`wait`). A turn comes no sooner than `least` after the request came,
+/// or `quiet` when deciding took longer than `least` with no question shown (a provider's first use
+/// fetches its discovery document: that must not tell which providers there are). At most `mostWaiting` of a program's
+/// refusals wait in line at once; more are said a `quiet` after they came, whatever they were for.
+/// One whose caller hangs up leaves the line, but its turn is spent all the same: a program that
+/// asks and hangs up (seeing whether a question shows) pays as one that waits.
+///
+/// A program's line is its Flatpak app id, one line for every program that hides its file (whose
+/// name is its own say), one for everything through ssh, else its path.
 actor RefusalLine {
     struct Ticket: Sendable {
-        let program: Program
+        let program: String
         let number: Int
         let entered: ContinuousClock.Instant
     }
@@ -32,7 +39,7 @@ actor RefusalLine {
         var changed = HangUp()
     }
 
-    private var lines: [Program: Line] = [:]
+    private var lines: [String: Line] = [:]
     let quiet: Duration
     let least: Duration
     let mostWaiting: Int
@@ -43,7 +50,21 @@ actor RefusalLine {
         self.mostWaiting = mostWaiting
     }
 
-    func enter(_ program: Program) -> Ticket {
+    /// The line `program` stands in.
+    static func line(of program: Program) -> String {
+        if let app = program.flatpakID { return "flatpak " + app }
+        if program.hiddenName != nil { return "hidden" }
+        if program.remoteHost != nil { return "ssh" }
+        return program.path
+    }
+
+    func enter(_ caller: Program) -> Ticket {
+        let program = Self.line(of: caller)
+        // Lines nobody stands in, whose last refusal is a quiet old, are forgotten.
+        if lines.count > 64 {
+            let now = ContinuousClock.now
+            lines = lines.filter { !$0.value.open.isEmpty || $0.value.lastTurn.map { now - $0 < quiet } == true }
+        }
         var line = lines[program] ?? Line()
         let ticket = Ticket(program: program, number: line.next, entered: .now)
         line.next += 1
@@ -67,18 +88,27 @@ actor RefusalLine {
 
     /// Returns at the ticket's turn, or at once (too many of the program's refusals wait already, or
     /// its caller hung up); the ticket has left the line by then.
-    func wait(_ ticket: Ticket, hangUp: HangUp?) async {
+    /// `asked`: the refusal follows a question the person saw, whose answer took what it took (no
+    /// later floor than `least` for it).
+    func wait(_ ticket: Ticket, hangUp: HangUp?, asked: Bool = false) async {
         let program = ticket.program
-        guard let waiting = lines[program]?.waiting, waiting < mostWaiting else { return leave(ticket) }
+        let slow = !asked && ContinuousClock.now - ticket.entered > least
+        let floor = ticket.entered + (slow ? quiet : least)
+        guard let waiting = lines[program]?.waiting, waiting < mostWaiting else {
+            // Too many waiting: said a quiet after it came, out of line.
+            leave(ticket)
+            return await Self.sleep(until: ticket.entered + quiet, unless: hangUp)
+        }
         lines[program]?.waiting += 1
         // First in the program's line: every earlier request has been answered.
         while let line = lines[program], line.open.first != ticket.number, hangUp?.happened != true {
             await Self.either(line.changed, hangUp)
         }
-        if hangUp?.happened != true, let line = lines[program] {
-            let turn = max(ticket.entered + least, line.lastTurn.map { $0 + quiet } ?? .now)
+        if let line = lines[program] {
+            let turn = max(floor, line.lastTurn.map { $0 + quiet } ?? .now)
+            // Spent even by a caller that hung up: asking and leaving costs what asking and waiting does.
             lines[program]?.lastTurn = turn
-            await Self.sleep(until: turn, unless: hangUp)
+            if hangUp?.happened != true { await Self.sleep(until: turn, unless: hangUp) }
         }
         lines[program]?.waiting -= 1
         leave(ticket)

@@ -72,8 +72,8 @@ public actor TokenAgent {
         // In the program's line from the moment it asks: a refusal before it is allowed is said in turn.
         let ticket = await refusals.enter(caller.program)
         switch await decide(request, from: caller, stillTheSame: stillTheSame, hangUp: hangUp) {
-        case .notAllowed(let refusal):
-            await refusals.wait(ticket, hangUp: hangUp)
+        case .notAllowed(let refusal, let asked):
+            await refusals.wait(ticket, hangUp: hangUp, asked: asked)
             return .failure(refusal)
         case .decided(let answer):
             await refusals.leave(ticket)
@@ -85,7 +85,8 @@ public actor TokenAgent {
     /// provider failed, the program changed meanwhile); or a refusal before it was allowed.
     private enum Decision {
         case decided(Result<AgentToken, AgentRefusal>)
-        case notAllowed(AgentRefusal)
+        /// `asked`: after a question the person saw (whose answer took what it took).
+        case notAllowed(AgentRefusal, asked: Bool)
     }
 
     private func decide(
@@ -99,16 +100,17 @@ public actor TokenAgent {
             logger.notice(
                 "A program asked for something there is none of; refused as any program not allowed is",
                 metadata: ["program": "\(caller.program.name)", "why": "\(error.sentence)"])
-            return .notAllowed(
+            let sentence =
                 await asker.canAsk
-                    ? AgentRefusal(.denied, ConsentSentence.notAllowed(caller.program, asked: request))
-                    : AgentRefusal(.denied, ConsentSentence.nobodyToAsk(caller, asked: request)))
+                ? ConsentSentence.notAllowed(caller.program, asked: request) : ConsentSentence.nobodyToAsk(caller, asked: request)
+            return .notAllowed(AgentRefusal(.denied, sentence), asked: false)
         }
         let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
         switch await consent(request, caller, provider, metadata, hangUp) {
         case nil: break
-        case (let refusal, let callerGone)?: return callerGone ? .decided(.failure(refusal)) : .notAllowed(refusal)
+        // Gone before the answer (perhaps to see whether a question showed): in line all the same.
+        case (let refusal, let asked)?: return .notAllowed(refusal, asked: asked)
         }
         return .decided(await token(request, caller, owner, provider.id, metadata, stillTheSame))
     }
@@ -151,11 +153,11 @@ public actor TokenAgent {
         return warning
     }
 
-    /// Nil once the person allowed it (or had always allowed it); else why not, and whether the caller went away first.
+    /// Nil once the person allowed it (or had always allowed it); else why not, and whether a question was shown.
     private func consent(
         _ request: AgentRequest, _ caller: Caller, _ provider: (id: String, name: String, person: String?), _ metadata: Logger.Metadata,
         _ hangUp: HangUp?
-    ) async -> (refusal: AgentRefusal, callerGone: Bool)? {
+    ) async -> (refusal: AgentRefusal, asked: Bool)? {
         let key = QuestionKey(program: caller.program, provider: provider.id)
         let connection = ConnectionGrant(process: caller.key, provider: provider.id, person: provider.person)
         while true {
@@ -185,7 +187,7 @@ public actor TokenAgent {
                     continue
                 }
                 if shared == .callerGone, hangUp?.happened != true { continue }
-                return refusal(for: shared, request, caller, metadata).map { ($0, shared == .callerGone) }
+                return refusal(for: shared, request, caller, metadata).map { ($0, shared != .nobodyToAsk) }
             }
             // "Always allow" is kept before the answer is known to anyone waiting: they find it in the list.
             let (grants, logger) = (self.grants, self.logger)
@@ -209,7 +211,7 @@ public actor TokenAgent {
             if asking[key]?.number == number { asking[key] = nil }
             if answer == .answered(.allowWhileConnected), question.offersWhileConnected { whileConnected.insert(connection) }
             if answer == .answered(.deny) { deniedAt[key] = ContinuousClock.now }
-            return refusal(for: answer, request, caller, metadata).map { ($0, answer == .callerGone) }
+            return refusal(for: answer, request, caller, metadata).map { ($0, answer != .nobodyToAsk) }
         }
     }
 

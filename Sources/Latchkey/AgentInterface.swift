@@ -75,14 +75,16 @@ struct AgentInterface: Sendable {
         // Who calls, as the bus vouches: this user's programs only, and (but for tokens, where the
         // person is asked) none from a Flatpak sandbox, whose app may not learn or change what the
         // person signed in to.
+        guard let (credentials, program) = await Self.whoCalls(call) else {
+            return fail(call, AgentRefusal(.denied, "The bus did not say who is calling."))
+        }
+        guard Self.byProgram.take(program) else { return fail(call, Self.busy) }
+        defer { Self.byProgram.release(program) }
         let caller: Caller
-        switch await identify(call) {
+        switch await identify(call, credentials, program) {
         case .success(let identified): caller = identified
         case .failure(let refusal): return fail(call, refusal)
         }
-        let program = caller.program.name
-        guard Self.byProgram.take(program) else { return fail(call, Self.busy) }
-        defer { Self.byProgram.release(program) }
         if caller.program.flatpakID != nil, !["GetToken", "GetTokenForResource"].contains(call.method) {
             return fail(call, AgentRefusal(.denied, "A Flatpak app may ask for tokens, and for nothing else here."))
         }
@@ -143,19 +145,22 @@ struct AgentInterface: Sendable {
         }
     }
 
+    /// The bus daemon's word on who calls (it is the bus's to give, not the caller's to hold up), with
+    /// the program it runs, read from the link alone: what a call is counted against before anything costly.
+    private static func whoCalls(_ call: DBusMethodCall) async -> (credentials: (pid: Int32, uid: UInt32), program: String)? {
+        let bus = await BlockingWork.run(waitingAtMost: Identification.longest) {
+            DBusPeer.credentials(of: call.sender, on: call.connection).map { ($0, Identification.key(of: $0.pid, own: .current)) }
+        }
+        return bus ?? nil
+    }
+
     /// The caller, from the bus's credentials: refused unless it is this user's, and known for sure.
     /// Read on a thread of its own: /proc of a process that is stuck must not hold up the others.
-    private func identify(_ call: DBusMethodCall) async -> Result<Caller, AgentRefusal> {
-        // The bus daemon's answer first (it is the bus's to give, not the caller's to hold up), then
-        // the caller's /proc, counted against the program it runs.
-        let bus = await BlockingWork.run(waitingAtMost: Identification.longest) {
-            DBusPeer.credentials(of: call.sender, on: call.connection)
-        }
-        guard let credentials = bus ?? nil else {
-            return .failure(AgentRefusal(.denied, "The bus did not say who is calling."))
-        }
+    private func identify(
+        _ call: DBusMethodCall, _ credentials: (pid: Int32, uid: UInt32), _ program: String
+    ) async -> Result<Caller, AgentRefusal> {
         guard credentials.uid == getuid() else { return .failure(AgentRefusal(.denied, "Latchkey's agent serves its own user only.")) }
-        let identified = await Identification.run(for: Identification.key(of: credentials.pid, own: .current)) {
+        let identified = await Identification.run(for: program) {
             () -> Result<Caller, AgentRefusal> in
             let caller = Caller.identify(pid: credentials.pid, uid: credentials.uid)
             guard case .success(let identified) = caller,
@@ -213,7 +218,7 @@ struct AgentInterface: Sendable {
         let connected = caller.asker?.pid ?? caller.pid
         let hidden = caller.program.hiddenName != nil
         let stillTheSame = { @Sendable in
-            await Identification.run(for: Identification.key(of: caller.pid)) {
+            await Identification.run(forProcess: caller.pid, own: .current) {
                 caller.isStillTheSame() && Self.stillHoldsItsConnection(connected, hidden: hidden)
             } ?? false
         }

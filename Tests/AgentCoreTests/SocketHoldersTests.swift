@@ -105,11 +105,14 @@ import Testing
         try process(77, exe: "/usr/bin/git", stat: "77 (git) S 1 77 77 0")
         try process(500, exe: "/usr/bin/latchkey", stat: "500 (latchkey) S 77 500 500 0")
         try process(600, exe: nil, stat: "600 (oidc-token) S 1 600 600 0")
+        try process(88, exe: "/usr/bin/dash", stat: "88 (sh) S 1 88 88 0")
+        try process(501, exe: "/usr/bin/latchkey", stat: "501 (latchkey) S 88 501 501 0")
         let own = OwnExecutable(files: [], paths: ["/usr/bin/latchkey"])
         #expect(Identification.key(of: 77, own: own, proc: root.path) == "/usr/bin/git")
         #expect(Identification.key(of: 500, own: own, proc: root.path) == "/usr/bin/git", "latchkey token, run by git")
         #expect(Identification.key(of: 500, own: .none, proc: root.path) == "/usr/bin/latchkey")
         #expect(Identification.key(of: 600, own: own, proc: root.path) == "hidden: oidc-token")
+        #expect(Identification.key(of: 501, own: own, proc: root.path) == "/usr/bin/dash, process 88", "a shell: that shell alone")
     }
 
     /// A burst of quick reads for one program (a build asking for many tokens at once) is not refused.
