@@ -8,8 +8,11 @@ public enum Redaction {
     /// would only mangle ordinary words), in every encoding this client itself
     /// sends it in and a server might echo back: as it is, form- or
     /// percent-encoded (either case of hex digit), JSON-escaped, and base64.
+    ///
+    /// The text is made printable first: characters dropped only afterwards (a DEL, an escape, a
+    /// zero-width space inside the secret) would hide it from the match and then put it back together.
     static func redact(_ text: String, removing secrets: [String?]) -> String {
-        var result = text
+        var result = printable(text)
         for case let secret? in secrets where secret.count >= 8 {
             // Longest first, so an encoded form is not half-replaced by a shorter one.
             for form in encodings(of: secret).sorted(by: { $0.count > $1.count }) {
