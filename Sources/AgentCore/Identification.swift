@@ -44,6 +44,10 @@ public enum Identification {
             // A shell runs everybody's scripts: each shell process is a program of its own here.
             return Program(path: behind).runsOthers ? "\(behind), process \(parent)" : behind
         }
+        // A sandbox's /usr/bin/python3 is not the host's: named with its mount namespace.
+        if let theirs = ProcessFiles.readLink("\(proc)/\(pid)/ns/mnt"), theirs != ProcessFiles.readLink("\(proc)/self/ns/mnt") {
+            return "\(theirs) \(path)"
+        }
         return path
     }
 

@@ -20,7 +20,7 @@ import FoundationEssentials
 /// asks and hangs up (seeing whether a question shows) pays as one that waits.
 ///
 /// A program's line is its Flatpak app id, one line for every program that hides its file (whose
-/// name is its own say), one for everything through ssh, else its path.
+/// name is its own say), one per host reached through ssh, else its path.
 actor RefusalLine {
     struct Ticket: Sendable {
         let program: String
@@ -54,7 +54,7 @@ actor RefusalLine {
     static func line(of program: Program) -> String {
         if let app = program.flatpakID { return "flatpak " + app }
         if program.hiddenName != nil { return "hidden" }
-        if program.remoteHost != nil { return "ssh" }
+        if let host = program.remoteHost { return "ssh " + host }
         return program.path
     }
 
@@ -105,9 +105,11 @@ actor RefusalLine {
             await Self.either(line.changed, hangUp)
         }
         if let line = lines[program] {
-            let turn = max(floor, line.lastTurn.map { $0 + quiet } ?? .now)
-            // Spent even by a caller that hung up: asking and leaving costs what asking and waiting does.
-            lines[program]?.lastTurn = turn
+            var turn = max(floor, line.lastTurn.map { $0 + quiet } ?? .now)
+            // Spent even by a caller that hung up: asking and leaving costs what asking and waiting does;
+            // but callers that hang up push the line back no further than a full line would.
+            if hangUp?.happened == true { turn = min(turn, .now + quiet * mostWaiting) }
+            lines[program]?.lastTurn = max(turn, line.lastTurn ?? turn)
             if hangUp?.happened != true { await Self.sleep(until: turn, unless: hangUp) }
         }
         lines[program]?.waiting -= 1

@@ -52,7 +52,34 @@ public actor TokenBroker {
     /// Whose token a request is for: the provider's id, the account's key (`Account.key`: what a
     /// program is allowed for; the provider's id for its first account), and their name as the
     /// person knows them (the account named beside the provider's when it has several).
+    ///
+    /// Read from the person's files alone (the catalog, the account list): nothing is fetched and no
+    /// keyring is read before the person has allowed the program, so that how long finding the account
+    /// took says nothing of which providers are set up (a provider's first use fetches its discovery).
     public func account(for request: AgentRequest) async throws(AgentRefusal) -> TokenOwner {
+        let id = try await self.id(of: request.target)
+        if let accounts, let displayName = try? catalog.displayName(named: id) {
+            let entry = accounts.entry(for: id)
+            let key: String
+            if let name = request.account {
+                let matching = entry.accounts.filter { $0.matches(name) }
+                guard matching.count == 1 else {
+                    throw AgentRefusal(
+                        .signedOut,
+                        "No one \(displayName) account called “\(Redaction.printable(String(name.prefix(120))))” is signed in here; "
+                            + "`latchkey status` lists the accounts.")
+                }
+                key = matching[0].key
+            } else {
+                key = entry.current?.key ?? id
+            }
+            let label = entry.account(key: key)?.label
+            let several = entry.accounts.count > 1 || key != id
+            return TokenOwner(
+                providerID: id, accountKey: key,
+                name: several && label != nil ? "\(displayName) (\(label!))" : displayName,
+                person: entry.account(key: key)?.subject)
+        }
         let provider = try await self.provider(request.target)
         let configuration = provider.configuration
         let session: AuthSession

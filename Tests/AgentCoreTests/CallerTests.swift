@@ -174,6 +174,7 @@ import Testing
         guard case .failure(let refusal) = Caller.identify(pid: pid, uid: getuid(), own: .none) else {
             return #expect(Bool(false), "taken for a Flatpak app")
         }
+        #expect(Identification.key(of: pid).hasPrefix("mnt:["), "counted apart from the host's programs of that path")
         // Refused with what it claimed. (chroot by its whole path: /usr/sbin is not on an ordinary user's
         // PATH, and the sandbox never started there — which passed, once, for a refusal.)
         #expect(

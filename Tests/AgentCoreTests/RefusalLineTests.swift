@@ -42,6 +42,28 @@ import Testing
         #expect(clock.now - start >= quiet, "both answered within \(clock.now - start): the second before its turn")
     }
 
+    /// Whose account a request is for is read from the person's files alone: a provider's first use
+    /// (its discovery fetched, its secret read from the keyring) waits until the program is allowed,
+    /// so that how long a refusal took says nothing of which providers are set up.
+    @Test func findingTheAccountFetchesNothing() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        final class Made: Sendable { let count = Mutex(0) }
+        let made = Made()
+        let broker = TokenBroker(
+            catalog: home.catalog, store: home.store, network: Network(), accounts: home.accounts, zeroConfiguration: nil,
+            configure: { id in
+                made.count.withLock { $0 += 1 }
+                return try home.configuration(id)
+            })
+        let owner = try await broker.account(for: AgentRequest(target: .provider("sandbox"), account: "ada@sandbox.example"))
+        #expect(owner.providerID == "sandbox" && owner.accountKey == "sandbox" && owner.person != nil)
+        #expect(made.count.withLock { $0 } == 0, "the provider was made (its discovery fetched) before anyone allowed anything")
+        await #expect(throws: AgentRefusal.self) {
+            try await broker.account(for: AgentRequest(target: .provider("sandbox"), account: "linus"))
+        }
+    }
+
     /// A refusal waiting its turn ends when its caller hangs up: it holds no connection meanwhile.
     @Test func aWaitingRefusalEndsWhenItsCallerHangsUp() async throws {
         let home = try await AgentHome()
@@ -90,6 +112,19 @@ import Testing
         _ = await agent.answer(unknown(2), from: .thisProcess, hangUp: hangUp)
         _ = await agent.answer(unknown(3), from: .thisProcess)
         #expect(clock.now - start >= quiet * 1.8, "the third came one quiet after the first: \(clock.now - start)")
+    }
+
+    /// Callers that hang up spend turns, but push the line back no further than a full line would
+    /// (four quiets): a program cannot make another's refusals, or a person's Deny, wait for hours.
+    @Test func hangUpsPushTheLineBackNoFurtherThanAFullLine() async throws {
+        let home = try await AgentHome()
+        let quiet = Duration.seconds(1)
+        let agent = agent(home, ScriptedPerson(answering: nil), quiet: quiet)
+        for _ in 0..<20 { await spendATurn(agent) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        _ = await agent.answer(unknown(1), from: .thisProcess)
+        #expect(clock.now - start < quiet * 12, "twenty hang-ups pushed the line back \(clock.now - start)")
     }
 
     /// A program allowed what it asks is never held behind its own refusals waiting their turn.

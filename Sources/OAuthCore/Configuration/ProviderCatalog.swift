@@ -220,6 +220,12 @@ public struct ProviderCatalog: Sendable {
         try layers(base: base(named: name), overrides: [:]).id.value ?? name
     }
 
+    /// Provider `name`'s name as the person knows it, from its files alone (no discovery document is
+    /// fetched); its id when the files do not say.
+    public func displayName(named name: String) throws -> String {
+        try layers(base: base(named: name), overrides: [:]).displayName.value ?? name
+    }
+
     /// `readableID(named:)` for a provider described by `file`.
     public func readableID(file: URL) throws -> String {
         let layered = try layers(base: Self.readFile(file), overrides: [:])
