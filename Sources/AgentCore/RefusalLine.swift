@@ -105,10 +105,10 @@ actor RefusalLine {
             await Self.either(line.changed, hangUp)
         }
         if let line = lines[program] {
-            var turn = max(floor, line.lastTurn.map { $0 + quiet } ?? .now)
-            // Spent even by a caller that hung up: asking and leaving costs what asking and waiting does;
-            // but callers that hang up push the line back no further than a full line would.
-            if hangUp?.happened == true { turn = min(turn, .now + quiet * mostWaiting) }
+            // Spent even by a caller that hangs up (before its turn or while it waits for it): asking and
+            // leaving costs what asking and waiting does; but no turn is set further off than a full
+            // line's, so that callers that leave cannot push the others' back without end.
+            let turn = min(max(floor, line.lastTurn.map { $0 + quiet } ?? .now), .now + quiet * mostWaiting)
             lines[program]?.lastTurn = max(turn, line.lastTurn ?? turn)
             if hangUp?.happened != true { await Self.sleep(until: turn, unless: hangUp) }
         }

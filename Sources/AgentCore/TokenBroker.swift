@@ -58,7 +58,12 @@ public actor TokenBroker {
     /// took says nothing of which providers are set up (a provider's first use fetches its discovery).
     public func account(for request: AgentRequest) async throws(AgentRefusal) -> TokenOwner {
         let id = try await self.id(of: request.target)
-        if let accounts, let displayName = try? catalog.displayName(named: id) {
+        if let accounts {
+            // A file that cannot be read is refused here, never made (and its keyring read) to find out.
+            let displayName: String
+            do { displayName = Redaction.printable(try catalog.displayName(named: id)) } catch {
+                throw AgentRefusal(.invalid, "\(error)")
+            }
             let entry = accounts.entry(for: id)
             let key: String
             if let name = request.account {
