@@ -30,15 +30,10 @@ struct AgentRunCommand: ParsableCommand {
 
     @OptionGroup var waits: Waits
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "info"
-
-    func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
-    }
+    @OptionGroup var logging: LoggingOptions
 
     func run() throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let level = logging.level(otherwise: .info)
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey.Agent")
         let environment = ProcessInfo.processInfo.environment

@@ -59,14 +59,12 @@ struct WindowCommand: ParsableCommand {
 
     @OptionGroup var waits: Waits
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "info"
+    @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         if [provider, providerFile, resource, issuer].compactMap({ $0 }).count > 1 {
             throw ValidationError("Name a provider with one of --provider, --provider-file, --resource and --issuer.")
         }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
     }
 
     func run() throws {
@@ -75,7 +73,7 @@ struct WindowCommand: ParsableCommand {
             throw LaunchError(
                 "Latchkey is a desktop app and needs a graphical session: neither DISPLAY nor WAYLAND_DISPLAY is set.")
         }
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let level = logging.level(otherwise: .info)
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey")
 
@@ -168,16 +166,12 @@ struct Waits: ParsableArguments {
     @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
     var networkTimeout: Double = 30
 
-    @Option(
-        name: .customLong("keyring-timeout"),
-        help: "Seconds to wait for the keyring, its password prompt included, before keeping the sign-in in a private file instead.")
-    var keyringTimeout: Double = 60
+    @OptionGroup var keyring: KeyringWait
+
+    var keyringTimeout: Double { keyring.seconds }
 
     func validate() throws {
-        for (name, seconds) in [("--network-timeout", networkTimeout), ("--keyring-timeout", keyringTimeout)]
-        where !seconds.isFinite || seconds < 1 || seconds > 3600 {
-            throw ValidationError("\(name) must be a number of seconds from 1 to 3600.")
-        }
+        try KeyringWait.check("--network-timeout", networkTimeout)
     }
 }
 

@@ -14,14 +14,13 @@ struct StatusCommand: ParsableCommand {
         commandName: "status", abstract: "List each provider and its accounts, with each sign-in's state and when its access token expires."
     )
 
-    @Option(name: .customLong("keyring-timeout"), help: "Seconds to wait for the keyring before using the private files.")
-    var keyringTimeout: Double = 60
+    @OptionGroup var keyring: KeyringWait
 
     func run() throws {
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: .error) }
         let catalog = LatchkeyCommand.catalog
-        let store = Stores.tokens(keyringTimeout: keyringTimeout)
-        let secrets = Stores.clientSecrets(keyringTimeout: keyringTimeout)
+        let store = Stores.tokens(keyringTimeout: keyring.seconds)
+        let secrets = Stores.clientSecrets(keyringTimeout: keyring.seconds)
         let accounts = LatchkeyFiles.accounts
         let rows = wait { () async -> [[String]] in
             var rows: [[String]] = []

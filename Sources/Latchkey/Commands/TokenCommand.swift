@@ -82,8 +82,7 @@ struct TokenCommand: ParsableCommand {
 
     @OptionGroup var waits: Waits
 
-    @Option(name: .customLong("log-level"), help: "What to say on stderr: trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] ?? "error"
+    @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard (provider == nil) != (resource == nil) else {
@@ -104,7 +103,6 @@ struct TokenCommand: ParsableCommand {
             // A resource's sign-in is one per resource: naming an account there could end with another's token.
             throw ValidationError("--account names one of a provider's accounts: use it with --provider.")
         }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         guard (0...AgentRequest.longestValidity).contains(minimumValidity) else {
             throw ValidationError("--min-valid must be a number of seconds from 0 to \(AgentRequest.longestValidity).")
         }
@@ -120,7 +118,7 @@ struct TokenCommand: ParsableCommand {
         // Standard output is the token's alone: a browser started for the sign-in inherits the
         // descriptors, and its chatter (or its holding the pipe open) must not reach `$(latchkey token)`.
         let output = Self.setStandardOutputAside()
-        let level = Logger.Level(rawValue: logLevel) ?? .error
+        let level = logging.level(otherwise: .error)
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let print = { (token: AgentToken) in output.write(format.text(token, environment: ProcessInfo.processInfo.environment)) }
         if challenge == nil, let answer = askAgent() {
