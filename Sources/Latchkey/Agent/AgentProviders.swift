@@ -29,9 +29,10 @@ final class AgentProviders: Sendable {
     func list() async -> [(id: String, name: String, state: String)] {
         var rows: [(id: String, name: String, state: String)] = []
         for (id, name) in catalog.availableProviders where !Providers.sandboxIDs.contains(id) {
-            let accounts = await StatusCommand.accounts(of: id, in: LatchkeyFiles.accounts, store: store)
+            let accounts = await SignInStatus.accounts(of: id, in: LatchkeyFiles.accounts, store: store)
             for account in accounts {
-                let state = await StatusCommand.state(of: id, key: account.key, catalog: catalog, store: store, secrets: secrets)
+                let state = await SignInStatus.state(
+                    of: id, key: account.key, catalog: catalog, store: store, secrets: secrets, isSandbox: false)
                 rows.append(
                     accounts.count > 1
                         ? ("\(id)/\(account.label)", name, state)
