@@ -19,11 +19,8 @@ public enum Identification {
     /// Seconds one identification may take.
     public static let longest = 5.0
 
-    private struct Counts {
-        /// Reads given up on and still hanging, by key.
-        var overdue: [String: Int] = [:]
-    }
-    private static let counts = Mutex(Counts())
+    /// Reads given up on and still hanging, by key.
+    private static let overdue = Mutex<[String: Int]>([:])
     /// Reads under way, finished or not (one that hangs keeps its slot): past `most`, a read waits
     /// for a slot (as long as it would wait for its answer) rather than being refused at once.
     private static let slots = DispatchSemaphore(value: most)
@@ -56,23 +53,23 @@ public enum Identification {
     public static func blocking<T: Sendable>(
         for key: String, within seconds: Double = longest, _ work: @escaping @Sendable () -> T
     ) -> T? {
-        guard counts.withLock({ $0.overdue[key, default: 0] < mostOverduePerProgram }) else { return nil }
+        guard overdue.withLock({ $0[key, default: 0] < mostOverduePerProgram }) else { return nil }
         let waitedFrom = DispatchTime.now()
         guard slots.wait(timeout: waitedFrom + seconds) == .success else { return nil }
-        // Whether this read was given up on, under `counts`' lock: whoever comes second (the work
+        // Whether this read was given up on, under `overdue`'s lock: whoever comes second (the work
         // finishing, the wait giving up) settles the counts.
         let read = Mutex<(answer: T?, finished: Bool, givenUp: Bool)>((nil, false, false))
         let done = DispatchSemaphore(value: 0)
         guard
             BlockingWork.startThread({
                 let result = work()
-                counts.withLock { counts in
+                overdue.withLock { overdue in
                     read.withLock { read in
                         read.answer = result
                         read.finished = true
-                        if read.givenUp { counts.overdue[key, default: 1] -= 1 }
+                        if read.givenUp { overdue[key, default: 1] -= 1 }
                     }
-                    if counts.overdue[key] == 0 { counts.overdue[key] = nil }
+                    if overdue[key] == 0 { overdue[key] = nil }
                 }
                 slots.signal()
                 done.signal()
@@ -82,11 +79,11 @@ public enum Identification {
             return nil
         }
         if done.wait(timeout: waitedFrom + seconds) == .success { return read.withLock { $0.answer } }
-        return counts.withLock { counts in
+        return overdue.withLock { overdue in
             read.withLock { read in
                 if read.finished { return read.answer }
                 read.givenUp = true
-                counts.overdue[key, default: 0] += 1
+                overdue[key, default: 0] += 1
                 return nil
             }
         }
@@ -97,23 +94,20 @@ public enum Identification {
     public static func run<T: Sendable>(
         forProcess pid: Int32, own: OwnExecutable = .none, within seconds: Double = longest, _ work: @escaping @Sendable () -> T
     ) async -> T? {
-        await withCheckedContinuation { continuation in
-            let started = BlockingWork.startThread {
-                continuation.resume(returning: blocking(for: key(of: pid, own: own), within: seconds, work))
-            }
-            if !started { continuation.resume(returning: nil) }
-        }
+        await onThread { blocking(for: key(of: pid, own: own), within: seconds, work) }
     }
 
     /// `work`'s result, awaited; nil as for `blocking`.
     public static func run<T: Sendable>(
         for key: String, within seconds: Double = longest, _ work: @escaping @Sendable () -> T
     ) async -> T? {
+        await onThread { blocking(for: key, within: seconds, work) }
+    }
+
+    /// `body`'s result, waited for on a thread of its own: the pool's few threads never wait.
+    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T?) async -> T? {
         await withCheckedContinuation { continuation in
-            // The waiting is a thread of its own too: the pool's few threads never wait.
-            if !BlockingWork.startThread({ continuation.resume(returning: blocking(for: key, within: seconds, work)) }) {
-                continuation.resume(returning: nil)
-            }
+            if !BlockingWork.startThread({ continuation.resume(returning: body()) }) { continuation.resume(returning: nil) }
         }
     }
 }

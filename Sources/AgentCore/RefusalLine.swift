@@ -13,9 +13,10 @@ import FoundationEssentials
 /// Every request of a program takes a ticket as it comes (`enter`). One that is allowed, or refused
 /// for another reason after it was allowed, leaves the line at once (`leave`); a refusal before it
 /// was allowed waits its turn (`wait`). A turn comes no sooner than `least` after the request came,
-/// or `quiet` when deciding took longer than `least` with no question shown (a provider's first use
-/// fetches its discovery document: that must not tell which providers there are). At most `mostWaiting` of a program's
-/// refusals wait in line at once; more are said a `quiet` after they came, whatever they were for.
+/// or `quiet` when deciding took longer than `least` with no question shown (deciding reads only
+/// the person's files, but a slow disk must not tell which of them there are). At most
+/// `mostWaiting` of a program's refusals wait in line at once; more are said a `quiet` after they
+/// came, whatever they were for.
 /// One whose caller hangs up leaves the line, but its turn is spent all the same: a program that
 /// asks and hangs up (seeing whether a question shows) pays as one that waits.
 ///
@@ -60,11 +61,7 @@ actor RefusalLine {
 
     func enter(_ caller: Program) -> Ticket {
         let program = Self.line(of: caller)
-        // Lines nobody stands in, whose last refusal is a quiet old, are forgotten.
-        if lines.count > 64 {
-            let now = ContinuousClock.now
-            lines = lines.filter { !$0.value.open.isEmpty || $0.value.lastTurn.map { now - $0 < quiet } == true }
-        }
+        if lines.count > 64 { lines = lines.filter { !isForgotten($0.value) } }
         var line = lines[program] ?? Line()
         let ticket = Ticket(program: program, number: line.next, entered: .now)
         line.next += 1
@@ -78,12 +75,12 @@ actor RefusalLine {
         line.open.removeAll { $0 == ticket.number }
         line.changed.signal()
         line.changed = HangUp()
-        // A line nobody stands in, whose last refusal is a quiet old, is forgotten.
-        if line.open.isEmpty, line.lastTurn.map({ ContinuousClock.now - $0 >= quiet }) ?? true {
-            lines[ticket.program] = nil
-        } else {
-            lines[ticket.program] = line
-        }
+        lines[ticket.program] = isForgotten(line) ? nil : line
+    }
+
+    /// A line nobody stands in, whose last refusal is a quiet old (or that had none), is forgotten.
+    private func isForgotten(_ line: Line) -> Bool {
+        line.open.isEmpty && line.lastTurn.map { ContinuousClock.now - $0 >= quiet } ?? true
     }
 
     /// Returns at the ticket's turn, or at once (too many of the program's refusals wait already, or
@@ -109,7 +106,7 @@ actor RefusalLine {
             // leaving costs what asking and waiting does; but no turn is set further off than a full
             // line's, so that callers that leave cannot push the others' back without end.
             let turn = min(max(floor, line.lastTurn.map { $0 + quiet } ?? .now), .now + quiet * mostWaiting)
-            lines[program]?.lastTurn = max(turn, line.lastTurn ?? turn)
+            lines[program]?.lastTurn = turn
             if hangUp?.happened != true { await Self.sleep(until: turn, unless: hangUp) }
         }
         lines[program]?.waiting -= 1

@@ -58,44 +58,17 @@ public actor TokenBroker {
     /// took says nothing of which providers are set up (a provider's first use fetches its discovery).
     public func account(for request: AgentRequest) async throws(AgentRefusal) -> TokenOwner {
         let id = try await self.id(of: request.target)
-        if let accounts {
-            // A file that cannot be read is refused here, never made (and its keyring read) to find out.
-            let displayName: String
-            do { displayName = Redaction.printable(try catalog.displayName(named: id)) } catch {
-                throw AgentRefusal(.invalid, "\(error)")
-            }
-            let entry = accounts.entry(for: id)
-            let key: String
-            if let name = request.account {
-                let matching = entry.accounts.filter { $0.matches(name) }
-                guard matching.count == 1 else {
-                    throw AgentRefusal(
-                        .signedOut,
-                        "No one \(displayName) account called “\(Redaction.printable(String(name.prefix(120))))” is signed in here; "
-                            + "`latchkey status` lists the accounts.")
-                }
-                key = matching[0].key
-            } else {
-                key = entry.current?.key ?? id
-            }
-            let label = entry.account(key: key)?.label
-            let several = entry.accounts.count > 1 || key != id
-            return TokenOwner(
-                providerID: id, accountKey: key,
-                name: several && label != nil ? "\(displayName) (\(label!))" : displayName,
-                person: entry.account(key: key)?.subject)
-        }
-        let provider = try await self.provider(request.target)
-        let configuration = provider.configuration
-        let session: AuthSession
-        do { session = try await provider.session(forAccount: request.account) } catch { throw AgentRefusal(error) }
-        let entry = await provider.accounts()
-        let label = entry.account(key: session.accountKey)?.label
-        let several = entry.accounts.count > 1 || session.accountKey != configuration.id
+        // A file that cannot be read is refused here, never made (and its keyring read) to find out.
+        let displayName: String
+        do { displayName = Redaction.printable(try catalog.displayName(named: id)) } catch { throw AgentRefusal(.invalid, "\(error)") }
+        let entry = accounts?.entry(for: id) ?? AccountList.Entry()
+        let key: String
+        do { key = try entry.key(forAccount: request.account, of: id, displayName: displayName) } catch { throw AgentRefusal(error) }
+        let label = entry.account(key: key)?.label
+        let several = entry.accounts.count > 1 || key != id
         return TokenOwner(
-            providerID: configuration.id, accountKey: session.accountKey,
-            name: several && label != nil ? "\(configuration.displayName) (\(label!))" : configuration.displayName,
-            person: entry.account(key: session.accountKey)?.subject)
+            providerID: id, accountKey: key, name: several && label != nil ? "\(displayName) (\(label!))" : displayName,
+            person: entry.account(key: key)?.subject)
     }
 
     /// A token for `request`, from the provider its target names.

@@ -2,7 +2,8 @@ import CGtk
 
 /// Told when a name leaves the session bus, by the bus's own `NameOwnerChanged` signal: nothing is
 /// polled. For a caller's unique name (`:1.42`), which is never given to another: gone is gone.
-/// The signal is delivered on GLib's default main context (the agent's main loop).
+/// The signal is delivered on GLib's default main context (the agent's main loop). `connection` is
+/// the process's shared session bus (`SessionBus.shared`).
 public final class BusNameWatch: Sendable {
     private nonisolated(unsafe) let bus: OpaquePointer?
     private let subscription: guint
@@ -24,8 +25,9 @@ public final class BusNameWatch: Sendable {
                 guard let text = g_variant_get_string(owner, nil), text.pointee == 0 else { return }
                 Unmanaged<ClosureBox<@Sendable () -> Void>>.fromOpaque(data!).takeUnretainedValue().value()
             }, box, { data in Unmanaged<ClosureBox<@Sendable () -> Void>>.fromOpaque(data!).release() })
-        // Gone before the watch began: the bus says so when asked.
-        if Self.owned(name, on: connection) == false { gone() }
+        // Gone before the watch began: the bus says so when asked (on the same shared connection, after
+        // the watch's match rule: nothing falls between the two).
+        if SessionBus.owned(name) == false { gone() }
     }
 
     deinit {
@@ -33,17 +35,5 @@ public final class BusNameWatch: Sendable {
             g_dbus_connection_signal_unsubscribe(bus, subscription)
             g_object_unref(UnsafeMutableRawPointer(bus))
         }
-    }
-
-    /// Whether `name` has an owner, as the bus answers on `connection`; nil when it did not answer.
-    static func owned(_ name: String, on connection: OpaquePointer) -> Bool? {
-        var error: UnsafeMutablePointer<GError>?
-        let reply = g_dbus_connection_call_sync(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-            DBusValue.tuple([.string(name)]).makeVariant(), nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, &error)
-        if let error { g_error_free(error) }
-        guard let reply else { return nil }
-        defer { g_variant_unref(reply) }
-        return DBusValue(reading: reply).children.first?.bool
     }
 }

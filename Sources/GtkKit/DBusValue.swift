@@ -27,11 +27,6 @@ public indirect enum DBusValue: Sendable, Equatable {
         return nil
     }
 
-    public var bool: Bool? {
-        if case .bool(let value) = self { return value }
-        return nil
-    }
-
     /// A whole number of any of the integer kinds, as Int64 (a `u` or `t` beyond it: nil).
     public var integer: Int64? {
         switch self {

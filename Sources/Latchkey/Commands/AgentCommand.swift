@@ -88,16 +88,13 @@ struct ProgramName: ParsableArguments {
         get throws {
             // An account's key as the agent's own sentences name it (`github@0a1b2c3d4e5f`).
             if AccountList.isStorageKey(named) { return named }
+            // The provider alone: the account in use, as a program asking for the provider gets; else
+            // the account named, found as the agent finds it.
             let (target, account) = AgentRequest.provider(named: named)
-            // The provider alone: the account in use, as a program asking for the provider gets.
-            guard case .provider(let id) = target, let account else {
-                let id = String(named.prefix { $0 != "/" })
-                return LatchkeyFiles.accounts.entry(for: id).current?.key ?? id
+            guard case .provider(let id) = target else { return named }
+            do { return try LatchkeyFiles.accounts.entry(for: id).key(forAccount: account, of: id, displayName: id) } catch {
+                throw ValidationError("\(error)")
             }
-            guard let key = LatchkeyFiles.accounts.entry(for: id).account(named: account)?.key else {
-                throw ValidationError("\(id) has no account called “\(account)”; `latchkey status` lists them.")
-            }
-            return key
         }
     }
 

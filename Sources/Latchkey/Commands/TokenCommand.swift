@@ -160,7 +160,9 @@ struct TokenCommand: ParsableCommand {
         // itself, it says itself: an account there is none of, a resource not signed in for yet (whose
         // first sign-in is this command's). Not for a forwarded agent: its sign-ins are another machine's.
         if !(AgentSocket.clientPath()?.forwarded ?? false) {
-            if let provider, let account, LatchkeyFiles.accounts.entry(for: provider).accounts.filter({ $0.matches(account) }).count != 1 {
+            if let provider,
+                (try? LatchkeyFiles.accounts.entry(for: provider).key(forAccount: account, of: provider, displayName: provider)) == nil
+            {
                 return nil
             }
             if let url = resource.flatMap(URL.init(string:)),

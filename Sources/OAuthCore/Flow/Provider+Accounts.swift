@@ -74,18 +74,7 @@ extension Provider {
     /// it; see `Account.matches`), or of the account in use when `name` is nil.
     public func session(forAccount name: String?) async throws -> AuthSession {
         guard let name, !name.isEmpty else { return session }
-        let shown = Redaction.printable(String(name.prefix(120)))
-        let matching = await accounts().accounts.filter { $0.matches(name) }
-        guard matching.count < 2 else {
-            throw OAuthError.signedOut(
-                reason: "“\(shown)” names more than one \(configuration.displayName) account; name one by its e-mail address.")
-        }
-        guard let account = matching.first else {
-            throw OAuthError.signedOut(
-                reason: "No \(configuration.displayName) account called “\(shown)” is signed in here; `latchkey status` lists the accounts."
-            )
-        }
-        return session(key: account.key)
+        return session(key: try await accounts().key(forAccount: name, of: configuration.id, displayName: configuration.displayName))
     }
 
     /// What a sign-in says of the person.

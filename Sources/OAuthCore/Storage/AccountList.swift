@@ -119,6 +119,23 @@ public struct AccountList: Sendable {
 
         /// The account `wanted` names (see `Account.matches`).
         public func account(named wanted: String) -> Account? { accounts.first { $0.matches(wanted) } }
+
+        /// The key of the account `name` names, as a program names it (an e-mail address or a name);
+        /// nil or empty: the account in use, or `provider`'s id when none is listed. Throws a sentence
+        /// (naming the provider as `displayName`) when no account, or more than one, answers to it.
+        public func key(forAccount name: String?, of provider: String, displayName: String) throws(OAuthError) -> String {
+            guard let name, !name.isEmpty else { return current?.key ?? provider }
+            let shown = Redaction.printable(String(name.prefix(120)))
+            let matching = accounts.filter { $0.matches(name) }
+            guard matching.count < 2 else {
+                throw .signedOut(reason: "“\(shown)” names more than one \(displayName) account; name one by its e-mail address.")
+            }
+            guard let account = matching.first else {
+                throw .signedOut(
+                    reason: "No \(displayName) account called “\(shown)” is signed in here; `latchkey status` lists the accounts.")
+            }
+            return account.key
+        }
     }
 
     /// What an earlier release kept: the last person signed in.
