@@ -206,8 +206,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let writable = folder.appendingPathComponent("git").path
-        try FileManager.default.copyItem(atPath: "/usr/bin/git", toPath: writable)
-        chmod(writable, 0o777)
+        try copyExecutable("/usr/bin/git", to: writable, mode: 0o777)
         #expect(try await named(writable).program == Program(path: writable), "anybody may write it: only itself")
 
         // Root's, writable by nobody else, the same bytes, but on another file system (one a FUSE server
@@ -218,8 +217,7 @@ import Testing
             try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: elsewhere) }
             let copy = elsewhere + "/git"
-            try FileManager.default.copyItem(atPath: "/usr/bin/git", toPath: copy)
-            chmod(copy, 0o755)
+            try copyExecutable("/usr/bin/git", to: copy)
             #expect(try await named(copy).program == Program(path: copy), "another file system: only itself")
         }
     }
@@ -350,7 +348,7 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let ssh = directory.appendingPathComponent("ssh").path
-        try FileManager.default.copyItem(atPath: "/bin/dash", toPath: ssh)
+        try copyExecutable("/bin/dash", to: ssh)
         // `ssh -c "sleep 30; true" devbox` to ssh's reading: a cipher, then the destination; to dash: a command it stays for.
         func caller() async throws -> Caller {
             let process = try Spawned(ssh, ["-c", "sleep 30; true", "devbox"])
