@@ -2,7 +2,7 @@
 
 token: a warm `latchkey token` (a stored token, nothing to renew) as a whole process, through
 the agent and without one, against `gh auth token` reading its stored token and `cat` of the
-token file (the floor); and the agent's answer over its socket, asked by the least client
+token file (the floor), and Debian's `oidc-token` asking the same agent on the same socket; and the agent's answer over its socket, asked by the least client
 there is (Benchmarks/baselines/agent-ask.c), against the same `cat`. Each round runs every
 command once, in turn; medians of the rounds.
 
@@ -63,9 +63,14 @@ def provider_home(name, issuer):
 
 
 def keep_token(home, token):
+    """The token file and the account list a sign-in to `mine` leaves (a program is allowed for the person signed in)."""
     path = os.path.join(home.state, "latchkey", "mine.json")
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         json.dump(token, f)
+    accounts = os.path.join(home.state, "latchkey", "accounts")
+    os.makedirs(accounts, mode=0o700, exist_ok=True)
+    with open(os.path.join(accounts, "mine.accounts.json"), "w") as f:
+        json.dump({"accounts": [{"key": "mine", "subject": hashlib.sha256(b"bench-subject").hexdigest(), "name": "Ada"}]}, f)
     return path
 
 
@@ -95,25 +100,33 @@ def token_rows(bin_dir, baselines):
     latchkey = os.path.join(bin_dir, "latchkey")
     ask = os.path.join(baselines, "agent-ask")
     gh = shutil.which("gh")
+    oidc_token = shutil.which("oidc-token") or "/usr/bin/oidc-token"
+    preload = dict(env, LD_PRELOAD=os.path.join(baselines, "cloexec-sockets.so"))
+    # Each command with the environment it runs in: oidc-token (and cat, to measure what the preload
+    # costs) with its sockets close-on-exec (Benchmarks/baselines/cloexec-sockets.c).
     commands = {
-        "latchkey": [latchkey, "token", "--provider", "mine"], "gh": [gh, "auth", "token"], "cat": ["/bin/cat", token_file],
-        "ask": [ask, "mine"],
+        "latchkey": ([latchkey, "token", "--provider", "mine"], env), "gh": ([gh, "auth", "token"], env),
+        "cat": (["/bin/cat", token_file], env), "ask": ([ask, "mine"], env), "oidc_token": ([oidc_token, "mine"], preload),
+        "cat_preloaded": (["/bin/cat", token_file], preload),
     }
-    samples = {key: [] for key in ("latchkey", "latchkey_alone", "gh", "cat", "ask")}
+    samples = {key: [] for key in ("latchkey_alone", *commands)}
     # Without an agent first: the app does the work itself.
     for _ in range(max(20, ROUNDS // 5)):
-        samples["latchkey_alone"].append(run_ms(commands["latchkey"], env))
+        samples["latchkey_alone"].append(run_ms(*commands["latchkey"]))
     with open(os.path.join(home.root, "agent.log"), "ab") as log:
-        agent, _ = start_agent(latchkey, env, log)
+        agent, sock = start_agent(latchkey, env, log)
         try:
-            for program in (sys.executable, ask):
-                subprocess.run([latchkey, "agent", "allow", os.path.realpath(program), "mine"], env=env, check=True,
+            preload["OIDC_SOCK"] = sock  # oidc-token asks the same agent, on the same socket
+            # latchkey token asks for the program that ran it: this interpreter, which runs others, so it is
+            # allowed with what it runs (the agent would otherwise ask each time, and nobody is there to answer).
+            for program, extra in ((sys.executable, ["--including-what-it-runs"]), (ask, []), (oidc_token, [])):
+                subprocess.run([latchkey, "agent", "allow", os.path.realpath(program), "mine", *extra], env=env, check=True,
                                stdout=subprocess.DEVNULL)
             for key in commands:
-                run_ms(commands[key], env)  # warm-up round
+                run_ms(*commands[key])  # warm-up round
             for _ in range(ROUNDS):
                 for key in commands:
-                    samples[key].append(run_ms(commands[key], env))
+                    samples[key].append(run_ms(*commands[key]))
         finally:
             agent.terminate()
             agent.wait(10)
