@@ -27,6 +27,7 @@ test-deps:
 
 build:
 	$(SWIFT) build
+	scripts/build-front.sh .build/debug
 
 # The offline provider on its own, on a port of your choice: make sandbox ARGS="--port 8765"
 sandbox: deps build

@@ -15,8 +15,9 @@ let ownSections: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sectio
 let package = Package(
     name: "Latchkey",
     products: [
-        // The front: answers `latchkey token` from the agent itself, and hands all else to the app.
-        .executable(name: "latchkey", targets: ["LatchkeyFront"]),
+        // The front, `latchkey` (answers `latchkey token` from the agent itself, and hands all else to the
+        // app), is C built by scripts/build-front.sh, not here: SwiftPM links the Swift runtime into every
+        // executable it makes, and loading it was half of what a token through the agent cost.
         .executable(name: "latchkey-app", targets: ["Latchkey"]),
         .executable(name: "latchkey-sandbox", targets: ["SandboxProviderTool"]),
         .executable(name: "latchkey-refresh-storm", targets: ["RefreshStorm"]),
@@ -122,14 +123,16 @@ let package = Package(
         .target(
             name: "AgentCore",
             dependencies: [
-                "OAuthCore", "CSodium", "CSocket", "InstallLayout", "Loopback", .product(name: "Logging", package: "swift-log"),
+                "OAuthCore", "CAgentAnswer", "CSodium", "CSocket", "InstallLayout", "Loopback",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: ownSections),
 
-        // `latchkey`, a small C program: `latchkey token` answered by the agent without loading the app
-        // (GTK alone is 8 ms to load); everything else exec'd to the app, latchkey-app.
+        // The agent's answer read in C, by `latchkey`, the front (Sources/LatchkeyFront, built by
+        // scripts/build-front.sh), tested against the agent's own writer; and latchkey_token.h, what
+        // `latchkey token` and the socket promise (exit statuses, refusal kinds, limits), which the front
+        // includes and the agent imports.
         .target(name: "CAgentAnswer"),
-        .executableTarget(name: "LatchkeyFront", dependencies: ["CAgentAnswer"]),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
         .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "AgentCore", "InstallLayout"], swiftSettings: ownSections),

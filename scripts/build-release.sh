@@ -41,6 +41,7 @@ if [ $# -eq 0 ]; then
     swift build -c release "${map[@]}"
     # generate-manual (swift-argument-parser's, for make deb's man pages) is a dependency's product.
     swift build -c release "${map[@]}" --product generate-manual
+    scripts/build-front.sh .build/release
 fi
 for product in "$@"; do
     swift build -c release "${map[@]}" --product "$product"

@@ -66,7 +66,6 @@ bundle_runtime() {
     for elf in "$private"/*.so "$private/latchkey-app" "$private/latchkey-sandbox"; do
         patchelf --set-rpath '$ORIGIN' "$elf"
     done
-    patchelf --set-rpath '$ORIGIN/../lib/latchkey' "$root/bin/latchkey"
     # Every library each program needs is found now, none of them in the toolchain.
     for elf in "${elves[@]}"; do
         if ldd "$elf" | grep -Eq "not found|$toolchain/"; then

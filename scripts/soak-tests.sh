@@ -14,6 +14,7 @@ mkdir -p test-output/soak
 log_dir=test-output/soak
 
 swift build --build-tests
+scripts/build-front.sh .build/debug
 
 passed=0
 failed=0

@@ -37,6 +37,7 @@ phase "lint" "build (debug, with tests)"
 # everything, so CI sees every file). The packages' own warnings are theirs.
 build_log=test-output/build.log
 swift build --build-tests 2>&1 | tee "$build_log"
+scripts/build-front.sh .build/debug  # `latchkey`, the C front: warnings are errors there
 # A warning inside a macro's expansion (#expect) names its origin on the next line.
 ours="$PWD/(Sources|Tests|Fuzz|Benchmarks)/[^:]+:[0-9]+:[0-9]+"
 warnings=$(awk -v ours="^$ours: warning:" -v origin="^.- $ours: note: expanded code originates here" '

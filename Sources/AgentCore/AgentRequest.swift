@@ -1,3 +1,4 @@
+import CAgentAnswer
 import FoundationEssentials
 import OAuthCore
 
@@ -97,15 +98,31 @@ extension AgentToken: CustomStringConvertible {
 
 /// Why the agent gave no token, in a sentence for the person (and its kind, for protocols that have error names).
 public struct AgentRefusal: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
+    /// Its name on the socket (`kind`) and on D-Bus (the error's name) is latchkey_token.h's, the
+    /// header the C front reads the same answers with.
+    public enum Kind: Sendable, CaseIterable {
         /// The person said no, or could not be asked.
-        case denied = "Denied"
+        case denied
         /// No sign-in, or the provider no longer accepts it: sign in again.
-        case signedOut = "SignedOut"
+        case signedOut
         /// The request itself is wrong: no such provider, an unknown request, a malformed message.
-        case invalid = "Invalid"
+        case invalid
         /// Anything else: the network, the provider, the store.
-        case failed = "Failed"
+        case failed
+
+        public var name: String {
+            switch self {
+            case .denied: LATCHKEY_REFUSAL_DENIED
+            case .signedOut: LATCHKEY_REFUSAL_SIGNED_OUT
+            case .invalid: LATCHKEY_REFUSAL_INVALID
+            case .failed: LATCHKEY_REFUSAL_FAILED
+            }
+        }
+
+        public init?(name: String) {
+            guard let kind = Self.allCases.first(where: { $0.name == name }) else { return nil }
+            self = kind
+        }
     }
 
     public let kind: Kind

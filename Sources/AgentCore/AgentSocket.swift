@@ -1,3 +1,4 @@
+import CAgentAnswer
 import CSocket
 import Dispatch
 import FoundationEssentials
@@ -55,7 +56,7 @@ public final class AgentSocket: Sendable {
     public static let mostPerProgram = 64
     /// Seconds one connection may last in all, request, answer and what follows: the person has two
     /// minutes to answer, a provider a minute per request, and a client that trickles bytes none more.
-    public static let connectionLifetime = 600
+    public static let connectionLifetime = Int(LATCHKEY_AGENT_CONNECTION_LIFETIME)
     /// Seconds a client has to send its whole request.
     public static let requestTimeout = 10
 

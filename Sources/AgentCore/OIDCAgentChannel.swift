@@ -1,3 +1,4 @@
+import CAgentAnswer
 import CSodium
 import FoundationEssentials
 
@@ -25,7 +26,7 @@ public struct OIDCAgentChannel: Sendable {
     }
 
     /// The most a request may take, in bytes, in any form.
-    public static let largestMessage = 65_536
+    public static let largestMessage = Int(LATCHKEY_AGENT_LARGEST_MESSAGE)
     static let publicKeyText = 44  // base64 of 32 bytes, with one "="
 
     private enum Phase: Sendable {

@@ -97,7 +97,7 @@ public enum OIDCAgentMessage {
     /// commands which exit status goes with it.
     public static func failure(_ refusal: AgentRefusal) -> String {
         JSONValue.object([
-            .init("status", .string("failure")), .init("error", .string(refusal.sentence)), .init("kind", .string(refusal.kind.rawValue)),
+            .init("status", .string("failure")), .init("error", .string(refusal.sentence)), .init("kind", .string(refusal.kind.name)),
         ]).text(spaced: false)
     }
 
@@ -128,7 +128,7 @@ public enum OIDCAgentMessage {
             return .failure(AgentRefusal(.failed, "The agent's answer is not JSON."))
         }
         if let error = json["error"]?.string {
-            let kind = json["kind"]?.string.flatMap(AgentRefusal.Kind.init(rawValue:)) ?? .failed
+            let kind = json["kind"]?.string.flatMap(AgentRefusal.Kind.init(name:)) ?? .failed
             return .failure(AgentRefusal(kind, error))
         }
         guard json["status"]?.string == "success", let token = json["access_token"]?.string else {

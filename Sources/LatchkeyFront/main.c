@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "agent_answer.h"
+#include "latchkey_token.h"  // exit statuses, refusal kinds and limits, the app's and the agent's too
 
-// The exit statuses of `latchkey token` (TokenExit in the app).
-enum { FAILED = 1, SIGNED_OUT = 3, REFUSED = 5 };
+enum { FAILED = LatchkeyTokenExitFailed };
 
 // The app: beside this program (a build), or in <prefix>/lib/latchkey (installed).
 static int run_app(char **argv) {
@@ -75,7 +75,7 @@ static long ask_agent(const char *request, char *answer, size_t capacity) {
         return -1;
     }
     // As long as the person may take to answer the agent's question (it gives up after two minutes).
-    struct timeval wait = {.tv_sec = 600};
+    struct timeval wait = {.tv_sec = LATCHKEY_AGENT_CONNECTION_LIFETIME};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
     // Connected: an agent runs. From here on nothing is "no agent" (the app would then sign in and hand
     // the token out itself): an agent that closed on us may have said why (it is busy), else it is busy.
@@ -121,19 +121,21 @@ int main(int argc, char **argv) {
     snprintf(request, sizeof request,
              "{\"request\":\"access_token\",\"account\":%s,\"min_valid_period\":%ld,\"application_hint\":\"latchkey token\"}", quoted,
              seconds);
-    static char answer[65536];
+    static char answer[LATCHKEY_AGENT_LARGEST_MESSAGE];
     long length = ask_agent(request, answer, sizeof answer);
     if (length == AGENT_BUSY) {
         fprintf(stderr, "latchkey: Latchkey's agent runs but did not take this request (it is busy); try again in a moment.\n");
         return FAILED;
     }
     if (length < 0) return run_app(argv);  // no agent: the app does the work itself
-    static char text[65536];
+    static char text[LATCHKEY_AGENT_LARGEST_MESSAGE];
     if (agent_answer_string(answer, (size_t)length, "error", text, sizeof text) >= 0) {
         char kind[32] = "";
         agent_answer_string(answer, (size_t)length, "kind", kind, sizeof kind);
         fprintf(stderr, "latchkey: %s\n", text);
-        return strcmp(kind, "SignedOut") == 0 ? SIGNED_OUT : strcmp(kind, "Denied") == 0 ? REFUSED : FAILED;
+        return strcmp(kind, LATCHKEY_REFUSAL_SIGNED_OUT) == 0 ? LatchkeyTokenExitSignedOut
+               : strcmp(kind, LATCHKEY_REFUSAL_DENIED) == 0   ? LatchkeyTokenExitRefused
+                                                               : FAILED;
     }
     if (agent_answer_string(answer, (size_t)length, "access_token", text, sizeof text) <= 0) {
         fprintf(stderr, "latchkey: Latchkey's agent did not answer: the connection to it closed before its answer.\n");

@@ -52,4 +52,20 @@ import Testing
         var small = [CChar](repeating: 0, count: 4)
         #expect(agent_answer_quote("github", &small, small.count) == -1)
     }
+
+    /// Each refusal goes out under a name of its own, the header's, and comes back as the same kind,
+    /// as the agent's own client reads it and as the front reads it (by the header's names).
+    @Test(arguments: AgentRefusal.Kind.allCases)
+    func everyRefusalKindHasTheHeadersNameBothWays(_ kind: AgentRefusal.Kind) {
+        let names = [LATCHKEY_REFUSAL_DENIED, LATCHKEY_REFUSAL_SIGNED_OUT, LATCHKEY_REFUSAL_INVALID, LATCHKEY_REFUSAL_FAILED]
+        #expect(names.contains(kind.name))
+        #expect(AgentRefusal.Kind.allCases.filter { $0.name == kind.name } == [kind])
+        let failure = OIDCAgentMessage.failure(AgentRefusal(kind, "Why."))
+        #expect(string(failure, "kind") == kind.name)
+        guard case .failure(let back) = OIDCAgentMessage.answer(Array(failure.utf8)) else {
+            Issue.record("no failure read back from \(failure)")
+            return
+        }
+        #expect(back.kind == kind)
+    }
 }

@@ -241,6 +241,6 @@ struct AgentInterface: Sendable {
 
     private func fail(_ call: DBusMethodCall, _ error: any Error) {
         let refusal = error as? AgentRefusal ?? AgentRefusal(.failed, "\(error)")
-        call.fail(AgentService.errorPrefix + refusal.kind.rawValue, refusal.sentence)
+        call.fail(AgentService.errorPrefix + refusal.kind.name, refusal.sentence)
     }
 }

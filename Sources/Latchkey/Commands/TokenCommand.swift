@@ -1,5 +1,6 @@
 import AgentCore
 import ArgumentParser
+import CAgentAnswer
 import DesktopOAuth
 import Dispatch
 import FoundationEssentials
@@ -9,17 +10,9 @@ import LatchkeyCore
 import Logging
 import OAuthCore
 
-/// How `latchkey token` ends, for scripts (documented in docs/using-the-app.md).
-enum TokenExit: Int32 {
-    /// Anything else: the network, the provider, the configuration, the keyring.
-    case failed = 1
-    /// No sign-in is stored, or the provider no longer accepts it.
-    case signedOut = 3
-    /// A sign-in was started and did not finish: cancelled, denied, its window closed.
-    case signInUnfinished = 4
-    /// The person did not allow the program that ran this command (Latchkey's agent asked them).
-    case refused = 5
-}
+/// How `latchkey token` ends, for scripts (documented in docs/using-the-app.md): latchkey_token.h's
+/// statuses, the ones the C front ends with when it answers from the agent itself.
+typealias TokenExit = LatchkeyTokenExit
 
 /// `latchkey token`: a fresh access token on stdout and nothing else, as `gh auth token` does.
 struct TokenCommand: ParsableCommand {
