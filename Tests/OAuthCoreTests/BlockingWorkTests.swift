@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import OAuthCore
@@ -28,6 +29,52 @@ import Testing
         #expect(answer == 500_500, "other work ran while \(width) calls waited")
         if answer != nil { for _ in 0..<width { prompt.signal() } }
         for waiter in waiters { await waiter.value }
+    }
+
+    /// A thread whose body returned takes the next body rather than a new thread being started for
+    /// it: twenty bodies one after another run on a few threads, not twenty.
+    @Test func aThreadWhoseBodyReturnedRunsTheNext() {
+        // The kernel's name for the thread ("PID/task/TID"), which a thread started after another ended
+        // does not take over (pthread_self's can: it is where the thread's memory was).
+        @Sendable func thisThread() -> String {
+            var buffer = [CChar](repeating: 0, count: 64)
+            let length = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+            return length > 0 ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        }
+        var threads = Set<String>()
+        for _ in 0..<20 {
+            let ran = DispatchSemaphore(value: 0)
+            let thread = Mutex("")
+            #expect(
+                BlockingWork.startThread {
+                    thread.withLock { $0 = thisThread() }
+                    ran.signal()
+                })
+            ran.wait()
+            threads.insert(thread.withLock { $0 })
+        }
+        // One thread would do; a body handed out just before the last one's thread was waiting again
+        // starts another, which then waits too.
+        #expect(threads.count <= 10, "20 bodies ran on \(threads.count) threads")
+    }
+
+    /// A waiting thread is handed a body only when no other body runs on it: a body that blocks never
+    /// holds up the next, which here is the one that lets it go.
+    @Test func aBodyThatBlocksNeverHoldsUpTheNext() {
+        let blocked = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        for _ in 0..<3 {  // spare threads to hand the bodies to
+            let ran = DispatchSemaphore(value: 0)
+            #expect(BlockingWork.startThread { ran.signal() })
+            ran.wait()
+        }
+        #expect(
+            BlockingWork.startThread {
+                blocked.wait()
+                released.signal()
+            })
+        #expect(BlockingWork.startThread { blocked.signal() })
+        #expect(released.wait(timeout: .now() + 60) == .success, "the second body never ran beside the first")
     }
 }
 
