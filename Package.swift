@@ -7,10 +7,10 @@ import PackageDescription
 
 /// For the code that runs inside the sign-in library: see GtkKit below.
 let noDynamicActorIsolation: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-dynamic-actor-isolation"])]
-/// For the modules the app links: each function in a section of its own, so that the linker can put
-/// the functions a launch runs side by side (Sources/Latchkey/launch-order.txt), and a launch maps
-/// those pages rather than every page its functions are scattered over.
-let ownSections: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections"])]
+// Each function in a section of its own, so that the linker can put the functions a launch runs side
+// by side (Sources/Latchkey/launch-order.txt), is asked for by scripts/build-release.sh for every
+// module, not here: an unsafe flag in OAuthCore (or anything it builds from) would make SwiftPM refuse
+// it to a package that depends on Latchkey by version.
 
 let package = Package(
     name: "Latchkey",
@@ -53,15 +53,15 @@ let package = Package(
             providers: [.apt(["libsecret-1-dev"])]),
 
         // What "this computer" means, in one place: 127.0.0.0/8 and ::1 as IP literals.
-        .target(name: "Loopback", swiftSettings: ownSections),
+        .target(name: "Loopback"),
         // Where a program's own files are, from its executable: installed under a prefix, or in its source tree.
-        .target(name: "InstallLayout", swiftSettings: ownSections),
+        .target(name: "InstallLayout"),
 
         // The shared OAuth module: no GTK, usable by any Swift program on Linux.
         // libcurl's header and a dlopen shim: OAuthCore's HTTP, loaded on first use.
         .target(name: "CCurl"),
         // QR codes of sign-in addresses, for the terminal and the window.
-        .target(name: "QRCode", swiftSettings: ownSections),
+        .target(name: "QRCode"),
         // The C interface between OAuthCore and its signature-check library: one header both import.
         .target(name: "CSignatureCheck"),
         .target(
@@ -72,8 +72,7 @@ let package = Package(
                 // RSA-SHA1 signatures for OAuth 1.0a consumers that sign with a key.
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: ownSections),
+            ]),
         // A JWS signature against a JWK, by jwt-kit (with swift-crypto and swift-certificates behind
         // it): ~2 MiB a launch need not map. Built as libOAuthCoreSignatureCheck.so, behind the C
         // interface alone; -Bsymbolic keeps its copies of swift-crypto bound to themselves.
@@ -90,7 +89,7 @@ let package = Package(
         // No compiler-inserted main-actor checks (Swift 6 adds them where @MainActor closures meet
         // C): a copy of GtkKit runs in the sign-in library on a second Swift runtime, whose
         // main-actor check names the wrong thread. GtkThread checks GTK's thread explicitly instead.
-        .target(name: "GtkKit", dependencies: ["CGtk"], swiftSettings: noDynamicActorIsolation + ownSections),
+        .target(name: "GtkKit", dependencies: ["CGtk"], swiftSettings: noDynamicActorIsolation),
 
         // The C interface between the app and the sign-in library: one header both import.
         .target(name: "CWebSignIn"),
@@ -111,8 +110,7 @@ let package = Package(
             dependencies: [
                 "GtkKit", "CSecret", "CSoup", "CWebSignIn", "InstallLayout", "OAuthCore",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: ownSections),
+            ]),
 
         // libsodium through a dlopen shim: oidc-agent's clients encrypt their requests with it.
         .target(name: "CSodium"),
@@ -125,8 +123,7 @@ let package = Package(
             dependencies: [
                 "OAuthCore", "CAgentAnswer", "CSodium", "CSocket", "InstallLayout", "Loopback",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: ownSections),
+            ]),
 
         // The agent's answer read in C, by `latchkey`, the front (Sources/LatchkeyFront, built by
         // scripts/build-front.sh), tested against the agent's own writer; and latchkey_token.h, what
@@ -135,7 +132,7 @@ let package = Package(
         .target(name: "CAgentAnswer"),
 
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
-        .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "AgentCore", "InstallLayout"], swiftSettings: ownSections),
+        .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "AgentCore", "InstallLayout"]),
 
         // The app. It does not link the server framework: the sandbox runs as a child process.
         // The Swift runtime and FoundationEssentials are linked in statically: the loader then resolves
@@ -149,7 +146,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["launch-order.txt"],
-            swiftSettings: ownSections,
             linkerSettings: [
                 .unsafeFlags([
                     // FoundationEssentials's own static dependencies, named as its autolink entries would name them.

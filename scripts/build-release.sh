@@ -35,8 +35,12 @@ fi
 # -gnone: no DWARF from Swift. What is shipped is stripped of it anyway, but the build ID is computed
 # before, over it, and Swift's DWARF names each imported C module by the hash of its precompiled
 # module (DW_AT_GNU_dwo_id), which takes in the sources' modification times: two clones differed.
+# Each function in a section of its own (every module's, the packages' too), so that the linker can
+# place the functions a launch runs side by side (Sources/Latchkey/launch-order.txt): asked for here,
+# not in Package.swift, where an unsafe flag would keep OAuthCore from packages that depend on it by version.
 map=(-Xswiftc -file-prefix-map -Xswiftc "$PWD=." -Xcc "-ffile-prefix-map=$PWD=."
-    -Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen -Xswiftc -gnone)
+    -Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen -Xswiftc -gnone
+    -Xswiftc -Xfrontend -Xswiftc -function-sections)
 if [ $# -eq 0 ]; then
     swift build -c release "${map[@]}"
     # generate-manual (swift-argument-parser's, for make deb's man pages) is a dependency's product.

@@ -13,7 +13,7 @@ import subprocess
 
 from agent import Sandbox, own_provider, stored
 from driver import Failure, Latchkey, wait_until
-from harness import ROOT, expect, sign_in
+from harness import BIN, ROOT, expect, sign_in
 
 TOOLCHAIN = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("swift") or "/opt/swift/usr/bin/swift")))
 
@@ -178,4 +178,53 @@ def check_package(home):
     wait_until("nothing of the package running", lambda: run("pgrep", "-f", "/usr/lib/latchkey/", check=False).returncode != 0, 20)
 
 
-SCENARIOS = {"debian_package": debian_package}
+def library_consumer(home):
+    """OAuthCore as another Swift program takes it (issue 37 §9): a package outside this repository
+    that depends on it by path builds and runs; and nothing OAuthCore builds from in this package
+    carries an unsafe flag, which SwiftPM refuses to a package that depends on Latchkey by version."""
+    manifest = json.loads(run("swift", "package", "dump-package", cwd=ROOT).stdout)
+    targets = {target["name"]: target for target in manifest["targets"]}
+    wanted, seen = ["OAuthCore"], set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen or name not in targets:
+            continue
+        seen.add(name)
+        for dependency in targets[name].get("dependencies", []):
+            for kind in ("byName", "target"):
+                if kind in dependency:
+                    wanted.append(dependency[kind][0])
+        expect("unsafeFlags" not in json.dumps(targets[name].get("settings", [])),
+               f"{name} (which OAuthCore builds from) has unsafe flags: {targets[name]['settings']}")
+    expect({"OAuthCore", "CCurl", "Loopback"} <= seen, f"OAuthCore's targets not all looked at: {sorted(seen)}")
+
+    consumer = os.path.join(home.root, "uses-oauthcore")
+    os.makedirs(os.path.join(consumer, "Sources", "UsesOAuthCore"))
+    # A path dependency's identity is its directory's name: the clone's, whatever it is called.
+    with open(os.path.join(consumer, "Package.swift"), "w") as f:
+        f.write(f"""// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "UsesOAuthCore",
+    dependencies: [.package(path: {json.dumps(ROOT)})],
+    targets: [
+        .executableTarget(
+            name: "UsesOAuthCore", dependencies: [.product(name: "OAuthCore", package: {json.dumps(os.path.basename(ROOT))})])
+    ])
+""")
+    with open(os.path.join(consumer, "Sources", "UsesOAuthCore", "main.swift"), "w") as f:
+        f.write("""import OAuthCore
+
+let header = #"Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource", scope="files:read""#
+let challenge = try AuthenticateChallenge.parse(header)[0]
+print(OAuthCoreInfo.version, challenge.scheme, challenge["resource_metadata"] ?? "-", challenge["scope"] ?? "-")
+""")
+    run("swift", "build", cwd=consumer, timeout=1500)
+    said = run(os.path.join(consumer, ".build", "debug", "UsesOAuthCore")).stdout.split()
+    version = run(os.path.join(BIN, "latchkey"), "--version").stdout.strip()
+    expect(said == [version, "Bearer", "https://mcp.example/.well-known/oauth-protected-resource", "files:read"],
+           f"the consumer said {said}")
+
+
+SCENARIOS = {"debian_package": debian_package, "library_consumer": library_consumer}
