@@ -2,6 +2,32 @@ import CAgentAnswer
 import FoundationEssentials
 import OAuthCore
 
+/// A provider as programs name it: its id, or `provider/account` for one of its accounts (oidc-agent's
+/// account names, the D-Bus interface's provider argument, `latchkey agent allow`'s), read here alone.
+/// The provider part may also be one of its accounts' storage keys (`github@0a1b2c3d4e5f`), as the
+/// agent's own sentences name an account.
+public struct ProviderAccount: Sendable, Equatable, CustomStringConvertible {
+    /// What names the provider: its id, or an account's storage key.
+    public let provider: String
+    /// The account after the slash (an e-mail address or a name); nil when none, or empty.
+    public let account: String?
+
+    public init(_ text: String) {
+        guard let slash = text.firstIndex(of: "/") else {
+            (provider, account) = (text, nil)
+            return
+        }
+        let account = String(text[text.index(after: slash)...])
+        (provider, self.account) = (String(text[..<slash]), account.isEmpty ? nil : account)
+    }
+
+    /// The provider's id, whether `provider` is the id or one of its accounts' storage keys.
+    public var providerID: String { String(provider.prefix { $0 != "@" }) }
+
+    /// As a program would write it.
+    public var description: String { account.map { "\(provider)/\($0)" } ?? provider }
+}
+
 /// What a program asks the agent for, whichever way it asked (oidc-agent's
 /// socket protocol, D-Bus, Latchkey's own commands).
 public struct AgentRequest: Sendable, Equatable {
@@ -33,14 +59,6 @@ public struct AgentRequest: Sendable, Equatable {
     public var audience: String?
     /// What the program calls itself (oidc-agent's `application_hint`): shown to the person, never trusted.
     public var applicationHint: String?
-
-    /// A provider named as programs name it: its id, or `provider/account` for one of its accounts
-    /// (oidc-agent's account names, the D-Bus interface's provider argument).
-    public static func provider(named text: String) -> (target: Target, account: String?) {
-        guard let slash = text.firstIndex(of: "/") else { return (.provider(text), nil) }
-        let account = String(text[text.index(after: slash)...])
-        return (.provider(String(text[..<slash])), account.isEmpty ? nil : account)
-    }
 
     /// What the program asked for, in its own words (never what the agent found for it): what a
     /// refusal may name before the person allowed the program anything.

@@ -46,7 +46,9 @@ public enum OIDCAgentMessage {
         let target: AgentRequest.Target
         var accountName: String?
         switch (account, issuer, resource) {
-        case (let account?, nil, nil): (target, accountName) = AgentRequest.provider(named: account)
+        case (let account?, nil, nil):
+            let named = ProviderAccount(account)
+            (target, accountName) = (.provider(named.provider), named.account)
         case (nil, let issuer?, nil): target = .issuer(issuer)
         case (nil, nil, let resource?):
             guard let url = URL(string: resource) else { throw AgentRefusal(.invalid, "\"resource\" is not a URL.") }

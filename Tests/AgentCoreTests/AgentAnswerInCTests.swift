@@ -69,3 +69,23 @@ import Testing
         #expect(back.kind == kind)
     }
 }
+
+/// "provider/account", read in one place for every way a program names an account.
+@Suite struct ProviderAccountTests {
+    @Test(
+        arguments: [
+            ("github", "github", nil, "github"),
+            ("github/", "github", nil, "github"),
+            ("github/ada@example.com", "github", "ada@example.com", "github"),
+            ("github/Ada Lovelace/work", "github", "Ada Lovelace/work", "github"),
+            ("github@0a1b2c3d4e5f", "github@0a1b2c3d4e5f", nil, "github"),
+            ("", "", nil, ""),
+        ] as [(String, String, String?, String)])
+    func aNameIsReadOnce(_ text: String, provider: String, account: String?, id: String) {
+        let named = ProviderAccount(text)
+        #expect(named.provider == provider)
+        #expect(named.account == account)
+        #expect(named.providerID == id)
+        #expect(ProviderAccount(named.description) == named, "written back as a program would, it reads the same")
+    }
+}

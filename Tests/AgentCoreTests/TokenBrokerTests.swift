@@ -51,9 +51,10 @@ import Testing
         let grace = try await home.signIn(username: "grace", password: "compiler", another: true)
         let broker = home.broker()
         for (name, token) in [("ada@sandbox.example", ada), ("Grace Hopper", grace), ("GRACE@sandbox.example", grace)] {
-            let (target, account) = AgentRequest.provider(named: "sandbox/\(name)")
+            let named = ProviderAccount("sandbox/\(name)")
             #expect(
-                try await broker.token(for: AgentRequest(target: target, account: account)).get().accessToken == token.accessToken,
+                try await broker.token(for: AgentRequest(target: .provider(named.provider), account: named.account)).get().accessToken
+                    == token.accessToken,
                 "\(name)")
         }
         #expect(try await broker.token(for: AgentRequest(target: .provider("sandbox"))).get().accessToken == grace.accessToken, "in use")

@@ -101,12 +101,10 @@ struct AgentInterface: Sendable {
             case let refusal?: fail(call, refusal)
             }
         case "SignOut":
-            let named = arguments.first?.string ?? ""
-            let (target, account) = AgentRequest.provider(named: named)
-            guard case .provider(let id) = target else { return }
+            let named = ProviderAccount(arguments.first?.string ?? "")
             do {
-                let warning = try await agent.signOut(id, account: account)
-                logger.info("Signed out over D-Bus", metadata: ["provider": "\(id)"])
+                let warning = try await agent.signOut(named.provider, account: named.account)
+                logger.info("Signed out over D-Bus", metadata: ["provider": "\(named.provider)"])
                 call.reply([.string(warning ?? "Signed out.")])
             } catch {
                 fail(call, error)
@@ -205,7 +203,8 @@ struct AgentInterface: Sendable {
             }
             target = .resource(url)
         } else {
-            (target, account) = AgentRequest.provider(named: name)
+            let named = ProviderAccount(name)
+            (target, account) = (.provider(named.provider), named.account)
         }
         var request = AgentRequest(target: target, account: account, scopes: options["scopes"]?.strings ?? [])
         if let minimum = options["min-valid"] {

@@ -76,7 +76,7 @@ struct ProgramName: ParsableArguments {
         guard flatpak || program.hasPrefix("/") else {
             throw ValidationError("Name the program by its whole path (such as /usr/bin/oidc-token), or a Flatpak app id with --flatpak.")
         }
-        let id = String(named.prefix { $0 != "/" && $0 != "@" })
+        let id = ProviderAccount(named).providerID
         guard LatchkeyCommand.catalog.contains(id) else {
             throw ValidationError("There is no provider called “\(id)”; `latchkey status` lists them.")
         }
@@ -90,9 +90,9 @@ struct ProgramName: ParsableArguments {
             if AccountList.isStorageKey(named) { return named }
             // The provider alone: the account in use, as a program asking for the provider gets; else
             // the account named, found as the agent finds it.
-            let (target, account) = AgentRequest.provider(named: named)
-            guard case .provider(let id) = target else { return named }
-            do { return try LatchkeyFiles.accounts.entry(for: id).key(forAccount: account, of: id, displayName: id) } catch {
+            let asked = ProviderAccount(named)
+            let id = asked.provider
+            do { return try LatchkeyFiles.accounts.entry(for: id).key(forAccount: asked.account, of: id, displayName: id) } catch {
                 throw ValidationError("\(error)")
             }
         }
@@ -102,7 +102,7 @@ struct ProgramName: ParsableArguments {
     var person: String {
         get throws {
             let key = try provider
-            let id = String(named.prefix { $0 != "/" && $0 != "@" })
+            let id = ProviderAccount(named).providerID
             guard let person = LatchkeyFiles.accounts.entry(for: id).account(key: key)?.subject else {
                 throw LaunchError(
                     "Nobody Latchkey knows is signed in to \(named): a program is allowed for the person signed in. Sign in first.")
