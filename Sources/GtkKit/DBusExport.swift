@@ -1,11 +1,16 @@
 import CGtk
+import Synchronization
 
 /// A method call to an exported object: who sent it, what it asks, and how to
 /// answer. GDBus takes the answer from any thread, so the work may run off
-/// GTK's thread and answer when it is done. Answer exactly once.
+/// GTK's thread and answer when it is done. Answered exactly once: a second
+/// answer is dropped, and a call released without one is answered with an error
+/// (its caller is not left waiting out its timeout) and a GLib warning, which the
+/// end-to-end tests make fatal, so that the code path that dropped it is found.
 public final class DBusMethodCall: @unchecked Sendable {
     // Owned until answered: answering hands the reference to GDBus.
     private let invocation: OpaquePointer
+    private let answered = Atomic(false)
     public let sender: String
     public let method: String
     public let arguments: [DBusValue]
@@ -19,12 +24,29 @@ public final class DBusMethodCall: @unchecked Sendable {
 
     /// The reply: its values, in the order the interface names them.
     public func reply(_ values: [DBusValue]) {
+        guard firstAnswer() else { return }
         g_dbus_method_invocation_return_value(invocation, DBusValue.tuple(values).makeVariant())
     }
 
     /// An error reply: a D-Bus error name and its sentence.
     public func fail(_ name: String, _ message: String) {
+        guard firstAnswer() else { return }
         g_dbus_method_invocation_return_dbus_error(invocation, name, message)
+    }
+
+    private func firstAnswer() -> Bool {
+        if answered.exchange(true, ordering: .acquiringAndReleasing) {
+            latchkey_warning("A D-Bus call to \(method) was answered twice; the second answer is dropped.")
+            return false
+        }
+        return true
+    }
+
+    deinit {
+        guard !answered.load(ordering: .acquiring) else { return }
+        g_dbus_method_invocation_return_dbus_error(
+            invocation, "org.freedesktop.DBus.Error.Failed", "The call to \(method) was dropped without an answer (a bug in Latchkey).")
+        latchkey_warning("A D-Bus call to \(method) was released unanswered; its caller was told so.")
     }
 
     /// The connection the call came on.

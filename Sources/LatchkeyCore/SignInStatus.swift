@@ -1,6 +1,30 @@
 import FoundationEssentials
 import OAuthCore
 
+/// An account's state, as a program acts on it (`kind`) and as a person reads it (`sentence`).
+public struct SignInState: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// A token is kept, good or renewable: a program asking gets one (if the person allows it).
+        case signedIn = "signed-in"
+        /// Nothing kept: sign in.
+        case signedOut = "signed-out"
+        /// What is kept cannot be used (expired and not renewable, or from an earlier set-up): sign in again.
+        case needsSignIn = "needs-sign-in"
+        /// No client id or secret yet: set the provider up first.
+        case notSetUp = "not-set-up"
+        /// The store could not be read (the keyring locked, a damaged file): its sentence says what.
+        case storeTrouble = "store-trouble"
+    }
+
+    public let kind: Kind
+    public let sentence: String
+
+    public init(_ kind: Kind, _ sentence: String) {
+        self.kind = kind
+        self.sentence = sentence
+    }
+}
+
 /// What `latchkey status` and the agent's `ListProviders` say of a provider's sign-ins: read from
 /// the account list and the store alone, never renewing or asking a provider anything.
 public enum SignInStatus {
@@ -24,30 +48,32 @@ public enum SignInStatus {
     public static func state(
         of id: String, key: String, catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore, isSandbox: Bool
     ) async
-        -> String
+        -> SignInState
     {
         let token: Token?
         do {
             token = try await store.load(for: key)
         } catch {
-            return "\(error)"  // OAuthError's sentence: "Trouble with the saved sign-in: …"
+            return SignInState(.storeTrouble, "\(error)")  // OAuthError's sentence: "Trouble with the saved sign-in: …"
         }
         // As its files and kept documents describe it: a status asks no provider anything.
         let configuration =
             isSandbox ? nil : try? await catalog.completed(catalog.draft(named: id), secrets: secrets)
         guard let token else {
-            if isSandbox || configuration != nil { return "signed out" }
-            return "not set up (no client id or secret yet)"
+            if isSandbox || configuration != nil { return SignInState(.signedOut, "signed out") }
+            return SignInState(.notSetUp, "not set up (no client id or secret yet)")
         }
         if let configuration, token.issuedBy != nil, token.issuedBy != configuration.tokenBinding {
-            return "signed in with an earlier set-up (not used; sign in again)"
+            return SignInState(.needsSignIn, "signed in with an earlier set-up (not used; sign in again)")
         }
         let renews = token.canRefresh ? ", renewed when due" : ""
-        guard let expiresAt = token.expiresAt else { return "signed in (no expiry given)\(renews)" }
+        guard let expiresAt = token.expiresAt else { return SignInState(.signedIn, "signed in (no expiry given)\(renews)") }
         let when = expiresAt.ISO8601Format()
         if expiresAt <= Date() {
-            return token.canRefresh ? "signed in; access token expired at \(when)\(renews)" : "expired at \(when); sign in again"
+            return token.canRefresh
+                ? SignInState(.signedIn, "signed in; access token expired at \(when)\(renews)")
+                : SignInState(.needsSignIn, "expired at \(when); sign in again")
         }
-        return "signed in; access token expires \(when)\(renews)"
+        return SignInState(.signedIn, "signed in; access token expires \(when)\(renews)")
     }
 }

@@ -399,6 +399,8 @@ def agent_sign_in(home):
     try:
         listed = gdbus("--method", "io.github.latchkey.Agent1.ListProviders")
         expect("('mine', 'My sandbox', 'signed out')" in listed.stdout, f"signed out at first: {listed}")
+        accounts = gdbus("--method", "io.github.latchkey.Agent1.ListAccounts")
+        expect("('mine', '-', 'signed-out', 'signed out')" in accounts.stdout, f"ListAccounts, signed out: {accounts}")
         call = subprocess.Popen(["gdbus", "call", "--session", "--timeout", "120", *DEST, "--method",
                                  "io.github.latchkey.Agent1.SignIn", "mine"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         agent = Latchkey.attached(AGENT, home.shots, timeout=30)
@@ -410,6 +412,8 @@ def agent_sign_in(home):
         status, out, err = finished(call)
         expect(status == 0 and out.strip() == "()", f"SignIn: {status} {err!r}")
         expect("signed in;" in gdbus("--method", "io.github.latchkey.Agent1.ListProviders").stdout, "signed in now")
+        accounts = gdbus("--method", "io.github.latchkey.Agent1.ListAccounts").stdout
+        expect("('mine', 'ada@sandbox.example', 'signed-in', 'signed in;" in accounts, f"ListAccounts, signed in: {accounts}")
         expect(os.path.exists(os.path.join(home.state, "latchkey", "mine.json")), "the sign-in is kept where the window keeps it")
         out = gdbus("--method", "io.github.latchkey.Agent1.SignOut", "mine")
         expect(out.returncode == 0 and "Signed out." in out.stdout, f"SignOut: {out}")

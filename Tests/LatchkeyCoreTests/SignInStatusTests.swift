@@ -10,17 +10,35 @@ import Testing
 
     @Test func eachStateInItsWords() async throws {
         let store = MemoryTokenStore()
-        func state(_ id: String, sandbox: Bool = false) async -> String {
+        func state(_ id: String, sandbox: Bool = false) async -> SignInState {
             await SignInStatus.state(of: id, key: id, catalog: home.catalog, store: store, secrets: home.secrets, isSandbox: sandbox)
         }
-        #expect(await state("github") == "not set up (no client id or secret yet)")
-        #expect(await state("sandbox", sandbox: true) == "signed out")
+        #expect(await state("github") == SignInState(.notSetUp, "not set up (no client id or secret yet)"))
+        #expect(await state("sandbox", sandbox: true) == SignInState(.signedOut, "signed out"))
         let later = Date().addingTimeInterval(3600)
         _ = try store.save(Token(accessToken: "a", refreshToken: "r", expiresAt: later), for: "sandbox")
-        #expect(await state("sandbox", sandbox: true) == "signed in; access token expires \(later.ISO8601Format()), renewed when due")
+        #expect(
+            await state("sandbox", sandbox: true)
+                == SignInState(.signedIn, "signed in; access token expires \(later.ISO8601Format()), renewed when due"))
+        // Expired, but renewable: still signed in, as a program asking would find.
+        _ = try store.save(Token(accessToken: "a", refreshToken: "r", expiresAt: Date(timeIntervalSince1970: 1_000_000)), for: "sandbox")
+        #expect(await state("sandbox", sandbox: true).kind == .signedIn)
         _ = try store.save(Token(accessToken: "a", expiresAt: Date(timeIntervalSince1970: 1_000_000)), for: "sandbox")
         #expect(
-            await state("sandbox", sandbox: true) == "expired at \(Date(timeIntervalSince1970: 1_000_000).ISO8601Format()); sign in again")
+            await state("sandbox", sandbox: true)
+                == SignInState(.needsSignIn, "expired at \(Date(timeIntervalSince1970: 1_000_000).ISO8601Format()); sign in again"))
+    }
+
+    /// A store that cannot be read is said as its own state, with the store's sentence.
+    @Test func aStoreThatCannotBeReadIsItsOwnState() async throws {
+        let directory = home.root.appendingPathComponent("damaged")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data("{ not json".utf8).write(to: directory.appendingPathComponent("sandbox.json"))
+        let state = await SignInStatus.state(
+            of: "sandbox", key: "sandbox", catalog: home.catalog, store: FileTokenStore(directory: directory), secrets: home.secrets,
+            isSandbox: true)
+        #expect(state.kind == .storeTrouble)
+        #expect(state.sentence.contains("sign-in"), "\(state.sentence)")
     }
 
     @Test func aProviderWithNoListedAccountIsOneLineWithoutAName() async throws {

@@ -7,52 +7,13 @@ import Logging
 import OAuthCore
 
 /// The agent's D-Bus interface, `io.github.latchkey.Agent1` at `/io/github/latchkey/Agent1`
-/// on the session bus (docs/agent.md documents it). Each call is answered off GTK's thread.
+/// on the session bus (docs/agent.md documents it): what each method of `AgentBusMethod`'s table
+/// does. Each call is answered off GTK's thread.
 struct AgentInterface: Sendable {
     let agent: TokenAgent
     let broker: TokenBroker
     let providers: AgentProviders
     let logger: Logger
-
-    static let xml = """
-        <node>
-          <interface name="io.github.latchkey.Agent1">
-            <method name="ListProviders">
-              <arg name="providers" type="a(sss)" direction="out"/>
-            </method>
-            <method name="GetToken">
-              <arg name="provider" type="s" direction="in"/>
-              <arg name="options" type="a{sv}" direction="in"/>
-              <arg name="token" type="s" direction="out"/>
-              <arg name="token_type" type="s" direction="out"/>
-              <arg name="expires_at" type="x" direction="out"/>
-              <arg name="scopes" type="as" direction="out"/>
-            </method>
-            <method name="GetTokenForResource">
-              <arg name="resource" type="s" direction="in"/>
-              <arg name="options" type="a{sv}" direction="in"/>
-              <arg name="token" type="s" direction="out"/>
-              <arg name="token_type" type="s" direction="out"/>
-              <arg name="expires_at" type="x" direction="out"/>
-              <arg name="scopes" type="as" direction="out"/>
-            </method>
-            <method name="SignIn">
-              <arg name="provider" type="s" direction="in"/>
-            </method>
-            <method name="SignOut">
-              <arg name="provider" type="s" direction="in"/>
-              <arg name="message" type="s" direction="out"/>
-            </method>
-            <method name="ListPrograms">
-              <arg name="programs" type="a(sssx)" direction="out"/>
-            </method>
-            <method name="ForgetProgram">
-              <arg name="program" type="s" direction="in"/>
-              <arg name="provider" type="s" direction="in"/>
-            </method>
-          </interface>
-        </node>
-        """
 
     /// Called on GTK's thread; the work runs detached and answers the call when done.
     func handle(_ call: DBusMethodCall) {
@@ -85,22 +46,35 @@ struct AgentInterface: Sendable {
         case .success(let identified): caller = identified
         case .failure(let refusal): return fail(call, refusal)
         }
-        if caller.program.flatpakID != nil, !["GetToken", "GetTokenForResource"].contains(call.method) {
+        // GDBus answers a method the XML does not name; the table names no other.
+        guard let method = AgentBusMethod(rawValue: call.method) else {
+            return call.fail("org.freedesktop.DBus.Error.UnknownMethod", "No method \(call.method).")
+        }
+        if caller.program.flatpakID != nil, !method.openToSandboxedApps {
             return fail(call, AgentRefusal(.denied, "A Flatpak app may ask for tokens, and for nothing else here."))
         }
-        switch call.method {
-        case "ListProviders":
+        switch method {
+        case .listProviders:
             let rows = await providers.list()
             call.reply([.array(elementType: "(sss)", rows.map { .tuple([.string($0.id), .string($0.name), .string($0.state)]) })])
-        case "GetToken", "GetTokenForResource":
-            await token(call, from: caller)
-        case "SignIn":
+        case .listAccounts:
+            let rows = await providers.accounts()
+            call.reply([
+                .array(
+                    elementType: "(ssss)",
+                    rows.map {
+                        .tuple([.string($0.named), .string($0.label), .string($0.state.kind.rawValue), .string($0.state.sentence)])
+                    })
+            ])
+        case .getToken, .getTokenForResource:
+            await token(call, method, from: caller)
+        case .signIn:
             let id = arguments.first?.string ?? ""
             switch await providers.signIn(id) {
             case nil: call.reply([])
             case let refusal?: fail(call, refusal)
             }
-        case "SignOut":
+        case .signOut:
             let named = ProviderAccount(arguments.first?.string ?? "")
             do {
                 let warning = try await agent.signOut(named.provider, account: named.account)
@@ -109,7 +83,7 @@ struct AgentInterface: Sendable {
             } catch {
                 fail(call, error)
             }
-        case "ListPrograms":
+        case .listPrograms:
             call.reply([
                 .array(
                     elementType: "(sssx)",
@@ -120,10 +94,8 @@ struct AgentInterface: Sendable {
                         ])
                     })
             ])
-        case "ForgetProgram":
+        case .forgetProgram:
             forget(call)
-        default:
-            call.fail("org.freedesktop.DBus.Error.UnknownMethod", "No method \(call.method).")
         }
     }
 
@@ -190,13 +162,13 @@ struct AgentInterface: Sendable {
         "The process that connected to the bus no longer holds its connection (it became another program, and another process "
             + "calls on its connection); it gets no token.")
 
-    private func token(_ call: DBusMethodCall, from caller: Caller) async {
+    private func token(_ call: DBusMethodCall, _ method: AgentBusMethod, from caller: Caller) async {
         let arguments = call.arguments
         let name = arguments.first?.string ?? ""
         let options = arguments.dropFirst().first ?? .array(elementType: "{sv}", [])
         var target: AgentRequest.Target
         var account: String?
-        if call.method == "GetTokenForResource" {
+        if method == .getTokenForResource {
             guard let url = URL(string: name), (try? ResourceDiscovery.identifier(of: url)) != nil else {
                 return fail(
                     call, AgentRefusal(.invalid, "The resource must be an https URL without a fragment (http only on this computer)."))
@@ -240,6 +212,6 @@ struct AgentInterface: Sendable {
 
     private func fail(_ call: DBusMethodCall, _ error: any Error) {
         let refusal = error as? AgentRefusal ?? AgentRefusal(.failed, "\(error)")
-        call.fail(AgentService.errorPrefix + refusal.kind.name, refusal.sentence)
+        call.fail(AgentBusInterface.errorName(refusal.kind), refusal.sentence)
     }
 }

@@ -24,22 +24,29 @@ final class AgentProviders: Sendable {
         self.environment = environment
     }
 
-    /// Each provider: id, name and its state as `latchkey status` says it; a provider with several
-    /// accounts once per account, as `provider/account` (what GetToken takes).
-    func list() async -> [(id: String, name: String, state: String)] {
-        var rows: [(id: String, name: String, state: String)] = []
+    /// Each account of each provider: what GetToken takes for it (the provider's id, or
+    /// `provider/account` when it has several), the provider's name, the account's label ("-" when
+    /// none is known) and its state.
+    func accounts() async -> [(named: String, name: String, label: String, state: SignInState)] {
+        var rows: [(named: String, name: String, label: String, state: SignInState)] = []
         for (id, name) in catalog.availableProviders where !Providers.sandboxIDs.contains(id) {
             let accounts = await SignInStatus.accounts(of: id, in: LatchkeyFiles.accounts, store: store)
             for account in accounts {
                 let state = await SignInStatus.state(
                     of: id, key: account.key, catalog: catalog, store: store, secrets: secrets, isSandbox: false)
-                rows.append(
-                    accounts.count > 1
-                        ? ("\(id)/\(account.label)", name, state)
-                        : (id, name, account.label == "-" ? state : "\(state) (\(account.label))"))
+                rows.append((accounts.count > 1 ? "\(id)/\(account.label)" : id, name, account.label, state))
             }
         }
         return rows
+    }
+
+    /// ListProviders' rows, as version 1 has always given them: id (or `provider/account`), name, and
+    /// the state's sentence, with the account's label after it when the provider has one account.
+    func list() async -> [(id: String, name: String, state: String)] {
+        await accounts().map { row in
+            let oneAccount = !row.named.contains("/")
+            return (row.named, row.name, oneAccount && row.label != "-" ? "\(row.state.sentence) (\(row.label))" : row.state.sentence)
+        }
     }
 
     /// A sign-in to `id`, shown where this session's display is (the provider's choice of

@@ -17,9 +17,8 @@ import OAuthCore
 /// there to answer it.
 @MainActor
 final class AgentService {
-    nonisolated static let busName = "io.github.latchkey.Agent"
-    nonisolated static let objectPath = "/io/github/latchkey/Agent1"
-    nonisolated static let errorPrefix = "io.github.latchkey.Agent1.Error."
+    nonisolated static let busName = AgentBusInterface.busName
+    nonisolated static let objectPath = AgentBusInterface.objectPath
 
     private let agent: TokenAgent
     private let broker: TokenBroker
@@ -58,7 +57,7 @@ final class AgentService {
         if let bus {
             do {
                 export = try DBusExport(
-                    connection: bus, path: Self.objectPath, interfaceXML: AgentInterface.xml,
+                    connection: bus, path: Self.objectPath, interfaceXML: AgentBusInterface.introspection,
                     handler: AgentInterface(agent: agent, broker: broker, providers: providers, logger: logger).handle)
             } catch {
                 logger.error("The D-Bus object could not be exported: \(error)")

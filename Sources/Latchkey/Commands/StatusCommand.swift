@@ -32,7 +32,8 @@ struct StatusCommand: ParsableCommand {
                         id, name, shown,
                         await SignInStatus.state(
                             of: id, key: account.key, catalog: catalog, store: store, secrets: secrets,
-                            isSandbox: Providers.sandboxIDs.contains(id)),
+                            isSandbox: Providers.sandboxIDs.contains(id)
+                        ).sentence,
                     ])
                 }
             }
