@@ -32,7 +32,6 @@ struct AgentInterface: Sendable {
     private func answer(_ call: DBusMethodCall) async {
         guard Self.bySender.take(call.sender) else { return fail(call, Self.busy) }
         defer { Self.bySender.release(call.sender) }
-        let arguments = call.arguments
         // Who calls, as the bus vouches: this user's programs only, and (but for tokens, where the
         // person is asked) none from a Flatpak sandbox, whose app may not learn or change what the
         // person signed in to.
@@ -53,6 +52,12 @@ struct AgentInterface: Sendable {
         if caller.program.flatpakID != nil, !method.openToSandboxedApps {
             return fail(call, AgentRefusal(.denied, "A Flatpak app may ask for tokens, and for nothing else here."))
         }
+        await serve(method, call, from: caller)
+    }
+
+    /// What each method does, for a caller identified and allowed to call it.
+    private func serve(_ method: AgentBusMethod, _ call: DBusMethodCall, from caller: Caller) async {
+        let arguments = call.arguments
         switch method {
         case .listProviders:
             let rows = await providers.list()
