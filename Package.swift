@@ -62,12 +62,14 @@ let package = Package(
         .target(name: "CCurl"),
         // QR codes of sign-in addresses, for the terminal and the window.
         .target(name: "QRCode"),
+        // The socket and descriptor calls Swift's Glibc module does not show (accept4, eventfd, netlink).
+        .target(name: "CSocket"),
         // The C interface between OAuthCore and its signature-check library: one header both import.
         .target(name: "CSignatureCheck"),
         .target(
             name: "OAuthCore",
             dependencies: [
-                "CCurl", "CSignatureCheck", "Loopback",
+                "CCurl", "CSignatureCheck", "CSocket", "Loopback",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RSA-SHA1 signatures for OAuth 1.0a consumers that sign with a key.
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -114,8 +116,6 @@ let package = Package(
 
         // libsodium through a dlopen shim: oidc-agent's clients encrypt their requests with it.
         .target(name: "CSodium"),
-        // accept4, which Swift's Glibc module does not show.
-        .target(name: "CSocket"),
         // The agent that gives other programs tokens, with the person's say: who asks, what the person
         // allowed, oidc-agent's protocol and the socket it is spoken on; no GTK, so tests need no display.
         .target(

@@ -3,7 +3,8 @@
 over 60 (40 in the app's controller), except widget layout, whose declaration
 says so with a `// Layout:` comment on the line before; and `///` only on
 declarations (a comment inside code is `//`); the window, its dialogs and the
-agent's service name no command type. Exits 1 on a breach."""
+agent's service name no command type; and in Sources, a thread blocks on a
+DispatchSemaphore only inside the one sync-to-async bridge. Exits 1 on a breach."""
 import pathlib
 import re
 import sys
@@ -15,6 +16,9 @@ TIGHTER = {"Sources/Latchkey/Window/AppController.swift": 40, "Sources/Latchkey/
 # they share with one lives in LatchkeyCore or AgentCore, where it is tested without a display.
 ROOMS_WITHOUT_COMMANDS = ("Sources/Latchkey/Window/", "Sources/Latchkey/Dialogs/", "Sources/Latchkey/Agent/")
 COMMAND_TYPE = re.compile(r"\b(?!Parsable)[A-Z][A-Za-z]*Command\b")
+# One vocabulary for a thread that waits: SyncBridge, Pending and ThreadSignal, all in one file.
+BRIDGE = "Sources/OAuthCore/Transport/SyncBridge.swift"
+SEMAPHORE = re.compile(r"\bDispatchSemaphore\b")
 DECLARATION = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|package|static|class|"
                          r"final|override|nonisolated|mutating|convenience|required|@MainActor)\s+)*(?:func\s+\w+|init[?!]?)\s*[(<]")
 
@@ -94,6 +98,11 @@ def breaches(path, text):
             for name in COMMAND_TYPE.findall(code):
                 found.append(f"{path}:{number + 1}: names the command type {name}: what a command and this room "
                              "share belongs in LatchkeyCore (or AgentCore)")
+    if str(path).startswith("Sources/") and str(path) != BRIDGE:
+        for number, code in enumerate(cleaned):
+            if SEMAPHORE.search(code):
+                found.append(f"{path}:{number + 1}: a DispatchSemaphore outside {BRIDGE}: wait through SyncBridge, "
+                             "Pending or ThreadSignal")
     for number, line in enumerate(lines):
         if not DECLARATION.match(cleaned[number]) or "protocol" in cleaned[number]:
             continue

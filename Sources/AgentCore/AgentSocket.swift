@@ -283,36 +283,34 @@ public final class AgentSocket: Sendable {
         }
     }
 
-    /// The handler's answer, waited for on this connection's own thread.
+    /// The handler's answer, waited for on this connection's own thread, which watches the connection
+    /// meanwhile with the same poll(2): the moment the caller hangs up, its question is taken back.
     private func wait(for request: AgentRequest, from connection: Connection, on fd: Int32) -> Result<AgentToken, AgentRefusal> {
-        let answer = Mutex<Result<AgentToken, AgentRefusal>?>(nil)
-        let done = DispatchSemaphore(value: 0)
         let handler = self.handler
-        Task.detached {
-            let result = await handler(connection, request)
-            answer.withLock { $0 = result }
-            done.signal()
-        }
-        // Most answers come at once. One that waits (on the person, on the provider) is watched for
-        // the caller hanging up, a quarter of a second at a time: then its question is taken back.
+        let pending = SyncBridge.start { await handler(connection, request) }
+        // Closed, not half-closed: a script may shut its sending side down and still wait for the answer.
+        // Through ssh, though, a program that ended on the far side is only a half-close here (ssh
+        // passes its end on as one, and waits for the answer on the channel): that is the hang-up.
+        let halfClosed: Int16 = 0x2000  // POLLRDHUP, which the Glibc module does not import
+        let remote = (try? connection.caller.get())?.program.remoteHost != nil
+        let gone = Int16(POLLHUP | POLLERR) | (remote ? halfClosed : 0)
         let deadline = DispatchTime.now() + .seconds(Self.connectionLifetime)
-        while done.wait(timeout: .now() + .milliseconds(250)) == .timedOut {
-            // Past the connection's lifetime: its question is taken back, and the answer is a refusal.
-            if DispatchTime.now() > deadline {
+        var watching = true
+        while true {
+            let watched = watching && !connection.hangUp.happened ? fd : nil
+            switch pending.wait(watching: watched, for: remote ? halfClosed : 0, until: deadline) {
+            case .finished(let answer):
+                return answer
+            case .descriptor(let revents):
+                // Reported once: a hang-up stays, and is not watched for again.
+                watching = false
+                if revents & gone != 0 { connection.hangUp.signal() }
+            case .timedOut:
+                // Past the connection's lifetime: its question is taken back, and the answer is a refusal.
                 connection.hangUp.signal()
                 return .failure(AgentRefusal(.failed, "The agent gave up on this request after \(Self.connectionLifetime / 60) minutes."))
             }
-            guard !connection.hangUp.happened else { continue }
-            // Closed, not half-closed: a script may shut its sending side down and still wait for the answer.
-            // Through ssh, though, a program that ended on the far side is only a half-close here (ssh
-            // passes its end on as one, and waits for the answer on the channel): that is the hang-up.
-            let halfClosed: Int16 = 0x2000  // POLLRDHUP, which the Glibc module does not import
-            let remote = (try? connection.caller.get())?.program.remoteHost != nil
-            var poller = pollfd(fd: fd, events: remote ? halfClosed : 0, revents: 0)
-            let gone = Int16(POLLHUP | POLLERR) | (remote ? halfClosed : 0)
-            if poll(&poller, 1, 0) > 0, poller.revents & gone != 0 { connection.hangUp.signal() }
         }
-        return answer.withLock { $0 } ?? .failure(AgentRefusal(.failed, "The agent could not answer."))
     }
 
     /// All of `bytes` in one write where the kernel takes them so (a client reads what one wake-up brings).

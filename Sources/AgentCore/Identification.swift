@@ -23,7 +23,7 @@ public enum Identification {
     private static let overdue = Mutex<[String: Int]>([:])
     /// Reads under way, finished or not (one that hangs keeps its slot): past `most`, a read waits
     /// for a slot (as long as it would wait for its answer) rather than being refused at once.
-    private static let slots = DispatchSemaphore(value: most)
+    private static let slots = ThreadSignal(most)
 
     /// What a read for `pid` is counted against: the program it runs, as `/proc/PID/exe` names it
     /// (reading that link never waits on the file or its file system); for Latchkey's own command,
@@ -55,11 +55,11 @@ public enum Identification {
     ) -> T? {
         guard overdue.withLock({ $0[key, default: 0] < mostOverduePerProgram }) else { return nil }
         let waitedFrom = DispatchTime.now()
-        guard slots.wait(timeout: waitedFrom + seconds) == .success else { return nil }
+        guard slots.wait(until: waitedFrom + seconds) else { return nil }
         // Whether this read was given up on, under `overdue`'s lock: whoever comes second (the work
         // finishing, the wait giving up) settles the counts.
         let read = Mutex<(answer: T?, finished: Bool, givenUp: Bool)>((nil, false, false))
-        let done = DispatchSemaphore(value: 0)
+        let done = ThreadSignal()
         guard
             BlockingWork.startThread({
                 let result = work()
@@ -78,7 +78,7 @@ public enum Identification {
             slots.signal()
             return nil
         }
-        if done.wait(timeout: waitedFrom + seconds) == .success { return read.withLock { $0.answer } }
+        if done.wait(until: waitedFrom + seconds) { return read.withLock { $0.answer } }
         return overdue.withLock { overdue in
             read.withLock { read in
                 if read.finished { return read.answer }

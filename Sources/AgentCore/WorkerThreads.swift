@@ -18,7 +18,7 @@ final class WorkerThreads: Sendable {
     }
 
     private let state = Mutex(State())
-    private let wake = DispatchSemaphore(value: 0)
+    private let wake = ThreadSignal()
     let most: Int
     static let idleSeconds = 30
 
@@ -70,7 +70,7 @@ final class WorkerThreads: Sendable {
                 continue
             }
             state.withLock { $0.idle += 1 }
-            if wake.wait(timeout: .now() + .seconds(Self.idleSeconds)) == .timedOut {
+            if !wake.wait(until: .now() + .seconds(Self.idleSeconds)) {
                 let leave = state.withLock { state in
                     // Still counted idle: nobody handed this thread anything, so it goes.
                     guard state.idle > 0 else { return false }

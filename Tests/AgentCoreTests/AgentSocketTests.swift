@@ -272,6 +272,31 @@ final class Seen: @unchecked Sendable {
         #expect(output == "closed\n")
     }
 
+    /// A caller that hangs up while its answer is awaited (the person not yet asked) is heard at once:
+    /// the handler, waiting for just that, returns, and its question would be taken back. The test
+    /// waits for the event; a minute is only there to fail rather than hang.
+    @Test(.timeLimit(.minutes(1)))
+    func aCallerThatHangsUpWhileItsAnswerIsAwaitedIsHeard() async throws {
+        let heard = ThreadSignal()
+        let socket = AgentSocket(path: path, logger: Logger(label: "test")) { connection, _ in
+            await connection.hangUp.wait()
+            heard.signal()
+            return .failure(AgentRefusal(.denied, "Taken back."))
+        }
+        try socket.start()
+        defer { socket.stop() }
+        let path = self.path
+        let hungUp = await BlockingWork.run { () -> Bool in
+            let fd = AgentSocket.connectTo(path)
+            guard fd >= 0 else { return false }
+            let request = Array(#"{"request":"access_token","account":"github"}"#.utf8)
+            _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(fd)
+            return heard.wait(until: .now() + 50)
+        }
+        #expect(hungUp, "the handler never heard the caller hang up")
+    }
+
     /// `executable` with OIDC_SOCK naming this test's socket: its exit status, standard output and error.
     func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String, String) {
         let path = self.path

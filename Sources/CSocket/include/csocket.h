@@ -1,5 +1,5 @@
-// The socket calls Swift's Glibc module leaves out (GNU extensions, and control messages and
-// netlink structures that are macros and packed layouts in C).
+// The socket and descriptor calls Swift's Glibc module leaves out (GNU extensions, and control
+// messages and netlink structures that are macros and packed layouts in C).
 #ifndef LATCHKEY_CSOCKET_H
 #define LATCHKEY_CSOCKET_H
 
@@ -20,5 +20,9 @@ long csocket_recv_from_sender(int fd, void *buffer, unsigned long length, int *s
 /// starts with '@') the address that peer is bound to, or "" for none (UDIAG_SHOW_NAME). 0 when
 /// the socket is unknown, has no peer, or the kernel would not say.
 unsigned csocket_unix_peer(unsigned inode, char *name, unsigned long capacity);
+
+/// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK): a descriptor poll(2) can wait on beside others, made
+/// readable by writing an 8-byte count to it.
+int csocket_eventfd(void);
 
 #endif

@@ -53,14 +53,7 @@ extension ZeroConfiguration {
 
 /// Runs async work from a synchronous command (before GTK starts, or instead of it).
 func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
-    let done = DispatchSemaphore(value: 0)
-    let result = ResultBox<T>()
-    Task.detached {
-        result.value = await work()
-        done.signal()
-    }
-    done.wait()
-    return result.value!
+    SyncBridge.wait(work)
 }
 
 /// `wait` for work that throws: its error is thrown here.
@@ -70,7 +63,8 @@ func wait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws 
     }.get()
 }
 
-/// Written by one task before it signals the semaphore `wait` blocks on, read after: never at once.
+/// A value handed from a task to GTK's thread, written once before the loop is told to quit and
+/// read after it returned: never at once.
 final class ResultBox<T>: @unchecked Sendable {
     var value: T?
 }

@@ -77,7 +77,7 @@ private enum SpareThreads {
 
     /// One waiting thread: the body handed to it, and its wake-up.
     final class Waiting: Sendable {
-        let wake = DispatchSemaphore(value: 0)
+        let wake = ThreadSignal()
         let body = Mutex<(@Sendable () -> Void)?>(nil)
     }
 
@@ -95,7 +95,7 @@ private enum SpareThreads {
     static func waitForNext() -> (@Sendable () -> Void)? {
         let me = Waiting()
         waiting.withLock { $0.append(me) }
-        if me.wake.wait(timeout: .now() + .seconds(idleSeconds)) == .timedOut {
+        if !me.wake.wait(until: .now() + .seconds(idleSeconds)) {
             // Gone from the list: nobody can hand this thread anything now, so it ends. Else a body
             // was handed on just as the time ran out, and its wake-up is on its way.
             let left = waiting.withLock { list in
