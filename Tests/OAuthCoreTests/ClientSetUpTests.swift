@@ -158,16 +158,16 @@ import Testing
         let good: [String: Any] = [
             "issuer": issuer, "authorization_endpoint": "https://id.example/auth", "token_endpoint": "https://id.example/token",
         ]
-        let file = try ProviderDiscovery.providerFile(issuer: issuer, document: good)
+        let file = try ProviderDiscovery.providerFile(issuer: issuer, document: json(good))
         // A public client sends PKCE unless the document lists methods without S256.
         #expect(file.id.value == "id-example" && file.pkce.value == true)
         var plainOnly = good
         plainOnly["code_challenge_methods_supported"] = ["plain"]
-        #expect(try ProviderDiscovery.providerFile(issuer: issuer, document: plainOnly).pkce.value == false)
+        #expect(try ProviderDiscovery.providerFile(issuer: issuer, document: json(plainOnly)).pkce.value == false)
         // Two realms on one host are two providers.
         let realm = try ProviderDiscovery.providerFile(
             issuer: "https://id.example/realms/staff",
-            document: good.merging(["issuer": "https://id.example/realms/staff"]) { $1 })
+            document: json(good.merging(["issuer": "https://id.example/realms/staff"]) { $1 }))
         #expect(realm.id.value == "id-example-realms-staff")
         #expect(file.scopes.value == ["openid", "profile", "email", "offline_access"].filter { $0 != "offline_access" })
 
@@ -182,7 +182,7 @@ import Testing
         local["token_endpoint"] = "http://127.0.0.1:8080/token"
         for (document, said) in [(other, "another issuer"), (clear, "https"), (missing, "no token_endpoint"), (local, "https")] {
             let error = #expect(throws: OAuthError.self) {
-                try ProviderDiscovery.providerFile(issuer: issuer, document: document)
+                try ProviderDiscovery.providerFile(issuer: issuer, document: json(document))
             }
             #expect(String(describing: error!).contains(said), "\(error!)")
         }

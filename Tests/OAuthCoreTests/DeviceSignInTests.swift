@@ -175,14 +175,14 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
         func read(_ fields: [String: Any]) throws -> DeviceAuthorization {
             var all: [String: Any] = [
                 "device_code": "dc", "user_code": "WDJB-MJHT", "verification_uri": "https://id.example/device",
-                "expires_in": JSONDocument.Number(text: "1800"),
+                "expires_in": 1800,
             ]
             all.merge(fields) { _, new in new }
-            return try TokenClient.deviceAuthorization(all.filter { !($0.value is NSNull) }, now: now)
+            return try TokenClient.deviceAuthorization(json(all.filter { !($0.value is NSNull) }), now: now)
         }
         let plain = try read([:])
         #expect(plain.interval == 5 && plain.expiresAt == now.addingTimeInterval(1800) && plain.verificationURIComplete == nil)
-        #expect(try read(["interval": JSONDocument.Number(text: "0")]).interval == 5, "0 is no interval: the RFC's 5 s")
+        #expect(try read(["interval": 0]).interval == 5, "0 is no interval: the RFC's 5 s")
         #expect(
             try read(["verification_uri": NSNull(), "verification_url": "https://www.google.com/device"]).verificationURI.host
                 == "www.google.com")
@@ -190,11 +190,11 @@ private func answerOnTheOtherDevice(_ base: String, userCode: String, action: St
             try read(["verification_uri_complete": "https://elsewhere.example/device?user_code=X"]).verificationURIComplete == nil,
             "a complete address on another host than the one the person is told to visit is not shown")
         #expect(throws: OAuthError.deviceWaitOutlivesCode(interval: 1_000_000_000, lifetime: 1800)) {
-            try read(["interval": JSONDocument.Number(text: "1000000000")])
+            try read(["interval": 1_000_000_000])
         }
-        #expect(try read(["interval": JSONDocument.Number(text: "2.5")]).interval == 3, "never sooner than asked")
+        #expect(try read(["interval": 2.5]).interval == 3, "never sooner than asked")
         #expect(
-            try read(["expires_in": JSONDocument.Number(text: "1000000000")]).expiresAt == now.addingTimeInterval(3600),
+            try read(["expires_in": 1_000_000_000]).expiresAt == now.addingTimeInterval(3600),
             "an hour at most: a script is never held for good")
         #expect(
             try read(["verification_uri_complete": "https://id.example:8443/device?user_code=X"]).verificationURIComplete == nil,

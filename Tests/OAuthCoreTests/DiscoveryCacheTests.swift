@@ -54,7 +54,7 @@ import Testing
         #expect(first.source == .fetched)
         let second = try await setting.cache.document(issuer: issuer)
         #expect(second.source == .revalidated)
-        #expect(second.document["token_endpoint"] as? String == issuer + "/token")
+        #expect(second.document["token_endpoint"]?.string == issuer + "/token")
         let counted = try await sandbox.statistics()
         #expect(counted["discovery_requests"] == 1 && counted["discovery_not_modified"] == 1)
 
@@ -109,7 +109,7 @@ import Testing
         try Data("{\"issuer\": 1".utf8).write(to: file)
         #expect(setting.cache.cachedDocument(issuer: sandbox.baseURL) == nil)
         #expect(try await setting.cache.document(issuer: sandbox.baseURL).source == .fetched)
-        #expect(setting.cache.cachedDocument(issuer: sandbox.baseURL)?["issuer"] as? String == sandbox.baseURL)
+        #expect(setting.cache.cachedDocument(issuer: sandbox.baseURL)?["issuer"]?.string == sandbox.baseURL)
         // A copy kept for one issuer is never another's, even under its file name.
         try FileManager.default.copyItem(at: file, to: setting.cache.file(for: "https://id.example"))
         #expect(setting.cache.cachedDocument(issuer: "https://id.example") == nil)

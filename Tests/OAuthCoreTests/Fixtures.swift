@@ -97,3 +97,11 @@ extension ProviderFile {
         try self.init(data: data, file: URL(fileURLWithPath: "/test/provider.json"))
     }
 }
+
+/// A server's document written as a Swift dictionary in a test, as OAuthCore reads one: written out by
+/// JSONSerialization and read back by OAuthCore's own parser, so that it is just what a server sending
+/// those members would be read as.
+func json(_ object: [String: Any]) -> JSONValue {
+    let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    return JSONValue.object(parsing: data)!
+}

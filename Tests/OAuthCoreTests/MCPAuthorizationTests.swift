@@ -131,7 +131,7 @@ import Testing
 
     /// A document that names its issuer with a slash more is another issuer's.
     @Test func aDocumentNamingTheIssuerWithASlashMoreIsNotUsed() throws {
-        let document: [String: Any] = ["issuer": "https://id.example/", "authorization_endpoint": "https://id.example/a"]
+        let document: JSONValue = ["issuer": "https://id.example/", "authorization_endpoint": "https://id.example/a"]
         #expect(throws: OAuthError.self) { try ProviderDiscovery.checkedIssuer(document, issuer: "https://id.example") }
         #expect(throws: OAuthError.self) {
             try ProviderDiscovery.checkedIssuer(["issuer": "HTTPS://id.example"], issuer: "https://id.example")
@@ -161,14 +161,14 @@ import Testing
     /// Metadata about another origin's resource is refused wherever it was found.
     @Test func metadataAboutAnotherResourceIsRefused() throws {
         let me = URL(string: "https://api.example/mcp")!
-        let other: [String: Any] = ["resource": "https://evil.example/mcp", "authorization_servers": ["https://id.example"]]
+        let other: JSONValue = ["resource": "https://evil.example/mcp", "authorization_servers": ["https://id.example"]]
         #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: other, for: me, challengeScopes: nil, mayBeAbove: true) }
-        let above: [String: Any] = ["resource": "https://api.example", "authorization_servers": ["https://id.example"]]
+        let above: JSONValue = ["resource": "https://api.example", "authorization_servers": ["https://id.example"]]
         #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: above, for: me, challengeScopes: nil, mayBeAbove: false) }
         #expect(
             try ResourceDiscovery.metadata(from: above, for: me, challengeScopes: nil, mayBeAbove: true).resource.absoluteString
                 == "https://api.example")
-        let sibling: [String: Any] = ["resource": "https://api.example/mc", "authorization_servers": ["https://id.example"]]
+        let sibling: JSONValue = ["resource": "https://api.example/mc", "authorization_servers": ["https://id.example"]]
         #expect(throws: OAuthError.self) { try ResourceDiscovery.metadata(from: sibling, for: me, challengeScopes: nil, mayBeAbove: true) }
     }
 

@@ -159,7 +159,7 @@ import Testing
     ])
     func emailVerifiedIsABooleanOrTheStringsTrueAndFalse(json: String, verified: Bool?) throws {
         // As OAuthCore reads a profile: a number is a number, never a boolean.
-        let object = try #require(JSONDocument.object(Data(json.utf8)))
+        let object = try #require(JSONValue.object(parsing: Data(json.utf8)))
         #expect(ProfileMapping.flag(["email_verified"], in: object) == verified)
     }
 

@@ -166,15 +166,15 @@ import Testing
             "resource": "https://api.example/mcp", "authorization_servers": ["https://id.example"],
             "scopes_supported": ["files:read"],
         ]
-        let read = try ResourceDiscovery.metadata(from: good, for: Self.identifier, challengeScopes: nil)
+        let read = try ResourceDiscovery.metadata(from: json(good), for: Self.identifier, challengeScopes: nil)
         #expect(read.authorizationServers == [URL(string: "https://id.example")!])
         #expect(read.scopes == ["files:read"])
         // The challenge's scope is what the resource wants now; it wins over the list.
-        #expect(try ResourceDiscovery.metadata(from: good, for: Self.identifier, challengeScopes: ["a", "b"]).scopes == ["a", "b"])
+        #expect(try ResourceDiscovery.metadata(from: json(good), for: Self.identifier, challengeScopes: ["a", "b"]).scopes == ["a", "b"])
         // Case in the host and a default port do not make another resource.
         #expect(throws: Never.self) {
             try ResourceDiscovery.metadata(
-                from: good.merging(["resource": "https://API.example:443/mcp"]) { $1 }, for: Self.identifier, challengeScopes: nil)
+                from: json(good.merging(["resource": "https://API.example:443/mcp"]) { $1 }), for: Self.identifier, challengeScopes: nil)
         }
 
         let bad: [(String, [String: Any])] = [
@@ -188,7 +188,7 @@ import Testing
         ]
         for (name, document) in bad {
             #expect(throws: OAuthError.self, "\(name)") {
-                try ResourceDiscovery.metadata(from: document, for: Self.identifier, challengeScopes: nil)
+                try ResourceDiscovery.metadata(from: json(document), for: Self.identifier, challengeScopes: nil)
             }
         }
     }
@@ -224,23 +224,23 @@ import Testing
             "client_id": "c1", "token_endpoint_auth_method": "none", "redirect_uris": ["http://127.0.0.1/callback"],
             "registration_access_token": "rat", "registration_client_uri": "https://id.example/register/c1",
         ]
-        let registration = try DynamicRegistration.registration(from: good, asked: asked, endpoint: endpoint)
+        let registration = try DynamicRegistration.registration(from: json(good), asked: asked, endpoint: endpoint)
         #expect(registration.clientID == "c1" && registration.authentication == .none && registration.clientSecret == nil)
         #expect(!"\(registration)".contains("rat"))
         // A server that made the client confidential gives the secret to use.
         let confidential = try DynamicRegistration.registration(
-            from: good.merging(["token_endpoint_auth_method": "client_secret_basic", "client_secret": "s"]) { $1 }, asked: asked,
+            from: json(good.merging(["token_endpoint_auth_method": "client_secret_basic", "client_secret": "s"]) { $1 }), asked: asked,
             endpoint: endpoint)
         #expect(confidential.authentication == .clientSecretBasic && confidential.clientSecret == "s")
         // A secret with no method named: RFC 7591 §2's default, client_secret_basic.
         let unsaid = try DynamicRegistration.registration(
-            from: good.filter { $0.key != "token_endpoint_auth_method" }.merging(["client_secret": "s"]) { $1 }, asked: asked,
+            from: json(good.filter { $0.key != "token_endpoint_auth_method" }.merging(["client_secret": "s"]) { $1 }), asked: asked,
             endpoint: endpoint)
         #expect(unsaid.authentication == .clientSecretBasic)
         // The registration's own URI must be where the registration was made: its access token goes there.
         for elsewhere in ["https://evil.example/register/c1", "http://127.0.0.1:9/steal", "http://id.example/register/c1"] {
             let moved = try DynamicRegistration.registration(
-                from: good.merging(["registration_client_uri": elsewhere]) { $1 }, asked: asked, endpoint: endpoint)
+                from: json(good.merging(["registration_client_uri": elsewhere]) { $1 }), asked: asked, endpoint: endpoint)
             #expect(moved.registrationClientURI == nil, "\(elsewhere)")
         }
 
@@ -253,7 +253,7 @@ import Testing
         ]
         for (name, answer) in bad {
             #expect(throws: OAuthError.self, "\(name)") {
-                try DynamicRegistration.registration(from: answer, asked: asked, endpoint: endpoint)
+                try DynamicRegistration.registration(from: json(answer), asked: asked, endpoint: endpoint)
             }
         }
     }

@@ -61,7 +61,7 @@ public struct DiscoveryCache: Sendable {
 
     /// The issuer's cached document whatever its age, without a request: what a provider
     /// file naming only its issuer is drafted from. Nil when there is none (or it cannot be read).
-    public func cachedDocument(issuer text: String) -> [String: Any]? {
+    public func cachedDocument(issuer text: String) -> JSONValue? {
         guard let (issuer, _) = try? ProviderDiscovery.issuerURL(text), let entry = read(issuer) else { return nil }
         return try? ProviderDiscovery.checkedIssuer(Self.object(entry.document) ?? [:], issuer: issuer)
     }
@@ -74,7 +74,7 @@ public struct DiscoveryCache: Sendable {
     /// another issuer, endpoints off https).
     public func document(
         issuer text: String, network: Network = Network(), now: Date = Date()
-    ) async throws -> (document: [String: Any], source: Source) {
+    ) async throws -> (document: JSONValue, source: Source) {
         let (issuer, _) = try ProviderDiscovery.issuerURL(text)
         let entry = read(issuer)
         let kept = entry.flatMap { Self.object($0.document) }.flatMap { try? ProviderDiscovery.checkedIssuer($0, issuer: issuer) }
@@ -232,7 +232,7 @@ public struct DiscoveryCache: Sendable {
         }
     }
 
-    private static func object(_ data: Data) -> [String: Any]? {
-        JSONDocument.object(data)
+    private static func object(_ data: Data) -> JSONValue? {
+        JSONValue.object(parsing: data)
     }
 }

@@ -41,11 +41,11 @@ public enum DynamicRegistration {
             throw TokenClient.map(error, endpoint: .registration, secrets: [])
         }
         if response.status == 400, let answer = try? ProviderDiscovery.jsonObject(response, endpoint: .registration, accepting: [400]),
-            let code = answer["error"] as? String
+            let code = answer["error"]?.string
         {
             // RFC 7591 §3.2.2. What the server says is shown on one line, its code only if it looks like one.
             let code = Redaction.safeCode(code)
-            let description = (answer["error_description"] as? String).map(Redaction.clip)
+            let description = answer["error_description"]?.string.map(Redaction.clip)
             throw OAuthError.invalidConfiguration(
                 "the provider refused to register \(clientName): \(description ?? OAuthError.meaning(of: code)) (\(code)).")
         }
@@ -55,15 +55,15 @@ public enum DynamicRegistration {
 
     /// The registration a server answered, checked. `endpoint` is where it was made:
     /// the registration's own URI must be on the same origin, since its access token goes there.
-    static func registration(from answer: [String: Any], asked redirectURIs: [URL], endpoint: URL, clientName: String = "this app")
+    static func registration(from answer: JSONValue, asked redirectURIs: [URL], endpoint: URL, clientName: String = "this app")
         throws -> ClientRegistration
     {
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .registration, reason: reason) }
-        guard let clientID = answer["client_id"] as? String, !clientID.isEmpty else { throw fail("it gave no client_id") }
+        guard let clientID = answer["client_id"]?.string, !clientID.isEmpty else { throw fail("it gave no client_id") }
         // §3.2.1: the server may change what was asked; a client must then use what it says.
-        let secret = (answer["client_secret"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let secret = answer["client_secret"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         // Unsaid, RFC 7591 §2's default (client_secret_basic) where a secret came; else what was asked for.
-        let method = (answer["token_endpoint_auth_method"] as? String) ?? (secret == nil ? "none" : "client_secret_basic")
+        let method = answer["token_endpoint_auth_method"]?.string ?? (secret == nil ? "none" : "client_secret_basic")
         guard let authentication = ProviderConfiguration.ClientAuthentication(rawValue: method) else {
             throw OAuthError.invalidConfiguration(
                 "the provider registered \(clientName) for client authentication “\(Redaction.safeCode(method))”, which \(clientName) does not do."
@@ -72,13 +72,13 @@ public enum DynamicRegistration {
         if authentication != .none, secret == nil {
             throw fail("it asks for \(method) but gave no client_secret")
         }
-        if let granted = answer["redirect_uris"] as? [String], !Set(redirectURIs.map(\.absoluteString)).isSubset(of: granted) {
+        if let granted = answer["redirect_uris"]?.strings, !Set(redirectURIs.map(\.absoluteString)).isSubset(of: granted) {
             throw OAuthError.invalidConfiguration("the provider registered \(clientName) without the redirect URI it needs.")
         }
-        let clientURI = (answer["registration_client_uri"] as? String).flatMap(URL.init(string:))
+        let clientURI = answer["registration_client_uri"]?.string.flatMap(URL.init(string:))
         return ClientRegistration(
             clientID: clientID, clientSecret: authentication == .none ? nil : secret, authentication: authentication,
-            registrationAccessToken: (answer["registration_access_token"] as? String).flatMap { $0.isEmpty ? nil : $0 },
+            registrationAccessToken: answer["registration_access_token"]?.string.flatMap { $0.isEmpty ? nil : $0 },
             registrationClientURI: clientURI.flatMap { isSameOrigin($0, as: endpoint) ? $0 : nil })
     }
 
@@ -116,7 +116,7 @@ public enum DynamicRegistration {
         case 200:
             let answer = try? ProviderDiscovery.jsonObject(response, endpoint: .registration)
             func fresh(_ key: String, _ old: String?) -> String? {
-                (answer?[key] as? String).flatMap { $0.isEmpty || $0 == old ? nil : $0 }
+                answer?[key]?.string.flatMap { $0.isEmpty || $0 == old ? nil : $0 }
             }
             return .known(newAccessToken: fresh("registration_access_token", accessToken), newClientSecret: fresh("client_secret", nil))
         case 401: return .forgotten

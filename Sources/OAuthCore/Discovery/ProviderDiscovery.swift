@@ -20,7 +20,7 @@ public enum ProviderDiscovery {
     /// The authorization server's metadata, from the first of its well-known
     /// locations that has it (see `fetch`).
     static func metadata(issuer text: String, network: Network) async throws
-        -> (issuer: String, url: URL, document: [String: Any])
+        -> (issuer: String, url: URL, document: JSONValue)
     {
         let found = try await fetch(issuer: text, network: network)
         return (found.issuer, found.url, found.document)
@@ -32,7 +32,7 @@ public enum ProviderDiscovery {
         let issuer: String
         let url: URL
         let location: URL
-        let document: [String: Any]
+        let document: JSONValue
         let response: HTTPResponse
     }
 
@@ -90,8 +90,8 @@ public enum ProviderDiscovery {
 
     /// A metadata document that names `issuer` itself, octet for octet (RFC 8414 §3.3, OpenID
     /// Connect Discovery §4.3: no case folding, no slash more or less); anything else cannot be trusted.
-    static func checkedIssuer(_ document: [String: Any], issuer: String) throws -> [String: Any] {
-        guard let named = document["issuer"] as? String else {
+    static func checkedIssuer(_ document: JSONValue, issuer: String) throws -> JSONValue {
+        guard let named = document["issuer"]?.string else {
             throw OAuthError.malformedResponse(endpoint: .discovery, reason: "it names no issuer")
         }
         guard named == issuer else {
@@ -122,11 +122,11 @@ public enum ProviderDiscovery {
 
     /// The JSON object a 200 (or `accepting`) answer carries; a sentence for anything else.
     static func jsonObject(_ response: HTTPResponse, endpoint: OAuthError.Endpoint, accepting: Set<Int> = [200]) throws
-        -> [String: Any]
+        -> JSONValue
     {
         guard accepting.contains(response.status) else { throw OAuthError.httpStatus(response.status, endpoint: endpoint) }
         guard !response.body.isEmpty else { throw OAuthError.emptyResponse(endpoint: endpoint) }
-        guard let object = JSONDocument.object(response.body) else {
+        guard let object = JSONValue.object(parsing: response.body) else {
             let looksLikeHTML = response.header("content-type")?.lowercased().contains("html") == true
             throw looksLikeHTML
                 ? OAuthError.htmlInsteadOfJSON(endpoint: endpoint)
@@ -137,7 +137,7 @@ public enum ProviderDiscovery {
 
     /// The provider file for a discovery document already read; `issuer` normalised.
     /// `programName` is what the registration hint tells the person to register.
-    static func providerFile(issuer: String, document: [String: Any], programName: String = "this app") throws -> ProviderFile {
+    static func providerFile(issuer: String, document: JSONValue, programName: String = "this app") throws -> ProviderFile {
         let (issuer, url) = try issuerURL(issuer)
         let issuerIsLoopback = ProviderConfiguration.isLoopback(url)
         let names = names(of: url)
@@ -154,7 +154,7 @@ public enum ProviderDiscovery {
             "Register \(programName) with \(issuer) as a native (public) client, with the redirect URI http://127.0.0.1/callback.")
         try readEndpoints(document, issuerIsLoopback: issuerIsLoopback, into: &file)
         // The algorithms its ID tokens may use: those it names that Latchkey checks (none of `none`, none of HMAC).
-        if let named = document["id_token_signing_alg_values_supported"] as? [String] {
+        if let named = document["id_token_signing_alg_values_supported"]?.strings {
             let usable = named.filter(IDTokenSignature.supportedAlgorithms.contains)
             guard !usable.isEmpty else {
                 throw OAuthError.invalidConfiguration(
@@ -164,25 +164,25 @@ public enum ProviderDiscovery {
             file.idTokenSigningAlgorithms = .value(usable)
         }
         // RFC 9126 §5: a server that takes pushed requests only gets nothing else.
-        if document["require_pushed_authorization_requests"] as? Bool == true {
+        if document["require_pushed_authorization_requests"]?.bool == true {
             file.requirePushedAuthorizationRequests = .value(true)
         }
         // RFC 9207 §3: a server that says it names itself in every answer is held to it.
-        if document["authorization_response_iss_parameter_supported"] as? Bool == true {
+        if document["authorization_response_iss_parameter_supported"]?.bool == true {
             file.requiresIssuerInResponse = .value(true)
         }
-        let supported = Set(document["scopes_supported"] as? [String] ?? ["openid", "profile", "email"])
+        let supported = Set(document["scopes_supported"]?.strings ?? ["openid", "profile", "email"])
         file.scopes = .value(["openid"] + ["profile", "email", "offline_access"].filter(supported.contains))
         // A public client always sends PKCE (RFC 8252 §8.1); many servers accept it without listing it.
         // Off only where the document lists methods and S256 is not among them.
-        file.pkce = .value((document["code_challenge_methods_supported"] as? [String])?.contains("S256") ?? true)
+        file.pkce = .value(document["code_challenge_methods_supported"]?.strings?.contains("S256") ?? true)
         return file
     }
 
     /// The endpoints a discovery document names, each checked: https, or plain http on this computer
     /// only for an issuer on this computer (a remote provider's document naming a local port would
     /// send codes to whoever listens there).
-    private static func readEndpoints(_ document: [String: Any], issuerIsLoopback: Bool, into file: inout ProviderFile) throws {
+    private static func readEndpoints(_ document: JSONValue, issuerIsLoopback: Bool, into file: inout ProviderFile) throws {
         let endpoints: [(String, WritableKeyPath<ProviderFile, Setting<String>>, required: Bool)] = [
             ("authorization_endpoint", \.authorizationEndpoint, true), ("token_endpoint", \.tokenEndpoint, true),
             ("userinfo_endpoint", \.userinfoEndpoint, false), ("revocation_endpoint", \.revocationEndpoint, false),
@@ -190,7 +190,7 @@ public enum ProviderDiscovery {
             ("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint, false),
         ]
         for (key, path, required) in endpoints {
-            guard let value = document[key] as? String else {
+            guard let value = document[key]?.string else {
                 if required { throw OAuthError.malformedResponse(endpoint: .discovery, reason: "it has no \(key)") }
                 continue
             }

@@ -68,11 +68,11 @@ public enum ResourceDiscovery {
     /// The checks of §3.3 and the choice of scopes, on a document already read. `mayBeAbove`: the
     /// document was not found at the location made from `identifier` itself, so it may be about
     /// the origin, or a path above, on the same origin.
-    static func metadata(from document: [String: Any], for identifier: URL, challengeScopes: [String]?, mayBeAbove: Bool = false) throws
+    static func metadata(from document: JSONValue, for identifier: URL, challengeScopes: [String]?, mayBeAbove: Bool = false) throws
         -> ProtectedResourceMetadata
     {
         func fail(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .resourceMetadata, reason: reason) }
-        guard let named = document["resource"] as? String else { throw fail("it names no resource") }
+        guard let named = document["resource"]?.string else { throw fail("it names no resource") }
         guard let namedURL = URL(string: named), let normalised = try? self.identifier(of: namedURL),
             normalised == identifier || (mayBeAbove && contains(normalised, identifier))
         else {
@@ -80,7 +80,7 @@ public enum ResourceDiscovery {
                 "the metadata of \(identifier.absoluteString) is about another resource (\(Redaction.clip(named))), so it cannot be trusted (RFC 9728 §3.3)."
             )
         }
-        guard let servers = document["authorization_servers"] as? [String], !servers.isEmpty else {
+        guard let servers = document["authorization_servers"]?.strings, !servers.isEmpty else {
             throw OAuthError.invalidConfiguration(
                 "\(identifier.absoluteString) names no authorization server in its metadata, so there is nowhere to sign in.")
         }
@@ -92,8 +92,8 @@ public enum ResourceDiscovery {
             }
             return url
         }
-        let supported = (document["scopes_supported"] as? [String]) ?? []
-        let name = (document["resource_name"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let supported = document["scopes_supported"]?.strings ?? []
+        let name = document["resource_name"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         // The scopes to ask for: the challenge's, else all the metadata lists, else none at all.
         return ProtectedResourceMetadata(resource: normalised, authorizationServers: urls, scopes: challengeScopes ?? supported, name: name)
     }

@@ -28,7 +28,7 @@ extension ZeroConfiguration {
         // The issuer exactly as the server names itself: as kept, or (typed now) as typed, unless the
         // metadata names it with a trailing slash more or less. Checked exactly all the same.
         var issuer = saved?.issuer.value ?? typed
-        let document: [String: Any]
+        let document: JSONValue
         do {
             document = try await discovery.document(issuer: issuer, network: network).document
         } catch OAuthError.issuerSpelledOtherwise(_, let named) where saved == nil {
@@ -52,7 +52,7 @@ extension ZeroConfiguration {
         var registered = false
         if let clientID = try metadataDocumentClientID(for: document) {
             Self.useMetadataDocument(clientID, in: &file)
-        } else if let endpointText = document["registration_endpoint"] as? String {
+        } else if let endpointText = document["registration_endpoint"]?.string {
             do {
                 try await register(into: &file, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
             } catch  where reason == .noBrowserPort {

@@ -51,8 +51,8 @@ public struct ZeroConfiguration: Sendable {
     /// The client id to use at a server whose metadata is `document`, when it takes
     /// client metadata documents and one is configured: the document's URL, which must be
     /// https with a path (plain http only on this computer), without a fragment.
-    func metadataDocumentClientID(for document: [String: Any]) throws -> String? {
-        guard let url = clientIDMetadataDocument, document["client_id_metadata_document_supported"] as? Bool == true
+    func metadataDocumentClientID(for document: JSONValue) throws -> String? {
+        guard let url = clientIDMetadataDocument, document["client_id_metadata_document_supported"]?.bool == true
         else { return nil }
         guard ProviderConfiguration.isSecureOrLoopback(url), url.host?.isEmpty == false, url.path.count > 1, url.fragment == nil
         else {
@@ -265,7 +265,7 @@ public struct ZeroConfiguration: Sendable {
         var scopes = metadata.scopes
         // A refresh token, where the server lists offline_access (never assumed, never asked of one that
         // does not): `latchkey token` then works for weeks, not an hour. No scope at all stays none.
-        if !scopes.isEmpty, (document["scopes_supported"] as? [String])?.contains("offline_access") == true,
+        if !scopes.isEmpty, document["scopes_supported"]?.strings?.contains("offline_access") == true,
             !scopes.contains("offline_access")
         {
             scopes.append("offline_access")
@@ -278,7 +278,7 @@ public struct ZeroConfiguration: Sendable {
         if let clientID = try metadataDocumentClientID(for: document) {
             Self.useMetadataDocument(clientID, in: &file)
             try catalog.writeUserFile(file, for: id)
-        } else if let endpointText = document["registration_endpoint"] as? String {
+        } else if let endpointText = document["registration_endpoint"]?.string {
             try await register(into: &file, endpointText: endpointText, issuer: issuer, issuerURL: issuerURL, id: id)
             try catalog.writeUserFile(file, for: id)
             registered = true
@@ -299,13 +299,13 @@ public struct ZeroConfiguration: Sendable {
     /// The metadata of the resource's authorization server, once it is seen to serve the resource
     /// and to take PKCE with S256.
     private func serverMetadata(for metadata: ProtectedResourceMetadata, asked identifier: URL) async throws
-        -> (issuer: String, url: URL, document: [String: Any])
+        -> (issuer: String, url: URL, document: JSONValue)
     {
         let server = metadata.authorizationServers[0]
         let (issuer, issuerURL, document) = try await ProviderDiscovery.metadata(
             issuer: server.absoluteString, network: network)
         // RFC 9728 §4: a server that lists the resources it serves must list this one.
-        if let served = document["protected_resources"] as? [String],
+        if let served = document["protected_resources"]?.strings,
             !served.contains(where: { (URL(string: $0).flatMap { try? ResourceDiscovery.identifier(of: $0) }) == metadata.resource })
         {
             throw OAuthError.invalidConfiguration(
@@ -314,7 +314,7 @@ public struct ZeroConfiguration: Sendable {
         }
         // PKCE is checked before anything is asked of the person (MCP 2026-07-28, Security
         // Considerations): a server that does not say it takes S256 is not signed in with.
-        guard (document["code_challenge_methods_supported"] as? [String])?.contains("S256") == true else {
+        guard document["code_challenge_methods_supported"]?.strings?.contains("S256") == true else {
             throw OAuthError.invalidConfiguration(
                 "\(issuer), which signs in for \(identifier.absoluteString), does not say it supports PKCE with S256 "
                     + "(code_challenge_methods_supported), which a sign-in for a protected resource requires.")

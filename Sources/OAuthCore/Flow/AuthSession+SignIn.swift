@@ -119,8 +119,8 @@ extension AuthSession {
     }
 
     /// How a person is called in ID token claims: their e-mail address, else their user name, else their name.
-    static func accountName(in claims: [String: Any]) -> String? {
-        ["email", "preferred_username", "name"].lazy.compactMap { claims[$0] as? String }.first { !$0.isEmpty }
+    static func accountName(in claims: JSONValue) -> String? {
+        ["email", "preferred_username", "name"].lazy.compactMap { claims[$0]?.string }.first { !$0.isEmpty }
     }
 
     /// Shows `flow` in `agent`, waits for its answer (`wait`), and dismisses the

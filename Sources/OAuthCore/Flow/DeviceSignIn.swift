@@ -83,22 +83,22 @@ extension TokenClient {
 
     /// The device authorization endpoint's answer, checked: every field RFC 8628 §3.2 requires,
     /// addresses a browser may be sent to, and a wait between checks the code outlives.
-    static func deviceAuthorization(_ fields: [String: Any], now: Date) throws -> DeviceAuthorization {
+    static func deviceAuthorization(_ fields: JSONValue, now: Date) throws -> DeviceAuthorization {
         func malformed(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .deviceAuthorization, reason: reason) }
-        guard let deviceCode = fields["device_code"] as? String, !deviceCode.isEmpty else { throw malformed("no device_code") }
+        guard let deviceCode = fields["device_code"]?.string, !deviceCode.isEmpty else { throw malformed("no device_code") }
         // A code for a person to read and type (§6.1): letters, digits, dashes and spaces, short. Anything
         // else (a terminal's escape sequences, combining marks) never reaches the screen.
-        guard let userCode = fields["user_code"] as? String, (1...32).contains(userCode.count),
+        guard let userCode = fields["user_code"]?.string, (1...32).contains(userCode.count),
             userCode.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") })
         else {
             throw malformed("no usable user_code")
         }
         // Google names it verification_url, as drafts of RFC 8628 did.
-        let address = (fields["verification_uri"] ?? fields["verification_url"]) as? String
+        let address = (fields["verification_uri"] ?? fields["verification_url"])?.string
         guard let verification = address.flatMap(Self.shownAddress) else {
             throw malformed("no verification_uri that is an https address")
         }
-        let complete = (fields["verification_uri_complete"] as? String).flatMap(Self.shownAddress)
+        let complete = fields["verification_uri_complete"]?.string.flatMap(Self.shownAddress)
             .flatMap { $0.host == verification.host && $0.port == verification.port ? $0 : nil }
         guard let lifetime = TokenResponse.lifetime(fields["expires_in"]) else { throw malformed("no expires_in") }
         var interval = DeviceAuthorization.defaultInterval

@@ -53,10 +53,10 @@ extension Provider {
             if token == nil, let noted { entry.lastSignedOut = noted }
             guard let token, entry.account(key: id) == nil else { return }
             var account = noted ?? Account(key: id)
-            if let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"] as? String, !subject.isEmpty {
+            if let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"]?.string, !subject.isEmpty {
                 let digest = Account.digest(ofSubject: subject)
                 if account.subject != digest { account = Account(key: id, subject: digest) }
-                account.email = account.email ?? Account.shown(claims["email"] as? String)
+                account.email = account.email ?? Account.shown(claims["email"]?.string)
                 account.name = account.name ?? Account.shown(AuthSession.accountName(in: claims))
             }
             entry.accounts.insert(account, at: 0)
@@ -190,12 +190,12 @@ extension Provider {
     /// An e-mail address the provider says it has not checked is not used to name the account.
     private func identify(_ token: Token) async -> (Token, Person) {
         var person = Person()
-        if let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"] as? String, !subject.isEmpty {
+        if let claims = token.idToken.flatMap(IDTokenClaims.claims(of:)), let subject = claims["sub"]?.string, !subject.isEmpty {
             person.subject = subject
             let unchecked = ProfileMapping.flag(["email_verified"], in: claims) == false
-            person.email = unchecked ? nil : claims["email"] as? String
-            person.name = claims["name"] as? String ?? claims["preferred_username"] as? String
-            person.loginHint = person.email ?? claims["preferred_username"] as? String
+            person.email = unchecked ? nil : claims["email"]?.string
+            person.name = claims["name"]?.string ?? claims["preferred_username"]?.string
+            person.loginHint = person.email ?? claims["preferred_username"]?.string
         }
         let configuration = self.configuration
         guard accountList != nil, configuration.userinfoEndpoint != nil, person.subject == nil || person.name == nil else {

@@ -31,7 +31,7 @@ extension TokenClient {
         // The client's id goes as its authentication sends it (`post` adds it), not twice.
         let parameters = request.parameters.filter { $0.0 != "client_id" }
         let answer = try await post(parameters, to: endpoint, endpoint: .pushedAuthorization, secrets: secrets)
-        let fields: [String: Any]
+        let fields: JSONValue
         do {
             fields = try TokenResponse.fields(
                 of: answer, endpoint: .pushedAuthorization, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases)
@@ -47,9 +47,9 @@ extension TokenClient {
 
     /// The push's answer, checked (§2.2): a `request_uri` that is a URI, of reasonable length,
     /// and an `expires_in` of at least a second.
-    static func requestURI(_ fields: [String: Any]) throws -> String {
+    static func requestURI(_ fields: JSONValue) throws -> String {
         func malformed(_ reason: String) -> OAuthError { .malformedResponse(endpoint: .pushedAuthorization, reason: reason) }
-        guard let requestURI = fields["request_uri"] as? String, !requestURI.isEmpty else { throw malformed("no request_uri") }
+        guard let requestURI = fields["request_uri"]?.string, !requestURI.isEmpty else { throw malformed("no request_uri") }
         guard requestURI.count <= 2048, requestURI.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0.asciiValue! >= 0x21 }),
             requestURI.contains(":")
         else {

@@ -28,7 +28,7 @@ public struct ProfileClient: Sendable {
         // With an ID token, its subject is who signed in (the profile's own id may be another
         // identifier for the same person, as GitLab's numeric one is).
         let idTokenSubject = IDTokenClaims.subject(of: await session.currentToken()?.idToken)
-        if let subject = object["sub"] as? String, let signedIn = idTokenSubject, subject != signedIn {
+        if let subject = object["sub"]?.string, let signedIn = idTokenSubject, subject != signedIn {
             logger.warning("The profile endpoint answered for another person; not shown")
             throw OAuthError.profileOfSomeoneElse
         }
@@ -42,7 +42,7 @@ public struct ProfileClient: Sendable {
         profile.profileURL = ProfileMapping.first(mapping.url, in: object).flatMap(Self.safeURL)
 
         if profile.profileURL == nil, let template = mapping.urlTemplate {
-            var source: [String: Any]? = object
+            var source: JSONValue? = object
             if let other = mapping.urlTemplateEndpoint, other != endpoint {
                 // A second endpoint may be closed to this app (LinkedIn's /v2/me without
                 // r_basicprofile): then there is no URL, and the note says why.
@@ -65,7 +65,7 @@ public struct ProfileClient: Sendable {
 
     /// GET with the bearer token; one refresh-and-retry on 401. For OAuth 1.0a, a
     /// request signed with the token credentials, which nothing can renew.
-    func authorizedJSON(_ url: URL, session: AuthSession) async throws -> [String: Any] {
+    func authorizedJSON(_ url: URL, session: AuthSession) async throws -> JSONValue {
         if configuration.authProtocol == .oauth1 { return try await signedJSON(url, session: session) }
         var token = try await session.freshToken()
         for attempt in 1...2 {
@@ -91,7 +91,7 @@ public struct ProfileClient: Sendable {
     /// OAuth 1.0a: a GET signed with the token credentials. A refusal that names the
     /// token (or names nothing) ends the sign-in; one that names the clock, the nonce
     /// or the signature is said as it is, and the sign-in stays.
-    private func signedJSON(_ url: URL, session: AuthSession) async throws -> [String: Any] {
+    private func signedJSON(_ url: URL, session: AuthSession) async throws -> JSONValue {
         let token = try await session.freshToken()
         let client = OAuth1Client(configuration: configuration, network: network)
         let secrets = [token.accessToken, token.tokenSecret, configuration.clientSecret]

@@ -72,14 +72,14 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
     }
 
     /// The first non-empty string found under any of `keys`.
-    static func first(_ keys: [String], in object: [String: Any]) -> String? {
+    static func first(_ keys: [String], in object: JSONValue) -> String? {
         for key in keys {
-            var value: Any? = object
+            var value: JSONValue? = object
             for part in key.split(separator: ".") {
-                value = (value as? [String: Any])?[String(part)]
+                value = value?[String(part)]
             }
-            if let text = value as? String, !text.isEmpty { return text }
-            if let number = value as? JSONDocument.Number { return number.text }
+            if let text = value?.string, !text.isEmpty { return text }
+            if let number = value?.numberText { return number }
         }
         return nil
     }
@@ -87,14 +87,14 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
     /// The first yes-or-no found under any of `keys`: a JSON boolean, or the
     /// strings "true" and "false" (LinkedIn has been seen sending those).
     /// Anything else, including a value of another type, says nothing.
-    static func flag(_ keys: [String], in object: [String: Any]) -> Bool? {
+    static func flag(_ keys: [String], in object: JSONValue) -> Bool? {
         for key in keys {
-            var value: Any? = object
+            var value: JSONValue? = object
             for part in key.split(separator: ".") {
-                value = (value as? [String: Any])?[String(part)]
+                value = value?[String(part)]
             }
-            if let flag = value as? Bool { return flag }
-            switch (value as? String)?.lowercased() {
+            if let flag = value?.bool { return flag }
+            switch value?.string?.lowercased() {
             case "true": return true
             case "false": return false
             default: continue
@@ -105,7 +105,7 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
 
     /// Fills `{field}` placeholders from `object`, percent-encoding each value as
     /// one path segment; nil if a field is missing.
-    static func fill(_ template: String, from object: [String: Any]) -> String? {
+    static func fill(_ template: String, from object: JSONValue) -> String? {
         var result = ""
         var rest = template[...]
         while let open = rest.firstIndex(of: "{") {

@@ -84,10 +84,16 @@ public actor JWKSCache {
         if !refresh, let cached = sets[url] { return cached }
         let response = try await ProviderDiscovery.getJSON(url, endpoint: .keys, network: network)
         let object = try ProviderDiscovery.jsonObject(response, endpoint: .keys)
-        guard let keys = object["keys"] as? [[String: Any]] else {
+        guard let keys = object["keys"]?.array, keys.allSatisfy(\.isObject) else {
             throw OAuthError.malformedResponse(endpoint: .keys, reason: "it has no keys")
         }
-        let set = KeySet(keys: keys.map { $0.compactMapValues { $0 as? String } })
+        // Each key's string members (a later one of the same name wins): what a JWK's fields are.
+        let set = KeySet(
+            keys: keys.map { key in
+                Dictionary(
+                    key.members.compactMap { member in member.value.string.map { (member.key, $0) } }, uniquingKeysWith: { _, last in last }
+                )
+            })
         sets[url] = set
         return set
     }

@@ -8,7 +8,7 @@ package enum TokenResponse {
         -> Token
     {
         let fields = try self.fields(of: response, endpoint: .token, secrets: secrets, errorAliases: errorAliases)
-        guard let accessToken = fields["access_token"] as? String, !accessToken.isEmpty else {
+        guard let accessToken = fields["access_token"]?.string, !accessToken.isEmpty else {
             throw OAuthError.malformedResponse(endpoint: .token, reason: "no access_token")
         }
         // A token reaches terminals, HTTP headers and git's line protocol: an escape, a line break or a
@@ -17,7 +17,7 @@ package enum TokenResponse {
             throw OAuthError.malformedResponse(
                 endpoint: .token, reason: "its access token holds spaces, line breaks, control or non-ASCII characters, which no token has")
         }
-        let tokenType = (fields["token_type"] as? String) ?? "Bearer"
+        let tokenType = fields["token_type"]?.string ?? "Bearer"
         guard tokenType.lowercased() == "bearer" else {
             throw OAuthError.malformedResponse(
                 endpoint: .token, reason: "token type “\(Redaction.safeCode(tokenType, removing: secrets))” is not supported")
@@ -33,17 +33,18 @@ package enum TokenResponse {
         }
         return Token(
             accessToken: accessToken, tokenType: "Bearer",
-            refreshToken: (fields["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 },
-            scope: scope, idToken: fields["id_token"] as? String, expiresAt: expiresAt,
+            refreshToken: fields["refresh_token"]?.string.flatMap { $0.isEmpty ? nil : $0 },
+            scope: scope, idToken: fields["id_token"]?.string, expiresAt: expiresAt,
             receivedAt: now)
     }
 
-    /// The answer's fields, or the error it stands for. `errorAliases` maps a
+    /// The answer's fields (an object: a form-encoded answer's as one, its first value of each name),
+    /// or the error it stands for. `errorAliases` maps a
     /// provider's own error names onto RFC 6749's (GitHub's `bad_verification_code`
     /// is `invalid_grant`), so that what the answer means, not its wording, decides.
     static func fields(
         of response: HTTPResponse, endpoint: OAuthError.Endpoint, secrets: [String?], errorAliases: [String: String] = [:]
-    ) throws -> [String: Any] {
+    ) throws -> JSONValue {
         let success = (200..<300).contains(response.status)
         let text = String(decoding: response.body, as: UTF8.self).trimmed()
         let contentType = response.header("content-type")?.lowercased() ?? ""
@@ -59,9 +60,9 @@ package enum TokenResponse {
             throw success ? OAuthError.htmlInsteadOfJSON(endpoint: endpoint) : statusError()
         }
 
-        var fields: [String: Any]
+        var fields: JSONValue
         if contentType.contains("json") || text.hasPrefix("{") {
-            guard let object = JSONDocument.object(text.utf8) else {
+            guard let object = JSONValue.object(parsing: text.utf8) else {
                 throw success ? OAuthError.malformedResponse(endpoint: endpoint, reason: "cut-off or invalid JSON") : statusError()
             }
             fields = object
@@ -69,13 +70,14 @@ package enum TokenResponse {
             guard let pairs = FormCoding.decode(text) else {
                 throw success ? OAuthError.malformedResponse(endpoint: endpoint, reason: "invalid form encoding") : statusError()
             }
-            fields = Dictionary(pairs.map { ($0.name, $0.value as Any) }, uniquingKeysWith: { first, _ in first })
+            var seen = Set<String>()
+            fields = .object(pairs.filter { seen.insert($0.name).inserted }.map { JSONValue.Member($0.name, .string($0.value)) })
         } else {
             throw success ? OAuthError.malformedResponse(endpoint: endpoint, reason: "unexpected content type") : statusError()
         }
 
-        if let code = fields["error"] as? String {
-            let description = (fields["error_description"] as? String).map {
+        if let code = fields["error"]?.string {
+            let description = fields["error_description"]?.string.map {
                 Redaction.clip(Redaction.redact($0, removing: secrets))
             }
             let safe = Redaction.safeCode(code, removing: secrets)
@@ -98,13 +100,13 @@ package enum TokenResponse {
     /// The granted scopes, space-separated as RFC 6749 §3.3 has them. Providers
     /// differ: GitHub and LinkedIn separate them with commas, and a JSON array
     /// is seen too. Scope names in the shipped presets never hold a comma.
-    static func scope(_ value: Any?) -> String? {
+    static func scope(_ value: JSONValue?) -> String? {
         let parts: [String]
         switch value {
-        case let text as String:
+        case .string(let text)?:
             parts = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
-        case let list as [Any]:
-            parts = list.compactMap { $0 as? String }.filter { !$0.isEmpty && !$0.contains(" ") }
+        case .array(let list)?:
+            parts = list.compactMap(\.string).filter { !$0.isEmpty && !$0.contains(" ") }
         default:
             return nil
         }
@@ -116,15 +118,15 @@ package enum TokenResponse {
     /// arithmetic that traps; zero, negative or not a number states no lifetime.
     package static let longestLifetime: TimeInterval = 315_360_000
 
-    static func lifetime(_ value: Any?) -> TimeInterval? {
+    static func lifetime(_ value: JSONValue?) -> TimeInterval? {
         guard let seconds = number(value), !seconds.isNaN, seconds > 0 else { return nil }
         return min(seconds, longestLifetime)
     }
 
-    static func number(_ value: Any?) -> Double? {
+    static func number(_ value: JSONValue?) -> Double? {
         switch value {
-        case let number as JSONDocument.Number: number.double
-        case let text as String: Double(text)
+        case .number(let text)?: Double(text)
+        case .string(let text)?: Double(text)
         default: nil
         }
     }
