@@ -37,17 +37,14 @@ struct AgentRunCommand: ParsableCommand {
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey.Agent")
         let environment = ProcessInfo.processInfo.environment
-        let catalog = LatchkeyCommand.catalog
-        let store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
-        let secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
-        let network = Network.latchkey(timeout: waits.networkTimeout)
+        let services = Services(waits)
         let broker = TokenBroker(
-            catalog: catalog, store: store, network: network, accounts: LatchkeyFiles.accounts,
-            zeroConfiguration: ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, network: network),
-            configure: { id in try await TokenCommand.providerConfiguration(id, catalog: catalog, secrets: secrets, network: network) })
+            catalog: services.catalog, store: services.tokens, network: services.network, accounts: LatchkeyFiles.accounts,
+            zeroConfiguration: services.zeroConfiguration(), configure: { id in try await services.configuration(of: id) })
         let agent = TokenAgent(
             broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: ConsentDialogs(environment: environment), logger: logger)
-        let providers = AgentProviders(catalog: catalog, store: store, secrets: secrets, broker: broker, environment: environment)
+        let providers = AgentProviders(
+            catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker, environment: environment)
         let status = MainActor.assumeIsolated {
             let service = AgentService(
                 agent: agent, broker: broker, providers: providers, socketPath: AgentSocket.defaultPath(environment: environment),

@@ -6,34 +6,6 @@ import LatchkeyCore
 import Logging
 import OAuthCore
 
-/// Where every command keeps sign-ins and client secrets: the keyring when one
-/// runs and answers, else 0600 files; asked at each use, since a keyring can
-/// start (or lock) while Latchkey runs. The window and `latchkey token` share
-/// them, and the refresh lock beside the files.
-enum Stores {
-    static func tokens(keyringTimeout: Double) -> FallbackTokenStore {
-        FallbackTokenStore(
-            preferred: SecretServiceTokenStore(timeout: keyringTimeout),
-            fallback: FileTokenStore(directory: LatchkeyFiles.stateDirectory),
-            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
-    }
-
-    /// Client secrets typed into the set-up dialog, and registration access tokens.
-    static func clientSecrets(keyringTimeout: Double) -> FallbackClientSecretStore {
-        FallbackClientSecretStore(
-            preferred: SecretServiceClientSecretStore(timeout: keyringTimeout),
-            fallback: FileClientSecretStore(directory: LatchkeyFiles.clientSecretDirectory),
-            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
-    }
-}
-
-extension Network {
-    /// How every Latchkey command reaches providers: libcurl, `--network-timeout`, OAuthCore's log label.
-    static func latchkey(timeout: Double) -> Network {
-        Network(timeout: timeout, logger: Logger(label: "OAuthCore"))
-    }
-}
-
 extension ZeroConfiguration {
     /// Latchkey's way of making a provider from a resource or an issuer: its client
     /// metadata document, if the environment names one.

@@ -101,10 +101,7 @@ struct WindowCommand: ParsableCommand {
     private func chooseProvider() throws -> (Providers, String, named: Provider?)? {
         let catalog = LatchkeyCommand.catalog
         do {
-            let providers = try Providers(
-                catalog: catalog, secrets: Stores.clientSecrets(keyringTimeout: waits.keyringTimeout),
-                store: Stores.tokens(keyringTimeout: waits.keyringTimeout), file: providerFile.map { URL(fileURLWithPath: $0) },
-                network: .latchkey(timeout: waits.networkTimeout))
+            let providers = try Providers(services: Services(waits), file: providerFile.map { URL(fileURLWithPath: $0) })
             // The run's own service: a --resource or --issuer never takes an id the run reserves.
             let zeroConfiguration = providers.zeroConfiguration
             let resourceID =
@@ -164,7 +161,9 @@ struct WindowCommand: ParsableCommand {
 /// How long the window and `latchkey token` wait for the provider and for the keyring.
 struct Waits: ParsableArguments {
     @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
-    var networkTimeout: Double = 30
+    var networkTimeout: Double = Self.defaultNetworkTimeout
+
+    static let defaultNetworkTimeout: Double = 30
 
     @OptionGroup var keyring: KeyringWait
 

@@ -18,9 +18,8 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: .error) }
-        let catalog = LatchkeyCommand.catalog
-        let store = Stores.tokens(keyringTimeout: keyring.seconds)
-        let secrets = Stores.clientSecrets(keyringTimeout: keyring.seconds)
+        let services = Services(keyringTimeout: keyring.seconds)
+        let (catalog, store, secrets) = (services.catalog, services.tokens, services.secrets)
         let accounts = LatchkeyFiles.accounts
         let rows = wait { () async -> [[String]] in
             var rows: [[String]] = []

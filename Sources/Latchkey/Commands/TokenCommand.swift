@@ -169,19 +169,6 @@ struct TokenCommand: ParsableCommand {
             AgentRequest(target: target, account: account, minimumValidity: minimumValidity, applicationHint: "latchkey token"))
     }
 
-    /// The provider named with --provider, its stored client secret filled in.
-    /// (The sandbox lives only while the window runs: its tokens are the window's.)
-    static func providerConfiguration(_ id: String, catalog: ProviderCatalog, secrets: any ClientSecretStore, network: Network)
-        async throws -> ProviderConfiguration
-    {
-        guard !Providers.sandboxIDs.contains(id) else {
-            throw OAuthError.invalidConfiguration(
-                "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource."
-            )
-        }
-        return try await catalog.configuration(named: id, secrets: secrets, network: network)
-    }
-
     static func fresh(_ provider: Provider, account: String? = nil, validFor seconds: Int = 0) async -> Result<Token, OAuthError> {
         do {
             try await provider.waitUntilReachable()

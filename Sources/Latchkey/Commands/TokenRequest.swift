@@ -17,11 +17,12 @@ struct TokenRequest {
     let providerID: String
     /// `--account`: which of the provider's accounts; nil: the one in use.
     let account: String?
-    let catalog = LatchkeyCommand.catalog
-    let secrets: FallbackClientSecretStore
-    let store: FallbackTokenStore
-    let network: Network
+    let services: Services
     let zeroConfiguration: ZeroConfiguration
+    var catalog: ProviderCatalog { services.catalog }
+    var secrets: FallbackClientSecretStore { services.secrets }
+    var store: FallbackTokenStore { services.tokens }
+    var network: Network { services.network }
 
     /// `latchkey token --min-valid`: renewed when less remains.
     let minimumValidity: Int
@@ -40,10 +41,8 @@ struct TokenRequest {
         providerID = provider
         self.account = account
         self.minimumValidity = minimumValidity
-        secrets = Stores.clientSecrets(keyringTimeout: waits.keyringTimeout)
-        store = Stores.tokens(keyringTimeout: waits.keyringTimeout)
-        network = .latchkey(timeout: waits.networkTimeout)
-        zeroConfiguration = ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, network: network)
+        services = Services(waits)
+        zeroConfiguration = services.zeroConfiguration()
     }
 
     /// A provider over the shared store; one made for a resource is registered again should its server forget it.
@@ -71,7 +70,7 @@ struct TokenRequest {
             if let resource {
                 return try await zeroConfiguration.configuration(for: resource, checkRegistration: false).configuration
             }
-            return try await TokenCommand.providerConfiguration(providerID, catalog: catalog, secrets: secrets, network: network)
+            return try await services.configuration(of: providerID)
         }
         // OAuth 1.0a has no bearer token: every request is signed with the token's secret.
         guard configuration.authProtocol == .oauth2 else {

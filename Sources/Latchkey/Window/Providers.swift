@@ -9,8 +9,12 @@ import OAuthCore
 /// chosen and stopped when Latchkey ends. Client secrets typed into the set-up
 /// dialog come from `secrets` (the keyring, or a private file).
 final class Providers: @unchecked Sendable {
-    let catalog: ProviderCatalog
-    let secrets: any ClientSecretStore
+    /// Where sign-ins are kept, and how providers are reached: every provider made here shares them.
+    let services: Services
+    var catalog: ProviderCatalog { services.catalog }
+    var secrets: any ClientSecretStore { services.secrets }
+    var store: any TokenStore { services.tokens }
+    var network: Network { services.network }
     /// `--provider-file`: its id, and where it is.
     let file: (id: String, url: URL)?
     /// What the window lists: the sandbox first, then every other provider by name.
@@ -27,18 +31,11 @@ final class Providers: @unchecked Sendable {
     /// The sandbox's providers, as the list shows them first: OAuth 2.0, then OAuth 1.0a, both served by the one child.
     static let sandboxIDs = [sandboxID, "sandbox-oauth1"]
 
-    /// Where sign-ins are kept, and how providers are reached: every provider made here shares them.
-    let store: any TokenStore
-    let network: Network
-
-    init(catalog: ProviderCatalog, secrets: any ClientSecretStore, store: any TokenStore, file: URL?, network: Network) throws {
-        self.catalog = catalog
-        self.secrets = secrets
-        self.store = store
-        self.network = network
-        logger = network.logger
+    init(services: Services, file: URL?) throws {
+        self.services = services
+        logger = services.network.logger
         // The file is read for its id and name; its credentials may still be missing (the set-up dialog gives them).
-        self.file = try file.map { (try catalog.readableID(file: $0), $0) }
+        self.file = try file.map { (try services.catalog.readableID(file: $0), $0) }
     }
 
     /// Whether there is a provider `id` to show, found without listing them all.
@@ -57,7 +54,7 @@ final class Providers: @unchecked Sendable {
 
     /// The zero-configuration service over this run's catalog, secrets and store.
     var zeroConfiguration: ZeroConfiguration {
-        ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: store, reservedIDs: reservedIDs, network: network)
+        services.zeroConfiguration(reservedIDs: reservedIDs)
     }
 
     /// Setting up and adding providers, over this run's files and stores.

@@ -1,0 +1,50 @@
+import DesktopOAuth
+import LatchkeyCore
+import Logging
+import OAuthCore
+
+/// What a run keeps sign-ins with and reaches providers through, built once from its options and
+/// handed to whatever needs it (the window's providers, `latchkey token`, the agent, `status`):
+/// the catalog; sign-ins and client secrets in the keyring when one runs and answers, else in 0600
+/// files, asked at each use since a keyring can start (or lock) while Latchkey runs, with the
+/// refresh lock beside the files; and the network (libcurl, `--network-timeout`).
+struct Services: Sendable {
+    let catalog: ProviderCatalog
+    let tokens: FallbackTokenStore
+    /// Client secrets typed into the set-up dialog, and registration access tokens.
+    let secrets: FallbackClientSecretStore
+    let network: Network
+
+    init(keyringTimeout: Double, networkTimeout: Double = Waits.defaultNetworkTimeout, catalog: ProviderCatalog = LatchkeyCommand.catalog) {
+        self.catalog = catalog
+        tokens = FallbackTokenStore(
+            preferred: SecretServiceTokenStore(timeout: keyringTimeout),
+            fallback: FileTokenStore(directory: LatchkeyFiles.stateDirectory),
+            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
+        secrets = FallbackClientSecretStore(
+            preferred: SecretServiceClientSecretStore(timeout: keyringTimeout),
+            fallback: FileClientSecretStore(directory: LatchkeyFiles.clientSecretDirectory),
+            preferredIsAvailable: { await SecretServiceTokenStore.isServiceRunning() })
+        network = Network(timeout: networkTimeout, logger: Logger(label: "OAuthCore"))
+    }
+
+    init(_ waits: Waits) {
+        self.init(keyringTimeout: waits.keyringTimeout, networkTimeout: waits.networkTimeout)
+    }
+
+    /// Latchkey's way of making a provider from a resource or an issuer (see `ZeroConfiguration.latchkey`).
+    func zeroConfiguration(reservedIDs: Set<String> = Set(Providers.sandboxIDs)) -> ZeroConfiguration {
+        ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: tokens, reservedIDs: reservedIDs, network: network)
+    }
+
+    /// A real provider's configuration, its secret and discovery document read as a sign-in reads
+    /// them; never the sandbox's, which lives only inside the window.
+    func configuration(of id: String) async throws -> ProviderConfiguration {
+        guard !Providers.sandboxIDs.contains(id) else {
+            throw OAuthError.invalidConfiguration(
+                "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource."
+            )
+        }
+        return try await catalog.configuration(named: id, secrets: secrets, network: network)
+    }
+}
