@@ -100,7 +100,7 @@ public final class SandboxServer: Sendable {
     ) {
         router.get(RouterPath(path)) { request, context in
             await self.state.note(path, in: \.wellKnownPaths)
-            guard served else { return Self.json(.notFound, ["error": "not_found"]) }
+            guard served else { return SandboxRefusal.oauth("not_found", nil, status: .notFound).response }
             return try await answer(request, context)
         }
     }
@@ -129,18 +129,6 @@ public final class SandboxServer: Sendable {
         // which would block the way back to the app.
         headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
-    }
-
-    static func errorPage(_ title: String, _ message: String, status: HTTPResponse.Status = .badRequest) -> Response {
-        html(status, Pages.error(title: title, message: message))
-    }
-
-    /// RFC 6749 §5.2: 400, or 401 for a client that failed to authenticate.
-    static func tokenError(_ error: String, _ description: String, basicChallenge: Bool = false) -> Response {
-        var headers = noStore
-        if basicChallenge { headers[.wwwAuthenticate] = #"Basic realm="latchkey-sandbox""# }
-        let status: HTTPResponse.Status = error == "invalid_client" ? .unauthorized : .badRequest
-        return json(status, ["error": error, "error_description": description], headers: headers)
     }
 
     func redirect(to redirectURI: String, parameters: [(String, String)]) -> Response {

@@ -110,26 +110,36 @@ extension SandboxServer {
     /// page, never to a redirect.
     private func checkedClient(_ parameters: Parameters) async -> Checked<(SandboxClient, String)> {
         if parameters.repeated.contains("client_id") || parameters.repeated.contains("redirect_uri") {
-            return .refused(Self.errorPage("Invalid request", "The request names its client or redirect URI more than once."))
+            return .refused(
+                SandboxRefusal.page(title: "Invalid request", message: "The request names its client or redirect URI more than once.")
+                    .response)
         }
         guard let clientID = parameters["client_id"], let client = await lookUpClient(clientID) else {
-            return .refused(Self.errorPage("Unknown application", "No application with this client_id is registered here."))
+            return .refused(
+                SandboxRefusal.page(title: "Unknown application", message: "No application with this client_id is registered here.")
+                    .response)
         }
         guard let redirectURI = parameters["redirect_uri"] else {
-            return .refused(Self.errorPage("Invalid request", "The request has no redirect_uri."))
+            return .refused(SandboxRefusal.page(title: "Invalid request", message: "The request has no redirect_uri.").response)
         }
         guard client.isRegistered(redirectURI: redirectURI) else {
             return .refused(
-                Self.errorPage(
-                    "Unregistered redirect URI", "\(client.name) did not register the address it asked to return to."))
+                SandboxRefusal.page(
+                    title: "Unregistered redirect URI", message: "\(client.name) did not register the address it asked to return to."
+                ).response)
         }
         if likeness.loopbackRedirectOnly, !SandboxClient.isLoopbackHTTP(redirectURI) {
             return .refused(
-                Self.errorPage(
-                    "Invalid request", "This provider sends desktop applications back only to a loopback address (http://127.0.0.1)."))
+                SandboxRefusal.page(
+                    title: "Invalid request",
+                    message: "This provider sends desktop applications back only to a loopback address (http://127.0.0.1)."
+                ).response)
         }
         if client.isPublic, !likeness.acceptsPublicClients {
-            return .refused(Self.errorPage("Unauthorized client", "\(client.name) is not set up for sign-in without a client secret."))
+            return .refused(
+                SandboxRefusal.page(
+                    title: "Unauthorized client", message: "\(client.name) is not set up for sign-in without a client secret."
+                ).response)
         }
         return .accepted((client, redirectURI))
     }
@@ -166,9 +176,10 @@ extension SandboxServer {
     func answerSignIn(_ request: Request) async throws -> Response {
         let body = try await Self.formBody(request)
         guard let body, let requestID = body["request_id"], let pending = await state.pending(requestID) else {
-            return Self.errorPage(
-                "Sign-in expired", "This sign-in page is no longer valid. Go back to the application and start again.",
-                status: .badRequest)
+            return SandboxRefusal.page(
+                title: "Sign-in expired", message: "This sign-in page is no longer valid. Go back to the application and start again.",
+                status: .badRequest
+            ).response
         }
         switch body["action"] {
         case "deny":
@@ -197,7 +208,8 @@ extension SandboxServer {
                     expiresAt: Date().addingTimeInterval(TimeInterval(configuration.codeTTL))))
             return redirect(to: pending.redirectURI, parameters: [("code", code), ("state", pending.state)])
         default:
-            return Self.errorPage("Invalid request", "The form was sent without Allow or Deny.", status: .badRequest)
+            return SandboxRefusal.page(title: "Invalid request", message: "The form was sent without Allow or Deny.", status: .badRequest)
+                .response
         }
     }
 

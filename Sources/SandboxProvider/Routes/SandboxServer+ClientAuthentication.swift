@@ -15,7 +15,7 @@ extension SandboxServer {
         let description: String
         let basicChallenge: Bool
 
-        var response: Response { SandboxServer.tokenError(error, description, basicChallenge: basicChallenge) }
+        var response: Response { SandboxRefusal.oauth(error, description, basicChallenge: basicChallenge).response }
     }
 
     /// A back-channel request's form and its authenticated client, or the JSON answer that refuses it:
@@ -23,12 +23,12 @@ extension SandboxServer {
     /// authorization and pushed request endpoints take them.
     func authenticatedForm(_ request: Request) async throws -> Checked<(client: SandboxClient, parameters: Parameters)> {
         guard let parameters = try await Self.formBody(request) else {
-            return .refused(Self.json(.badRequest, ["error": "invalid_request", "error_description": "The body must be a form."]))
+            return .refused(SandboxRefusal.oauth("invalid_request", "The body must be a form.").response)
         }
         switch await authenticateClient(request, parameters) {
         case .success(let client): return .accepted((client, parameters))
         case .failure(let error):
-            return .refused(Self.json(.unauthorized, ["error": error.error, "error_description": error.description]))
+            return .refused(SandboxRefusal.oauth(error.error, error.description, status: .unauthorized).response)
         }
     }
 

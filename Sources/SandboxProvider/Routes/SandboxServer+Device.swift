@@ -27,7 +27,7 @@ extension SandboxServer {
         }
         let scopes = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
         if let unknown = scopes.first(where: { !likeness.scopes.contains($0) }) {
-            return Self.json(.badRequest, ["error": "invalid_scope", "error_description": "The scope \(unknown) is not offered."])
+            return SandboxRefusal.oauth("invalid_scope", "The scope \(unknown) is not offered.").response
         }
         let configuration = self.configuration
         let (deviceCode, userCode) = await state.addDevice(

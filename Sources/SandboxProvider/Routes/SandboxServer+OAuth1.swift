@@ -144,8 +144,10 @@ extension SandboxServer {
             let temporary = await state.temporary(token), !temporary.used, temporary.verifier == nil,
             let consumer = configuration.consumer(temporary.consumerKey)
         else {
-            return Self.errorPage(
-                "Sign-in expired", "This sign-in request is unknown or was already answered. Go back to the application and start again.")
+            return SandboxRefusal.page(
+                title: "Sign-in expired",
+                message: "This sign-in request is unknown or was already answered. Go back to the application and start again."
+            ).response
         }
         let pageID = await state.openOAuth1Page(for: token)
         return Self.html(.ok, oauth1SignInPage(consumer: consumer, pageID: pageID))
@@ -156,8 +158,10 @@ extension SandboxServer {
         guard let body, let pageID = body["request_id"], let token = await state.oauth1Page(pageID),
             let temporary = await state.temporary(token), let consumer = configuration.consumer(temporary.consumerKey)
         else {
-            return Self.errorPage(
-                "Sign-in expired", "This sign-in page is no longer valid. Go back to the application and start again.", status: .badRequest)
+            return SandboxRefusal.page(
+                title: "Sign-in expired", message: "This sign-in page is no longer valid. Go back to the application and start again.",
+                status: .badRequest
+            ).response
         }
         switch body["action"] {
         case "deny":
@@ -174,11 +178,14 @@ extension SandboxServer {
                     ))
             }
             guard let verifier = await state.authorizeTemporary(token, username: user.username, pageID: pageID) else {
-                return Self.errorPage("Sign-in expired", "This sign-in request was already answered.", status: .badRequest)
+                return SandboxRefusal.page(
+                    title: "Sign-in expired", message: "This sign-in request was already answered.", status: .badRequest
+                ).response
             }
             return oauth1Callback(temporary.callback, [("oauth_token", token), ("oauth_verifier", verifier)])
         default:
-            return Self.errorPage("Invalid request", "The form was sent without Allow or Deny.", status: .badRequest)
+            return SandboxRefusal.page(title: "Invalid request", message: "The form was sent without Allow or Deny.", status: .badRequest)
+                .response
         }
     }
 

@@ -25,7 +25,7 @@ extension SandboxServer {
         case .accepted(let form): (client, parameters) = form
         }
         func invalid(_ description: String) -> Response {
-            Self.json(.badRequest, ["error": "invalid_request", "error_description": description])
+            SandboxRefusal.oauth("invalid_request", description).response
         }
         if parameters["request_uri"] != nil { return invalid("A pushed request cannot itself name a request_uri.") }
         if let name = parameters.repeated.first { return invalid("The parameter \(name) was sent more than once.") }
@@ -50,13 +50,16 @@ extension SandboxServer {
         guard let requestURI = query["request_uri"] else {
             guard configuration.pushedRequests == .required else { return .accepted(query) }
             return .refused(
-                Self.errorPage(
-                    "Pushed requests only",
-                    "This provider takes only authorization requests pushed to it first (RFC 9126); this one came in the address."))
+                SandboxRefusal.page(
+                    title: "Pushed requests only",
+                    message: "This provider takes only authorization requests pushed to it first (RFC 9126); this one came in the address."
+                ).response)
         }
         guard let pushed = await state.takePushed(requestURI, by: query["client_id"] ?? "") else {
             return .refused(
-                Self.errorPage("Request not known", "This sign-in request is not known here, or has expired. Start the sign-in again."))
+                SandboxRefusal.page(
+                    title: "Request not known", message: "This sign-in request is not known here, or has expired. Start the sign-in again."
+                ).response)
         }
         return .accepted(Parameters(pushed.parameters.map { (name: $0.key, value: $0.value) }))
     }

@@ -20,50 +20,48 @@ extension SandboxServer {
         }
     }
 
-    /// RFC 7591 §3.2.2.
-    static func registrationError(_ error: String, _ description: String) -> Response {
-        json(.badRequest, ["error": error, "error_description": description], headers: noStore)
-    }
-
     func register(_ request: Request) async throws -> Response {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
-            return Self.registrationError("invalid_client_metadata", "The request body must be JSON (application/json).")
+            return SandboxRefusal.oauth("invalid_client_metadata", "The request body must be JSON (application/json).").response
         }
         let body = try await request.body.collect(upTo: 64 * 1024)
         guard let metadata = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] else {
-            return Self.registrationError("invalid_client_metadata", "The request body is not a JSON object.")
+            return SandboxRefusal.oauth("invalid_client_metadata", "The request body is not a JSON object.").response
         }
         guard let redirectURIs = metadata["redirect_uris"] as? [String], !redirectURIs.isEmpty else {
-            return Self.registrationError("invalid_redirect_uri", "redirect_uris must be a non-empty array of URIs.")
+            return SandboxRefusal.oauth("invalid_redirect_uri", "redirect_uris must be a non-empty array of URIs.").response
         }
         for uri in redirectURIs {
             if let reason = Self.unacceptableRedirectURI(uri) {
-                return Self.registrationError("invalid_redirect_uri", "\(uri): \(reason)")
+                return SandboxRefusal.oauth("invalid_redirect_uri", "\(uri): \(reason)").response
             }
         }
         // RFC 7591 §2: the defaults when a field is absent.
         let method = metadata["token_endpoint_auth_method"] ?? "client_secret_basic"
         guard let method = method as? String, ["none", "client_secret_basic", "client_secret_post"].contains(method) else {
-            return Self.registrationError(
-                "invalid_client_metadata", "token_endpoint_auth_method must be none, client_secret_basic or client_secret_post.")
+            return SandboxRefusal.oauth(
+                "invalid_client_metadata", "token_endpoint_auth_method must be none, client_secret_basic or client_secret_post."
+            ).response
         }
         let grantTypes = metadata["grant_types"] ?? ["authorization_code"]
         guard let grantTypes = grantTypes as? [String], !grantTypes.isEmpty,
             grantTypes.allSatisfy(["authorization_code", "refresh_token"].contains), grantTypes.contains("authorization_code")
         else {
-            return Self.registrationError(
-                "invalid_client_metadata", "grant_types may hold authorization_code and refresh_token only, and must hold the first.")
+            return SandboxRefusal.oauth(
+                "invalid_client_metadata", "grant_types may hold authorization_code and refresh_token only, and must hold the first."
+            ).response
         }
         let responseTypes = metadata["response_types"] ?? ["code"]
         guard let responseTypes = responseTypes as? [String], responseTypes == ["code"] else {
-            return Self.registrationError("invalid_client_metadata", "response_types must be [\"code\"]: only the code flow is offered.")
+            return SandboxRefusal.oauth("invalid_client_metadata", "response_types must be [\"code\"]: only the code flow is offered.")
+                .response
         }
         let applicationType = metadata["application_type"] ?? "web"
         guard let applicationType = applicationType as? String, ["web", "native"].contains(applicationType) else {
-            return Self.registrationError("invalid_client_metadata", "application_type must be web or native.")
+            return SandboxRefusal.oauth("invalid_client_metadata", "application_type must be web or native.").response
         }
         if let name = metadata["client_name"], !(name is String) {
-            return Self.registrationError("invalid_client_metadata", "client_name must be a string.")
+            return SandboxRefusal.oauth("invalid_client_metadata", "client_name must be a string.").response
         }
         let name = (metadata["client_name"] as? String).flatMap { $0.isEmpty ? nil : String($0.prefix(100)) } ?? "An unnamed application"
         let clientID = "sbx_client_" + Base64URL.randomToken(bytes: 12)

@@ -14,7 +14,7 @@ extension SandboxServer {
         await state.count(\.revocationRequests)
         if let response = try await applyFault(.revoke, context) { return response }
         guard let parameters = try await Self.formBody(request) else {
-            return Self.tokenError("invalid_request", "The body must be application/x-www-form-urlencoded.")
+            return SandboxRefusal.oauth("invalid_request", "The body must be application/x-www-form-urlencoded.").response
         }
         let client: SandboxClient
         switch await authenticateClient(request, parameters) {
@@ -22,14 +22,14 @@ extension SandboxServer {
         case .failure(let error): return error.response
         }
         guard let token = parameters["token"] else {
-            return Self.tokenError("invalid_request", "token is missing.")
+            return SandboxRefusal.oauth("invalid_request", "token is missing.").response
         }
         if let hint = parameters["token_type_hint"], !["access_token", "refresh_token"].contains(hint) {
-            return Self.tokenError("unsupported_token_type", "token_type_hint must be access_token or refresh_token.")
+            return SandboxRefusal.oauth("unsupported_token_type", "token_type_hint must be access_token or refresh_token.").response
         }
         if let (_, owner) = await state.find(token: token) {
             guard owner == client.clientID else {
-                return Self.tokenError("unauthorized_client", "The token was issued to another client.")
+                return SandboxRefusal.oauth("unauthorized_client", "The token was issued to another client.").response
             }
             await state.revoke(token: token)
         }

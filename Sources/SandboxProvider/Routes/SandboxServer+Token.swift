@@ -177,7 +177,9 @@ extension SandboxServer {
             if asForm { return Self.form(.ok, fields) }
             return Self.json(.ok, Dictionary(fields, uniquingKeysWith: { first, _ in first }), headers: Self.noStore)
         case .error(let error, let description, let basicChallenge):
-            guard likeness.errorsWithStatus200 else { return Self.tokenError(error, description, basicChallenge: basicChallenge) }
+            guard likeness.errorsWithStatus200 else {
+                return SandboxRefusal.oauth(error, description, basicChallenge: basicChallenge).response
+            }
             let fields: [(String, Any)] = [("error", likeness.errorName(error)), ("error_description", description)]
             return asForm ? Self.form(.ok, fields) : Self.json(.ok, Dictionary(fields, uniquingKeysWith: { a, _ in a }))
         }
