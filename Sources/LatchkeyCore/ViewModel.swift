@@ -1,6 +1,19 @@
 import OAuthCore
 
-/// Everything the main window shows, derived from the state alone.
+/// A provider as the list shows it.
+public struct ProviderEntry: Equatable, Sendable {
+    public var id: String
+    public var displayName: String
+
+    public init(id: String, displayName: String) {
+        self.id = id
+        self.displayName = displayName
+    }
+}
+
+/// Everything the main window shows: what the state says (derived here, from the state alone), and
+/// what the window's controller knows around it (the list, the provider's accounts, its pictures).
+/// `MainWindow.render` is the window's one entry: nothing else changes what it shows.
 public struct ViewModel: Equatable, Sendable {
     public var signInEnabled: Bool
     public var getProfileEnabled: Bool
@@ -26,6 +39,25 @@ public struct ViewModel: Equatable, Sendable {
     public var subline: String
     /// What the sign-in allows (its scopes), while signed in; nil otherwise, or when it allows nothing said.
     public var scopesLine: String?
+
+    // What the window shows around the state: set by the window's controller from what it knows.
+
+    /// The providers in the list, in order.
+    public var providers: [ProviderEntry] = []
+    /// The provider chosen in the list and named under the title.
+    public var shownProvider: ProviderEntry?
+    /// Where this provider's sign-in may happen (a choice when both; nothing while it cannot be used),
+    /// and where the person chose.
+    public var userAgents: [ProviderConfiguration.UserAgentKind] = []
+    public var chosenUserAgent: ProviderConfiguration.UserAgentKind?
+    /// Whether the provider offers sign-in on another device (it has a device authorization endpoint).
+    public var offersDeviceSignIn = false
+    /// The provider's accounts (listed once there are two), and the key of the one in use.
+    public var accounts: [Account] = []
+    public var accountInUse: String?
+    /// Pictures fetched: the profile's (shown while a profile is), and each listed account's by key.
+    public var picture: [UInt8]?
+    public var accountPictures: [String: [UInt8]] = [:]
 
     /// - Parameter account: the account in use, as the list knows it: named before its profile is fetched.
     public init(

@@ -64,8 +64,7 @@ struct TokenRequest {
 
     /// As `provider()`, throwing the sentence rather than saying it (the git helper says it its own way).
     func providerQuietly() throws -> Provider {
-        let (resource, providerID, catalog, secrets, zeroConfiguration) = (resource, providerID, catalog, secrets, zeroConfiguration)
-        let network = network
+        let (resource, providerID, services, zeroConfiguration) = (resource, providerID, services, zeroConfiguration)
         let configuration = try wait { () async throws -> ProviderConfiguration in
             if let resource {
                 return try await zeroConfiguration.configuration(for: resource, checkRegistration: false).configuration

@@ -10,9 +10,8 @@ extension AppController {
     func accountChosen(_ key: String) {
         guard current != nil, key != accountEntry.current?.key else { return }
         guard state.accepts(.accountChosen(key)) else {
-            // Not now (a sign-in under way): the row in use stays chosen.
-            window.showAccounts(accountEntry.accounts, inUse: accountEntry.current?.key, providerName: providerName)
-            return
+            // Not now (a sign-in under way): the row in use is chosen again.
+            return render()
         }
         logger.info("Another account chosen")
         send(.accountChosen(key))
@@ -20,8 +19,10 @@ extension AppController {
 
     /// Shows `entry`, and fetches the accounts' pictures when their rows are new.
     func showAccounts(_ entry: AccountList.Entry) {
+        // Other accounts than before: their rows are made anew, and their pictures fetched again.
+        let anew = entry.accounts != accountEntry.accounts
         accountEntry = entry
-        let anew = window.showAccounts(entry.accounts, inUse: entry.current?.key, providerName: providerName)
+        if anew { accountPictures = [:] }
         render()
         guard anew, entry.accounts.count > 1, let provider = current else { return }
         let generation = self.generation
@@ -30,8 +31,9 @@ extension AppController {
             MainLoop.work {
                 await provider.picture(at: url)
             } then: { [weak self] bytes in
-                guard let self, self.generation == generation, let bytes else { return }
-                self.window.showAccountPicture(bytes, of: account.key)
+                guard let self, self.generation == generation, self.accountEntry.accounts == entry.accounts, let bytes else { return }
+                self.accountPictures[account.key] = bytes
+                self.render()
             }
         }
     }

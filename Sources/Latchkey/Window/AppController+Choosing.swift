@@ -11,18 +11,16 @@ extension AppController {
     /// Makes `id` the provider shown: its own sign-in, read from the store.
     /// `remember`: the person chose it in the window, so the next launch starts with it.
     func choose(_ id: String, remember: Bool) {
-        guard state.allowsChoosingProvider else { return window.showProvider(id: providerID, name: providerName) }
+        // Not now: the list shows the provider still shown.
+        guard state.allowsChoosingProvider else { return render() }
         generation += 1
-        (signInTask, current, grantedScopes, accountEntry) = (nil, nil, [], AccountList.Entry())
-        window.showAccounts([], inUse: nil, providerName: "")
+        (signInTask, current, grantedScopes, accountEntry, accountPictures, picture) = (nil, nil, [], AccountList.Entry(), [:], nil)
+        (usableUserAgents, offersDeviceSignIn) = ([], false)
         providerID = id
-        providerName = providers.entries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
+        providerName = providerEntries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
         agents.reset(for: providerName)
         application.setActionState(LatchkeyApp.signOutAction, id)
         if remember { LatchkeyFiles.rememberChosenProvider(id) }
-        window.showProvider(id: id, name: providerName)
-        window.showUserAgents([], chosen: nil)
-        window.offerDeviceSignIn(false)
         send(.providerChosen)
         render()
     }
@@ -35,9 +33,8 @@ extension AppController {
             providers.readEntries()
         } then: { [weak self] entries in
             guard let self else { return }
-            self.providers.entries = entries
-            self.window.list(entries)
-            self.window.showProvider(id: self.providerID, name: self.providerName)
+            self.providerEntries = entries
+            self.render()
             next?(self)
         }
     }
@@ -91,7 +88,7 @@ extension AppController {
     /// The programs always allowed to get tokens from the agent, each revocable.
     func openPrograms() {
         guard programsDialog == nil else { return }
-        let names = Dictionary(providers.entries.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
+        let names = Dictionary(providerEntries.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
         let dialog = ProgramsDialog(parent: window.window, grants: LatchkeyFiles.allowedPrograms, providerNames: names)
         dialog.onDismiss = { [weak self] in self?.programsDialog = nil }
         programsDialog = dialog

@@ -36,8 +36,16 @@ final class AppController {
     var followUp = SetUpFollowUp()
     /// The allowed programs, while shown.
     var programsDialog: ProgramsDialog?
-    /// The shown provider's accounts, as last listed (see `AppController+Accounts`).
+    /// The shown provider's accounts, as last listed (see `AppController+Accounts`), and their pictures once fetched.
     var accountEntry = AccountList.Entry()
+    var accountPictures: [String: [UInt8]] = [:]
+    /// Where the shown provider allows its sign-in, and whether on another device: known once it is ready.
+    var usableUserAgents: [ProviderConfiguration.UserAgentKind] = []
+    var offersDeviceSignIn = false
+    /// The profile's picture, once fetched.
+    var picture: [UInt8]?
+    /// The providers listed, once read (see `listProviders`); until then, the list holds the one shown.
+    var providerEntries: [ProviderEntry] = []
 
     private(set) var state = AppState.starting {
         didSet {
@@ -54,7 +62,7 @@ final class AppController {
         providerName = providers.displayName(of: providerID)
         self.logger = logger
         // The list holds the chosen provider alone until the window is up (see `start`).
-        window = MainWindow(application: application, providers: [(providerID, providerName)])
+        window = MainWindow(application: application, providers: [ProviderEntry(id: providerID, displayName: providerName)])
         dialogs = ProviderDialogs(parent: window.window, setUp: providers.setUp, logger: logger)
         agents = SignInAgents(parent: window.window, logger: logger)
         dialogs.onDone = { [weak self] done in self?.providerSetUp(done) }
@@ -134,7 +142,7 @@ final class AppController {
             grantedScopes = answer.scopes
             send(answer.event)
         case .profile(let answer):
-            if case .profileLoaded = answer.event { window.showPicture(answer.picture) }
+            if case .profileLoaded = answer.event { picture = answer.picture }
             send(answer.event)
         case .accounts(let entry): showAccounts(entry)
         }
@@ -224,9 +232,8 @@ final class AppController {
         (current, providerName) = (provider, configuration.displayName)
         agents.reset(for: providerName, chosen: configuration.userAgent)
         logger.info("Provider \(configuration.displayName)")
-        window.showProvider(id: id, name: providerName)
-        window.showUserAgents(configuration.usableUserAgents, chosen: agents.chosen)
-        window.offerDeviceSignIn(configuration.deviceAuthorizationEndpoint != nil)
+        usableUserAgents = configuration.usableUserAgents
+        offersDeviceSignIn = configuration.deviceAuthorizationEndpoint != nil
         render()
         send(.providerReady(notice: followUp.loaded(id, usable: true).notice))
     }
@@ -257,6 +264,14 @@ final class AppController {
             userAgent: agents.chosen, scopes: grantedScopes, account: accountEntry.current)
         model.status = HomeFolder.shortened(model.status)
         model.setUpVisible = model.setUpVisible && canSetUp
+        let shown = ProviderEntry(id: providerID, displayName: providerName)
+        // Until the whole list is read (see `start`), it holds the provider shown alone.
+        model.providers = providerEntries.isEmpty ? [shown] : providerEntries
+        model.shownProvider = shown
+        (model.userAgents, model.chosenUserAgent) = (usableUserAgents, usableUserAgents.isEmpty ? nil : agents.chosen)
+        model.offersDeviceSignIn = offersDeviceSignIn
+        (model.accounts, model.accountInUse) = (accountEntry.accounts, accountEntry.current?.key)
+        (model.picture, model.accountPictures) = (picture, accountPictures)
         window.render(model)
     }
 }

@@ -4,16 +4,18 @@ import LatchkeyCore
 import OAuthCore
 
 /// The main window: which provider, who you are, the buttons, and a status
-/// line. It holds no state of its own: `render` shows a ViewModel, and
-/// `showProvider` / `showUserAgents` what is chosen.
+/// line. It holds no state of its own: `render` shows a ViewModel, and is the
+/// one way to change what the window shows (it remembers the last model only
+/// to leave alone what did not change: the list, the accounts' rows, pictures).
 @MainActor
 final class MainWindow {
     let window: Window
     let signIn = Button(label: "Sign in")
     /// RFC 8628, for a provider that offers it: the code shown here, the sign-in done on a phone.
     let onDevice = Button(label: "Sign in on another device")
-    /// Whether the provider shown offers sign-in on another device.
-    private var offersDeviceSignIn = false
+    /// The model shown last, and the providers listed (the first frame lists the chosen one alone).
+    private var shown: ViewModel?
+    private var listed: [ProviderEntry] = []
     let getProfile = Button(label: "Get my profile")
     let openProfile = Button(label: "Open profile")
     let signOut = Button(label: "Sign out")
@@ -43,7 +45,7 @@ final class MainWindow {
     private let profileBox = Box(vertical: false, spacing: 16)
 
     // Layout: every widget of the window, in the order it shows them.
-    init(application: Application, providers: [(id: String, displayName: String)]) {
+    init(application: Application, providers: [ProviderEntry]) {
         window = Window(application: application, title: "Latchkey")
         window.setDefaultSize(width: 460, height: 500)
         window.setIcon(name: LatchkeyApp.id)
@@ -170,27 +172,23 @@ final class MainWindow {
     }
 
     /// The providers in the list, in order (after one was added, the whole list again).
-    func list(_ entries: [(id: String, displayName: String)]) {
+    private func list(_ entries: [ProviderEntry]) {
+        listed = entries
         provider.removeAll()
         for entry in entries { provider.append(id: entry.id, text: entry.displayName) }
     }
 
-    /// The chosen provider, in the list and under the title.
-    func showProvider(id: String, name: String) {
+    /// The chosen provider, in the list and under the title (chosen again when the person's pick
+    /// was not taken: the list shows what the model says).
+    private func showProvider(id: String, name: String) {
         if provider.activeID != id { provider.activeID = id }
         header.subtitle = name
         signIn.setAccessible(name: "Sign in", description: "Sign in with \(name)")
     }
 
-    /// Whether the provider shown offers sign-in on another device (it has a device authorization
-    /// endpoint): shown from the next `render`.
-    func offerDeviceSignIn(_ offered: Bool) {
-        offersDeviceSignIn = offered
-    }
-
     /// Where this provider's sign-in happens: a choice when it allows both,
     /// otherwise a sentence; nothing when the provider cannot be used.
-    func showUserAgents(_ allowed: [ProviderConfiguration.UserAgentKind], chosen: ProviderConfiguration.UserAgentKind?) {
+    private func showUserAgents(_ allowed: [ProviderConfiguration.UserAgentKind], chosen: ProviderConfiguration.UserAgentKind?) {
         let both = allowed.count > 1
         inWindow.isVisible = both
         inBrowser.isVisible = both
@@ -204,6 +202,7 @@ final class MainWindow {
     }
 
     func render(_ model: ViewModel) {
+        renderSurroundings(model)
         signIn.isSensitive = model.signInEnabled
         getProfile.isSensitive = model.getProfileEnabled
         signOut.isVisible = model.signOutVisible
@@ -211,7 +210,7 @@ final class MainWindow {
         cancel.isVisible = model.cancelVisible
         setUp.isVisible = model.setUpVisible
         signIn.isVisible = !model.setUpVisible
-        onDevice.isVisible = offersDeviceSignIn && !model.setUpVisible
+        onDevice.isVisible = model.offersDeviceSignIn && !model.setUpVisible
         onDevice.isSensitive = model.signInEnabled
         provider.isSensitive = model.providerChoiceEnabled
         addProvider.isSensitive = model.providerChoiceEnabled
@@ -240,13 +239,29 @@ final class MainWindow {
         scopes.text = model.scopesLine ?? ""
         scopes.setAccessible(name: model.scopesLine ?? "", description: "Scopes")
         scopes.isVisible = model.scopesLine != nil
-        if model.profile == nil { showPicture(nil) }
+        shown = model
+    }
+
+    /// What the window shows around the state: the list and the provider chosen in it, where to sign
+    /// in, the accounts, the pictures. What did not change since the last model is left alone, but
+    /// for what the person can change by hand (the provider and account chosen), shown as the model says.
+    private func renderSurroundings(_ model: ViewModel) {
+        if model.providers != listed { list(model.providers) }
+        if let chosen = model.shownProvider { showProvider(id: chosen.id, name: chosen.displayName) }
+        if model.userAgents != shown?.userAgents || model.chosenUserAgent != shown?.chosenUserAgent {
+            showUserAgents(model.userAgents, chosen: model.chosenUserAgent)
+        }
+        let anew = showAccounts(model.accounts, inUse: model.accountInUse, providerName: model.shownProvider?.displayName ?? "")
+        for (key, bytes) in model.accountPictures where anew || shown?.accountPictures[key] != bytes {
+            accounts?.showPicture(bytes, of: key)
+        }
+        let picture = model.profile == nil ? nil : model.picture
+        if shown == nil || picture != (shown?.profile == nil ? nil : shown?.picture) { showPicture(picture) }
     }
 
     /// Shows a provider's accounts, `inUse` chosen: a list once there are two, made then (the first
     /// frame, and a window with one account, never pay for it). Returns whether the rows were made anew.
-    @discardableResult
-    func showAccounts(_ list: [Account], inUse: String?, providerName: String) -> Bool {
+    private func showAccounts(_ list: [Account], inUse: String?, providerName: String) -> Bool {
         accountsSlot.isVisible = list.count > 1
         if accounts == nil {
             guard list.count > 1 else { return false }
@@ -258,13 +273,8 @@ final class MainWindow {
         return accounts?.show(list, inUse: inUse, providerName: providerName) ?? false
     }
 
-    /// An account's picture, once fetched, in its row.
-    func showAccountPicture(_ bytes: [UInt8], of key: String) {
-        accounts?.showPicture(bytes, of: key)
-    }
-
     /// The profile picture, or the generic one when there is none or it cannot be read.
-    func showPicture(_ bytes: [UInt8]?) {
+    private func showPicture(_ bytes: [UInt8]?) {
         if let bytes, avatar.setPicture(bytes, size: 64) { return }
         avatar.setIcon("avatar-default-symbolic")
     }

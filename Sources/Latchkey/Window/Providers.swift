@@ -17,11 +17,6 @@ final class Providers: @unchecked Sendable {
     var network: Network { services.network }
     /// `--provider-file`: its id, and where it is.
     let file: (id: String, url: URL)?
-    /// What the window lists: the sandbox first, then every other provider by name.
-    /// Read once the window is up (every preset and file of the person's is
-    /// opened for its name: not something the launch should wait for) and again
-    /// after a provider is added; read (`readEntries`) off GTK's thread, kept and used on it only.
-    var entries: [(id: String, displayName: String)] = []
     private let logger: Logger
     // Guarded by `lock`: the sandbox child, once started.
     private let lock = Lock()
@@ -72,13 +67,17 @@ final class Providers: @unchecked Sendable {
         }
     }
 
-    /// Reads the list: once the window is up, and after a provider was added.
-    func readEntries() -> [(id: String, displayName: String)] {
+    /// What the window lists: the sandbox first, then every other provider by name. Read once the
+    /// window is up (every preset and file of the person's is opened for its name: not something the
+    /// launch should wait for) and again after a provider is added, off GTK's thread; the window's
+    /// controller keeps it.
+    func readEntries() -> [ProviderEntry] {
         var list = catalog.availableProviders
         if let file, !list.contains(where: { $0.id == file.id }), let draft = try? catalog.draft(file: file.url) {
             list.append((draft.id, draft.displayName))
         }
-        return Self.sandboxIDs.compactMap { id in list.first { $0.id == id } } + list.filter { !Self.sandboxIDs.contains($0.id) }
+        let ordered = Self.sandboxIDs.compactMap { id in list.first { $0.id == id } } + list.filter { !Self.sandboxIDs.contains($0.id) }
+        return ordered.map { ProviderEntry(id: $0.id, displayName: $0.displayName) }
     }
 
     /// The provider `id` as its files describe it, unchecked: what the set-up dialog shows.
