@@ -354,9 +354,10 @@ def main():
         print("launch and idle memory …", file=sys.stderr, flush=True)
         launch = raw["launch"] = launch_pairs(watcher)
         c, c_rss = median(launch["c"]), median(launch["c_rss"])
-        row("launch to window, signed out", median(launch["out"]), c, 1.15, "≤ 1.15 × C", baseline_name="C GTK window")
-        row("launch to window, signed in", median(launch["in"]), c, 1.15, "≤ 1.15 × C", baseline_name="C GTK window")
-        row("peak RSS, signed in, idle 2 s", median(launch["in_rss"]), c_rss, 1.3, "≤ 1.3 × C", "MiB", "C GTK window")
+        # Issue 37 §8's goals, against the C window drawn to match the app's first frame.
+        row("launch to window, signed out", median(launch["out"]), c, 1.05, "≤ 1.05 × C", baseline_name="C GTK window")
+        row("launch to window, signed in", median(launch["in"]), c, 1.05, "≤ 1.05 × C", baseline_name="C GTK window")
+        row("peak RSS, signed in, idle 2 s", median(launch["in_rss"]), c_rss, 1.2, "≤ 1.2 × C", "MiB", "C GTK window")
         row("launch to window, signed in, against the window without the provider row", median(launch["in"]),
             median(launch["c_plain"]), None, "reported", baseline_name="C GTK window before 2026-11-25")
         row("peak RSS, signed out, idle 2 s (app process)", median(launch["out_rss"]), c_rss, None,
