@@ -47,3 +47,12 @@ import Testing
         #expect(lines.count == 1 && lines[0].label == "-" && lines[0].key == "github" && lines[0].inUse)
     }
 }
+
+/// The sandbox's providers, which the window lists first and nothing else may take.
+@Suite struct SandboxProvidersTests {
+    @Test func theWindowStartsWithTheFirstAndBothAreTheSandboxs() {
+        #expect(SandboxProviders.ids.first == SandboxProviders.id)
+        #expect(SandboxProviders.contains("sandbox") && SandboxProviders.contains("sandbox-oauth1"))
+        #expect(!SandboxProviders.contains("github") && !SandboxProviders.contains("Sandbox"))
+    }
+}

@@ -29,7 +29,7 @@ final class AgentProviders: Sendable {
     /// none is known) and its state.
     func accounts() async -> [(named: String, name: String, label: String, state: SignInState)] {
         var rows: [(named: String, name: String, label: String, state: SignInState)] = []
-        for (id, name) in catalog.availableProviders where !Providers.sandboxIDs.contains(id) {
+        for (id, name) in catalog.availableProviders where !SandboxProviders.contains(id) {
             let accounts = await SignInStatus.accounts(of: id, in: LatchkeyFiles.accounts, store: store)
             for account in accounts {
                 let state = await SignInStatus.state(

@@ -13,7 +13,7 @@ extension ZeroConfiguration {
     /// `reservedIDs`: ids the run owns besides the catalog's (the sandbox's, a `--provider-file`'s).
     static func latchkey(
         catalog: ProviderCatalog, secrets: any ClientSecretStore, tokens: any TokenStore,
-        reservedIDs: Set<String> = Set(Providers.sandboxIDs), network: Network
+        reservedIDs: Set<String> = Set(SandboxProviders.ids), network: Network
     ) -> ZeroConfiguration {
         ZeroConfiguration(
             catalog: catalog, secrets: secrets, network: network,

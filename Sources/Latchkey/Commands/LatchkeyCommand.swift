@@ -108,7 +108,7 @@ struct WindowCommand: ParsableCommand {
                 try resource.map { try Self.prepareResource($0, with: zeroConfiguration) }
                 ?? issuer.map { text in try wait { try await zeroConfiguration.prepare(issuer: text) }.id }
             let remembered = LatchkeyFiles.chosenProvider().flatMap { id in providers.exists(id) ? id : nil }
-            let providerID = providers.file?.id ?? resourceID ?? provider ?? remembered ?? Providers.sandboxID
+            let providerID = providers.file?.id ?? resourceID ?? provider ?? remembered ?? SandboxProviders.id
             if signOut, providerFile == nil, let sentence = Self.signOutInRunningInstance(provider: providerID) {
                 print(sentence)
                 return nil

@@ -31,7 +31,7 @@ struct StatusCommand: ParsableCommand {
                         id, name, shown,
                         await SignInStatus.state(
                             of: id, key: account.key, catalog: catalog, store: store, secrets: secrets,
-                            isSandbox: Providers.sandboxIDs.contains(id)
+                            isSandbox: SandboxProviders.contains(id)
                         ).sentence,
                     ])
                 }

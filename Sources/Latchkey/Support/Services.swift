@@ -33,14 +33,14 @@ struct Services: Sendable {
     }
 
     /// Latchkey's way of making a provider from a resource or an issuer (see `ZeroConfiguration.latchkey`).
-    func zeroConfiguration(reservedIDs: Set<String> = Set(Providers.sandboxIDs)) -> ZeroConfiguration {
+    func zeroConfiguration(reservedIDs: Set<String> = Set(SandboxProviders.ids)) -> ZeroConfiguration {
         ZeroConfiguration.latchkey(catalog: catalog, secrets: secrets, tokens: tokens, reservedIDs: reservedIDs, network: network)
     }
 
     /// A real provider's configuration, its secret and discovery document read as a sign-in reads
     /// them; never the sandbox's, which lives only inside the window.
     func configuration(of id: String) async throws -> ProviderConfiguration {
-        guard !Providers.sandboxIDs.contains(id) else {
+        guard !SandboxProviders.contains(id) else {
             throw OAuthError.invalidConfiguration(
                 "the sandbox runs only inside the window, on a port of its own each time; ask for a token of a real provider, or of a resource."
             )

@@ -22,10 +22,6 @@ final class Providers: @unchecked Sendable {
     private let lock = Lock()
     private var sandbox: SandboxChild?
 
-    static let sandboxID = "sandbox"
-    /// The sandbox's providers, as the list shows them first: OAuth 2.0, then OAuth 1.0a, both served by the one child.
-    static let sandboxIDs = [sandboxID, "sandbox-oauth1"]
-
     init(services: Services, file: URL?) throws {
         self.services = services
         logger = services.network.logger
@@ -45,7 +41,7 @@ final class Providers: @unchecked Sendable {
 
     /// Ids this run owns besides the catalog's: the sandbox's, and the one of `--provider-file`.
     /// No provider added in the window takes one, nor clears what is stored under it.
-    var reservedIDs: Set<String> { Set(Self.sandboxIDs + (file.map { [$0.id] } ?? [])) }
+    var reservedIDs: Set<String> { Set(SandboxProviders.ids + (file.map { [$0.id] } ?? [])) }
 
     /// The zero-configuration service over this run's catalog, secrets and store.
     var zeroConfiguration: ZeroConfiguration {
@@ -76,7 +72,8 @@ final class Providers: @unchecked Sendable {
         if let file, !list.contains(where: { $0.id == file.id }), let draft = try? catalog.draft(file: file.url) {
             list.append((draft.id, draft.displayName))
         }
-        let ordered = Self.sandboxIDs.compactMap { id in list.first { $0.id == id } } + list.filter { !Self.sandboxIDs.contains($0.id) }
+        let ordered =
+            SandboxProviders.ids.compactMap { id in list.first { $0.id == id } } + list.filter { !SandboxProviders.ids.contains($0.id) }
         return ordered.map { ProviderEntry(id: $0.id, displayName: $0.displayName) }
     }
 
@@ -91,7 +88,7 @@ final class Providers: @unchecked Sendable {
     /// throws a sentence when it cannot be used. Asks the keyring, so it runs off GTK's thread.
     /// A provider that names only its issuer has its discovery document brought up to date first.
     func provider(for id: String) async throws -> Provider {
-        guard Self.sandboxIDs.contains(id), file?.id != id else {
+        guard SandboxProviders.ids.contains(id), file?.id != id else {
             let source: DiscoveryCache.Source?
             if let file, file.id == id {
                 source = try await catalog.refreshDiscovery(file: file.url, network: network)
