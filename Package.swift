@@ -51,6 +51,9 @@ let package = Package(
         .systemLibrary(
             name: "CSecret", pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]),
+        .systemLibrary(
+            name: "CGio", pkgConfig: "gio-2.0",
+            providers: [.apt(["libglib2.0-dev"])]),
 
         // What "this computer" means, in one place: 127.0.0.0/8 and ::1 as IP literals.
         .target(name: "Loopback"),
@@ -87,11 +90,14 @@ let package = Package(
         // system browser, loaded only when one starts.
         .target(name: "CSoup"),
 
+        // GLib and GIO without GTK: the session bus (names, an exported object, calls, values), GLib's
+        // errors, closures handed to C. What a program of the session needs that shows no window.
+        .target(name: "GioKit", dependencies: ["CGio"], swiftSettings: noDynamicActorIsolation),
         // The thin Swift layer over GLib and GTK: ownership, signals, the main-loop hop, widgets.
         // No compiler-inserted main-actor checks (Swift 6 adds them where @MainActor closures meet
         // C): a copy of GtkKit runs in the sign-in library on a second Swift runtime, whose
         // main-actor check names the wrong thread. GtkThread checks GTK's thread explicitly instead.
-        .target(name: "GtkKit", dependencies: ["CGtk"], swiftSettings: noDynamicActorIsolation),
+        .target(name: "GtkKit", dependencies: ["CGtk", "GioKit"], swiftSettings: noDynamicActorIsolation),
 
         // The C interface between the app and the sign-in library: one header both import.
         .target(name: "CWebSignIn"),
@@ -105,12 +111,15 @@ let package = Package(
             // Named by its file name (its SONAME), not by the path it was built at.
             linkerSettings: [.unsafeFlags(["-Xlinker", "-Bsymbolic", "-Xlinker", "-soname=libLatchkeyWebSignIn.so"])]),
 
+        // The keyring (the Secret Service, through libsecret) as OAuthCore's stores of sign-ins and
+        // client secrets; no GTK, so a program that shows no window can keep them there.
+        .target(name: "Keyring", dependencies: ["CSecret", "CGio", "GioKit", "OAuthCore"]),
         // OAuthCore on the desktop: the two user agents (the embedded view, opening WebSignIn; the
-        // system browser with a loopback listener) and the keyring store.
+        // system browser with a loopback listener).
         .target(
             name: "DesktopOAuth",
             dependencies: [
-                "GtkKit", "CSecret", "CSoup", "CWebSignIn", "InstallLayout", "OAuthCore",
+                "GtkKit", "GioKit", "CSoup", "CWebSignIn", "InstallLayout", "OAuthCore",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -141,7 +150,7 @@ let package = Package(
         .executableTarget(
             name: "Latchkey",
             dependencies: [
-                "GtkKit", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "AgentCore", "InstallLayout", "QRCode",
+                "GtkKit", "GioKit", "Keyring", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "AgentCore", "InstallLayout", "QRCode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -200,7 +209,10 @@ let package = Package(
             name: "OAuthCoreTests",
             dependencies: ["OAuthCore", "InstallLayout", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
-            name: "GtkKitTests", dependencies: ["GtkKit", "CGtk", "CWebSignIn", "DesktopOAuth", "WebSignIn", "OAuthCore", "TestSupport"]),
+            name: "GtkKitTests",
+            dependencies: [
+                "GtkKit", "GioKit", "Keyring", "CGtk", "CGio", "CWebSignIn", "DesktopOAuth", "WebSignIn", "OAuthCore", "TestSupport",
+            ]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
         // The tests' own parts: a child's end heard however late its waiter runs.
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "OAuthCore"]),

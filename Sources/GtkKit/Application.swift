@@ -1,3 +1,4 @@
+import CGio
 import CGtk
 
 /// A GtkApplication: single instance per id, owns the main loop.

@@ -1,4 +1,5 @@
 import CGtk
+import GioKit
 
 /// The one way back onto the GTK thread.
 ///

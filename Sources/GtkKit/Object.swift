@@ -1,4 +1,5 @@
 import CGtk
+import GioKit
 
 /// Owns one reference to a GObject and the signal handlers connected through it.
 ///

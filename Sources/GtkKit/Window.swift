@@ -1,4 +1,5 @@
 import CGtk
+import GioKit
 
 open class Window: Widget {
     public var window: UnsafeMutablePointer<GtkWindow> { cast(pointer) }

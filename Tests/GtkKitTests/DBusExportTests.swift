@@ -1,5 +1,6 @@
-import CGtk
+import CGio
 import Foundation
+import GioKit
 import GtkKit
 import Testing
 

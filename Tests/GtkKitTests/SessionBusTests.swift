@@ -1,4 +1,5 @@
 import Foundation
+import GioKit
 import GtkKit
 import Testing
 

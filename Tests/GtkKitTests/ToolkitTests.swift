@@ -1,5 +1,6 @@
 import CWebSignIn
 import GtkKit
+import Keyring
 import Testing
 import WebSignIn
 

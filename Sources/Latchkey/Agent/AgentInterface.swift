@@ -1,5 +1,6 @@
 import AgentCore
 import FoundationEssentials
+import GioKit
 import Glibc
 import GtkKit
 import LatchkeyCore

@@ -2,6 +2,7 @@ import AgentCore
 import DesktopOAuth
 import Dispatch
 import FoundationEssentials
+import GioKit
 import Glibc
 import GtkKit
 import LatchkeyCore

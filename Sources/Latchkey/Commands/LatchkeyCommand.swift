@@ -1,6 +1,7 @@
 import ArgumentParser
 import DesktopOAuth
 import FoundationEssentials
+import GioKit
 import GtkKit
 import LatchkeyCore
 import Logging

@@ -1,4 +1,5 @@
 import DesktopOAuth
+import Keyring
 import LatchkeyCore
 import Logging
 import OAuthCore

@@ -1,4 +1,4 @@
-import CGtk
+import CGio
 
 /// Told when a name leaves the session bus, by the bus's own `NameOwnerChanged` signal: nothing is
 /// polled. For a caller's unique name (`:1.42`), which is never given to another: gone is gone.

@@ -1,4 +1,4 @@
-import CGtk
+import CGio
 import Synchronization
 
 /// A method call to an exported object: who sent it, what it asks, and how to

@@ -1,4 +1,4 @@
-import CGtk
+import CGio
 
 /// Another process's running GApplication, reached over the session bus
 /// through its exported actions (`org.gtk.Actions`), as `gapplication action` does.

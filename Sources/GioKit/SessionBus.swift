@@ -1,4 +1,4 @@
-import CGtk
+import CGio
 
 /// The few questions Latchkey asks of the D-Bus session bus itself.
 public enum SessionBus {

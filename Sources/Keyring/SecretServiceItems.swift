@@ -1,4 +1,4 @@
-import CGtk
+import CGio
 import CSecret
 import FoundationEssentials
 import OAuthCore

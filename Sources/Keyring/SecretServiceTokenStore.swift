@@ -1,7 +1,7 @@
-import CGtk
+import CGio
 import CSecret
 import FoundationEssentials
-import GtkKit
+import GioKit
 import OAuthCore
 
 /// Tokens in the desktop's keyring (the Secret Service, e.g. GNOME Keyring),

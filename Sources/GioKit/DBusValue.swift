@@ -1,4 +1,4 @@
-import CGtk
+import CGio
 
 /// A D-Bus value as Swift holds it: what a method call brings (read from its
 /// GVariant) and what a reply carries (made into one). Only the kinds the

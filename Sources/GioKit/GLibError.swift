@@ -1,4 +1,4 @@
-import CGtk
+import CGio
 
 /// A GError, turned into text and freed.
 public struct GLibError: Error, CustomStringConvertible {
@@ -6,7 +6,7 @@ public struct GLibError: Error, CustomStringConvertible {
     public let domain: UInt32
     public let code: Int32
 
-    init(_ error: UnsafeMutablePointer<GError>?) {
+    package init(_ error: UnsafeMutablePointer<GError>?) {
         description = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
         domain = error?.pointee.domain ?? 0
         code = error?.pointee.code ?? 0
