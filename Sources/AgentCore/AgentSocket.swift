@@ -270,6 +270,13 @@ public final class AgentSocket: Sendable {
                     logger.notice("The process that connected no longer holds its connection; no token given")
                 }
                 if strangerWrote { logger.notice("A request written by another process than the one that connected was refused") }
+                // A caller that hung up (through ssh, a half-close: it may still read) learns nothing of a
+                // refusal: whether its question was taken back or there was nothing to ask about would
+                // tell, at once and unseen, which names the agent knows.
+                if case .failure = answer, connection.hangUp.happened {
+                    logger.notice("The caller hung up before its answer; no refusal is written")
+                    return
+                }
                 let json: String
                 switch answer {
                 case .success(let token): json = OIDCAgentMessage.success(token)

@@ -170,6 +170,25 @@ def agent_over_ssh(home):
         wait_until("the agent's note of it", lambda: "the question was taken back" in open(os.path.join(home.root, "agent.log")).read(), 10)
         expect(stored(home) == before, "the sign-in changed when the forwarded connection dropped")
 
+        # A program on the far side that half-closes at once (ssh passes that on as the hang-up) learns
+        # nothing of a name it may not have: no refusal is written to a caller that hung up, whether
+        # there was someone to ask about or not (else the sentences differed, and told the names).
+        probe = os.path.join(server.directory, "probe.py")
+        with open(probe, "w") as f:
+            f.write("import os, socket, sys\n"
+                    "s = socket.socket(socket.AF_UNIX); s.connect(os.environ['LATCHKEY_AGENT_SOCK'])\n"
+                    "s.sendall(('{\"request\":\"access_token\",\"account\":\"%s\"}' % sys.argv[1]).encode())\n"
+                    "s.shutdown(socket.SHUT_WR)\n"
+                    "data = b''\n"
+                    "while chunk := s.recv(65536): data += chunk\n"
+                    "print(repr(data))\n")
+        answers = {}
+        for name in ("mine", "nobody-here"):
+            status, out, err = finished(server.run(f"/usr/bin/python3 {probe} {name}"))
+            answers[name] = (status, out.strip())
+        expect(answers["mine"] == answers["nobody-here"] == (0, "b''"), f"half-closed probes told names apart: {answers}")
+        agent.absent("frame", "Allow a program to use your sign-in?", timeout=20)
+
         # The agent goes away while the far side waits on it: the far side says so, and nothing is lost.
         far = server.run(f"{latchkey} token --provider mine")
         question(home, "devbox")

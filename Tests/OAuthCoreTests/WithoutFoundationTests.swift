@@ -81,3 +81,19 @@ import Testing
         #expect(PathText.expandingTilde("~other/x", home: "/home/ada") == "~other/x")
     }
 }
+
+/// A provider's key set, read as a reader that takes a repeated member's last value has it.
+@Suite struct KeySetReadingTests {
+    @Test func aKeysRepeatedMemberIsItsLastAndOnlyStringsAreFields() throws {
+        let set: JSONValue = [
+            "keys": [
+                .object([.init("kid", "one"), .init("alg", "RS256"), .init("alg", nil)]),
+                .object([.init("kid", "two"), .init("alg", nil), .init("alg", "ES256"), .init("n", 5)]),
+            ]
+        ]
+        let keys = try JWKSCache.keys(of: set)
+        #expect(keys == [["kid": "one"], ["kid": "two", "alg": "ES256"]])
+        #expect(throws: OAuthError.self) { try JWKSCache.keys(of: ["keys": ["not a key"]]) }
+        #expect(throws: OAuthError.self) { try JWKSCache.keys(of: ["keys": "none"]) }
+    }
+}

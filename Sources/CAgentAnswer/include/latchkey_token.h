@@ -6,7 +6,14 @@
 
 /// `latchkey token`'s exit statuses, whichever of the front or the app answers (0: the token
 /// was printed). Scripts branch on them: a number here never changes meaning.
-typedef enum __attribute__((enum_extensibility(closed))) LatchkeyTokenExit : int {
+#if defined(__clang__)
+/* Clang (Swift's importer, and the toolchain's compiler the front is built with): a closed enum of
+ * int, which Swift imports as `LatchkeyTokenExit: Int32` with a case each; another compiler, a plain enum. */
+#define LATCHKEY_CLOSED_ENUM(name) enum __attribute__((enum_extensibility(closed))) name : int
+#else
+#define LATCHKEY_CLOSED_ENUM(name) enum name
+#endif
+typedef LATCHKEY_CLOSED_ENUM(LatchkeyTokenExit) {
     /// Anything else: the network, the provider, the configuration, the keyring, a busy agent.
     LatchkeyTokenExitFailed = 1,
     /// No sign-in is stored, or the provider no longer accepts it.

@@ -205,15 +205,11 @@ struct AgentEnvironmentCommand: ParsableCommand {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(spawnSetSID))
         let words: [String] = [front, "agent"]
         let argv = words.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid = pid_t()
-        let result = posix_spawn(&pid, front, &actions, &attributes, argv, environ)
+        let result = withCleanSpawnAttributes(flags: spawnSetSID) { posix_spawn(&pid, front, &actions, $0, argv, environ) }
         guard result == 0 else { throw LaunchError("Latchkey's agent could not be started (\(String(cString: strerror(result)))).") }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(startingTime * 1e9)
         while !AgentSocket.isServed(at: path) {

@@ -93,7 +93,7 @@ final class SandboxChild: @unchecked Sendable {
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid = pid_t()
-        let result = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        let result = withCleanSpawnAttributes { posix_spawn(&pid, executable.path, &actions, $0, argv, environ) }
         guard result == 0 else { throw OAuthError.invalidConfiguration(String(cString: strerror(result))) }
         return pid
     }

@@ -80,20 +80,22 @@ public actor JWKSCache {
 
     public init() {}
 
+    /// A key set's keys (RFC 7517 §5): each one's members, a later one of the same name winning, then
+    /// its strings, which are what a JWK's fields are (`"alg": "RS256", "alg": null` has no alg).
+    static func keys(of object: JSONValue) throws -> [[String: String]] {
+        guard let keys = object["keys"]?.array, keys.allSatisfy(\.isObject) else {
+            throw OAuthError.malformedResponse(endpoint: .keys, reason: "it has no keys")
+        }
+        return keys.map { key in
+            Dictionary(key.members.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }).compactMapValues(\.string)
+        }
+    }
+
     func set(at url: URL, network: Network, refresh: Bool) async throws -> KeySet {
         if !refresh, let cached = sets[url] { return cached }
         let response = try await ProviderDiscovery.getJSON(url, endpoint: .keys, network: network)
         let object = try ProviderDiscovery.jsonObject(response, endpoint: .keys)
-        guard let keys = object["keys"]?.array, keys.allSatisfy(\.isObject) else {
-            throw OAuthError.malformedResponse(endpoint: .keys, reason: "it has no keys")
-        }
-        // Each key's string members (a later one of the same name wins): what a JWK's fields are.
-        let set = KeySet(
-            keys: keys.map { key in
-                Dictionary(
-                    key.members.compactMap { member in member.value.string.map { (member.key, $0) } }, uniquingKeysWith: { _, last in last }
-                )
-            })
+        let set = KeySet(keys: try Self.keys(of: object))
         sets[url] = set
         return set
     }

@@ -61,12 +61,7 @@ package final class Pending<T: Sendable>: Sendable {
     /// or `deadline` passes. A descriptor whose state stays (a hang-up) is reported at every call:
     /// watch it no more once it has been.
     package func wait(watching fd: Int32? = nil, for events: Int16 = 0, until deadline: DispatchTime? = nil) -> Outcome {
-        guard finished >= 0 else {
-            if let deadline, fallback.wait(timeout: deadline) == .timedOut { return .timedOut }
-            if deadline == nil { fallback.wait() }
-            fallback.signal()  // for the next wait, if any
-            return answer.withLock { $0 }.map(Outcome.finished) ?? .timedOut
-        }
+        guard finished >= 0 else { return waitWithoutDescriptors(until: deadline) }
         var descriptors = [pollfd(fd: finished, events: Int16(POLLIN), revents: 0)]
         if let fd { descriptors.append(pollfd(fd: fd, events: events, revents: 0)) }
         while true {
@@ -78,11 +73,21 @@ package final class Pending<T: Sendable>: Sendable {
                 milliseconds = Int32(clamping: (deadline.uptimeNanoseconds - now + 999_999) / 1_000_000)
             }
             let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
-            if ready < 0, errno != EINTR { return answer.withLock { $0 }.map(Outcome.finished) ?? .timedOut }
+            // poll itself failed (ENOMEM): the work's end is still told on the semaphore.
+            if ready < 0, errno != EINTR { return waitWithoutDescriptors(until: deadline) }
             if ready > 0, descriptors.count > 1, descriptors[1].revents != 0, answer.withLock({ $0 }) == nil {
                 return .descriptor(revents: descriptors[1].revents)
             }
         }
+    }
+
+    /// Without an eventfd (none could be had) or a working poll: the semaphore the work also signals,
+    /// watching nothing (a hang-up is then heard only when the work ends).
+    private func waitWithoutDescriptors(until deadline: DispatchTime?) -> Outcome {
+        if let deadline, fallback.wait(timeout: deadline) == .timedOut { return .timedOut }
+        if deadline == nil { fallback.wait() }
+        fallback.signal()  // for the next wait, if any
+        return answer.withLock { $0 }.map(Outcome.finished) ?? .timedOut
     }
 
     /// The work's result, however long it takes.

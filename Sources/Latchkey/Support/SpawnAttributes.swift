@@ -1,0 +1,19 @@
+import Glibc
+
+/// What a child of Latchkey's starts with, whichever thread starts it: no signal blocked, every
+/// signal's default action. A thread's mask is its creator's, and Latchkey's threads are reused
+/// across work (BlockingWork's spare threads), so without this a child's mask (`SIGTERM` blocked,
+/// say) would depend on which thread happened to spawn it.
+func withCleanSpawnAttributes<T>(flags: Int32 = 0, _ body: (UnsafePointer<posix_spawnattr_t>) -> T) -> T {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    return body(&attributes)
+}
