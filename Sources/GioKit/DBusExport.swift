@@ -14,12 +14,17 @@ public final class DBusMethodCall: @unchecked Sendable {
     public let sender: String
     public let method: String
     public let arguments: [DBusValue]
+    /// The connection the call came on, held for as long as the call is: answering hands the
+    /// invocation (and the reference it held) to GDBus, so it is never read from the invocation after.
+    public let connection: OpaquePointer
 
     init(invocation: OpaquePointer, sender: String, method: String, parameters: OpaquePointer) {
         self.invocation = invocation
         self.sender = sender
         self.method = method
         arguments = DBusValue(reading: parameters).children
+        connection = g_dbus_method_invocation_get_connection(invocation)
+        g_object_ref(UnsafeMutableRawPointer(connection))
     }
 
     /// The reply: its values, in the order the interface names them.
@@ -43,14 +48,12 @@ public final class DBusMethodCall: @unchecked Sendable {
     }
 
     deinit {
+        defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
         guard !answered.load(ordering: .acquiring) else { return }
         g_dbus_method_invocation_return_dbus_error(
             invocation, "org.freedesktop.DBus.Error.Failed", "The call to \(method) was dropped without an answer (a bug in Latchkey).")
         latchkey_warning("A D-Bus call to \(method) was released unanswered; its caller was told so.")
     }
-
-    /// The connection the call came on.
-    public var connection: OpaquePointer { g_dbus_method_invocation_get_connection(invocation) }
 }
 
 /// An object exported on a D-Bus connection with one interface, described by its
