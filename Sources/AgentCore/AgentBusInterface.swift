@@ -7,7 +7,6 @@ public enum AgentBusInterface {
     /// The interface's name carries its version: methods are only ever added to it, and a method's
     /// arguments never change; a change that breaks a caller is `Agent2`, beside this one.
     public static let name = "io.github.latchkey.Agent1"
-    public static let version = 1
     public static let busName = "io.github.latchkey.Agent"
     public static let objectPath = "/io/github/latchkey/Agent1"
 
@@ -62,9 +61,6 @@ public enum AgentBusMethod: String, CaseIterable, Sendable {
         case .forgetProgram: [Self.into("program", "s"), Self.into("provider", "s")]
         }
     }
-
-    /// The D-Bus signature of what it answers: what its reply must carry.
-    public var replySignature: String { "(" + arguments.filter { !$0.input }.map(\.type).joined() + ")" }
 
     /// Whether an app in a Flatpak sandbox may call it: tokens (which the person is asked about), and
     /// nothing that would tell it, or change, what the person signed in to.

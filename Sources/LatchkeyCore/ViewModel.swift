@@ -59,6 +59,9 @@ public struct ViewModel: Equatable, Sendable {
     public var picture: [UInt8]?
     public var accountPictures: [String: [UInt8]] = [:]
 
+    /// The picture the avatar shows: the profile's while a profile is shown, else none (the generic one).
+    public var avatar: [UInt8]? { profile == nil ? nil : picture }
+
     /// - Parameter account: the account in use, as the list knows it: named before its profile is fetched.
     public init(
         state: AppState, providerName: String, storeName: String,

@@ -16,8 +16,8 @@ struct Services: Sendable {
     let secrets: FallbackClientSecretStore
     let network: Network
 
-    init(keyringTimeout: Double, networkTimeout: Double = Waits.defaultNetworkTimeout, catalog: ProviderCatalog = LatchkeyCommand.catalog) {
-        self.catalog = catalog
+    init(keyringTimeout: Double, networkTimeout: Double = Waits.defaultNetworkTimeout) {
+        catalog = LatchkeyCommand.catalog
         tokens = FallbackTokenStore(
             preferred: SecretServiceTokenStore(timeout: keyringTimeout),
             fallback: FileTokenStore(directory: LatchkeyFiles.stateDirectory),

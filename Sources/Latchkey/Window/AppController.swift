@@ -39,9 +39,6 @@ final class AppController {
     /// The shown provider's accounts, as last listed (see `AppController+Accounts`), and their pictures once fetched.
     var accountEntry = AccountList.Entry()
     var accountPictures: [String: [UInt8]] = [:]
-    /// Where the shown provider allows its sign-in, and whether on another device: known once it is ready.
-    var usableUserAgents: [ProviderConfiguration.UserAgentKind] = []
-    var offersDeviceSignIn = false
     /// The profile's picture, once fetched.
     var picture: [UInt8]?
     /// The providers listed, once read (see `listProviders`); until then, the list holds the one shown.
@@ -232,8 +229,6 @@ final class AppController {
         (current, providerName) = (provider, configuration.displayName)
         agents.reset(for: providerName, chosen: configuration.userAgent)
         logger.info("Provider \(configuration.displayName)")
-        usableUserAgents = configuration.usableUserAgents
-        offersDeviceSignIn = configuration.deviceAuthorizationEndpoint != nil
         render()
         send(.providerReady(notice: followUp.loaded(id, usable: true).notice))
     }
@@ -268,8 +263,11 @@ final class AppController {
         // Until the whole list is read (see `start`), it holds the provider shown alone.
         model.providers = providerEntries.isEmpty ? [shown] : providerEntries
         model.shownProvider = shown
-        (model.userAgents, model.chosenUserAgent) = (usableUserAgents, usableUserAgents.isEmpty ? nil : agents.chosen)
-        model.offersDeviceSignIn = offersDeviceSignIn
+        // Where to sign in, and whether on another device: the ready provider's, none before.
+        if let configuration = current?.configuration {
+            (model.userAgents, model.chosenUserAgent) = (configuration.usableUserAgents, agents.chosen)
+            model.offersDeviceSignIn = configuration.deviceAuthorizationEndpoint != nil
+        }
         (model.accounts, model.accountInUse) = (accountEntry.accounts, accountEntry.current?.key)
         (model.picture, model.accountPictures) = (picture, accountPictures)
         window.render(model)

@@ -255,8 +255,7 @@ final class MainWindow {
         for (key, bytes) in model.accountPictures where anew || shown?.accountPictures[key] != bytes {
             accounts?.showPicture(bytes, of: key)
         }
-        let picture = model.profile == nil ? nil : model.picture
-        if shown == nil || picture != (shown?.profile == nil ? nil : shown?.picture) { showPicture(picture) }
+        if shown == nil || model.avatar != shown?.avatar { showPicture(model.avatar) }
     }
 
     /// Shows a provider's accounts, `inUse` chosen: a list once there are two, made then (the first

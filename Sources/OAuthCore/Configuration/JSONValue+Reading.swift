@@ -26,8 +26,6 @@ extension JSONValue {
         return nil
     }
 
-    public var double: Double? { numberText.flatMap(Double.init) }
-
     public var array: [JSONValue]? {
         if case .array(let items) = self { return items }
         return nil
@@ -39,9 +37,6 @@ extension JSONValue {
         let texts = items.compactMap(\.string)
         return texts.count == items.count ? texts : nil
     }
-
-    /// The first of `keys` that holds a string.
-    public func string(_ keys: String...) -> String? { keys.lazy.compactMap { self[$0]?.string }.first }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
