@@ -2,6 +2,7 @@ import FoundationEssentials
 import InstallLayout
 import LatchkeyCore
 import Logging
+import Loopback
 import OAuthCore
 
 #if canImport(Glibc)
@@ -50,10 +51,15 @@ final class SandboxChild: @unchecked Sendable {
 
     private enum Phase { case notStarted, started, stopped }
 
-    private init(executable: URL, port: Int, stateFile: URL) throws {
-        baseURL = "http://127.0.0.1:\(port)"
+    /// The port, held from the moment its number is known until the child listens on it (or
+    /// will not): released by `startAndReadFirstLine`, under `lock`, or with this value.
+    private let reservation: ReservedPort
+
+    private init(executable: URL, reservation: ReservedPort, stateFile: URL) throws {
+        baseURL = "http://127.0.0.1:\(reservation.port)"
         self.executable = executable
-        arguments = ["--port", String(port), "--exit-with-stdin", "--state-file", stateFile.path]
+        self.reservation = reservation
+        arguments = ["--port", String(reservation.port), "--exit-with-stdin", "--state-file", stateFile.path]
         input = try Self.pipe()
         output = try Self.pipe()
     }
@@ -109,7 +115,7 @@ final class SandboxChild: @unchecked Sendable {
         let directory = LatchkeyFiles.stateDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let child = try SandboxChild(
-            executable: executable, port: try freePort(), stateFile: directory.appendingPathComponent("sandbox-provider.json"))
+            executable: executable, reservation: try reservePort(), stateFile: directory.appendingPathComponent("sandbox-provider.json"))
         logger.info("Sandbox provider (offline demo) at \(child.baseURL)")
         return child
     }
@@ -135,6 +141,8 @@ final class SandboxChild: @unchecked Sendable {
             return .failure(.invalidConfiguration("the offline sandbox provider could not be started: \(error)"))
         }
         let (text, timedOut) = Self.firstLine(of: output.read, within: Self.readinessLimit)
+        // Listening, the child holds the port itself; not, nobody will.
+        reservation.release()
         if text == "listening \(baseURL)" { return .success(()) }
         if timedOut {
             // Alive but silent: stop it, or it would hold its port and our pipe for nothing.
@@ -208,22 +216,12 @@ final class SandboxChild: @unchecked Sendable {
         return false
     }
 
-    /// A port nobody listens on right now. (Another program could take it before
-    /// the child binds it; then the child says so and waitUntilReady reports it.)
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw OAuthError.invalidConfiguration("no socket for the sandbox provider.") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    /// A port on 127.0.0.1 held for the child until it listens (`ReservedPort` says how).
+    private static func reservePort() throws -> ReservedPort {
+        guard let reservation = ReservedPort() else {
+            throw OAuthError.invalidConfiguration("no free loopback port for the sandbox provider.")
         }
-        guard bound else { throw OAuthError.invalidConfiguration("no free loopback port for the sandbox provider.") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return reservation
     }
 
     /// Beside the app in a build, in `<prefix>/lib/latchkey` installed, else on PATH.
