@@ -19,6 +19,8 @@ let package = Package(
         // app), is C built by scripts/build-front.sh, not here: SwiftPM links the Swift runtime into every
         // executable it makes, and loading it was half of what a token through the agent cost.
         .executable(name: "latchkey-app", targets: ["Latchkey"]),
+        // The agent other programs get tokens from: no GTK, no WebKit; it starts the app for a question or a sign-in.
+        .executable(name: "latchkey-agent", targets: ["LatchkeyAgent"]),
         .executable(name: "latchkey-sandbox", targets: ["SandboxProviderTool"]),
         .executable(name: "latchkey-refresh-storm", targets: ["RefreshStorm"]),
         .executable(name: "latchkey-fuzz", targets: ["LatchkeyFuzz"]),
@@ -143,6 +145,33 @@ let package = Package(
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
         .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "AgentCore", "InstallLayout"]),
 
+        // What each of Latchkey's programs (the app, the agent) builds the same way: its services
+        // (catalog, stores, network), the options they share, its log, its children's start.
+        .target(
+            name: "LatchkeyServices",
+            dependencies: [
+                "Keyring", "LatchkeyCore", "OAuthCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // The agent as a process of its own: the session bus, the socket and GLib's loop, with no
+        // GTK or WebKit mapped. A question or a sign-in is shown by a child (`latchkey-app agent ask`,
+        // `latchkey-app agent sign-in`), started for it. Linked as the app is: static Swift runtime.
+        .executableTarget(
+            name: "LatchkeyAgent",
+            dependencies: [
+                "AgentCore", "GioKit", "InstallLayout", "Keyring", "LatchkeyCore", "LatchkeyServices", "OAuthCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            linkerSettings: [
+                .unsafeFlags([
+                    "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
+                    "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                ])
+            ]),
+
         // The app. It does not link the server framework: the sandbox runs as a child process.
         // The Swift runtime and FoundationEssentials are linked in statically: the loader then resolves
         // ~12 fewer libraries at every launch (make bench: 1.28x -> 1.14x the C window). No module it
@@ -150,7 +179,9 @@ let package = Package(
         .executableTarget(
             name: "Latchkey",
             dependencies: [
-                "GtkKit", "GioKit", "Keyring", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "AgentCore", "InstallLayout", "QRCode",
+                "GtkKit", "GioKit", "Keyring", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "LatchkeyServices", "AgentCore",
+                "InstallLayout",
+                "QRCode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -100,7 +100,7 @@ for checkout in .build/checkouts/*/; do
 done
 shopt -u nullglob
 paragraph=$(
-    printf 'Files: usr/lib/latchkey/latchkey-app usr/lib/latchkey/latchkey-sandbox\n'
+    printf 'Files: usr/lib/latchkey/latchkey-app usr/lib/latchkey/latchkey-agent usr/lib/latchkey/latchkey-sandbox\n'
     printf ' usr/lib/latchkey/libLatchkeyWebSignIn.so usr/lib/latchkey/libOAuthCoreSignatureCheck.so\n'
     printf 'Copyright: 2026 the Latchkey developers, and the authors of the packages built in\n'
     printf 'License: MIT and Apache-2.0 and others\n'
@@ -120,7 +120,7 @@ printf 'latchkey (%s) unstable; urgency=medium\n\n  * Built from %s.\n\n -- %s  
 # The same modes whatever the builder's umask was: directories and programs 755, the rest (libraries too) 644.
 find "$stage" -type d -exec chmod 755 {} +
 find "$stage" -type f -exec chmod 644 {} +
-chmod 755 "$stage/usr/bin/"* "$private/latchkey-app" "$private/latchkey-sandbox"
+chmod 755 "$stage/usr/bin/"* "$private/latchkey-app" "$private/latchkey-agent" "$private/latchkey-sandbox"
 
 # Depends: what the programs and libraries are linked with (dpkg-shlibdeps, the package's own
 # libraries left out), and what Latchkey opens by name at run time, which no linker sees.

@@ -7,6 +7,7 @@
 # The installed app finds everything from its own location (InstallLayout):
 #   <prefix>/bin/latchkey                       the front: `latchkey token` from the agent, all else to the app
 #   <prefix>/lib/latchkey/latchkey-app          the app
+#   <prefix>/lib/latchkey/latchkey-agent        the agent (no GTK; `latchkey agent` and D-Bus start it)
 #   <prefix>/lib/latchkey/libLatchkeyWebSignIn.so, libOAuthCoreSignatureCheck.so, latchkey-sandbox
 #   <prefix>/share/latchkey/providers/*.json    the presets
 #   <prefix>/share/applications, icons, metainfo   what the desktop reads
@@ -33,6 +34,7 @@ agent=io.github.latchkey.Agent
 manifest() {
     printf '%s\t%s\n' "$build/latchkey" bin/latchkey
     printf '%s\t%s\n' "$build/latchkey-app" lib/latchkey/latchkey-app
+    printf '%s\t%s\n' "$build/latchkey-agent" lib/latchkey/latchkey-agent
     printf '%s\t%s\n' data/git-credential-latchkey bin/git-credential-latchkey
     printf '%s\t%s\n' "$build/libLatchkeyWebSignIn.so" lib/latchkey/libLatchkeyWebSignIn.so
     printf '%s\t%s\n' "$build/libOAuthCoreSignatureCheck.so" lib/latchkey/libOAuthCoreSignatureCheck.so
@@ -56,14 +58,14 @@ bundle_runtime() {
     swift=$(command -v swift) || { echo "install copies the Swift runtime from the toolchain that built Latchkey: put its swift on PATH." >&2; return 1; }
     toolchain=$(dirname "$(dirname "$(readlink -f "$swift")")")
     private="$root/lib/latchkey"
-    local elves=("$root/bin/latchkey" "$private/latchkey-app" "$private/latchkey-sandbox" "$private"/*.so)
+    local elves=("$root/bin/latchkey" "$private/latchkey-app" "$private/latchkey-agent" "$private/latchkey-sandbox" "$private"/*.so)
     for elf in "${elves[@]}"; do
         ldd "$elf" 2>/dev/null | awk -v toolchain="$toolchain/" 'index($3, toolchain) == 1 { print $3 }'
     done | sort -u | while read -r library; do
         install -m 644 "$library" "$private/$(basename "$library")"
         echo "lib/latchkey/$(basename "$library")"
     done
-    for elf in "$private"/*.so "$private/latchkey-app" "$private/latchkey-sandbox"; do
+    for elf in "$private"/*.so "$private/latchkey-app" "$private/latchkey-agent" "$private/latchkey-sandbox"; do
         patchelf --set-rpath '$ORIGIN' "$elf"
     done
     # Every library each program needs is found now, none of them in the toolchain.
@@ -91,7 +93,7 @@ install)
     done < <(manifest)
     while IFS=$'\t' read -r source target; do
         mode=644
-        case "$target" in bin/* | lib/latchkey/latchkey-sandbox | lib/latchkey/latchkey-app | *.so) mode=755 ;; esac
+        case "$target" in bin/* | lib/latchkey/latchkey-sandbox | lib/latchkey/latchkey-app | lib/latchkey/latchkey-agent | *.so) mode=755 ;; esac
         install -D -m "$mode" "$source" "$root/$target"
     done < <(manifest)
     # The menu starts the app by its full path: a launcher's PATH need not hold the prefix.

@@ -129,8 +129,8 @@ public struct Caller: Sendable, Equatable {
 
 }
 
-/// Latchkey's own executables (the app, and `latchkey`, its front): a caller running one asks
-/// for the program that ran it.
+/// Latchkey's own executables (the app, the agent, and `latchkey`, its front): a caller running one
+/// asks for the program that ran it.
 public struct OwnExecutable: Sendable {
     public let files: [ExecutableFile]
     public let paths: [String]
@@ -140,11 +140,13 @@ public struct OwnExecutable: Sendable {
         self.paths = paths
     }
 
-    /// This process's own executable, and the front beside it (a build) or in `<prefix>/bin` (installed).
+    /// This process's own executable, the app beside it (the agent's, in `<prefix>/lib/latchkey`
+    /// installed), and the front beside it (a build) or in `<prefix>/bin` (installed).
     public static let current: OwnExecutable = {
-        let front = InstallLayout.current.program("latchkey").path
-        let paths = [ProcessFiles.readLink("/proc/self/exe").map(ProcessFiles.undeleted), front].compactMap { $0 }
-        return OwnExecutable(files: ["/proc/self/exe", front].compactMap(ProcessFiles.executableFile), paths: paths)
+        let layout = InstallLayout.current
+        let others = [layout.beside("latchkey-app").path, layout.program("latchkey").path]
+        let paths = [ProcessFiles.readLink("/proc/self/exe").map(ProcessFiles.undeleted)].compactMap { $0 } + others
+        return OwnExecutable(files: (["/proc/self/exe"] + others).compactMap(ProcessFiles.executableFile), paths: paths)
     }()
 
     /// None: every caller is itself (tests of other programs).

@@ -102,6 +102,12 @@ public actor TokenBroker {
         return await provider.signOut(account: key)
     }
 
+    /// Another process (the sign-in the agent started, the window) changed what is stored: every
+    /// account's sign-in is read again at its next use, not `storeRecheck` later.
+    public func storeChangedElsewhere() {
+        lastRead.removeAll()
+    }
+
     /// The provider in use for `id`, for a sign-in the agent shows.
     public func provider(id: String) async throws(AgentRefusal) -> Provider {
         try await provider(.provider(id))

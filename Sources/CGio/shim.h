@@ -1,6 +1,7 @@
 #ifndef CGio_SHIM_H
 #define CGio_SHIM_H
 #include <gio/gio.h>
+#include <glib-unix.h>
 
 /* G_VARIANT_TYPE_* are macros, invisible to Swift: the few types the D-Bus calls need. */
 static inline const GVariantType *latchkey_variant_type_string(void) { return G_VARIANT_TYPE_STRING; }

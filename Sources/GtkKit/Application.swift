@@ -1,5 +1,6 @@
 import CGio
 import CGtk
+import GioKit
 
 /// A GtkApplication: single instance per id, owns the main loop.
 public final class Application: Object {
@@ -48,7 +49,6 @@ public final class Application: Object {
     }
 
     public static func setName(_ name: String, programName: String) {
-        g_set_application_name(name)
-        g_set_prgname(programName)
+        PlainLoop.setName(name, programName: programName)
     }
 }

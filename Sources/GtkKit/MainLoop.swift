@@ -1,7 +1,7 @@
 import CGtk
 import GioKit
 
-/// The one way back onto the GTK thread.
+/// The one way back onto the GTK thread (GioKit's `MainContext`, entered as GTK's thread).
 ///
 /// GTK owns the main thread: while `g_application_run` is in charge, neither
 /// `DispatchQueue.main` nor the main actor's executor gets a turn, so
@@ -15,7 +15,7 @@ import GioKit
 /// whether or not it ran.
 public enum MainLoop {
     public static func perform(_ work: @escaping @MainActor @Sendable () -> Void) {
-        g_idle_add_full(G_PRIORITY_DEFAULT, runOnce, retain(work), release)
+        MainContext.idle { GtkThread.assumeIsolated { work() } }
     }
 
     /// The one way off the GTK thread and back: `job` runs detached (a plain
@@ -41,7 +41,7 @@ public enum MainLoop {
 
     /// Runs `work` on the GTK thread after `milliseconds`.
     public static func after(milliseconds: UInt32, _ work: @escaping @MainActor @Sendable () -> Void) {
-        g_timeout_add_full(G_PRIORITY_DEFAULT, guint(milliseconds), runOnce, retain(work), release)
+        MainContext.after(milliseconds: milliseconds) { GtkThread.assumeIsolated { work() } }
     }
 
     /// Runs `work` on the GTK thread and waits for its result, from any task.
@@ -69,29 +69,4 @@ public enum MainLoop {
     @MainActor public static func runUntilQuit() { gtk_main() }
 
     @MainActor public static func quit() { gtk_main_quit() }
-
-    /// Runs GLib's default main loop with neither GTK nor an application in charge (a service
-    /// that found no session bus): for good, until the process ends.
-    @MainActor public static func runPlain() -> Int32 {
-        let loop = g_main_loop_new(nil, 0)
-        g_main_loop_run(loop)
-        g_main_loop_unref(loop)
-        return 0
-    }
-
-    private typealias Work = @MainActor @Sendable () -> Void
-
-    private static func retain(_ work: @escaping Work) -> gpointer {
-        Unmanaged.passRetained(ClosureBox(work)).toOpaque()
-    }
-
-    private static let runOnce: GSourceFunc = { data in
-        let work = Unmanaged<ClosureBox<Work>>.fromOpaque(data!).takeUnretainedValue().value
-        GtkThread.assumeIsolated { work() }
-        return gboolean(0)  // G_SOURCE_REMOVE: run once
-    }
-
-    private static let release: GDestroyNotify = { data in
-        Unmanaged<ClosureBox<Work>>.fromOpaque(data!).release()
-    }
 }

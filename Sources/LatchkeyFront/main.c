@@ -2,8 +2,9 @@
 // every command, GTK and all) takes 8 ms and more just to be loaded; a script
 // asking for a token while the agent runs should not pay that. So this small
 // program answers `latchkey token --provider ID [--account NAME] [--format token|header]
-// [--min-valid SECONDS]` itself when an agent answers on its socket, and hands
-// everything else, unchanged, to the app (exec: same process, same arguments).
+// [--min-valid SECONDS]` itself when an agent answers on its socket, starts the
+// agent (`latchkey-agent`) for `latchkey agent`, and hands everything else,
+// unchanged, to the app (exec: same process, same arguments).
 // Nothing is decided here that the app decides otherwise: the agent decides, and
 // the app prints an agent's answer the same way (TokenCommand.run).
 #include <errno.h>
@@ -21,24 +22,28 @@
 
 enum { FAILED = LatchkeyTokenExitFailed };
 
-// The app: beside this program (a build), or in <prefix>/lib/latchkey (installed).
-static int run_app(char **argv) {
+// Becomes `name` (latchkey-app, latchkey-agent) from beside this program, or from ../lib/latchkey
+// installed, with argv as its arguments; returns only when there is no such program.
+static void run_program(const char *name, char **argv) {
     char self[PATH_MAX];
     ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (length > 0) {
-        self[length] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = 0;
-            char app[PATH_MAX];
-            const char *places[] = {"%s/latchkey-app", "%s/../lib/latchkey/latchkey-app"};
-            for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
-                if (snprintf(app, sizeof app, places[i], self) < (int)sizeof app && access(app, X_OK) == 0) {
-                    execv(app, argv);
-                }
-            }
+    if (length <= 0) return;
+    self[length] = 0;
+    char *slash = strrchr(self, '/');
+    if (!slash) return;
+    *slash = 0;
+    char program[PATH_MAX];
+    const char *places[] = {"%s/%s", "%s/../lib/latchkey/%s"};
+    for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
+        if (snprintf(program, sizeof program, places[i], self, name) < (int)sizeof program && access(program, X_OK) == 0) {
+            execv(program, argv);
         }
     }
+}
+
+// The app: beside this program (a build), or in <prefix>/lib/latchkey (installed).
+static int run_app(char **argv) {
+    run_program("latchkey-app", argv);
     fprintf(stderr, "latchkey: its app (latchkey-app) is not beside it, nor in ../lib/latchkey: install Latchkey again.\n");
     return FAILED;
 }
@@ -98,6 +103,14 @@ static long ask_agent(const char *request, char *answer, size_t capacity) {
 }
 
 int main(int argc, char **argv) {
+    // `latchkey agent` and `latchkey agent run [options]`: the agent is a program of its own, and D-Bus
+    // starts it this way. Its other subcommands, and options without `run`, are the app's.
+    if (argc >= 2 && strcmp(argv[1], "agent") == 0 && (argc == 2 || strcmp(argv[2], "run") == 0)) {
+        argv[argc == 2 ? 1 : 2] = "latchkey-agent";
+        run_program("latchkey-agent", argv + (argc == 2 ? 1 : 2));
+        fprintf(stderr, "latchkey: its agent (latchkey-agent) is not beside it, nor in ../lib/latchkey: install Latchkey again.\n");
+        return FAILED;
+    }
     if (argc < 2 || strcmp(argv[1], "token") != 0) return run_app(argv);
     const char *provider = NULL, *account = NULL, *format = "token", *minimum = "0";
     for (int i = 2; i < argc; i++) {

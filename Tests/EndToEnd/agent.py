@@ -492,7 +492,11 @@ def agent_env_starts_agent(home):
         status, out, err = finished(line)
         expect(status == 0 and out.strip() == stored(home)["access_token"], f"eval \"$(latchkey agent env)\" && oidc-token: {status} {err!r}")
         started = agent_pid(home)
-        expect(open(f"/proc/{started}/cmdline").read().split("\0")[1:2] == ["agent"], "the socket's server is not `latchkey agent`")
+        expect(os.path.basename(os.readlink(f"/proc/{started}/exe")) == "latchkey-agent", "the socket's server is not the agent")
+        # The agent of its own links no GTK or WebKit: the question it asked was another process's.
+        with open(f"/proc/{started}/maps") as maps:
+            drawing = sorted({line.split()[-1] for line in maps if re.search(r"lib(gtk|gdk|webkit|javascriptcore)", line)})
+        expect(not drawing, f"the agent mapped {drawing}")
         # Once more: the agent runs, so env only prints the line.
         again = latchkey("agent", "env")
         expect(again.returncode == 0 and again.stdout == f"OIDC_SOCK={socket_path}; export OIDC_SOCK;\n", f"env again: {again}")

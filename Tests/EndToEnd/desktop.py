@@ -548,7 +548,7 @@ def installed_app(home):
                    stdout=subprocess.DEVNULL)
     files = installed_files(prefix)
     signature_check = os.path.join(prefix, "lib/latchkey/libOAuthCoreSignatureCheck.so")
-    for expected in ("bin/latchkey", "lib/latchkey/latchkey-app", "bin/git-credential-latchkey",
+    for expected in ("bin/latchkey", "lib/latchkey/latchkey-app", "lib/latchkey/latchkey-agent", "bin/git-credential-latchkey",
                      "share/dbus-1/services/io.github.latchkey.Agent.service", "lib/latchkey/latchkey-sandbox", "lib/latchkey/libLatchkeyWebSignIn.so",
                      "lib/latchkey/libOAuthCoreSignatureCheck.so",
                      "share/latchkey/providers/google.json", "share/applications/io.github.latchkey.Latchkey.desktop",

@@ -6,6 +6,7 @@ import Glibc
 import GtkKit
 import InstallLayout
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import OAuthCore
 
@@ -21,6 +22,7 @@ struct AgentCommand: ParsableCommand {
             """,
         subcommands: [
             AgentRunCommand.self, AgentAllowCommand.self, AgentForgetCommand.self, AgentListCommand.self, AgentEnvironmentCommand.self,
+            AgentAskCommand.self, AgentSignInCommand.self,
         ],
         defaultSubcommand: AgentRunCommand.self)
 }
@@ -32,26 +34,14 @@ struct AgentRunCommand: ParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
+    /// The agent is a program of its own, `latchkey-agent`, beside the app: this process becomes it.
     func run() throws {
-        let level = logging.level(otherwise: .info)
-        LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
-        let logger = Logger(label: "Latchkey.Agent")
-        let environment = ProcessInfo.processInfo.environment
-        let services = Services(waits)
-        let broker = TokenBroker(
-            catalog: services.catalog, store: services.tokens, network: services.network, accounts: LatchkeyFiles.accounts,
-            zeroConfiguration: services.zeroConfiguration(), configure: { id in try await services.configuration(of: id) })
-        let agent = TokenAgent(
-            broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: ConsentDialogs(environment: environment), logger: logger)
-        let providers = AgentProviders(
-            catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker, environment: environment)
-        let status = MainActor.assumeIsolated {
-            let service = AgentService(
-                agent: agent, broker: broker, providers: providers, socketPath: AgentSocket.defaultPath(environment: environment),
-                logger: logger)
-            return withExtendedLifetime(service) { service.run() }
-        }
-        if status != 0 { throw ExitCode(status) }
+        let agent = InstallLayout.current.beside("latchkey-agent").path
+        var words = [agent, "--network-timeout", "\(waits.networkTimeout)", "--keyring-timeout", "\(waits.keyringTimeout)"]
+        if let level = logging.named { words += ["--log-level", level.level.rawValue] }
+        let argv = words.map { strdup($0) } + [nil]
+        execv(agent, argv)
+        throw LaunchError("Latchkey's agent (\(agent)) could not be started: \(String(cString: strerror(errno))).")
     }
 }
 

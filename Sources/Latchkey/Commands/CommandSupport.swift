@@ -6,23 +6,6 @@ import LatchkeyCore
 import Logging
 import OAuthCore
 
-extension ZeroConfiguration {
-    /// Latchkey's way of making a provider from a resource or an issuer: its client
-    /// metadata document, if the environment names one.
-    /// `tokens`: where sign-ins are kept, cleared under an id nobody owns before it is used anew;
-    /// `reservedIDs`: ids the run owns besides the catalog's (the sandbox's, a `--provider-file`'s).
-    static func latchkey(
-        catalog: ProviderCatalog, secrets: any ClientSecretStore, tokens: any TokenStore,
-        reservedIDs: Set<String> = Set(SandboxProviders.ids), network: Network
-    ) -> ZeroConfiguration {
-        ZeroConfiguration(
-            catalog: catalog, secrets: secrets, network: network,
-            clientName: "Latchkey",
-            clientIDMetadataDocument: LatchkeyFiles.clientIDMetadataDocument(),
-            tokens: tokens, reservedIDs: reservedIDs)
-    }
-}
-
 /// Runs async work from a synchronous command (before GTK starts, or instead of it).
 func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
     SyncBridge.wait(work)

@@ -3,6 +3,7 @@ import ArgumentParser
 import FoundationEssentials
 import Glibc
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import OAuthCore
 

@@ -4,6 +4,7 @@ import FoundationEssentials
 import GioKit
 import GtkKit
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import OAuthCore
 
@@ -23,7 +24,7 @@ struct LatchkeyCommand: ParsableCommand {
 
     /// Read once per run: for the help text (which ArgumentParser builds at every
     /// parse) and for the provider chosen.
-    static let catalog = LatchkeyFiles.catalog()
+    static var catalog: ProviderCatalog { Services.catalog }
 }
 
 struct WindowCommand: ParsableCommand {
@@ -157,27 +158,4 @@ struct WindowCommand: ParsableCommand {
         if let problem { Descriptor.standardError.write("\(problem)\n") }
         return id
     }
-}
-
-/// How long the window and `latchkey token` wait for the provider and for the keyring.
-struct Waits: ParsableArguments {
-    @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
-    var networkTimeout: Double = Self.defaultNetworkTimeout
-
-    static let defaultNetworkTimeout: Double = 30
-
-    @OptionGroup var keyring: KeyringWait
-
-    var keyringTimeout: Double { keyring.seconds }
-
-    func validate() throws {
-        try KeyringWait.check("--network-timeout", networkTimeout)
-    }
-}
-
-/// Something stopped the app from starting: printed as "Error: …", without the
-/// usage text, because the command line itself was fine.
-struct LaunchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Glibc
 import GtkKit
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import OAuthCore
 

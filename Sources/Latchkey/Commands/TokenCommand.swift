@@ -7,6 +7,7 @@ import FoundationEssentials
 import Glibc
 import GtkKit
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import OAuthCore
 
@@ -183,22 +184,29 @@ struct TokenCommand: ParsableCommand {
     /// Shows the sign-in (no window of Latchkey's own behind it) on this thread,
     /// which becomes GTK's, and runs GTK's loop until the sign-in has ended.
     @MainActor static func signInInteractively(_ provider: Provider) -> Result<Token, OAuthError> {
+        // What was just signed in is in use now: its token is the one asked for.
+        signInInteractively(provider) { await fresh(provider) }
+    }
+
+    /// `signInInteractively`, then `next` once signed in; the display unopened is a `.userAgent` error.
+    @MainActor static func signInInteractively<T: Sendable>(
+        _ provider: Provider, then next: @escaping @Sendable () async -> Result<T, OAuthError>
+    ) -> Result<T, OAuthError> {
         guard MainLoop.initializeWithoutApplication() else {
-            return .failure(.userAgent("the display could not be opened."))
+            return .failure(.userAgent(Self.noDisplay))
         }
         let configuration = provider.configuration
         let agent: any ExternalUserAgent =
             configuration.userAgent == .browser
             ? BrowserUserAgent(parent: nil) : WebViewUserAgent(parent: nil, providerName: configuration.displayName)
-        let result = ResultBox<Result<Token, OAuthError>>()
+        let result = ResultBox<Result<T, OAuthError>>()
         let signIn = Task.detached {
-            let outcome: Result<Token, OAuthError>
+            let outcome: Result<T, OAuthError>
             do {
                 let signedIn = try await provider.signIn(using: agent)
                 // Another person than before: someone else may have completed this sign-in. Said, not hidden in a log.
                 if let change = signedIn.accountChange { Descriptor.standardError.write("latchkey: \(change)\n") }
-                // What was just signed in is in use now: its token is the one asked for.
-                outcome = await fresh(provider)
+                outcome = await next()
             } catch let error as OAuthError {
                 outcome = .failure(error)
             } catch {
@@ -222,6 +230,8 @@ struct TokenCommand: ParsableCommand {
         signal(SIGINT, SIG_DFL)
         return withExtendedLifetime(agent) { result.value ?? .failure(.cancelled) }
     }
+
+    static let noDisplay = "the display could not be opened."
 
     static func exit(for kind: AgentRefusal.Kind) -> TokenExit {
         switch kind {

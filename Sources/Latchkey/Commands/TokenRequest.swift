@@ -6,6 +6,7 @@ import FoundationEssentials
 import Glibc
 import GtkKit
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import OAuthCore
 import QRCode

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import InstallLayout
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import Loopback
 import OAuthCore
@@ -8,15 +9,6 @@ import OAuthCore
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// A pipe whose ends are close-on-exec from the start (no other thread's child inherits them);
-/// the Glibc module does not import it.
-@_silgen_name("pipe2")
-private func pipeClosedOnExec(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
-
-/// glibc ≥ 2.34's way of closing every descriptor from one on in the child; the Glibc module does not import it.
-@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
-private func spawnActionsCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
 
 /// The offline provider, started as a child on a free loopback port. Its
 /// standard input is a pipe only this process holds: when Latchkey ends, by

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import OAuthCore
 

@@ -1,17 +1,17 @@
 import AgentCore
-import DesktopOAuth
 import Dispatch
 import FoundationEssentials
 import GioKit
 import Glibc
-import GtkKit
 import LatchkeyCore
+import LatchkeyServices
 import Logging
 import OAuthCore
 
 /// The agent as a process of the session: the bus name `io.github.latchkey.Agent`
 /// (so D-Bus starts it on first use, and a second one yields), its D-Bus object,
-/// and the oidc-agent socket. GTK is opened only for a question or a sign-in.
+/// and the oidc-agent socket, on GLib's loop with no GTK: a question or a sign-in is shown by a
+/// child started for it (`AgentHelper`).
 ///
 /// The object is exported before the name is asked for: the bus holds a client's
 /// call that started the agent until the name is owned, and the object must be
@@ -49,7 +49,7 @@ final class AgentService {
     /// Runs until the session ends (or SIGTERM); 0 at once when another agent serves this session.
     func run() -> Int32 {
         // Its own name on the desktop (window lists, the accessibility bus): not the window's.
-        Application.setName("Latchkey agent", programName: "latchkey-agent")
+        PlainLoop.setName("Latchkey agent", programName: "latchkey-agent")
         var bus: OpaquePointer?
         switch SessionBus.shared() {
         case .success(let connection): bus = connection
@@ -83,10 +83,7 @@ final class AgentService {
         if socket == nil { logger.warning("No XDG_RUNTIME_DIR: the oidc-agent socket is off; D-Bus only") }
         stopOnSignals()
         logger.info("Agent ready", metadata: ["bus": "\(export == nil ? "none" : Self.busName)", "socket": "\(socket?.path ?? "none")"])
-        let status = MainLoop.runPlain()
-        socket?.stop()
-        CurlTransport.endAll()
-        return status
+        PlainLoop.run()
     }
 
     /// SIGTERM and SIGINT end the agent cleanly: the socket file goes with it.

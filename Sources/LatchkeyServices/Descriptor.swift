@@ -2,15 +2,17 @@ import Glibc
 
 /// Text written to a file descriptor (standard error, the kept standard output),
 /// whole: what FileHandle's `write` was, without Foundation.
-struct Descriptor: Sendable {
-    let number: Int32
+public struct Descriptor: Sendable {
+    public let number: Int32
 
-    static let standardError = Descriptor(number: STDERR_FILENO)
-    static let standardOutput = Descriptor(number: STDOUT_FILENO)
-    static let standardInput = Descriptor(number: STDIN_FILENO)
+    public init(number: Int32) { self.number = number }
+
+    public static let standardError = Descriptor(number: STDERR_FILENO)
+    public static let standardOutput = Descriptor(number: STDOUT_FILENO)
+    public static let standardInput = Descriptor(number: STDIN_FILENO)
 
     /// Everything readable until end of file, at most `limit` bytes.
-    func readAll(limit: Int) -> [UInt8] {
+    public func readAll(limit: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while bytes.count < limit {
@@ -23,7 +25,7 @@ struct Descriptor: Sendable {
     }
 
     /// All of `text`, in as few write(2) calls as the descriptor takes: one, for a line to a pipe or terminal.
-    func write(_ text: String) {
+    public func write(_ text: String) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(number, $0.baseAddress, $0.count) }

@@ -4,53 +4,82 @@ import Logging
 
 /// `--log-level`, as every command that logs takes it: a level by name, else `LATCHKEY_LOG_LEVEL`,
 /// else the command's own default (`level(otherwise:)`).
-struct LoggingOptions: ParsableArguments {
+public struct LoggingOptions: ParsableArguments {
+    public init() {}
+
     @Option(
         name: .customLong("log-level"),
         help:
             "What to say on stderr: trace, debug, info, notice, warning, error or critical (default: $LATCHKEY_LOG_LEVEL, else the command's own)."
     )
-    var named: LevelName?
+    public var named: LevelName?
 
     static var fromEnvironment: String? { ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] }
 
-    func validate() throws {
+    public func validate() throws {
         if self.named == nil, let named = Self.fromEnvironment, Logger.Level(rawValue: named) == nil {
             throw ValidationError("Unknown LATCHKEY_LOG_LEVEL \(named): trace, debug, info, notice, warning, error or critical.")
         }
     }
 
-    func level(otherwise fallback: Logger.Level) -> Logger.Level {
+    public func level(otherwise fallback: Logger.Level) -> Logger.Level {
         named?.level ?? Self.fromEnvironment.flatMap(Logger.Level.init(rawValue:)) ?? fallback
     }
 }
 
 /// A log level as the command line names it.
-struct LevelName: ExpressibleByArgument {
-    let level: Logger.Level
+public struct LevelName: ExpressibleByArgument {
+    public let level: Logger.Level
 
-    init?(argument: String) {
+    public init?(argument: String) {
         guard let level = Logger.Level(rawValue: argument) else { return nil }
         self.level = level
     }
 
-    static var allValueStrings: [String] { Logger.Level.allCases.map(\.rawValue) }
+    public static var allValueStrings: [String] { Logger.Level.allCases.map(\.rawValue) }
 }
 
 /// `--keyring-timeout`, for every command that reads the keyring.
-struct KeyringWait: ParsableArguments {
+public struct KeyringWait: ParsableArguments {
+    public init() {}
+
     @Option(
         name: .customLong("keyring-timeout"),
         help: "Seconds to wait for the keyring, its password prompt included, before keeping the sign-in in a private file instead.")
-    var seconds: Double = 60
+    public var seconds: Double = 60
 
-    func validate() throws {
+    public func validate() throws {
         try Self.check("--keyring-timeout", seconds)
     }
 
-    static func check(_ name: String, _ seconds: Double) throws {
+    public static func check(_ name: String, _ seconds: Double) throws {
         guard seconds.isFinite, seconds >= 1, seconds <= 3600 else {
             throw ValidationError("\(name) must be a number of seconds from 1 to 3600.")
         }
     }
+}
+
+/// How long the window and `latchkey token` wait for the provider and for the keyring.
+public struct Waits: ParsableArguments {
+    @Option(name: .customLong("network-timeout"), help: "Seconds to wait for the provider before giving up.")
+    public var networkTimeout: Double = Self.defaultNetworkTimeout
+
+    public static let defaultNetworkTimeout: Double = 30
+
+    @OptionGroup public var keyring: KeyringWait
+
+    public init() {}
+
+    public var keyringTimeout: Double { keyring.seconds }
+
+    public func validate() throws {
+        try KeyringWait.check("--network-timeout", networkTimeout)
+    }
+}
+
+/// Something stopped the app from starting: printed as "Error: …", without the
+/// usage text, because the command line itself was fine.
+public struct LaunchError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

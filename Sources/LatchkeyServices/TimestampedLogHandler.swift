@@ -5,22 +5,22 @@ import Logging
 
 /// One line per event on stderr, timed to the millisecond (the benchmarks read
 /// these times). OAuthCore and the app put no secret in any message.
-struct TimestampedLogHandler: LogHandler {
-    let label: String
-    var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:]
+public struct TimestampedLogHandler: LogHandler {
+    public let label: String
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
 
-    init(label: String, level: Logger.Level) {
+    public init(label: String, level: Logger.Level) {
         self.label = label
         self.logLevel = level
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         let (level, message) = (event.level, event.message)

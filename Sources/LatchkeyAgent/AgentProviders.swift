@@ -1,7 +1,5 @@
 import AgentCore
-import DesktopOAuth
 import FoundationEssentials
-import GtkKit
 import LatchkeyCore
 import OAuthCore
 
@@ -49,29 +47,27 @@ final class AgentProviders: Sendable {
         }
     }
 
-    /// A sign-in to `id`, shown where this session's display is (the provider's choice of
-    /// window or browser); nil once signed in, else why not.
+    /// A sign-in to `id`, shown where this session's display is (the provider's choice of window or
+    /// browser) by a `latchkey-app agent sign-in` of its own; nil once signed in, else why not.
     func signIn(_ id: String) async -> AgentRefusal? {
-        let provider: Provider
-        do { provider = try await broker.provider(id: id) } catch { return error }
-        let configuration = provider.configuration
-        let environment = self.environment
-        let agent: (any ExternalUserAgent)? = await MainLoop.run {
-            guard Display.open(environment: environment) else { return nil }
-            return configuration.userAgent == .browser
-                ? BrowserUserAgent(parent: nil) : WebViewUserAgent(parent: nil, providerName: configuration.displayName)
-        }
-        guard let agent else {
-            return AgentRefusal(
-                .denied, "Latchkey's agent has no display to show a sign-in on. Sign in where there is one: latchkey --provider \(id)")
-        }
-        do {
-            _ = try await provider.signIn(using: agent)
-            return nil
-        } catch OAuthError.cancelled {
-            return AgentRefusal(.denied, "The sign-in to \(configuration.displayName) was cancelled.")
-        } catch {
-            return AgentRefusal(.failed, "\(error)")
+        let configuration: ProviderConfiguration
+        do { configuration = try await broker.provider(id: id).configuration } catch { return error }
+        let noDisplay = AgentRefusal(
+            .denied, "Latchkey's agent has no display to show a sign-in on. Sign in where there is one: latchkey --provider \(id)")
+        guard AgentHelper.displayIsReachable(environment: environment) else { return noDisplay }
+        let child: AppChild
+        do { child = try AppChild(AgentHelper.signIn + [configuration.id]) } catch { return AgentRefusal(.failed, "\(error)") }
+        child.closeInput()
+        let (output, exit) = await BlockingWork.run { child.finish() }
+        // What the window keeps, the agent reads at its next use of the account.
+        await broker.storeChangedElsewhere()
+        let sentence = output.split(separator: "\n").first.map(String.init) ?? ""
+        switch exit {
+        case .done: return nil
+        case .noDisplay: return noDisplay
+        case .cancelled: return AgentRefusal(.denied, "The sign-in to \(configuration.displayName) was cancelled.")
+        case .failed, .misused:
+            return AgentRefusal(.failed, sentence.isEmpty ? "The sign-in to \(configuration.displayName) ended unfinished." : sentence)
         }
     }
 }

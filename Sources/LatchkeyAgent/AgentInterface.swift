@@ -2,24 +2,23 @@ import AgentCore
 import FoundationEssentials
 import GioKit
 import Glibc
-import GtkKit
 import LatchkeyCore
 import Logging
 import OAuthCore
 
 /// The agent's D-Bus interface, `io.github.latchkey.Agent1` at `/io/github/latchkey/Agent1`
 /// on the session bus (docs/agent.md documents it): what each method of `AgentBusMethod`'s table
-/// does. Each call is answered off GTK's thread.
+/// does. Each call is answered off GLib's loop.
 struct AgentInterface: Sendable {
     let agent: TokenAgent
     let broker: TokenBroker
     let providers: AgentProviders
     let logger: Logger
 
-    /// Called on GTK's thread; the work runs detached and answers the call when done.
+    /// Called on GLib's loop; the work runs detached and answers the call when done.
     func handle(_ call: DBusMethodCall) {
         let interface = self
-        MainLoop.work {
+        Task.detached {
             await interface.answer(call)
         }
     }

@@ -1,0 +1,122 @@
+import AgentCore
+import FoundationEssentials
+import Glibc
+import InstallLayout
+import LatchkeyServices
+import OAuthCore
+import Synchronization
+
+/// `latchkey-app agent ask|sign-in …` (`AgentHelper`), started by the agent for one question or
+/// one sign-in: its standard input and output pipes only the agent holds, its standard error the
+/// agent's (its log), nothing else of the agent's. Its input is closed once, under the mutex.
+final class AppChild: Sendable {
+    private let pid: pid_t
+    /// -1 once closed.
+    private let input: Mutex<Int32>
+    private let output: Int32
+
+    /// The app beside the agent: in a build, and installed (both in `<prefix>/lib/latchkey`).
+    static var app: String { InstallLayout.current.beside("latchkey-app").path }
+
+    init(_ arguments: [String]) throws {
+        var toChild: [Int32] = [-1, -1]
+        var fromChild: [Int32] = [-1, -1]
+        guard pipeClosedOnExec(&toChild, O_CLOEXEC) == 0 else { throw OAuthError.userAgent("no pipe for Latchkey's dialog.") }
+        guard pipeClosedOnExec(&fromChild, O_CLOEXEC) == 0 else {
+            for fd in toChild { close(fd) }
+            throw OAuthError.userAgent("no pipe for Latchkey's dialog.")
+        }
+        defer {
+            close(toChild[0])
+            close(fromChild[1])
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        _ = spawnActionsCloseFrom(&actions, 3)
+        let path = Self.app
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid = pid_t()
+        let result = withCleanSpawnAttributes { posix_spawn(&pid, path, &actions, $0, argv, environ) }
+        guard result == 0 else {
+            close(toChild[1])
+            close(fromChild[0])
+            throw OAuthError.userAgent("Latchkey's dialog could not be started (\(String(cString: strerror(result)))).")
+        }
+        self.pid = pid
+        input = Mutex(toChild[1])
+        output = fromChild[0]
+    }
+
+    deinit {
+        closeInput()
+        close(output)
+    }
+
+    /// `text` on the child's standard input, whole: blocks while the pipe is full (the child reads it at once).
+    func send(_ text: String) {
+        input.withLock { if $0 >= 0 { Descriptor(number: $0).write(text) } }
+    }
+
+    /// The child's input ends: it takes its dialog back.
+    func closeInput() {
+        input.withLock {
+            if $0 >= 0 { close($0) }
+            $0 = -1
+        }
+    }
+
+    /// Blocks until the child ends (on a thread of its own: `BlockingWork`): what it wrote, at most
+    /// 64 KiB, and how it ended.
+    func finish() -> (output: String, exit: AgentHelper.Exit) {
+        let bytes = Descriptor(number: output).readAll(limit: 1 << 16)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let exited = status & 0x7f == 0
+        let code = exited ? (status >> 8) & 0xff : 1
+        return (String(decoding: bytes, as: UTF8.self), AgentHelper.Exit(rawValue: code) ?? .failed)
+    }
+}
+
+/// The agent's way of asking: a dialog per question, drawn by a `latchkey-app agent ask` of its
+/// own; none without a display.
+struct ConsentChildren: ConsentAsker {
+    let environment: [String: String]
+
+    func ask(_ question: ConsentQuestion) async -> ConsentAnswer? {
+        guard AgentHelper.displayIsReachable(environment: environment) else { return nil }
+        let child: AppChild
+        do { child = try AppChild(AgentHelper.ask) } catch { return nil }
+        let prompt = ConsentPrompt(question).line + "\n"
+        let (output, exit) = await withTaskCancellationHandler {
+            // The prompt is written off the cooperative pool: a long one fills the pipe until the child reads it.
+            await BlockingWork.run {
+                child.send(prompt)
+                return child.finish()
+            }
+        } onCancel: {
+            // Taken back (nobody answered in time, or the program left): the dialog goes, as Deny.
+            child.closeInput()
+        }
+        child.closeInput()
+        switch exit {
+        case .done: break
+        case .noDisplay: return nil
+        case .failed, .cancelled, .misused: return .deny
+        }
+        // Only an answer the dialog offered counts; anything else is Deny.
+        switch ConsentAnswer(word: output.split(separator: "\n").first ?? "") {
+        case .alwaysAllow? where question.offersAlways: return .alwaysAllow
+        case .allowWhileConnected? where !question.offersAlways && question.offersWhileConnected: return .allowWhileConnected
+        case .allowOnce?: return .allowOnce
+        default: return .deny
+        }
+    }
+
+    var canAsk: Bool {
+        get async { AgentHelper.displayIsReachable(environment: environment) }
+    }
+}

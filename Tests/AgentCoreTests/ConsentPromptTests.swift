@@ -1,0 +1,96 @@
+import AgentCore
+import Foundation
+import Testing
+
+/// The question as the dialog's process gets it: every word decided by the agent, one line of JSON
+/// that nothing a caller chose can break, and only an answer the dialog offered counts.
+@Suite struct ConsentPromptTests {
+    let file = ExecutableFile(device: 1, inode: 42, size: 4096, modified: 1_700_000_000)
+
+    func question(_ program: Program, commandLine: [String], scopes: [String] = []) -> ConsentQuestion {
+        ConsentQuestion(
+            caller: Caller(pid: 1, uid: getuid(), program: program, file: file, commandLine: commandLine), providerID: "mine",
+            providerName: "My sandbox", scopes: scopes, applicationHint: nil, changed: false)
+    }
+
+    @Test func aPromptSaysWhoAsksForWhatAndWhatAllowingGivesAway() {
+        let prompt = ConsentPrompt(question(Program(path: "/usr/bin/oidc-token"), commandLine: ["oidc-token", "mine"], scopes: ["openid"]))
+        #expect(prompt.program == "/usr/bin/oidc-token")
+        #expect(prompt.provider == "My sandbox")
+        #expect(prompt.particulars.map(\.name) == ["Program", "Command line", "Provider", "Scopes"])
+        #expect(prompt.particulars.first { $0.name == "Command line" }?.value == "oidc-token mine")
+        #expect(prompt.particulars.last?.value == "openid")
+        #expect(prompt.note.hasPrefix("Any program that runs /usr/bin/oidc-token gets the token through it too."))
+        #expect(prompt.offersAlways && !prompt.offersWhileConnected)
+    }
+
+    @Test func aShellIsNeverOfferedAlways() {
+        let prompt = ConsentPrompt(question(Program(path: "/usr/bin/bash"), commandLine: ["bash"]))
+        #expect(!prompt.offersAlways && !prompt.offersWhileConnected)
+        #expect(prompt.note.contains("runs other programs for anyone"))
+        #expect(prompt.particulars.last?.value == "whatever your sign-in allows")
+    }
+
+    @Test func throughSSHOnlyAllowWhileConnectedIsOffered() {
+        let prompt = ConsentPrompt(question(Program(path: "/usr/bin/ssh", remoteHost: "build.example"), commandLine: ["ssh", "-R", "x"]))
+        #expect(!prompt.offersAlways && prompt.offersWhileConnected)
+        #expect(prompt.particulars.first == ConsentPrompt.Particular("Remote host", "build.example"))
+    }
+
+    /// A command line with line breaks, quotes, a right-to-left override and a terminal escape: one
+    /// line on the wire, read back the same, nothing in it obeyed.
+    @Test func aHostileCommandLineTravelsAsOneLineAndReadsBackTheSame() throws {
+        let hostile = ["evil", "\"}\n{\"program\":\"git\"", "\u{202E}txt.exe", "\u{1B}[2J", String(repeating: "x", count: 65_536)]
+        let prompt = ConsentPrompt(question(Program(path: "/tmp/evil"), commandLine: hostile))
+        let line = prompt.line
+        #expect(!line.contains("\n"))
+        let back = try #require(ConsentPrompt(line: Array(line.utf8)))
+        #expect(back == prompt)
+        let shown = try #require(back.particulars.first { $0.name == "Command line" }?.value)
+        #expect(!shown.contains("\u{202E}") && !shown.contains("\u{1B}") && !shown.contains("\n"))
+    }
+
+    @Test(arguments: ["", "{}", "[]", "{\"program\":\"x\"}", "not json", "{\"program\":1,\"provider\":\"p\"}"])
+    func anythingButAWholePromptIsRefused(_ text: String) {
+        #expect(ConsentPrompt(line: Array(text.utf8)) == nil)
+    }
+
+    @Test func aParticularThatIsNotAPairIsRefused() throws {
+        let prompt = ConsentPrompt(question(Program(path: "/usr/bin/git"), commandLine: ["git"]))
+        let broken = prompt.line.replacingOccurrences(of: "[\"Program\",", with: "[\"Program\",\"extra\",")
+        #expect(broken != prompt.line)
+        #expect(ConsentPrompt(line: Array(broken.utf8)) == nil)
+    }
+
+    @Test func answersTravelAsWordsAndNothingElseIsOne() {
+        for answer in [ConsentAnswer.allowOnce, .alwaysAllow, .allowWhileConnected, .deny] {
+            #expect(ConsentAnswer(word: answer.word) == answer)
+        }
+        #expect(ConsentAnswer(word: "yes") == nil)
+        #expect(ConsentAnswer(word: "always ") == nil)
+    }
+
+    @Test func aDisplayIsReachableOnlyWhereItsSocketTakesAConnection() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("display-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(!AgentHelper.displayIsReachable(environment: [:]))
+        #expect(!AgentHelper.displayIsReachable(environment: ["WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": directory.path]))
+        // A listening socket where Wayland's would be: reachable.
+        let path = directory.appendingPathComponent("wayland-9").path
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
+        #expect(bound && listen(fd, 1) == 0)
+        #expect(AgentHelper.displayIsReachable(environment: ["WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": directory.path]))
+        #expect(AgentHelper.displayIsReachable(environment: ["WAYLAND_DISPLAY": path]))
+        // An X display number nobody serves (X servers listen at /tmp/.X11-unix/X<n>).
+        #expect(!AgentHelper.displayIsReachable(environment: ["DISPLAY": ":64999"]))
+        #expect(!AgentHelper.displayIsReachable(environment: ["DISPLAY": ":"]))
+    }
+}
