@@ -4,7 +4,8 @@ token: a warm `latchkey token` (a stored token, nothing to renew) as a whole pro
 the agent and without one, against `gh auth token` reading its stored token and `cat` of the
 token file (the floor), and Debian's `oidc-token` asking the same agent on the same socket; and the agent's answer over its socket, asked by the least client
 there is (Benchmarks/baselines/agent-ask.c), against the same `cat`. Each round runs every
-command once, in turn; medians of the rounds.
+command once, in turn; medians of the rounds. Then the agent's resident memory, idle after serving
+them all, against Debian's oidc-agent (its processes together) after answering as many requests.
 
 load: 64 caller processes (Benchmarks/baselines/agent-caller.c) asking the agent at once, without pause, for BENCH_LOAD_SECONDS (600 by
 default), while the sandbox issues 30-second access tokens and single-use rotating refresh
@@ -27,6 +28,7 @@ import time
 import urllib.parse
 import urllib.request
 
+import driver  # noqa: E402
 import harness  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_TOKEN_ROUNDS", "200"))
@@ -127,10 +129,46 @@ def token_rows(bin_dir, baselines):
             for _ in range(ROUNDS):
                 for key in commands:
                     samples[key].append(run_ms(*commands[key]))
+            samples["agent_rss"] = idle_rss(agent.pid)
         finally:
             agent.terminate()
             agent.wait(10)
+    samples["oidc_agent_rss"] = oidc_agent_rss(home, env, oidc_token, ROUNDS * 2)
     return samples
+
+
+def idle_rss(pid):
+    """Resident MiB of pid and its descendants, once it has been idle a moment."""
+    time.sleep(1)
+    pids = [pid, *driver.descendants(pid)]
+    total = 0
+    for one in pids:
+        try:
+            with open(f"/proc/{one}/status") as f:
+                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+        except OSError:
+            pass
+    return total / 1024
+
+
+def oidc_agent_rss(home, env, oidc_token, requests):
+    """Debian's oidc-agent on a socket of its own (in the console, as one process tree), idle after
+    answering `requests` of oidc-token's: it holds no account (it would need an https issuer), so
+    each is its refusal, the same request path up to the account."""
+    sock = os.path.join(home.runtime, "oidc-agent.sock")
+    agent = subprocess.Popen(["oidc-agent", "--console", "--no-autoload", "-a", sock], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        asking = dict(env, OIDC_SOCK=sock)
+        for _ in range(requests):
+            subprocess.run([oidc_token, "mine"], env=asking, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return idle_rss(agent.pid)
+    finally:
+        agent.terminate()
+        agent.wait(10)
 
 
 def authorization_code(base, redirect):

@@ -433,6 +433,10 @@ def main():
             baseline_name=f"oidc-token, same agent (preload's {preload_cost:.2f} ms taken off)")
         row("latchkey token through the agent, against cat", median(token["latchkey"]), cat, 1.6, "≤ 1.6 × cat",
             baseline_name="cat of the token file")
+        row("the agent's resident memory, idle after serving them", token["agent_rss"], 16.0, 1.0, "≤ 16 MiB", "MiB",
+            "16 MiB")
+        row("the agent's resident memory, against oidc-agent", token["agent_rss"], token["oidc_agent_rss"], 1.2,
+            "≤ 1.2 × oidc-agent", "MiB", "oidc-agent (its processes), idle after as many requests")
 
     load_ok = None
     if "load" in sections:

@@ -12,9 +12,10 @@ import sys
 FILE_LIMIT = 400
 FUNCTION_LIMIT = 60
 TIGHTER = {"Sources/Latchkey/Window/AppController.swift": 40, "Sources/Latchkey/Window/AppController+Choosing.swift": 40}
-# The window, its dialogs and the agent's service never reach into a command's type: a decision
-# they share with one lives in LatchkeyCore or AgentCore, where it is tested without a display.
-ROOMS_WITHOUT_COMMANDS = ("Sources/Latchkey/Window/", "Sources/Latchkey/Dialogs/", "Sources/Latchkey/Agent/")
+# The window and its dialogs never reach into a command's type: a decision they share with one lives
+# in LatchkeyCore or AgentCore, where it is tested without a display. (The agent, a module of its own,
+# cannot name the app's commands at all.)
+ROOMS_WITHOUT_COMMANDS = ("Sources/Latchkey/Window/", "Sources/Latchkey/Dialogs/")
 COMMAND_TYPE = re.compile(r"\b(?!Parsable)[A-Z][A-Za-z]*Command\b")
 # One vocabulary for a thread that waits: SyncBridge, Pending and ThreadSignal, all in one file.
 BRIDGE = "Sources/OAuthCore/Transport/SyncBridge.swift"
