@@ -41,6 +41,7 @@ bench: bench-deps
 # Which functions a launch runs (callgrind), for the linker to place together: Sources/Latchkey/launch-order.txt.
 launch-order: bench-deps
 	scripts/launch-order.sh
+	scripts/agent-order.sh
 
 # libFuzzer over redirects, token answers, provider and token files: 1,000,000 inputs each.
 # RUNS=… for another count; make test runs each for 5 s.

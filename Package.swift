@@ -165,10 +165,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            exclude: ["serving-order.txt"],
             linkerSettings: [
                 .unsafeFlags([
                     "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
                     "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                    // What its start and serving tokens run, placed together (scripts/agent-order.sh writes the list).
+                    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/LatchkeyAgent/serving-order.txt",
+                    "-Xlinker", "--no-warn-symbol-ordering",
                 ])
             ]),
 
