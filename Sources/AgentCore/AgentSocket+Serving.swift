@@ -31,7 +31,8 @@ struct LoopState {
             // Through ssh, though, a program that ended on the far side is only a half-close here (ssh
             // passes its end on as one, and waits for the answer on the channel): that is the hang-up.
             // POLLHUP and POLLERR are reported whatever is asked for.
-            case .answering: served.watching && !served.connection!.hangUp.happened ? (served.id, served.fd, served.remote ? Self.halfClosed : 0) : nil
+            case .answering:
+                served.watching && !served.connection!.hangUp.happened ? (served.id, served.fd, served.remote ? Self.halfClosed : 0) : nil
             }
         }
     }
@@ -129,7 +130,8 @@ struct LoopState {
             switch served.phase {
             case .answering:
                 served.connection?.hangUp.signal()
-                let refusal = AgentRefusal(.failed, "The agent gave up on this request after \(AgentSocket.connectionLifetime / 60) minutes.")
+                let refusal = AgentRefusal(
+                    .failed, "The agent gave up on this request after \(AgentSocket.connectionLifetime / 60) minutes.")
                 send(served.channel.reply(OIDCAgentMessage.failure(refusal))[...], on: served, thenEnd: true)
             case .identifying, .reading, .writing, .draining:
                 end(served)
@@ -168,7 +170,9 @@ struct LoopState {
         guard let connection = served.connection else { return end(served) }
         served.phase = .answering
         served.deadline = Self.from(now: AgentSocket.connectionLifetime)
-        let (handler, logger, loop, id, program, stranger) = (socket.handler, socket.logger, loop, served.id, served.program, served.strangerWrote)
+        let (handler, logger, loop, id, program, stranger) = (
+            socket.handler, socket.logger, loop, served.id, served.program, served.strangerWrote
+        )
         // Its own copy of the descriptor, for the last look at who holds the connection: the loop may
         // have closed its own by then (a caller past the lifetime).
         let held = fcntl(served.fd, F_DUPFD_CLOEXEC, 0)
@@ -185,7 +189,9 @@ struct LoopState {
             // one that exec'd another program since (then the flag is gone, or the descriptor with it)
             // while a child it forked reads the answer gets nothing. A process that hides its
             // descriptors (non-dumpable) cannot be looked at, and is asked about as one that hides.
-            if case .success = answer, await Identification.run(for: program, { held >= 0 && AgentSocket.stillHolds(held, connection) }) != true {
+            if case .success = answer,
+                await Identification.run(for: program, { held >= 0 && AgentSocket.stillHolds(held, connection) }) != true
+            {
                 answer = .failure(AgentSocket.handedOnRefusal)
                 logger.notice("The process that connected no longer holds its connection; no token given")
             }

@@ -27,10 +27,9 @@ public enum FlatpakIdentity {
         case unreadable
     }
 
-    /// The folder where Flatpak keeps its running instances, for this session.
-    public static var instances: String? {
-        ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].map { "\($0)/.flatpak" }
-    }
+    /// The folder where Flatpak keeps its running instances, for this session (read once: the
+    /// session's runtime directory does not move, and every caller's identification asks).
+    public static let instances: String? = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].map { "\($0)/.flatpak" }
 
     /// Most bytes of a `.flatpak-info` read.
     static let largestInfo = 65536

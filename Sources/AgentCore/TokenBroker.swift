@@ -28,6 +28,10 @@ public actor TokenBroker {
     private var lastFilesCheck: ContinuousClock.Instant?
     /// Providers whose files may have changed since they were made: checked at their next use.
     private var stale: Set<String> = []
+    /// What the catalog said of an id (nil: no such provider), read again after `storeRecheck`: a
+    /// provider file added, changed or removed counts within that, as the store does, and a request
+    /// does not read and parse its provider's files (a dozen stats and a JSON parse) each time.
+    private var named: [String: (displayName: Result<String, AgentRefusal>?, at: ContinuousClock.Instant)] = [:]
 
     public init(
         catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountList?,
@@ -59,8 +63,11 @@ public actor TokenBroker {
     public func account(for request: AgentRequest) async throws(AgentRefusal) -> TokenOwner {
         let id = try await self.id(of: request.target)
         // A file that cannot be read is refused here, never made (and its keyring read) to find out.
-        let displayName: String
-        do { displayName = Redaction.printable(try catalog.displayName(named: id)) } catch { throw AgentRefusal(.invalid, "\(error)") }
+        guard let known = known(id) else {
+            throw AgentRefusal(
+                .invalid, "There is no provider called “\(Redaction.printable(String(id.prefix(64))))”; `latchkey status` lists them.")
+        }
+        let displayName = try known.get()
         let entry = accounts?.entry(for: id) ?? AccountList.Entry()
         let key: String
         do { key = try entry.key(forAccount: request.account, of: id, displayName: displayName) } catch { throw AgentRefusal(error) }
@@ -209,10 +216,27 @@ public actor TokenBroker {
         return stamp
     }
 
+    /// The provider `id`'s name as the person knows it (or why its files cannot be read); nil when
+    /// there is no provider by that name. From the catalog at most once per `storeRecheck`.
+    private func known(_ id: String) -> Result<String, AgentRefusal>? {
+        let now = ContinuousClock.now
+        if let kept = named[id], now - kept.at < storeRecheck { return kept.displayName }
+        var displayName: Result<String, AgentRefusal>?
+        if catalog.contains(id) {
+            do { displayName = .success(Redaction.printable(try catalog.displayName(named: id))) } catch {
+                displayName = .failure(AgentRefusal(.invalid, "\(error)"))
+            }
+        }
+        // Only names there are, or were asked for in earnest: a program guessing names fills nothing for long.
+        if named.count > 256 { named.removeAll() }
+        named[id] = (displayName, now)
+        return displayName
+    }
+
     private func id(of target: AgentRequest.Target) async throws(AgentRefusal) -> String {
         switch target {
         case .provider(let id):
-            guard catalog.contains(id) else {
+            guard known(id) != nil else {
                 throw AgentRefusal(
                     .invalid, "There is no provider called “\(Redaction.printable(String(id.prefix(64))))”; `latchkey status` lists them.")
             }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -73,6 +74,9 @@ public struct AccountList: Sendable {
     public init(directory: URL) {
         self.directory = directory
     }
+
+    /// Lists as last decoded, by path, with the file's stamp then.
+    private static let decoded = Mutex<[String: (stamp: FileStamp, entry: Entry)]>([:])
 
     /// One provider's accounts, in the order they were added, and which is in use.
     public struct Entry: Codable, Sendable, Equatable {
@@ -155,9 +159,22 @@ public struct AccountList: Sendable {
     /// note as its first account (`fromEarlierRelease`); none when there is neither.
     public func entry(for provider: String) -> Entry {
         guard ProviderCatalog.isPlainName(provider) else { return Entry() }
+        let path = file(for: provider).path
+        // The list as last read, while its file is the same file unchanged (every write is a new file,
+        // renamed into place): the agent asks several times a request.
+        let stamp = FileStamp(of: path)
+        if let stamp, let kept = Self.decoded.withLock({ $0[path] }), kept.stamp == stamp { return kept.entry }
         if let data = PrivateFile.ownContents(file(for: provider), in: directory) {
             // A list that cannot be read is no list: set aside, not written over in silence.
-            if let entry = try? JSONDecoder().decode(Entry.self, from: data) { return entry }
+            if let entry = try? JSONDecoder().decode(Entry.self, from: data) {
+                if let stamp {
+                    Self.decoded.withLock { decoded in
+                        if decoded.count >= 64 { decoded.removeAll() }
+                        decoded[path] = (stamp, entry)
+                    }
+                }
+                return entry
+            }
             setAside(file(for: provider))
         }
         guard let data = PrivateFile.ownContents(earlierFile(for: provider), in: directory),
