@@ -272,6 +272,42 @@ import Testing
         #expect(String(describing: error!).contains("\"authorization_endpoint\" is missing"))
     }
 
+    /// Read straight from the provider file's typed settings (no JSON round trip): what cannot be used
+    /// is named by the key the file's table of fields spells, nested keys with their object's.
+    @Test(arguments: [
+        (#""token_endpoint": "https://a.example/t", "redirect_uri": "https://app.example/cb""#, "there is no client id for x"),
+        (#""client_id": "c", "token_endpoint": "https://a.example/t""#, #""redirect_uri" is missing"#),
+        (
+            #""client_id": "c", "token_endpoint": "https://a.example/t", "redirect_uri": "https://app.example/cb", "profile": {"url_template": ["a", "b"]}"#,
+            #""profile.url_template" has the wrong kind of value"#
+        ),
+        (
+            #""client_id": "c", "token_endpoint": "http://a b/t", "redirect_uri": "https://app.example/cb""#,
+            #""token_endpoint" is not valid"#
+        ),
+    ])
+    func whatCannotBeUsedIsNamedByItsKey(members: String, said: String) throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(#"{"id": "x", "authorization_endpoint": "https://a.example/a", "# + members + "}", to: "x.json")
+        let error = #expect(throws: OAuthError.self) { try Fixtures.catalog(userDirectory: directory.url).configuration(file: file) }
+        #expect(String(describing: error!).contains(said), "\(error!)")
+    }
+
+    @Test func aProfileAndNestedObjectsAreReadFromTheirLayers() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(
+            #"{"id": "x", "authorization_endpoint": "https://a.example/a", "token_endpoint": "https://a.example/t", "client_id": "c", "redirect_uri": "https://app.example/cb", "profile": {"name": ["login", "name"], "url_template": "https://a.example/{id}", "email": null}, "error_aliases": {"denied": "access_denied", "denied": "access_denied_twice"}, "git_accounts": {"github.com/ada": "ada@example"}}"#,
+            to: "x.json")
+        let configuration = try Fixtures.catalog(userDirectory: directory.url).configuration(file: file)
+        #expect(configuration.profile.name == ["login", "name"])
+        #expect(configuration.profile.urlTemplate == "https://a.example/{id}")
+        #expect(configuration.profile.email == ["email"], "a null removes the layer's own setting: the default stands")
+        #expect(configuration.profile.id == ["sub", "id"])
+        #expect(configuration.errorAliases == ["denied": "access_denied_twice"], "of a repeated key, the last")
+        #expect(configuration.gitAccounts == ["github.com/ada": "ada@example"])
+        #expect(configuration.clientAuthentication == .none && configuration.usePKCE && configuration.userAgents == [.embedded])
+    }
+
     @Test func pathEndpointsHangUnderTheIssuerSoASelfHostedGitLabWorks() throws {
         let home = try TemporaryDirectory()
         _ = try home.write(#"{"client_id": "g", "issuer": "https://gitlab.example.org/"}"#, to: "gitlab.json")

@@ -298,11 +298,7 @@ public struct ProviderCatalog: Sendable {
     }
 
     static func decode(_ file: ProviderFile) throws -> ProviderConfiguration {
-        do {
-            return try JSONDecoder().decode(ProviderConfiguration.self, from: Data(file.resolvedJSON.text().utf8))
-        } catch let error as DecodingError {
-            throw OAuthError.invalidConfiguration(Self.explain(error))
-        }
+        try ProviderConfiguration(file: file)
     }
 
     /// Where this catalog reads `credential` for provider `id`, in words.
@@ -336,24 +332,6 @@ public struct ProviderCatalog: Sendable {
         guard count >= 0, count < capacity else { throw failure }
         return data.prefix(count)
     }
-
-    static func explain(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.reduce("") { path, key in
-                if let index = key.intValue { return "\(path)[\(index)]" }
-                return path.isEmpty ? key.stringValue : "\(path).\(key.stringValue)"
-            }
-        }
-        switch error {
-        case .keyNotFound(let key, _): return "the field \"\(key.stringValue)\" is missing."
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "the field \"\(path(context))\" has the wrong kind of value."
-        case .dataCorrupted(let context):
-            return "the field \"\(path(context))\" is not valid\(context.codingPath.isEmpty ? " JSON" : "")."
-        @unknown default: return "the file does not have the expected shape."
-        }
-    }
-
     /// What an id becomes in a credential variable's name: ids equal here share credentials.
     public static func credentialKey(_ id: String) -> String {
         id.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()

@@ -23,12 +23,14 @@ extension ProviderConfiguration {
 
     /// Every endpoint on https, or plain http on this computer; a resource as RFC 8707 §2 has it.
     private func validateEndpoints() throws {
+        // Named as the provider file names them (its table of fields).
+        func key(_ path: PartialKeyPath<ProviderFile>) -> String { ProviderFile.key(of: path) }
         let endpoints: [(String, URL?)] = [
-            ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
-            ("revocation_endpoint", revocationEndpoint), ("userinfo_endpoint", userinfoEndpoint),
-            ("profile.url_template_endpoint", profile.urlTemplateEndpoint), ("jwks_uri", jwksURI),
-            ("request_token_endpoint", requestTokenEndpoint), ("device_authorization_endpoint", deviceAuthorizationEndpoint),
-            ("pushed_authorization_request_endpoint", pushedAuthorizationRequestEndpoint),
+            (key(\.authorizationEndpoint), authorizationEndpoint), (key(\.tokenEndpoint), tokenEndpoint),
+            (key(\.revocationEndpoint), revocationEndpoint), (key(\.userinfoEndpoint), userinfoEndpoint),
+            (key(\.profile) + ".url_template_endpoint", profile.urlTemplateEndpoint), (key(\.jwksURI), jwksURI),
+            (key(\.requestTokenEndpoint), requestTokenEndpoint), (key(\.deviceAuthorizationEndpoint), deviceAuthorizationEndpoint),
+            (key(\.pushedAuthorizationRequestEndpoint), pushedAuthorizationRequestEndpoint),
         ]
         for (name, url) in endpoints {
             guard let url else { continue }

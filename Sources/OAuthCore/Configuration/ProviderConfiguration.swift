@@ -6,7 +6,7 @@ import Loopback
 /// A provider that needs nothing special is just a file of this shape; a
 /// `ProviderCatalog` finds them and layers the person's client id and secret
 /// over them, which never ship with a preset.
-public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringConvertible {
+public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// How the app proves who it is at the token endpoint (RFC 6749 §2.3, OIDC Core §9).
     public enum ClientAuthentication: String, Codable, Sendable {
         case clientSecretBasic = "client_secret_basic"
@@ -120,45 +120,6 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
     /// `login_hint`; GitHub's is `login`); nil: the provider takes none.
     public var loginHintParameter: String?
 
-    enum CodingKeys: String, CodingKey {
-        case id, issuer, scopes, profile
-        case requiresIssuerInResponse = "authorization_response_iss_parameter_supported"
-        case displayName = "display_name"
-        case authorizationEndpoint = "authorization_endpoint"
-        case tokenEndpoint = "token_endpoint"
-        case revocationEndpoint = "revocation_endpoint"
-        case userinfoEndpoint = "userinfo_endpoint"
-        case clientID = "client_id"
-        case clientSecret = "client_secret"
-        case clientAuthentication = "client_authentication"
-        case redirectURI = "redirect_uri"
-        case browserRedirectURI = "browser_redirect_uri"
-        case usePKCE = "pkce"
-        case useNonce = "nonce"
-        case idTokenIssuer = "id_token_issuer"
-        case errorAliases = "error_aliases"
-        case authorizationParameters = "authorization_parameters"
-        case registrationHint = "registration_hint"
-        case userAgents = "user_agents"
-        case preferredUserAgent = "user_agent"
-        case resource
-        case jwksURI = "jwks_uri"
-        case idTokenSigningAlgorithms = "id_token_signing_alg_values"
-        case authProtocol = "protocol"
-        case requestTokenEndpoint = "request_token_endpoint"
-        case signatureMethod = "signature_method"
-        case privateKeyFile = "private_key_file"
-        case gitHosts = "git_hosts"
-        case deviceVerificationHosts = "device_verification_hosts"
-        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
-        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
-        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
-        case gitUsername = "git_username"
-        case gitAccounts = "git_accounts"
-        case selectAccountPrompt = "select_account_prompt"
-        case loginHintParameter = "login_hint_parameter"
-    }
-
     public init(
         id: String, displayName: String, issuer: URL? = nil, authorizationEndpoint: URL, tokenEndpoint: URL,
         revocationEndpoint: URL? = nil, userinfoEndpoint: URL? = nil, clientID: String, clientSecret: String? = nil,
@@ -200,55 +161,6 @@ public struct ProviderConfiguration: Codable, Sendable, Equatable, CustomStringC
         self.signatureMethod = signatureMethod
         self.privateKeyFile = privateKeyFile
         try validate()
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        // A name shown in windows and terminals, which a server may have chosen (a resource's `resource_name`).
-        displayName = Redaction.printable(try c.decodeIfPresent(String.self, forKey: .displayName) ?? id)
-        issuer = try c.decodeIfPresent(URL.self, forKey: .issuer)
-        requiresIssuerInResponse = try c.decodeIfPresent(Bool.self, forKey: .requiresIssuerInResponse) ?? false
-        authorizationEndpoint = try c.decode(URL.self, forKey: .authorizationEndpoint)
-        tokenEndpoint = try c.decode(URL.self, forKey: .tokenEndpoint)
-        revocationEndpoint = try c.decodeIfPresent(URL.self, forKey: .revocationEndpoint)
-        userinfoEndpoint = try c.decodeIfPresent(URL.self, forKey: .userinfoEndpoint)
-        clientID = try c.decode(String.self, forKey: .clientID)
-        clientSecret = try c.decodeIfPresent(String.self, forKey: .clientSecret)
-        clientAuthentication =
-            try c.decodeIfPresent(ClientAuthentication.self, forKey: .clientAuthentication)
-            ?? (clientSecret == nil ? .none : .clientSecretBasic)
-        redirectURI = try c.decode(URL.self, forKey: .redirectURI)
-        browserRedirectURI = try c.decodeIfPresent(URL.self, forKey: .browserRedirectURI)
-        scopes = try c.decodeIfPresent([String].self, forKey: .scopes) ?? []
-        usePKCE = try c.decodeIfPresent(Bool.self, forKey: .usePKCE) ?? true
-        useNonce = try c.decodeIfPresent(Bool.self, forKey: .useNonce) ?? true
-        idTokenIssuer = try c.decodeIfPresent(String.self, forKey: .idTokenIssuer)
-        errorAliases = try c.decodeIfPresent([String: String].self, forKey: .errorAliases) ?? [:]
-        authorizationParameters = try c.decodeIfPresent([String: String].self, forKey: .authorizationParameters) ?? [:]
-        profile = try c.decodeIfPresent(ProfileMapping.self, forKey: .profile) ?? ProfileMapping()
-        registrationHint = try c.decodeIfPresent(String.self, forKey: .registrationHint)
-        userAgents = try c.decodeIfPresent([UserAgentKind].self, forKey: .userAgents) ?? [.embedded]
-        preferredUserAgent = try c.decodeIfPresent(UserAgentKind.self, forKey: .preferredUserAgent)
-        resource = try c.decodeIfPresent(URL.self, forKey: .resource)
-        jwksURI = try c.decodeIfPresent(URL.self, forKey: .jwksURI)
-        idTokenSigningAlgorithms =
-            try c.decodeIfPresent([String].self, forKey: .idTokenSigningAlgorithms) ?? IDTokenSignature.defaultAlgorithms
-        authProtocol = try c.decodeIfPresent(AuthProtocol.self, forKey: .authProtocol) ?? .oauth2
-        requestTokenEndpoint = try c.decodeIfPresent(URL.self, forKey: .requestTokenEndpoint)
-        signatureMethod = try c.decodeIfPresent(OAuth1Signature.Method.self, forKey: .signatureMethod) ?? .hmacSHA1
-        privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
-        gitHosts = try c.decodeIfPresent([String].self, forKey: .gitHosts) ?? []
-        deviceVerificationHosts = try c.decodeIfPresent([String].self, forKey: .deviceVerificationHosts) ?? []
-        deviceAuthorizationEndpoint = try c.decodeIfPresent(URL.self, forKey: .deviceAuthorizationEndpoint)
-        pushedAuthorizationRequestEndpoint = try c.decodeIfPresent(URL.self, forKey: .pushedAuthorizationRequestEndpoint)
-        requirePushedAuthorizationRequests = try c.decodeIfPresent(Bool.self, forKey: .requirePushedAuthorizationRequests) ?? false
-        gitUsername = try c.decodeIfPresent(String.self, forKey: .gitUsername)
-        gitAccounts = try c.decodeIfPresent([String: String].self, forKey: .gitAccounts) ?? [:]
-        selectAccountPrompt = try c.decodeIfPresent(String.self, forKey: .selectAccountPrompt)
-        loginHintParameter = try c.decodeIfPresent(String.self, forKey: .loginHintParameter)
-        // The consumer secret signs; it is never sent as client authentication.
-        if authProtocol == .oauth1 { clientAuthentication = .none }
     }
 
     /// What an authorization request adds to let the person choose an account (`choosing`: the

@@ -102,6 +102,8 @@ extension ProviderFile {
     /// How one key of the file is read, written and layered.
     struct Field: Sendable {
         let key: String
+        /// The typed setting the key is read into: how a reader of the file names the key (`key(of:)`).
+        let path: PartialKeyPath<ProviderFile> & Sendable
         /// nil: the key is absent; `.null`: it removes.
         let get: @Sendable (ProviderFile) -> JSONValue?
         let set: @Sendable (inout ProviderFile, JSONValue) throws -> Void
@@ -113,9 +115,13 @@ extension ProviderFile {
 
     static let fieldsByKey = Dictionary(uniqueKeysWithValues: fields.map { ($0.key, $0) })
 
+    /// The key a setting is written under, as the table of fields spells it (the one place it is);
+    /// asked only to name a key in a sentence.
+    static func key(of path: PartialKeyPath<ProviderFile>) -> String { fields.first { $0.path == path }?.key ?? "?" }
+
     static func field<Value: JSONConvertible>(_ key: String, _ path: WritableKeyPath<ProviderFile, Setting<Value>> & Sendable) -> Field {
         Field(
-            key: key,
+            key: key, path: path,
             get: { file in
                 switch file[keyPath: path] {
                 case .unset: nil
@@ -139,7 +145,7 @@ extension ProviderFile {
     static func nested<Value>(_ key: String, _ path: WritableKeyPath<ProviderFile, Setting<Layered<Value>>> & Sendable) -> Field {
         let plain = field(key, path)
         return Field(
-            key: key, get: plain.get, set: plain.set,
+            key: key, path: path, get: plain.get, set: plain.set,
             layer: { upper, result in
                 guard case .value(let above) = upper[keyPath: path], case .value(let below) = result[keyPath: path] else {
                     result[keyPath: path] = upper[keyPath: path].over(result[keyPath: path])
@@ -176,21 +182,19 @@ extension ProviderFile {
     ]
 
     /// The keys whose value may be a path under the issuer.
-    static let endpoints: [(key: String, path: WritableKeyPath<ProviderFile, Setting<String>> & Sendable)] = [
-        ("authorization_endpoint", \.authorizationEndpoint), ("token_endpoint", \.tokenEndpoint),
-        ("revocation_endpoint", \.revocationEndpoint), ("userinfo_endpoint", \.userinfoEndpoint), ("jwks_uri", \.jwksURI),
-        ("request_token_endpoint", \.requestTokenEndpoint), ("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
-        ("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
+    static let endpoints: [WritableKeyPath<ProviderFile, Setting<String>> & Sendable] = [
+        \.authorizationEndpoint, \.tokenEndpoint, \.revocationEndpoint, \.userinfoEndpoint, \.jwksURI, \.requestTokenEndpoint,
+        \.deviceAuthorizationEndpoint, \.pushedAuthorizationRequestEndpoint,
     ]
 
     /// Endpoints written as paths (`/token`), appended to the issuer.
     public func resolvingEndpoints() throws -> ProviderFile {
         var file = self
         let issuer = issuer.value.map(Issuer.normalised)
-        for (key, path) in Self.endpoints {
+        for path in Self.endpoints {
             guard let value = file[keyPath: path].value, value.hasPrefix("/") else { continue }
             guard let issuer, !issuer.isEmpty else {
-                throw OAuthError.invalidConfiguration("\(key) is a path (\(value)) but there is no issuer to put it under.")
+                throw OAuthError.invalidConfiguration("\(Self.key(of: path)) is a path (\(value)) but there is no issuer to put it under.")
             }
             file[keyPath: path] = .value(issuer + value)
         }

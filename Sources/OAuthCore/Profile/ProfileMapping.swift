@@ -7,7 +7,7 @@ import FoundationEssentials
 /// never is. The profile URL is either a field (GitHub's `html_url`) or a
 /// template filled from a second endpoint (LinkedIn's
 /// `https://www.linkedin.com/in/{vanityName}` from `/v2/me`).
-public struct ProfileMapping: Codable, Sendable, Equatable {
+public struct ProfileMapping: Sendable, Equatable {
     public var name: [String]
     public var email: [String]
     /// Where the provider says whether it checked the e-mail address.
@@ -25,15 +25,6 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
     /// Said next to the profile when the provider gives no profile URL.
     public var missingURLNote: String?
 
-    enum CodingKeys: String, CodingKey {
-        case name, email, picture, url, id
-        case emailVerified = "email_verified"
-        case urlTemplate = "url_template"
-        case loginHint = "login_hint"
-        case urlTemplateEndpoint = "url_template_endpoint"
-        case missingURLNote = "missing_url_note"
-    }
-
     public init(
         name: [String] = ["name"], email: [String] = ["email"], emailVerified: [String] = ["email_verified"],
         picture: [String] = ["picture"],
@@ -50,25 +41,6 @@ public struct ProfileMapping: Codable, Sendable, Equatable {
         self.urlTemplate = urlTemplate
         self.urlTemplateEndpoint = urlTemplateEndpoint
         self.missingURLNote = missingURLNote
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        // Each key list may be written as one string or as an array.
-        func keys(_ key: CodingKeys, default value: [String]) throws -> [String] {
-            if let one = try? c.decode(String.self, forKey: key) { return [one] }
-            return try c.decodeIfPresent([String].self, forKey: key) ?? value
-        }
-        name = try keys(.name, default: ["name"])
-        email = try keys(.email, default: ["email"])
-        emailVerified = try keys(.emailVerified, default: ["email_verified"])
-        picture = try keys(.picture, default: ["picture"])
-        url = try keys(.url, default: ["profile"])
-        id = try keys(.id, default: ["sub", "id"])
-        loginHint = try keys(.loginHint, default: ["email", "preferred_username", "login"])
-        urlTemplate = try c.decodeIfPresent(String.self, forKey: .urlTemplate)
-        urlTemplateEndpoint = try c.decodeIfPresent(URL.self, forKey: .urlTemplateEndpoint)
-        missingURLNote = try c.decodeIfPresent(String.self, forKey: .missingURLNote)
     }
 
     /// The first non-empty string found under any of `keys`.

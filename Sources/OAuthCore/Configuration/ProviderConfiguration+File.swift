@@ -1,0 +1,117 @@
+import FoundationEssentials
+
+extension ProviderConfiguration {
+    /// A provider as its file says, layers merged and endpoints resolved (`ProviderCatalog.draft`):
+    /// each typed setting read straight from the file, its key named only by the file's table of
+    /// fields (`ProviderFile.fields`). What is missing or unusable is said with its key, in the
+    /// words a person reads for any provider file.
+    init(file: ProviderFile) throws {
+        let read = FileReader(file: file)
+        id = try read.required(\.id)
+        // A name shown in windows and terminals, which a server may have chosen (a resource's `resource_name`).
+        displayName = Redaction.printable(file.displayName.value ?? id)
+        issuer = try read.url(\.issuer)
+        requiresIssuerInResponse = file.requiresIssuerInResponse.value ?? false
+        authorizationEndpoint = try read.requiredURL(\.authorizationEndpoint)
+        tokenEndpoint = try read.requiredURL(\.tokenEndpoint)
+        revocationEndpoint = try read.url(\.revocationEndpoint)
+        userinfoEndpoint = try read.url(\.userinfoEndpoint)
+        clientID = try read.required(\.clientID)
+        clientSecret = file.clientSecret.value
+        clientAuthentication = file.clientAuthentication.value ?? (clientSecret == nil ? .none : .clientSecretBasic)
+        redirectURI = try read.requiredURL(\.redirectURI)
+        browserRedirectURI = try read.url(\.browserRedirectURI)
+        scopes = file.scopes.value ?? []
+        usePKCE = file.pkce.value ?? true
+        useNonce = file.nonce.value ?? true
+        idTokenIssuer = file.idTokenIssuer.value
+        errorAliases = FileReader.dictionary(file.errorAliases.value)
+        authorizationParameters = FileReader.dictionary(file.authorizationParameters.value)
+        profile = try file.profile.value.map { try ProfileMapping(layered: $0, key: ProviderFile.key(of: \.profile)) } ?? ProfileMapping()
+        registrationHint = file.registrationHint.value
+        userAgents = file.userAgents.value ?? [.embedded]
+        preferredUserAgent = file.userAgent.value
+        resource = try read.url(\.resource)
+        jwksURI = try read.url(\.jwksURI)
+        idTokenSigningAlgorithms = file.idTokenSigningAlgorithms.value ?? IDTokenSignature.defaultAlgorithms
+        authProtocol = file.authProtocol.value ?? .oauth2
+        requestTokenEndpoint = try read.url(\.requestTokenEndpoint)
+        signatureMethod = file.signatureMethod.value ?? .hmacSHA1
+        privateKeyFile = file.privateKeyFile.value
+        gitHosts = file.gitHosts.value ?? []
+        deviceVerificationHosts = file.deviceVerificationHosts.value ?? []
+        deviceAuthorizationEndpoint = try read.url(\.deviceAuthorizationEndpoint)
+        pushedAuthorizationRequestEndpoint = try read.url(\.pushedAuthorizationRequestEndpoint)
+        requirePushedAuthorizationRequests = file.requirePushedAuthorizationRequests.value ?? false
+        gitUsername = file.gitUsername.value
+        gitAccounts = FileReader.dictionary(file.gitAccounts.value)
+        selectAccountPrompt = file.selectAccountPrompt.value
+        loginHintParameter = file.loginHintParameter.value
+        // The consumer secret signs; it is never sent as client authentication.
+        if authProtocol == .oauth1 { clientAuthentication = .none }
+    }
+
+    /// Reads a file's settings, naming the key of what is missing or unusable.
+    struct FileReader {
+        let file: ProviderFile
+
+        func required<Value>(_ path: KeyPath<ProviderFile, Setting<Value>> & Sendable) throws -> Value {
+            guard let value = file[keyPath: path].value else { throw Self.missing(ProviderFile.key(of: path)) }
+            return value
+        }
+
+        func url(_ path: KeyPath<ProviderFile, Setting<String>> & Sendable) throws -> URL? {
+            guard let text = file[keyPath: path].value else { return nil }
+            guard let url = URL(string: text) else { throw Self.notValid(ProviderFile.key(of: path)) }
+            return url
+        }
+
+        func requiredURL(_ path: KeyPath<ProviderFile, Setting<String>> & Sendable) throws -> URL {
+            guard let url = try url(path) else { throw Self.missing(ProviderFile.key(of: path)) }
+            return url
+        }
+
+        /// A nested object's entries with a value; of a repeated key, the last.
+        static func dictionary(_ layered: Layered<String>?) -> [String: String] {
+            var result: [String: String] = [:]
+            for entry in layered?.entries ?? [] { if let value = entry.value.value { result[entry.key] = value } }
+            return result
+        }
+
+        static func missing(_ key: String) -> OAuthError { .invalidConfiguration("the field \"\(key)\" is missing.") }
+        static func notValid(_ key: String) -> OAuthError { .invalidConfiguration("the field \"\(key)\" is not valid.") }
+        static func wrongKind(_ key: String) -> OAuthError {
+            .invalidConfiguration("the field \"\(key)\" has the wrong kind of value.")
+        }
+    }
+}
+
+extension ProfileMapping {
+    /// A provider file's `profile` object, layered: each key list written as one string or an array.
+    init(layered: Layered<KeyList>, key: String) throws {
+        func keys(_ name: String, default value: [String]) -> [String] {
+            switch layered[name] {
+            case .one(let key)?: [key]
+            case .many(let keys)?: keys
+            case nil: value
+            }
+        }
+        func text(_ name: String) throws -> String? {
+            switch layered[name] {
+            case .one(let text)?: text
+            case .many?: throw ProviderConfiguration.FileReader.wrongKind("\(key).\(name)")
+            case nil: nil
+            }
+        }
+        self.init(
+            name: keys("name", default: ["name"]), email: keys("email", default: ["email"]),
+            emailVerified: keys("email_verified", default: ["email_verified"]), picture: keys("picture", default: ["picture"]),
+            url: keys("url", default: ["profile"]), id: keys("id", default: ["sub", "id"]), urlTemplate: try text("url_template"),
+            urlTemplateEndpoint: try text("url_template_endpoint").map { text in
+                guard let url = URL(string: text) else { throw ProviderConfiguration.FileReader.notValid("\(key).url_template_endpoint") }
+                return url
+            },
+            missingURLNote: try text("missing_url_note"),
+            loginHint: keys("login_hint", default: ["email", "preferred_username", "login"]))
+    }
+}
