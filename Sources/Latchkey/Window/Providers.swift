@@ -109,7 +109,7 @@ final class Providers: @unchecked Sendable {
             sandbox = child
             return child
         }
-        let configuration = try catalog.configuration(named: id, overrides: ["issuer": child.baseURL])
+        let configuration = try catalog.configuration(named: id, overrides: [ProviderFile.key(of: \.issuer): child.baseURL])
         // Up to 10 s reading the child's first line: on a thread of its own, not the pool's.
         return Provider(configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts) {
             try await BlockingWork.run { Result { try child.waitUntilReady() } }.get()

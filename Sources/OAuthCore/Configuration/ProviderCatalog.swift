@@ -261,7 +261,7 @@ public struct ProviderCatalog: Sendable {
 
     /// The provider's layers merged, before discovery and checks.
     func layers(base: ProviderFile, overrides: [String: String]) throws -> ProviderFile {
-        guard let id = (overrides["id"] ?? base.id.value ?? Self.issuerNames(base)?.id), Self.isPlainName(id) else {
+        guard let id = (overrides[ProviderFile.key(of: \.id)] ?? base.id.value ?? Self.issuerNames(base)?.id), Self.isPlainName(id) else {
             throw OAuthError.invalidConfiguration("the provider file has no usable \"id\" (letters, digits, - and _).")
         }
         var file = base

@@ -117,7 +117,7 @@ extension ProviderFile {
 
     /// The key a setting is written under, as the table of fields spells it (the one place it is);
     /// asked only to name a key in a sentence.
-    static func key(of path: PartialKeyPath<ProviderFile>) -> String { fields.first { $0.path == path }?.key ?? "?" }
+    public static func key(of path: PartialKeyPath<ProviderFile>) -> String { fields.first { $0.path == path }?.key ?? "?" }
 
     static func field<Value: JSONConvertible>(_ key: String, _ path: WritableKeyPath<ProviderFile, Setting<Value>> & Sendable) -> Field {
         Field(
