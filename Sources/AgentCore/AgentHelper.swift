@@ -29,7 +29,9 @@ public enum AgentHelper {
 
     /// Whether the session's display (Wayland's, else X's) takes a connection: what the agent says,
     /// without starting anything, of whether anybody can be asked. The same answer the helper's own
-    /// try to open the display gives, but for a display that takes connections and refuses us after.
+    /// try to open the display gives, but for a display that takes connections and refuses the app
+    /// after, and another host's (`host:N`, taken as there): what a helper then finds is kept by the
+    /// agent (`ConsentChildren`). Makes a connection: called on a thread that may wait.
     public static func displayIsReachable(environment: [String: String]) -> Bool {
         if let wayland = environment["WAYLAND_DISPLAY"], !wayland.isEmpty {
             let path = wayland.hasPrefix("/") ? wayland : (environment["XDG_RUNTIME_DIR"] ?? "") + "/" + wayland
@@ -46,8 +48,10 @@ public enum AgentHelper {
         return connects(toUnixSocket: path) || connects(toUnixSocket: "\0" + path)
     }
 
+    /// Without waiting: a listener whose backlog is full (a compositor that hangs) is there, and
+    /// says so with EAGAIN rather than holding the caller.
     private static func connects(toUnixSocket path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_un()
@@ -56,8 +60,9 @@ public enum AgentHelper {
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
-        return withUnsafePointer(to: &address) {
+        let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) == 0 }
         }
+        return connected || errno == EAGAIN || errno == EINPROGRESS
     }
 }

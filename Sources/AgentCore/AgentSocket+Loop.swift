@@ -100,7 +100,8 @@ final class SocketLoop: Sendable {
     /// Every connection waiting on the listener; its peer checked to be this user, counted, and
     /// its identification started.
     private func acceptAll(into state: inout LoopState) -> AcceptOutcome {
-        while true {
+        // At most this many a round: a flood of connections must not keep the loop from the others.
+        for _ in 0..<Self.mostAcceptedARound {
             let fd = csocket_accept_cloexec(listener)
             guard fd >= 0 else {
                 if socket.isStopping { return .stopped }
@@ -110,12 +111,17 @@ final class SocketLoop: Sendable {
             }
             state.accepted(fd)
         }
+        return .drained
     }
+
+    static let mostAcceptedARound = 64
 }
 
 /// A connection as the loop serves it.
 final class Served {
-    enum Phase { case identifying, reading, answering, writing, draining }
+    /// `closed`: ended (its descriptor closed, its number free for anything the process opens next);
+    /// no step touches it again.
+    enum Phase { case identifying, reading, answering, writing, draining, closed }
 
     let id: UInt64
     let fd: Int32

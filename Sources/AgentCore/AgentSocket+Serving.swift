@@ -24,7 +24,7 @@ struct LoopState {
     func watched() -> [(id: UInt64, fd: Int32, events: Int16)] {
         connections.values.compactMap { served in
             switch served.phase {
-            case .identifying: nil
+            case .identifying, .closed: nil
             case .reading, .draining: (served.id, served.fd, Int16(POLLIN))
             case .writing: (served.id, served.fd, Int16(POLLOUT))
             // Closed, not half-closed: a script may shut its sending side down and still wait for the answer.
@@ -111,7 +111,7 @@ struct LoopState {
     mutating func ready(_ id: UInt64, _ events: Int16) {
         guard let served = connections[id] else { return }
         switch served.phase {
-        case .identifying: break
+        case .identifying, .closed: break
         case .reading: read(served)
         case .answering:
             // Reported once: a hang-up stays, and is not watched for again.
@@ -135,6 +135,8 @@ struct LoopState {
                 send(served.channel.reply(OIDCAgentMessage.failure(refusal))[...], on: served, thenEnd: true)
             case .identifying, .reading, .writing, .draining:
                 end(served)
+            case .closed:
+                break
             }
         }
     }
@@ -210,13 +212,14 @@ struct LoopState {
     }
 
     private mutating func write(_ served: Served) {
-        while !served.outbox.isEmpty {
+        while served.phase == .writing, !served.outbox.isEmpty {
             let n = served.outbox.withUnsafeBytes { Glibc.send(served.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN { return }
             guard n > 0 else { return end(served) }
             served.outbox = served.outbox.dropFirst(n)
         }
+        guard served.phase == .writing else { return }
         served.outbox = []
         if served.endsAfterWriting {
             // After the answer: what the client still sends (an oversized request's rest) is read and
@@ -234,18 +237,23 @@ struct LoopState {
 
     private mutating func drain(_ served: Served) {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while served.drained < 1 << 20 {
+        while served.phase == .draining, served.drained < 1 << 20 {
             let n = chunk.withUnsafeMutableBytes { recv(served.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN { return }
             guard n > 0 else { break }
             served.drained += n
         }
-        end(served)
+        if served.phase == .draining { end(served) }
     }
 
+    /// Once per connection: a second end would close a number another part of the process may
+    /// hold by then.
     private mutating func end(_ served: Served) {
-        guard connections.removeValue(forKey: served.id) != nil else { return }
+        guard served.phase != .closed else { return assertionFailure("a connection the agent's socket ended was ended again") }
+        served.phase = .closed
+        served.deadline = nil
+        connections.removeValue(forKey: served.id)
         close(served.fd)
         socket.release(served.peer.pid, served.program)
     }

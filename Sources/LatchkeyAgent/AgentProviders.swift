@@ -11,10 +11,14 @@ final class AgentProviders: Sendable {
     let secrets: any ClientSecretStore
     let broker: TokenBroker
     let environment: [String: String]
+    /// What the sign-in's process is told of waits, as the agent was (`--network-timeout`, `--keyring-timeout`).
+    let waitArguments: [String]
 
     init(
-        catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore, broker: TokenBroker, environment: [String: String]
+        catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore, broker: TokenBroker, environment: [String: String],
+        waitArguments: [String] = []
     ) {
+        self.waitArguments = waitArguments
         self.catalog = catalog
         self.store = store
         self.secrets = secrets
@@ -54,9 +58,12 @@ final class AgentProviders: Sendable {
         do { configuration = try await broker.provider(id: id).configuration } catch { return error }
         let noDisplay = AgentRefusal(
             .denied, "Latchkey's agent has no display to show a sign-in on. Sign in where there is one: latchkey --provider \(id)")
-        guard AgentHelper.displayIsReachable(environment: environment) else { return noDisplay }
+        let environment = self.environment
+        guard await BlockingWork.run({ AgentHelper.displayIsReachable(environment: environment) }) else { return noDisplay }
         let child: AppChild
-        do { child = try AppChild(AgentHelper.signIn + [configuration.id]) } catch { return AgentRefusal(.failed, "\(error)") }
+        do { child = try AppChild(AgentHelper.signIn + waitArguments + ["--", configuration.id]) } catch {
+            return AgentRefusal(.failed, "\(error)")
+        }
         child.closeInput()
         let (output, exit) = await BlockingWork.run { child.finish() }
         // What the window keeps, the agent reads at its next use of the account.

@@ -1,7 +1,9 @@
 import AgentCore
+import Dispatch
 import FoundationEssentials
 import Glibc
 import InstallLayout
+import Logging
 import LatchkeyServices
 import OAuthCore
 import Synchronization
@@ -14,6 +16,9 @@ final class AppChild: Sendable {
     /// -1 once closed.
     private let input: Mutex<Int32>
     private let output: Int32
+    /// Whether the child has been waited for: its process id may be another process's from then
+    /// on, and no signal is sent to it.
+    private let reaped = Mutex(false)
 
     /// The app beside the agent: in a build, and installed (both in `<prefix>/lib/latchkey`).
     static var app: String { InstallLayout.current.beside("latchkey-app").path }
@@ -69,12 +74,32 @@ final class AppChild: Sendable {
         }
     }
 
+    /// Taken back (nobody answered in time, the program left): the child is told to end, and made
+    /// to two seconds later if it has not (one stuck opening the display hears nothing on its input).
+    func takeBack() {
+        signal(SIGTERM)
+        closeInput()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { [self] in signal(SIGKILL) }
+    }
+
+    private func signal(_ number: Int32) {
+        reaped.withLock { if !$0 { _ = kill(pid, number) } }
+    }
+
     /// Blocks until the child ends (on a thread of its own: `BlockingWork`): what it wrote, at most
-    /// 64 KiB, and how it ended.
+    /// 64 KiB, and how it ended. Its output is the child's alone (the helpers keep it from whatever
+    /// they start), so its end comes with the child's.
     func finish() -> (output: String, exit: AgentHelper.Exit) {
         let bytes = Descriptor(number: output).readAll(limit: 1 << 16)
+        // Waited for without being reaped, then reaped under the lock `signal` takes: no signal can
+        // reach a process that took the id meanwhile.
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        reaped.withLock { reaped in
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            reaped = true
+        }
         let exited = status & 0x7f == 0
         let code = exited ? (status >> 8) & 0xff : 1
         return (String(decoding: bytes, as: UTF8.self), AgentHelper.Exit(rawValue: code) ?? .failed)
@@ -83,13 +108,30 @@ final class AppChild: Sendable {
 
 /// The agent's way of asking: a dialog per question, drawn by a `latchkey-app agent ask` of its
 /// own; none without a display.
-struct ConsentChildren: ConsentAsker {
+///
+/// Whether there is a display is the probe's word (`AgentHelper.displayIsReachable`) until a
+/// dialog finds otherwise (a display that takes connections and refuses the app's, a remote one):
+/// that is kept for a while, and said by `canAsk` and `ask` alike, at once. So a name the agent
+/// knows and one it does not are answered the same, in the same time.
+final class ConsentChildren: ConsentAsker {
     let environment: [String: String]
+    let logger: Logger
+    /// When a dialog last found no display to open.
+    private let noDisplaySince = Mutex<ContinuousClock.Instant?>(nil)
+    static let noDisplayKept = Duration.seconds(30)
+
+    init(environment: [String: String], logger: Logger) {
+        self.environment = environment
+        self.logger = logger
+    }
 
     func ask(_ question: ConsentQuestion) async -> ConsentAnswer? {
-        guard AgentHelper.displayIsReachable(environment: environment) else { return nil }
+        guard await canAsk else { return nil }
         let child: AppChild
-        do { child = try AppChild(AgentHelper.ask) } catch { return nil }
+        do { child = try AppChild(AgentHelper.ask) } catch {
+            logger.error("The question could not be shown", metadata: ["why": "\(error)"])
+            return nil
+        }
         let prompt = ConsentPrompt(question).line + "\n"
         let (output, exit) = await withTaskCancellationHandler {
             // The prompt is written off the cooperative pool: a long one fills the pipe until the child reads it.
@@ -99,13 +141,20 @@ struct ConsentChildren: ConsentAsker {
             }
         } onCancel: {
             // Taken back (nobody answered in time, or the program left): the dialog goes, as Deny.
-            child.closeInput()
+            child.takeBack()
         }
         child.closeInput()
         switch exit {
         case .done: break
-        case .noDisplay: return nil
-        case .failed, .cancelled, .misused: return .deny
+        case .noDisplay:
+            noDisplaySince.withLock { $0 = .now }
+            return nil
+        case .cancelled, .failed, .misused:
+            // Not the person's Deny: the dialog broke (or was taken back, and then nobody waits for this).
+            if !Task.isCancelled {
+                logger.error("The question's dialog ended without an answer", metadata: ["status": "\(exit.rawValue)"])
+            }
+            return nil
         }
         // Only an answer the dialog offered counts; anything else is Deny.
         switch ConsentAnswer(word: output.split(separator: "\n").first ?? "") {
@@ -117,6 +166,10 @@ struct ConsentChildren: ConsentAsker {
     }
 
     var canAsk: Bool {
-        get async { AgentHelper.displayIsReachable(environment: environment) }
+        get async {
+            if let since = noDisplaySince.withLock({ $0 }), ContinuousClock.now - since < Self.noDisplayKept { return false }
+            let environment = self.environment
+            return await BlockingWork.run { AgentHelper.displayIsReachable(environment: environment) }
+        }
     }
 }

@@ -33,9 +33,10 @@ struct AgentMain: ParsableCommand {
             catalog: services.catalog, store: services.tokens, network: services.network, accounts: LatchkeyFiles.accounts,
             zeroConfiguration: services.zeroConfiguration(), configure: { id in try await services.configuration(of: id) })
         let agent = TokenAgent(
-            broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: ConsentChildren(environment: environment), logger: logger)
+            broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: ConsentChildren(environment: environment, logger: logger), logger: logger)
         let providers = AgentProviders(
-            catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker, environment: environment)
+            catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker, environment: environment,
+            waitArguments: ["--network-timeout", "\(waits.networkTimeout)", "--keyring-timeout", "\(waits.keyringTimeout)"])
         let status = MainActor.assumeIsolated {
             let service = AgentService(
                 agent: agent, broker: broker, providers: providers, socketPath: AgentSocket.defaultPath(environment: environment),

@@ -8,10 +8,11 @@
 /// Picking a free port, closing it and letting the child bind it later leaves a gap in which any
 /// other program may take the port (a parallel test's server did, and the child's bind failed with
 /// "Address already in use"). Held here instead: a socket bound to the port with `SO_REUSEADDR` and
-/// never listening. While it is bound, Linux gives the port to nobody else — no `bind(0)` and no
-/// outgoing connection picks it, and an explicit bind without `SO_REUSEADDR` is refused — but a
-/// listener that sets `SO_REUSEADDR` itself (Hummingbird's servers do, by default) may bind it,
-/// since the held socket is not listening. Released once the child listens.
+/// never listening. While it is bound, no `bind(0)` and no outgoing connection is given the port,
+/// and an explicit bind without `SO_REUSEADDR` is refused. A listener that sets `SO_REUSEADDR`
+/// itself may bind it, since the held socket is not listening: the child (Hummingbird's servers
+/// do), and, should one try this very port, any other such program, whose listen then keeps the
+/// child from listening (it says so, as before). Released once the child listens.
 ///
 /// The descriptor is close-on-exec: a spawned child never inherits the hold.
 public final class ReservedPort: @unchecked Sendable {

@@ -65,6 +65,19 @@ final class Seen: @unchecked Sendable {
         #expect(seen.all.map(\.0) == [AgentSocket.Peer(pid: getpid(), uid: getuid())])
     }
 
+    /// An oidc-agent client that sends its key and then half-closes: the agent answers with its own
+    /// key, hears the end, and ends the connection once. (It used to read the closed descriptor
+    /// again, whose number another part of the agent may have had by then: a debug build traps.)
+    @Test func aClientThatHalfClosesAfterItsKeyIsEndedOnceAndOthersAreServed() async throws {
+        let socket = try serve(Seen())
+        defer { socket.stop() }
+        let key = Data(repeating: 0x42, count: 32).base64EncodedString()
+        #expect(key.utf8.count == 44)
+        let answer = await ask(Array(key.utf8), closeAfterSending: true)
+        #expect(answer.utf8.count == 44, "the agent's own key, then the end: \(answer)")
+        #expect(await ask(Array(#"{"request":"access_token","account":"github"}"#.utf8)).contains(#""status":"success""#))
+    }
+
     @Test func theDirectoryAndSocketAreTheOwnersAlone() async throws {
         let socket = try serve(Seen())
         defer { socket.stop() }

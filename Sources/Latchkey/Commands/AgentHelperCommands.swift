@@ -24,11 +24,13 @@ struct AgentAskCommand: ParsableCommand {
                 "latchkey: `agent ask` shows a question the agent writes on its input; it is not for a person.\n")
             throw ExitCode(AgentHelper.Exit.misused.rawValue)
         }
+        // The answer goes to the agent's pipe, which nothing this process starts may hold.
+        let answerTo = TokenCommand.setStandardOutputAside()
         let answered = MainActor.assumeIsolated { () -> Bool in
             GtkKit.Application.setName("Latchkey agent", programName: "latchkey-agent")
             guard MainLoop.initializeWithoutApplication() else { return false }
             let dialog = ConsentDialog(prompt) { answer in
-                Descriptor.standardOutput.write(answer.word + "\n")
+                answerTo.write(answer.word + "\n")
                 MainLoop.quit()
             }
             // More on the input, or its end: the agent took the question back (or ended).
@@ -68,11 +70,14 @@ struct AgentSignInCommand: ParsableCommand {
     @OptionGroup var waits: Waits
 
     func run() throws {
+        // What is said goes to the agent's pipe, which the browser this may start must not hold: the
+        // agent waits for the pipe's end.
+        let say = TokenCommand.setStandardOutputAside()
         let services = Services(waits)
         let id = provider
         let configuration: ProviderConfiguration
         do { configuration = try wait { try await services.configuration(of: id) } } catch {
-            Descriptor.standardOutput.write("\(error)\n")
+            say.write("\(error)\n")
             throw ExitCode(AgentHelper.Exit.failed.rawValue)
         }
         let provider = Provider(
@@ -88,7 +93,7 @@ struct AgentSignInCommand: ParsableCommand {
         case .failure(let error) where TokenCommand.exit(for: error) == .signInUnfinished:
             throw ExitCode(AgentHelper.Exit.cancelled.rawValue)
         case .failure(let error):
-            Descriptor.standardOutput.write("\(error)\n")
+            say.write("\(error)\n")
             throw ExitCode(AgentHelper.Exit.failed.rawValue)
         }
     }
