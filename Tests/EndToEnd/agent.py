@@ -426,6 +426,41 @@ def agent_sign_in(home):
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")])
 
 
+def agent_sign_in_browser_stays_open(home):
+    """SignIn over D-Bus for a provider that signs in in the browser: the browser the sign-in starts
+    keeps running (as one does, when none ran before), and the call returns once the sign-in is done,
+    not when the browser quits. The browser here records the page, then stays, holding whatever
+    descriptors it was given; the person's answer comes from another device's browser."""
+    sandbox = Sandbox()
+    own_provider(home, sandbox, user_agent="browser")
+    lingering = os.path.join(home.root, "browser.pid")
+    with open(os.path.join(home.home, "bin", "record-url"), "w") as script:
+        script.write(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{home.opened}"\nsleep 300 &\necho $! > "{lingering}"\n')
+    try:
+        call = subprocess.Popen(["gdbus", "call", "--session", "--timeout", "120", *DEST, "--method",
+                                 "io.github.latchkey.Agent1.SignIn", "mine"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until("the browser to be given the sign-in page", lambda: home.opened_urls() and os.path.exists(lingering), 60)
+        from no_browser import browser_elsewhere
+        back = browser_elsewhere(home.opened_urls()[-1])
+        expect(back.startswith("http://127.0.0.1:"), f"sent back to the loopback listener: {back}")
+        with urllib.request.urlopen(back, timeout=30) as answer:
+            expect(answer.status == 200, f"the listener answered {answer.status}")
+        status, out, err = finished(call, timeout=30)
+        expect(status == 0 and out.strip() == "()", f"SignIn returned once signed in, the browser still open: {status} {err!r}")
+        expect("signed in;" in gdbus("--method", "io.github.latchkey.Agent1.ListProviders").stdout, "signed in now")
+        with open(lingering) as f:
+            expect(os.path.exists(f"/proc/{f.read().strip()}"), "the browser still runs")
+    finally:
+        if os.path.exists(lingering):
+            with open(lingering) as f:
+                try:
+                    os.kill(int(f.read().strip()), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")])
+
+
 def agent_killed_mid_refresh(home):
     """The agent killed (SIGKILL) while it waits on the provider to renew: the stored sign-in is
     there byte for byte, the caller gets a sentence, and the next agent the bus starts serves it."""
@@ -664,4 +699,5 @@ def agent_handed_connection(home):
 
 SCENARIOS = {"agent_programs": agent_programs, "agent_handed_connection": agent_handed_connection,
              "agent_env_starts_agent": agent_env_starts_agent, "agent_dialog_long_command_line": agent_dialog_long_command_line, "agent_git": agent_git, "agent_scripts": agent_scripts,
-             "agent_sign_in": agent_sign_in, "agent_killed_mid_refresh": agent_killed_mid_refresh}
+             "agent_sign_in": agent_sign_in, "agent_sign_in_browser_stays_open": agent_sign_in_browser_stays_open,
+             "agent_killed_mid_refresh": agent_killed_mid_refresh}
