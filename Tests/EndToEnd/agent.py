@@ -461,6 +461,51 @@ def agent_sign_in_browser_stays_open(home):
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")])
 
 
+def dialog_processes():
+    """The agent's question dialogs running now (`latchkey-app agent ask`), by pid."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                words = f.read().split(b"\0")
+        except OSError:
+            continue
+        if len(words) >= 3 and words[0].endswith(b"latchkey-app") and words[1:3] == [b"agent", b"ask"]:
+            found.append(int(pid))
+    return found
+
+
+def agent_stuck_dialog_is_taken_back(home):
+    """A question's dialog that hears nothing (stopped here; stuck opening a display that hangs, in
+    life) while its program hangs up: the agent takes the question back and ends the dialog's
+    process all the same, and the program's next request is asked anew, not left behind the first."""
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    try:
+        listed = gdbus("--method", "io.github.latchkey.Agent1.ListProviders")  # D-Bus starts the agent
+        expect(listed.returncode == 0, f"ListProviders: {listed}")
+        first = oidc_token(home, "mine")
+        wait_until("the question's dialog", dialog_processes, 30)
+        dialog = dialog_processes()[0]
+        Latchkey.attached(AGENT, home.shots).find("frame", "Allow a program to use your sign-in?", newest=True, timeout=30)
+        os.kill(dialog, signal.SIGSTOP)
+        first.kill()
+        first.wait(10)
+        wait_until("the stuck dialog's process to be ended", lambda: not os.path.exists(f"/proc/{dialog}")
+                   or open(f"/proc/{dialog}/stat").read().split(")")[-1].split()[0] == "Z", 15)
+        again = oidc_token(home, "mine")
+        answer(home, "Deny", "01-asked-anew")
+        status, out, err = finished(again)
+        expect(status == 1 and out == "" and "gets no token" in err, f"oidc-token asked anew, denied: {status} {err!r}")
+    finally:
+        for pid in dialog_processes():
+            os.kill(pid, signal.SIGKILL)
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
+
+
 def agent_killed_mid_refresh(home):
     """The agent killed (SIGKILL) while it waits on the provider to renew: the stored sign-in is
     there byte for byte, the caller gets a sentence, and the next agent the bus starts serves it."""
@@ -700,4 +745,4 @@ def agent_handed_connection(home):
 SCENARIOS = {"agent_programs": agent_programs, "agent_handed_connection": agent_handed_connection,
              "agent_env_starts_agent": agent_env_starts_agent, "agent_dialog_long_command_line": agent_dialog_long_command_line, "agent_git": agent_git, "agent_scripts": agent_scripts,
              "agent_sign_in": agent_sign_in, "agent_sign_in_browser_stays_open": agent_sign_in_browser_stays_open,
-             "agent_killed_mid_refresh": agent_killed_mid_refresh}
+             "agent_stuck_dialog_is_taken_back": agent_stuck_dialog_is_taken_back, "agent_killed_mid_refresh": agent_killed_mid_refresh}
