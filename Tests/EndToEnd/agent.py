@@ -506,6 +506,53 @@ def agent_stuck_dialog_is_taken_back(home):
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
 
 
+def agent_display_that_refuses(home):
+    """A display that takes connections and then refuses (a stale X cookie, a display gone wrong): the
+    probe says someone can be asked, the dialog finds nobody. From then on a name the agent knows and
+    one it does not are refused in the same words, so that asking teaches a program nothing."""
+    import socket as sockets
+    import threading
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    number = 700 + os.getpid() % 200
+    path = f"/tmp/.X11-unix/X{number}"
+    os.makedirs("/tmp/.X11-unix", exist_ok=True)
+    listener = sockets.socket(sockets.AF_UNIX)
+    if os.path.exists(path):
+        os.unlink(path)
+    listener.bind(path)
+    listener.listen(16)
+
+    def refuse():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            connection.close()
+    threading.Thread(target=refuse, daemon=True).start()
+    window = signed_in(home)
+    window.quit()
+    environment = dict(os.environ, DISPLAY=f":{number}")
+    environment.pop("WAYLAND_DISPLAY", None)
+    with open(os.path.join(home.root, "agent.log"), "ab") as log:
+        agent = subprocess.Popen([os.path.join(BIN, "latchkey"), "agent", "--log-level", "debug"], env=environment, stdout=log,
+                                 stderr=log)
+    try:
+        wait_until("the agent's socket", lambda: os.path.exists(os.path.join(home.runtime, "latchkey", "agent.sock")), 20)
+        known = finished(oidc_token(home, "mine"))
+        unknown = finished(oidc_token(home, "nope"))
+        expect(known[0] == 1 and unknown[0] == 1, f"both refused: {known} {unknown}")
+        said = [err.replace("“mine”", "“…”").replace("“nope”", "“…”") for _, _, err in (known, unknown)]
+        expect(said[0] == said[1] and "no display to ask you on" in said[0], f"the same words for both: {said}")
+    finally:
+        agent.terminate()
+        agent.wait(10)
+        listener.close()
+        os.unlink(path)
+        sandbox.stop()
+
+
 def agent_killed_mid_refresh(home):
     """The agent killed (SIGKILL) while it waits on the provider to renew: the stored sign-in is
     there byte for byte, the caller gets a sentence, and the next agent the bus starts serves it."""
@@ -745,4 +792,5 @@ def agent_handed_connection(home):
 SCENARIOS = {"agent_programs": agent_programs, "agent_handed_connection": agent_handed_connection,
              "agent_env_starts_agent": agent_env_starts_agent, "agent_dialog_long_command_line": agent_dialog_long_command_line, "agent_git": agent_git, "agent_scripts": agent_scripts,
              "agent_sign_in": agent_sign_in, "agent_sign_in_browser_stays_open": agent_sign_in_browser_stays_open,
-             "agent_stuck_dialog_is_taken_back": agent_stuck_dialog_is_taken_back, "agent_killed_mid_refresh": agent_killed_mid_refresh}
+             "agent_stuck_dialog_is_taken_back": agent_stuck_dialog_is_taken_back, "agent_display_that_refuses": agent_display_that_refuses,
+             "agent_killed_mid_refresh": agent_killed_mid_refresh}
