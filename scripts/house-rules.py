@@ -17,7 +17,7 @@ TIGHTER = {"Sources/Latchkey/Window/AppController.swift": 40, "Sources/Latchkey/
 # cannot name the app's commands at all.)
 ROOMS_WITHOUT_COMMANDS = ("Sources/Latchkey/Window/", "Sources/Latchkey/Dialogs/")
 COMMAND_TYPE = re.compile(r"\b(?!Parsable)[A-Z][A-Za-z]*Command\b")
-# One vocabulary for a thread that waits: SyncBridge, Pending and ThreadSignal, all in one file.
+# One vocabulary for a thread that waits: SyncBridge and ThreadSignal, both in one file.
 BRIDGE = "Sources/OAuthCore/Transport/SyncBridge.swift"
 SEMAPHORE = re.compile(r"\bDispatchSemaphore\b")
 DECLARATION = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|package|static|class|"
@@ -103,7 +103,7 @@ def breaches(path, text):
         for number, code in enumerate(cleaned):
             if SEMAPHORE.search(code):
                 found.append(f"{path}:{number + 1}: a DispatchSemaphore outside {BRIDGE}: wait through SyncBridge, "
-                             "Pending or ThreadSignal")
+                             "or ThreadSignal")
     for number, line in enumerate(lines):
         if not DECLARATION.match(cleaned[number]) or "protocol" in cleaned[number]:
             continue

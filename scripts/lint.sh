@@ -4,11 +4,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
 
-# 1. No plain Task in the targets that run on GTK's thread. A `Task { }` started
-#    there inherits the main actor, whose executor never runs while GTK's loop
-#    does: the work silently never starts. Leave GTK's thread with
-#    MainLoop.work (or Task.detached), come back with MainLoop.perform.
-gtk_targets=(Sources/Latchkey Sources/GtkKit Sources/WebSignIn Sources/DesktopOAuth)
+# 1. No plain Task in the targets that run on GLib's loop (GTK's, or the agent's plain one). A
+#    `Task { }` started there inherits the main actor, whose executor never runs while the loop
+#    does: the work silently never starts. Leave the loop's thread with MainLoop.work (or
+#    Task.detached), come back with MainLoop.perform.
+gtk_targets=(Sources/Latchkey Sources/GtkKit Sources/WebSignIn Sources/DesktopOAuth Sources/LatchkeyAgent Sources/GioKit)
 plain_task='\bTask(<[^>]*>)?(\.init)?[[:space:]]*[({]'
 # Not a plain Task: a type (-> Task<…> {, : Task<…>), a comment.
 not_plain='(->|:)[[:space:]]*Task<|^[[:space:]]*//'
@@ -45,11 +45,12 @@ if found=$(grep -rnE '^[^/]*"[^"]*Latchkey' --include='*.swift' Sources/OAuthCor
     status=1
 fi
 
-# 4. No module the app links imports Foundation: FoundationEssentials and the standard library
+# 4. No module the app or the agent links imports Foundation: FoundationEssentials and the standard library
 #    only. Foundation would bring CoreFoundation and ICU back into every launch (make bench: 4 MiB
 #    of the idle peak); statically linked, it fails at the link with undefined symbols, so this says why.
 #    (The sign-in and signature-check libraries, tests, the sandbox and the tools may use it.)
-app_targets=(Sources/OAuthCore Sources/LatchkeyCore Sources/DesktopOAuth Sources/GtkKit Sources/InstallLayout Sources/Loopback Sources/Latchkey)
+app_targets=(Sources/OAuthCore Sources/LatchkeyCore Sources/DesktopOAuth Sources/GtkKit Sources/GioKit Sources/Keyring Sources/InstallLayout
+    Sources/Loopback Sources/Latchkey Sources/LatchkeyAgent Sources/LatchkeyServices Sources/AgentCore)
 foundation='^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|private|fileprivate)[[:space:]]+)?import[[:space:]]+(struct[[:space:]]+|class[[:space:]]+|func[[:space:]]+|enum[[:space:]]+)?(Foundation|FoundationNetworking|FoundationXML|CoreFoundation)([[:space:]]|\.|$)'
 for sample in 'import Foundation' '@preconcurrency import Foundation' 'public import Foundation' 'import FoundationNetworking' \
     'import struct Foundation.Data' 'import CoreFoundation'; do

@@ -1,8 +1,8 @@
 /// The agent's D-Bus interface (docs/agent.md#d-bus) as one table: the introspection XML the agent
 /// exports is written from it, and calls are dispatched by it (`AgentBusMethod(rawValue:)`, then a
 /// switch the compiler holds to every case), so a method cannot be described and not served, or
-/// served under another name. A new method is a case here, its arguments, and its case in the app's
-/// `AgentInterface`.
+/// served under another name. A new method is a case here, its arguments, and its case in the
+/// agent's `AgentInterface` (Sources/LatchkeyAgent).
 public enum AgentBusInterface {
     /// The interface's name carries its version: methods are only ever added to it, and a method's
     /// arguments never change; a change that breaks a caller is `Agent2`, beside this one.

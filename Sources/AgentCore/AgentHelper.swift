@@ -31,7 +31,8 @@ public enum AgentHelper {
     /// without starting anything, of whether anybody can be asked. The same answer the helper's own
     /// try to open the display gives, but for a display that takes connections and refuses the app
     /// after, and another host's (`host:N`, taken as there): what a helper then finds is kept by the
-    /// agent (`ConsentChildren`). Makes a connection: called on a thread that may wait.
+    /// agent (`ConsentChildren`). Never waits (the connect does not block), but makes a connection
+    /// to the display: called off Swift's cooperative pool, as other system calls of the agent's are.
     public static func displayIsReachable(environment: [String: String]) -> Bool {
         if let wayland = environment["WAYLAND_DISPLAY"], !wayland.isEmpty {
             let path = wayland.hasPrefix("/") ? wayland : (environment["XDG_RUNTIME_DIR"] ?? "") + "/" + wayland

@@ -110,7 +110,7 @@ public final class AgentSocket: Sendable {
         return fd
     }
 
-    /// Starts listening, and serving on threads of its own. Throws a sentence when another agent
+    /// Starts listening, and serving on a thread of its own (`SocketLoop`). Throws a sentence when another agent
     /// serves this socket already (this one then leaves it be) or the socket cannot be made.
     public func start() throws(AgentRefusal) {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -127,9 +127,10 @@ public final class AgentSocket: Sendable {
             }
             unlink(path)  // left by an agent that ended without cleaning up
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
-        guard fd >= 0, Self.fill(&address, path) else { throw AgentRefusal(.failed, "The agent's socket path is too long: \(path)") }
+        guard Self.fill(&address, path) else { throw AgentRefusal(.failed, "The agent's socket path is too long: \(path)") }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw AgentRefusal(.failed, "The agent has no socket to listen on (\(String(cString: strerror(errno)))).") }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }

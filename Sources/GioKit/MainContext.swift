@@ -51,23 +51,8 @@ public enum MainContext {
 }
 
 /// A program of the session with no GTK (the agent): GLib's default loop run on the main thread,
-/// which the main actor stands for, and the way back onto it from any task.
+/// where its D-Bus calls come in (`MainContext` hops onto it).
 public enum PlainLoop {
-    /// `work` on the loop's thread, as the main actor.
-    public static func perform(_ work: @escaping @MainActor @Sendable () -> Void) {
-        MainContext.idle {
-            Swift.precondition(MainContext.isOwner, "PlainLoop work ran off the loop's thread")
-            MainActor.assumeIsolated { work() }
-        }
-    }
-
-    /// Runs `work` on the loop's thread and waits for its result, from any task.
-    public static func run<T: Sendable>(_ work: @escaping @MainActor @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            perform { continuation.resume(returning: work()) }
-        }
-    }
-
     /// Runs GLib's default loop on this thread (the main one) until the process ends.
     @MainActor public static func run() -> Never {
         let loop = g_main_loop_new(nil, 0)

@@ -46,7 +46,9 @@ final class AgentService {
         }
     }
 
-    /// Runs until the session ends (or SIGTERM); 0 at once when another agent serves this session.
+    /// Runs until the session ends (or SIGTERM); 0 at once when another agent serves this session
+    /// (its bus name, or its socket), or the socket cannot be made, which is said: as before the
+    /// agent was a program of its own, a session has one agent with both or none.
     func run() -> Int32 {
         // Its own name on the desktop (window lists, the accessibility bus): not the window's.
         PlainLoop.setName("Latchkey agent", programName: "latchkey-agent")

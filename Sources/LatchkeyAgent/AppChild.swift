@@ -3,8 +3,8 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import InstallLayout
-import Logging
 import LatchkeyServices
+import Logging
 import OAuthCore
 import Synchronization
 
@@ -20,7 +20,7 @@ final class AppChild: Sendable {
     /// on, and no signal is sent to it.
     private let reaped = Mutex(false)
 
-    /// The app beside the agent: in a build, and installed (both in `<prefix>/lib/latchkey`).
+    /// The app beside the agent: in a build (`.build/<configuration>`) and installed (`<prefix>/lib/latchkey`) alike.
     static var app: String { InstallLayout.current.beside("latchkey-app").path }
 
     init(_ arguments: [String]) throws {
@@ -140,7 +140,8 @@ final class ConsentChildren: ConsentAsker {
                 return child.finish()
             }
         } onCancel: {
-            // Taken back (nobody answered in time, or the program left): the dialog goes, as Deny.
+            // Taken back (nobody answered in time, or the program left): the dialog and its process go;
+            // nobody waits for this answer any more.
             child.takeBack()
         }
         child.closeInput()

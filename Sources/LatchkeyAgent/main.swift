@@ -33,7 +33,8 @@ struct AgentMain: ParsableCommand {
             catalog: services.catalog, store: services.tokens, network: services.network, accounts: LatchkeyFiles.accounts,
             zeroConfiguration: services.zeroConfiguration(), configure: { id in try await services.configuration(of: id) })
         let agent = TokenAgent(
-            broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: ConsentChildren(environment: environment, logger: logger), logger: logger)
+            broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: ConsentChildren(environment: environment, logger: logger),
+            logger: logger)
         let providers = AgentProviders(
             catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker, environment: environment,
             waitArguments: ["--network-timeout", "\(waits.networkTimeout)", "--keyring-timeout", "\(waits.keyringTimeout)"])

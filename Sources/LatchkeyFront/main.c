@@ -57,10 +57,12 @@ static const char *option(int argc, char **argv, int *i, const char *name) {
     return NULL;
 }
 
-// The agent's answer to a plain JSON request, into answer; its length, or -1 when no agent answers.
-// Asked where LATCHKEY_AGENT_SOCK says (the desktop's agent forwarded with ssh -R), else at this session's socket.
-/// ask_agent's answer when an agent runs but took nothing of the request, and said nothing.
+// ask_agent's answer when an agent runs but took nothing of the request, and said nothing.
 enum { AGENT_BUSY = -2 };
+
+// The agent's answer to a plain JSON request, into answer; its length, -1 when no agent answers,
+// or AGENT_BUSY. Asked where LATCHKEY_AGENT_SOCK says (the desktop's agent forwarded with ssh -R),
+// else at this session's socket.
 
 static long ask_agent(const char *request, char *answer, size_t capacity) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
@@ -79,7 +81,8 @@ static long ask_agent(const char *request, char *answer, size_t capacity) {
         close(fd);
         return -1;
     }
-    // As long as the person may take to answer the agent's question (it gives up after two minutes).
+    // As long as the agent may take (a person answering its question, a provider renewing the token):
+    // its connections last LATCHKEY_AGENT_CONNECTION_LIFETIME seconds at most.
     struct timeval wait = {.tv_sec = LATCHKEY_AGENT_CONNECTION_LIFETIME};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
     // Connected: an agent runs. From here on nothing is "no agent" (the app would then sign in and hand

@@ -13,7 +13,7 @@ import Testing
         var object = try await ProviderDiscovery.providerFile(issuer: sandbox.baseURL)
         object.clientID = .value("latchkey-desktop")
         if let pinned { object.idTokenSigningAlgorithms = .value(pinned) }
-        return try ProviderCatalog.decode(object)
+        return try ProviderConfiguration(file: object)
     }
 
     /// A real ID token from a real sign-in.
@@ -132,11 +132,12 @@ import Testing
     @Test func aProviderFileCannotAllowNoneOrHMAC() {
         for algorithms in [["none"], ["HS256"], ["RS256", "HS512"], [String]()] {
             #expect(throws: OAuthError.self, "\(algorithms)") {
-                try ProviderCatalog.decode(
-                    ProviderFile([
-                        "id": "p", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t",
-                        "client_id": "c", "redirect_uri": "http://127.0.0.1/callback", "id_token_signing_alg_values": algorithms,
-                    ])
+                try ProviderConfiguration(
+                    file:
+                        ProviderFile([
+                            "id": "p", "authorization_endpoint": "https://id.example/a", "token_endpoint": "https://id.example/t",
+                            "client_id": "c", "redirect_uri": "http://127.0.0.1/callback", "id_token_signing_alg_values": algorithms,
+                        ])
                 ).validate()
             }
         }

@@ -88,7 +88,7 @@ import Testing
         #expect(own.userinfoEndpoint == .removed && own.scopes == .unset)
         let layered = own.over(preset)
         #expect(layered.userinfoEndpoint == .removed, "null removes the preset's value")
-        #expect(layered.resolvedJSON["userinfo_endpoint"] == nil, "and is not decoded")
+        #expect(layered.userinfoEndpoint.value == nil, "and gives no value to read")
         #expect(layered.scopes == .value(["openid"]), "absent keeps it")
         let profile = try #require(layered.profile.value)
         #expect(profile["name"] == .many(["name", "login"]) && profile["url"] == nil)
@@ -126,9 +126,10 @@ import Testing
             "profile": ["name": "name", "url": "profile"],
         ])
         let layered = own.over(ProviderFile()).over(discovered)
-        #expect(layered.resolvedJSON["revocation_endpoint"] == nil)
-        #expect(layered.resolvedJSON["profile"] == .object([.init("name", .string("name"))]))
-        #expect(layered.resolvedJSON["authorization_endpoint"] == .string("https://id.example/a"))
+        #expect(layered.revocationEndpoint.value == nil)
+        let profile = try #require(layered.profile.value)
+        #expect(profile["url"] == nil && profile["name"] == .one("name"))
+        #expect(layered.authorizationEndpoint.value == "https://id.example/a")
     }
 
     @Test func whatJSONAllowsIsReadAndWrittenBackAsItWas() throws {

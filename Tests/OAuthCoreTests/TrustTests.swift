@@ -186,7 +186,7 @@ import Testing
             "id": "odd", "display_name": "Notes\u{9B}\u{202E}evil", "authorization_endpoint": "https://id.example/a",
             "token_endpoint": "https://id.example/t", "client_id": "c", "redirect_uri": "http://127.0.0.1/callback",
         ]
-        #expect(try ProviderCatalog.decode(ProviderFile(object)).displayName == "Notesevil")
+        #expect(try ProviderConfiguration(file: ProviderFile(object)).displayName == "Notesevil")
     }
 }
 

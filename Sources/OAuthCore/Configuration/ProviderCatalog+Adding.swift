@@ -41,7 +41,7 @@ extension ProviderCatalog {
         if (check.clientID.value ?? "").isEmpty { check.clientID = .value("to-be-set-up") }
         // The secret the file gave (kept elsewhere) still decides how the client authenticates.
         if secret != nil { check.clientSecret = .value("to-be-set-up") }
-        var configuration = try Self.decode(check)
+        var configuration = try ProviderConfiguration(file: check)
         // And one the provider needs (client authentication, or an OAuth 1.0a signature) is given later.
         if configuration.lacksClientSecret { configuration.clientSecret = "to-be-set-up" }
         try configuration.validate()

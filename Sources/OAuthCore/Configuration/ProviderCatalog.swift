@@ -256,7 +256,7 @@ public struct ProviderCatalog: Sendable {
     package func draft(base: ProviderFile, overrides: [String: String]) throws -> ProviderConfiguration {
         var file = try withDiscoveredEndpoints(layers(base: base, overrides: overrides)).resolvingEndpoints()
         if file.clientID.value == nil { file.clientID = .value("") }
-        return try Self.decode(file)
+        return try ProviderConfiguration(file: file)
     }
 
     /// The provider's layers merged, before discovery and checks.
@@ -295,10 +295,6 @@ public struct ProviderCatalog: Sendable {
         guard needsDiscovery(file), let text = file.issuer.value, let (_, url) = try? ProviderDiscovery.issuerURL(text)
         else { return nil }
         return ProviderDiscovery.names(of: url)
-    }
-
-    static func decode(_ file: ProviderFile) throws -> ProviderConfiguration {
-        try ProviderConfiguration(file: file)
     }
 
     /// Where this catalog reads `credential` for provider `id`, in words.

@@ -4,12 +4,6 @@ import FoundationEssentials
 public protocol JSONConvertible: Sendable, Equatable {
     init(json: JSONValue) throws
     var json: JSONValue { get }
-    /// What is decoded: `json`, less what only removes (a nested object's `null`s).
-    var resolvedJSON: JSONValue { get }
-}
-
-extension JSONConvertible {
-    public var resolvedJSON: JSONValue { json }
 }
 
 extension String: JSONConvertible {
@@ -76,8 +70,6 @@ extension Layered: JSONConvertible {
     public var json: JSONValue {
         .object(entries.map { JSONValue.Member($0.key, $0.value == .removed ? .null : $0.value.value?.json ?? .null) })
     }
-
-    public var resolvedJSON: JSONValue { resolved.json }
 }
 
 extension ProviderFile {
@@ -109,8 +101,6 @@ extension ProviderFile {
         let set: @Sendable (inout ProviderFile, JSONValue) throws -> Void
         /// Puts the first file's setting over the second's.
         let layer: @Sendable (ProviderFile, inout ProviderFile) -> Void
-        /// The value to decode: nil when the key is absent or removes.
-        let resolved: @Sendable (ProviderFile) -> JSONValue?
     }
 
     static let fieldsByKey = Dictionary(uniqueKeysWithValues: fields.map { ($0.key, $0) })
@@ -138,8 +128,7 @@ extension ProviderFile {
                     throw OAuthError.invalidConfiguration("the field \"\(key)\(path)\" has the wrong kind of value.")
                 }
             },
-            layer: { upper, result in result[keyPath: path] = upper[keyPath: path].over(result[keyPath: path]) },
-            resolved: { file in file[keyPath: path].value?.resolvedJSON })
+            layer: { upper, result in result[keyPath: path] = upper[keyPath: path].over(result[keyPath: path]) })
     }
 
     static func nested<Value>(_ key: String, _ path: WritableKeyPath<ProviderFile, Setting<Layered<Value>>> & Sendable) -> Field {
@@ -152,8 +141,7 @@ extension ProviderFile {
                     return
                 }
                 result[keyPath: path] = .value(above.over(below))
-            },
-            resolved: plain.resolved)
+            })
     }
 
     /// Every key Latchkey knows, in the order a new file is written.

@@ -14,7 +14,7 @@ public enum Setting<Value: Sendable & Equatable>: Sendable, Equatable {
     }
 
     /// This layer over `lower`. A removal stays a removal, so that it also removes what a layer
-    /// put below later brings (a discovered endpoint); only decoding leaves it out.
+    /// put below later brings (a discovered endpoint); only reading the configuration leaves it out.
     func over(_ lower: Setting) -> Setting {
         switch self {
         case .unset: lower
@@ -121,14 +121,6 @@ public struct ProviderFile: Sendable, Equatable {
         .object(Self.fields.compactMap { field in field.get(self).map { JSONValue.Member(field.key, $0) } } + unknown)
     }
 
-    /// What a configuration is decoded from: the members with a value, without the `null`s
-    /// that removed something below them.
-    public var resolvedJSON: JSONValue {
-        .object(
-            Self.fields.compactMap { field in field.resolved(self).map { JSONValue.Member(field.key, $0) } }
-                + unknown.filter { $0.value != .null })
-    }
-
     /// This layer over `lower`: each key this layer gives wins, `null` removes, nested objects key by key.
     public func over(_ lower: ProviderFile) -> ProviderFile {
         var result = lower
@@ -208,9 +200,6 @@ public struct Layered<Value: JSONConvertible>: Sendable, Equatable {
     func over(_ lower: Layered) -> Layered {
         Layered(ProviderFile.keyed(entries, over: lower.entries, key: \.key))
     }
-
-    /// The entries with a value.
-    var resolved: Layered { Layered(entries.filter { $0.value != .removed }) }
 }
 
 /// A profile key list: one JSON key, or several tried in order (written as the file had it).
