@@ -145,7 +145,7 @@ public final class AgentSocket: Sendable {
         guard let loop = SocketLoop(socket: self, listener: fd), BlockingWork.startThread({ loop.run() }) else {
             stop()
             close(fd)
-            throw AgentRefusal(.failed, "The agent could not start a thread to listen on.")
+            throw AgentRefusal(.failed, "The agent could not set up its socket's loop (no eventfd, or no thread to run it on).")
         }
         logger.info("Agent listening", metadata: ["socket": "\(path)"])
     }
