@@ -12,6 +12,26 @@ let noDynamicActorIsolation: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-dis
 // module, not here: an unsafe flag in OAuthCore (or anything it builds from) would make SwiftPM refuse
 // it to a package that depends on Latchkey by version.
 
+/// How the app and the agent are linked: the Swift runtime and FoundationEssentials in statically (the
+/// loader then resolves ~12 fewer libraries at every launch: make bench, 1.28x -> 1.14x the C window),
+/// and the functions a run needs placed together, as `list` names them (scripts/launch-order.sh and
+/// scripts/agent-order.sh write the lists; a name that no longer exists is skipped).
+func linkedLean(orderedBy list: String) -> [LinkerSetting] {
+    [
+        .unsafeFlags([
+            // FoundationEssentials's own static dependencies, named as its autolink entries would name them.
+            "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
+            // Nothing loads symbols from these programs (the sign-in library has its own runtime and a C table):
+            // no export table, so fewer pages to map and relocate at launch; relative relocations
+            // packed (DT_RELR, glibc 2.36 as in Debian 12), which lld writes.
+            "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+            // Installed, they are in <prefix>/lib/latchkey with their libraries; a build has them beside them.
+            "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN",
+            "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/\(list)", "-Xlinker", "--no-warn-symbol-ordering",
+        ])
+    ]
+}
+
 let package = Package(
     name: "Latchkey",
     products: [
@@ -157,7 +177,7 @@ let package = Package(
 
         // The agent as a process of its own: the session bus, the socket and GLib's loop, with no
         // GTK or WebKit mapped. A question or a sign-in is shown by a child (`latchkey-app agent ask`,
-        // `latchkey-app agent sign-in`), started for it. Linked as the app is: static Swift runtime.
+        // `latchkey-app agent sign-in`), started for it. Linked as the app is (`linkedLean`).
         .executableTarget(
             name: "LatchkeyAgent",
             dependencies: [
@@ -166,20 +186,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["serving-order.txt"],
-            linkerSettings: [
-                .unsafeFlags([
-                    "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
-                    "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                    // What its start and serving tokens run, placed together (scripts/agent-order.sh writes the list).
-                    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/LatchkeyAgent/serving-order.txt",
-                    "-Xlinker", "--no-warn-symbol-ordering",
-                ])
-            ]),
+            linkerSettings: linkedLean(orderedBy: "Sources/LatchkeyAgent/serving-order.txt")),
 
-        // The app. It does not link the server framework: the sandbox runs as a child process.
-        // The Swift runtime and FoundationEssentials are linked in statically: the loader then resolves
-        // ~12 fewer libraries at every launch (make bench: 1.28x -> 1.14x the C window). No module it
-        // links imports Foundation itself (CoreFoundation and ICU: ~4 MiB and their start-up).
+        // The app. It does not link the server framework: the sandbox runs as a child process. No module
+        // it links imports Foundation itself (CoreFoundation and ICU: ~4 MiB and their start-up).
         .executableTarget(
             name: "Latchkey",
             dependencies: [
@@ -190,21 +200,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["launch-order.txt"],
-            linkerSettings: [
-                .unsafeFlags([
-                    // FoundationEssentials's own static dependencies, named as its autolink entries would name them.
-                    "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
-                    // Nothing loads symbols from the app (the sign-in library has its own runtime and a C table):
-                    // no export table, so fewer pages to map and relocate at launch; relative relocations
-                    // packed (DT_RELR, glibc 2.36 as in Debian 12), which lld writes.
-                    "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                    // Installed, the app is in <prefix>/lib/latchkey with its libraries; a build has them beside it.
-                    "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN",
-                    // The functions a launch runs, placed together (scripts/launch-order.sh writes the list).
-                    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/Latchkey/launch-order.txt",
-                    "-Xlinker", "--no-warn-symbol-ordering",
-                ])
-            ]),
+            linkerSettings: linkedLean(orderedBy: "Sources/Latchkey/launch-order.txt")),
 
         // The offline OAuth 2.0 / OpenID Connect provider. It shares no code with
         // OAuthCore, so a parsing bug cannot hide by agreeing with itself.
