@@ -28,17 +28,17 @@ case "$prefix" in *[%\"\`\$\\]* | *$'\n'*) echo "PREFIX may not hold % \" \` \$ 
 root=${DESTDIR:-}${prefix%/}
 build=${BUILD_DIR:-.build/release}
 id=io.github.latchkey.Latchkey
+# The programs kept in <prefix>/lib/latchkey (the front, in bin, starts them).
+programs=(latchkey-app latchkey-agent latchkey-sandbox)
 agent=io.github.latchkey.Agent
 
 # source <tab> destination (relative to the prefix), one per line: what install copies.
 manifest() {
     printf '%s\t%s\n' "$build/latchkey" bin/latchkey
-    printf '%s\t%s\n' "$build/latchkey-app" lib/latchkey/latchkey-app
-    printf '%s\t%s\n' "$build/latchkey-agent" lib/latchkey/latchkey-agent
+    for program in "${programs[@]}"; do printf '%s\t%s\n' "$build/$program" "lib/latchkey/$program"; done
     printf '%s\t%s\n' data/git-credential-latchkey bin/git-credential-latchkey
     printf '%s\t%s\n' "$build/libLatchkeyWebSignIn.so" lib/latchkey/libLatchkeyWebSignIn.so
     printf '%s\t%s\n' "$build/libOAuthCoreSignatureCheck.so" lib/latchkey/libOAuthCoreSignatureCheck.so
-    printf '%s\t%s\n' "$build/latchkey-sandbox" lib/latchkey/latchkey-sandbox
     for preset in data/providers/*.json; do
         printf '%s\t%s\n' "$preset" "share/latchkey/providers/$(basename "$preset")"
     done
@@ -58,14 +58,14 @@ bundle_runtime() {
     swift=$(command -v swift) || { echo "install copies the Swift runtime from the toolchain that built Latchkey: put its swift on PATH." >&2; return 1; }
     toolchain=$(dirname "$(dirname "$(readlink -f "$swift")")")
     private="$root/lib/latchkey"
-    local elves=("$root/bin/latchkey" "$private/latchkey-app" "$private/latchkey-agent" "$private/latchkey-sandbox" "$private"/*.so)
+    local elves=("$root/bin/latchkey" "${programs[@]/#/$private/}" "$private"/*.so)
     for elf in "${elves[@]}"; do
         ldd "$elf" 2>/dev/null | awk -v toolchain="$toolchain/" 'index($3, toolchain) == 1 { print $3 }'
     done | sort -u | while read -r library; do
         install -m 644 "$library" "$private/$(basename "$library")"
         echo "lib/latchkey/$(basename "$library")"
     done
-    for elf in "$private"/*.so "$private/latchkey-app" "$private/latchkey-agent" "$private/latchkey-sandbox"; do
+    for elf in "$private"/*.so "${programs[@]/#/$private/}"; do
         patchelf --set-rpath '$ORIGIN' "$elf"
     done
     # Every library each program needs is found now, none of them in the toolchain.
@@ -93,7 +93,8 @@ install)
     done < <(manifest)
     while IFS=$'\t' read -r source target; do
         mode=644
-        case "$target" in bin/* | lib/latchkey/latchkey-sandbox | lib/latchkey/latchkey-app | lib/latchkey/latchkey-agent | *.so) mode=755 ;; esac
+        case "$target" in bin/* | *.so) mode=755 ;; esac
+        [[ " ${programs[*]/#/lib/latchkey/} " == *" $target "* ]] && mode=755
         install -D -m "$mode" "$source" "$root/$target"
     done < <(manifest)
     # The menu starts the app by its full path: a launcher's PATH need not hold the prefix.

@@ -30,9 +30,6 @@ public enum MainContext {
         Unmanaged<ClosureBox<@Sendable () -> Bool>>.fromOpaque(data!).takeUnretainedValue().value() ? 1 : 0
     }
 
-    /// Whether the calling thread runs the default context's loop now.
-    public static var isOwner: Bool { g_main_context_is_owner(nil) != 0 }
-
     private typealias Body = @Sendable () -> Void
 
     private static func retain(_ body: @escaping Body) -> gpointer {

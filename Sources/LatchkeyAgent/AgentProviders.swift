@@ -10,20 +10,21 @@ final class AgentProviders: Sendable {
     let store: any TokenStore
     let secrets: any ClientSecretStore
     let broker: TokenBroker
-    let environment: [String: String]
+    /// Whether there is a display to show a sign-in on: the questions' word on it (`ConsentChildren`).
+    let display: ConsentChildren
     /// What the sign-in's process is told of waits, as the agent was (`--network-timeout`, `--keyring-timeout`).
     let waitArguments: [String]
 
     init(
-        catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore, broker: TokenBroker, environment: [String: String],
-        waitArguments: [String] = []
+        catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore, broker: TokenBroker, waitArguments: [String],
+        display: ConsentChildren
     ) {
         self.waitArguments = waitArguments
+        self.display = display
         self.catalog = catalog
         self.store = store
         self.secrets = secrets
         self.broker = broker
-        self.environment = environment
     }
 
     /// Each account of each provider: what GetToken takes for it (the provider's id, or
@@ -58,8 +59,7 @@ final class AgentProviders: Sendable {
         do { configuration = try await broker.provider(id: id).configuration } catch { return error }
         let noDisplay = AgentRefusal(
             .denied, "Latchkey's agent has no display to show a sign-in on. Sign in where there is one: latchkey --provider \(id)")
-        let environment = self.environment
-        guard await BlockingWork.run({ AgentHelper.displayIsReachable(environment: environment) }) else { return noDisplay }
+        guard await display.canAsk else { return noDisplay }
         let child: AppChild
         do { child = try AppChild(AgentHelper.signIn + waitArguments + ["--", configuration.id]) } catch {
             return AgentRefusal(.failed, "\(error)")
@@ -71,7 +71,9 @@ final class AgentProviders: Sendable {
         let sentence = output.split(separator: "\n").first.map(String.init) ?? ""
         switch exit {
         case .done: return nil
-        case .noDisplay: return noDisplay
+        case .noDisplay:
+            display.foundNoDisplay()
+            return noDisplay
         case .cancelled: return AgentRefusal(.denied, "The sign-in to \(configuration.displayName) was cancelled.")
         case .failed, .misused:
             return AgentRefusal(.failed, sentence.isEmpty ? "The sign-in to \(configuration.displayName) ended unfinished." : sentence)

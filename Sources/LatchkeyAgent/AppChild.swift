@@ -148,7 +148,7 @@ final class ConsentChildren: ConsentAsker {
         switch exit {
         case .done: break
         case .noDisplay:
-            noDisplaySince.withLock { $0 = .now }
+            foundNoDisplay()
             return nil
         case .cancelled, .failed, .misused:
             // Not the person's Deny: the dialog broke (or was taken back, and then nobody waits for this).
@@ -164,6 +164,11 @@ final class ConsentChildren: ConsentAsker {
         case .allowOnce?: return .allowOnce
         default: return .deny
         }
+    }
+
+    /// A helper found no display to open: believed over the probe for `noDisplayKept`.
+    func foundNoDisplay() {
+        noDisplaySince.withLock { $0 = .now }
     }
 
     var canAsk: Bool {

@@ -32,12 +32,11 @@ struct AgentMain: ParsableCommand {
         let broker = TokenBroker(
             catalog: services.catalog, store: services.tokens, network: services.network, accounts: LatchkeyFiles.accounts,
             zeroConfiguration: services.zeroConfiguration(), configure: { id in try await services.configuration(of: id) })
-        let agent = TokenAgent(
-            broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: ConsentChildren(environment: environment, logger: logger),
-            logger: logger)
+        let asker = ConsentChildren(environment: environment, logger: logger)
+        let agent = TokenAgent(broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: asker, logger: logger)
         let providers = AgentProviders(
-            catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker, environment: environment,
-            waitArguments: ["--network-timeout", "\(waits.networkTimeout)", "--keyring-timeout", "\(waits.keyringTimeout)"])
+            catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker,
+            waitArguments: waits.arguments, display: asker)
         let status = MainActor.assumeIsolated {
             let service = AgentService(
                 agent: agent, broker: broker, providers: providers, socketPath: AgentSocket.defaultPath(environment: environment),

@@ -72,6 +72,11 @@ public struct Waits: ParsableArguments {
 
     public var keyringTimeout: Double { keyring.seconds }
 
+    /// These waits as a command line gives them: for a program started with the same (the agent, its sign-ins).
+    public var arguments: [String] {
+        ["--network-timeout", "\(networkTimeout)", "--keyring-timeout", "\(keyringTimeout)"]
+    }
+
     public func validate() throws {
         try KeyringWait.check("--network-timeout", networkTimeout)
     }

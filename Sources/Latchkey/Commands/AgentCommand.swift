@@ -37,7 +37,7 @@ struct AgentRunCommand: ParsableCommand {
     /// The agent is a program of its own, `latchkey-agent`, beside the app: this process becomes it.
     func run() throws {
         let agent = InstallLayout.current.beside("latchkey-agent").path
-        var words = [agent, "--network-timeout", "\(waits.networkTimeout)", "--keyring-timeout", "\(waits.keyringTimeout)"]
+        var words = [agent] + waits.arguments
         if let level = logging.named { words += ["--log-level", level.level.rawValue] }
         let argv = words.map { strdup($0) } + [nil]
         execv(agent, argv)

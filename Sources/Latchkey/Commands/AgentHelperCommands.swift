@@ -82,14 +82,15 @@ struct AgentSignInCommand: ParsableCommand {
         }
         let provider = Provider(
             configuration: configuration, store: services.tokens, network: services.network, accounts: LatchkeyFiles.accounts)
-        let outcome = MainActor.assumeIsolated {
+        let outcome = MainActor.assumeIsolated { () -> Result<Void, OAuthError>? in
             GtkKit.Application.setName("Latchkey agent", programName: "latchkey-agent")
+            // The display first, told apart from every other way a sign-in can end.
+            guard MainLoop.initializeWithoutApplication() else { return nil }
             return TokenCommand.signInInteractively(provider) { .success(()) }
         }
         switch outcome {
-        case .success: return
-        case .failure(.userAgent(let sentence)) where sentence == TokenCommand.noDisplay:
-            throw ExitCode(AgentHelper.Exit.noDisplay.rawValue)
+        case nil: throw ExitCode(AgentHelper.Exit.noDisplay.rawValue)
+        case .success?: return
         case .failure(let error) where TokenCommand.exit(for: error) == .signInUnfinished:
             throw ExitCode(AgentHelper.Exit.cancelled.rawValue)
         case .failure(let error):

@@ -193,7 +193,7 @@ struct TokenCommand: ParsableCommand {
         _ provider: Provider, then next: @escaping @Sendable () async -> Result<T, OAuthError>
     ) -> Result<T, OAuthError> {
         guard MainLoop.initializeWithoutApplication() else {
-            return .failure(.userAgent(Self.noDisplay))
+            return .failure(.userAgent("the display could not be opened."))
         }
         let configuration = provider.configuration
         let agent: any ExternalUserAgent =
@@ -230,8 +230,6 @@ struct TokenCommand: ParsableCommand {
         signal(SIGINT, SIG_DFL)
         return withExtendedLifetime(agent) { result.value ?? .failure(.cancelled) }
     }
-
-    static let noDisplay = "the display could not be opened."
 
     static func exit(for kind: AgentRefusal.Kind) -> TokenExit {
         switch kind {

@@ -180,8 +180,11 @@ final class MainWindow {
 
     /// The chosen provider, in the list and under the title (chosen again when the person's pick
     /// was not taken: the list shows what the model says).
-    private func showProvider(id: String, name: String) {
+    /// The list's choice as the model says (the person may have changed it by hand); the names,
+    /// only when they changed (each set is a relayout and an accessibility notice).
+    private func showProvider(id: String, name: String, nameChanged: Bool) {
         if provider.activeID != id { provider.activeID = id }
+        guard nameChanged else { return }
         header.subtitle = name
         signIn.setAccessible(name: "Sign in", description: "Sign in with \(name)")
     }
@@ -247,7 +250,9 @@ final class MainWindow {
     /// for what the person can change by hand (the provider and account chosen), shown as the model says.
     private func renderSurroundings(_ model: ViewModel) {
         if model.providers != listed { list(model.providers) }
-        if let chosen = model.shownProvider { showProvider(id: chosen.id, name: chosen.displayName) }
+        if let chosen = model.shownProvider {
+            showProvider(id: chosen.id, name: chosen.displayName, nameChanged: chosen.displayName != shown?.shownProvider?.displayName)
+        }
         if model.userAgents != shown?.userAgents || model.chosenUserAgent != shown?.chosenUserAgent {
             showUserAgents(model.userAgents, chosen: model.chosenUserAgent)
         }

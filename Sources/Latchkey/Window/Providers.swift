@@ -74,7 +74,7 @@ final class Providers: @unchecked Sendable {
             list.append((draft.id, draft.displayName))
         }
         let ordered =
-            SandboxProviders.ids.compactMap { id in list.first { $0.id == id } } + list.filter { !SandboxProviders.ids.contains($0.id) }
+            SandboxProviders.ids.compactMap { id in list.first { $0.id == id } } + list.filter { !SandboxProviders.contains($0.id) }
         return ordered.map { ProviderEntry(id: $0.id, displayName: $0.displayName) }
     }
 
@@ -89,7 +89,7 @@ final class Providers: @unchecked Sendable {
     /// throws a sentence when it cannot be used. Asks the keyring, so it runs off GTK's thread.
     /// A provider that names only its issuer has its discovery document brought up to date first.
     func provider(for id: String) async throws -> Provider {
-        guard SandboxProviders.ids.contains(id), file?.id != id else {
+        guard SandboxProviders.contains(id), file?.id != id else {
             let source: DiscoveryCache.Source?
             if let file, file.id == id {
                 source = try await catalog.refreshDiscovery(file: file.url, network: network)

@@ -87,13 +87,15 @@ extension ProviderConfiguration {
 }
 
 extension ProfileMapping {
-    /// A provider file's `profile` object, layered: each key list written as one string or an array.
+    /// A provider file's `profile` object, layered, over the defaults (`ProfileMapping()`): each key
+    /// list written as one string or an array.
     init(layered: Layered<KeyList>, key: String) throws {
-        func keys(_ name: String, default value: [String]) -> [String] {
+        self.init()
+        func keys(_ name: String, _ list: inout [String]) {
             switch layered[name] {
-            case .one(let key)?: [key]
-            case .many(let keys)?: keys
-            case nil: value
+            case .one(let key)?: list = [key]
+            case .many(let keys)?: list = keys
+            case nil: break
             }
         }
         func text(_ name: String) throws -> String? {
@@ -103,15 +105,18 @@ extension ProfileMapping {
             case nil: nil
             }
         }
-        self.init(
-            name: keys("name", default: ["name"]), email: keys("email", default: ["email"]),
-            emailVerified: keys("email_verified", default: ["email_verified"]), picture: keys("picture", default: ["picture"]),
-            url: keys("url", default: ["profile"]), id: keys("id", default: ["sub", "id"]), urlTemplate: try text("url_template"),
-            urlTemplateEndpoint: try text("url_template_endpoint").map { text in
-                guard let url = URL(string: text) else { throw ProviderConfiguration.FileReader.notValid("\(key).url_template_endpoint") }
-                return url
-            },
-            missingURLNote: try text("missing_url_note"),
-            loginHint: keys("login_hint", default: ["email", "preferred_username", "login"]))
+        keys("name", &name)
+        keys("email", &email)
+        keys("email_verified", &emailVerified)
+        keys("picture", &picture)
+        keys("url", &url)
+        keys("id", &id)
+        keys("login_hint", &loginHint)
+        urlTemplate = try text("url_template")
+        urlTemplateEndpoint = try text("url_template_endpoint").map { text in
+            guard let url = URL(string: text) else { throw ProviderConfiguration.FileReader.notValid("\(key).url_template_endpoint") }
+            return url
+        }
+        missingURLNote = try text("missing_url_note")
     }
 }

@@ -1,10 +1,6 @@
 import Dispatch
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The one place a thread blocks to wait for another's word (scripts/house-rules.py: no
 /// DispatchSemaphore anywhere else): a synchronous caller waiting for async work (`SyncBridge`),
 /// and a thread waiting for another thread (`ThreadSignal`). Only threads of their own wait here (a
@@ -14,7 +10,7 @@ package enum SyncBridge {
     /// `work`'s result, waited for on this thread.
     package static func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
         let answer = Mutex<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let done = ThreadSignal()
         Task.detached {
             let value = await work()
             answer.withLock { $0 = value }
