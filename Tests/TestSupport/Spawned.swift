@@ -43,7 +43,15 @@ public final class Spawned: @unchecked Sendable {
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid = pid_t()
-        let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        var result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        // A program a test just copied (`copyExecutable`) is "busy" while any other thread's child,
+        // forked but not yet exec'd, still holds the copy's descriptor (close-on-exec closes it only at
+        // that exec): ETXTBSY, for a moment. Tried again until those children have exec'd, 5 s at most.
+        let busySince = DispatchTime.now()
+        while result == ETXTBSY, DispatchTime.now().uptimeNanoseconds - busySince.uptimeNanoseconds < 5_000_000_000 {
+            usleep(5_000)
+            result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        }
         guard result == 0 else { throw SandboxTestError("\(path) could not be started: \(String(cString: strerror(result)))") }
         processIdentifier = pid
         BlockingWork.detachThread { [self] in reap() }

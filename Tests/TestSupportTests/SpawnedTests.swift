@@ -7,6 +7,27 @@ import Testing
 /// long after its deadline (a loaded machine, every thread of the cooperative pool busy)
 /// still hears that the child ended, never that it hangs.
 @Suite struct SpawnedTests {
+    /// A program just copied is "busy" while some other child, forked but not yet exec'd, holds the
+    /// copy's descriptor: here a descriptor held open for writing a moment longer. Started all the
+    /// same once it is let go (a soak run once lost CallerTests' copied git to ETXTBSY).
+    @Test func aCopyStillHeldForWritingIsStartedOnceLetGo() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("busy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("true").path
+        try copyExecutable("/bin/true", to: copy)
+        let holder = open(copy, O_WRONLY | O_CLOEXEC)
+        try #require(holder >= 0)
+        let letGo = Task.detached {
+            try await Task.sleep(for: .milliseconds(200))
+            close(holder)
+        }
+        let started = await BlockingWork.run { Result { try Spawned(copy, []) } }
+        _ = try await letGo.value
+        let child = try started.get()
+        #expect(await BlockingWork.run { child.wait(timeout: 60) } == 0)
+    }
+
     @Test func aWaitStarvedPastItsDeadlineStillHearsTheChildEnded() async throws {
         let input = Pipe().closedOnExec()
         // cat ends when its input does: when this test says so, not when a clock does.
