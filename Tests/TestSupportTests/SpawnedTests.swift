@@ -18,12 +18,16 @@ import Testing
         try copyExecutable("/bin/true", to: copy)
         let holder = open(copy, O_WRONLY | O_CLOEXEC)
         try #require(holder >= 0)
-        let letGo = Task.detached {
-            try await Task.sleep(for: .milliseconds(200))
-            close(holder)
-        }
+        // Let go on a thread of its own, never the cooperative pool (busy, or starved beside a CPU hog).
+        let letGo = ThreadSignal()
+        #expect(
+            BlockingWork.startThread {
+                usleep(100_000)
+                close(holder)
+                letGo.signal()
+            })
         let started = await BlockingWork.run { Result { try Spawned(copy, []) } }
-        _ = try await letGo.value
+        await BlockingWork.run { _ = letGo.wait() }
         let child = try started.get()
         #expect(await BlockingWork.run { child.wait(timeout: 60) } == 0)
     }
