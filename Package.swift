@@ -15,7 +15,8 @@ let noDynamicActorIsolation: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-dis
 /// How the app and the agent are linked: the Swift runtime and FoundationEssentials in statically (the
 /// loader then resolves ~12 fewer libraries at every launch: make bench, 1.28x -> 1.14x the C window),
 /// and the functions a run needs placed together, as `list` names them (scripts/launch-order.sh and
-/// scripts/agent-order.sh write the lists; a name that no longer exists is skipped).
+/// scripts/agent-order.sh write the lists; a name that no longer exists is skipped), with the functions
+/// no list can name (scripts/unnamed-functions.ld) beside them.
 func linkedLean(orderedBy list: String) -> [LinkerSetting] {
     [
         .unsafeFlags([
@@ -28,6 +29,8 @@ func linkedLean(orderedBy list: String) -> [LinkerSetting] {
             // Installed, they are in <prefix>/lib/latchkey with their libraries; a build has them beside them.
             "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN",
             "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/\(list)", "-Xlinker", "--no-warn-symbol-ordering",
+            // The functions the compiler leaves unnamed, which no list can name, kept together beside them.
+            "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/scripts/unnamed-functions.ld",
         ])
     ]
 }

@@ -16,7 +16,7 @@ scripts/build-release.sh latchkey-agent latchkey-app
 scripts/build-front.sh .build/release
 work=$(mktemp -d)
 agent=""
-trap '[ -n "$agent" ] && kill "$agent" 2>/dev/null; rm -rf "$work"; rm -f .build/release/latchkey-agent-callgrind' EXIT
+trap 'if [ -n "$agent" ]; then kill "$agent" 2>/dev/null || true; fi; rm -rf "$work"; rm -f .build/release/latchkey-agent-callgrind' EXIT
 # Valgrind 3.19 cannot read the toolchain's DWARF 5; symbols are all it needs. Beside the real one,
 # so that it finds the app (and the front) as the real one would.
 objcopy --strip-debug .build/release/latchkey-agent .build/release/latchkey-agent-callgrind
