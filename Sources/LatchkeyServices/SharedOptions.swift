@@ -23,8 +23,15 @@ public struct LoggingOptions: ParsableArguments {
     }
 
     public func level(otherwise fallback: Logger.Level) -> Logger.Level {
-        named?.level ?? Self.fromEnvironment.flatMap(Logger.Level.init(rawValue:)) ?? fallback
+        named?.level ?? Self.environmentLevel ?? fallback
     }
+
+    /// `$LATCHKEY_LOG_LEVEL`, when it names a level. (A command line with no `--log-level`, read
+    /// without the parser, as `latchkey` alone is: see Sources/Latchkey/main.swift.)
+    public static var environmentLevel: Logger.Level? { fromEnvironment.flatMap(Logger.Level.init(rawValue:)) }
+
+    /// Whether `$LATCHKEY_LOG_LEVEL` is unset or names a level: else `validate` refuses the command line.
+    public static var environmentIsValid: Bool { fromEnvironment == nil || environmentLevel != nil }
 }
 
 /// A log level as the command line names it.
@@ -46,7 +53,9 @@ public struct KeyringWait: ParsableArguments {
     @Option(
         name: .customLong("keyring-timeout"),
         help: "Seconds to wait for the keyring, its password prompt included, before keeping the sign-in in a private file instead.")
-    public var seconds: Double = 60
+    public var seconds: Double = Self.defaultSeconds
+
+    public static let defaultSeconds: Double = 60
 
     public func validate() throws {
         try Self.check("--keyring-timeout", seconds)

@@ -167,8 +167,16 @@ class Latchkey:
         environment.update(env or {})
         # A subcommand (`token`) comes before the options; its stdout, when kept apart, is what a script reads.
         self.stdout = open(stdout_path, "wb") if stdout_path else None
+        # Started with nothing else on its command line, the window is what the desktop's launcher starts:
+        # `latchkey` alone, which opens without the command-line parser. Its log level comes from the
+        # environment, as a person's would.
+        if command or args:
+            words = [binary, *command, "--log-level", "debug", *args]
+        else:
+            words = [binary]
+            environment.setdefault("LATCHKEY_LOG_LEVEL", "debug")
         self.process = subprocess.Popen(
-            [binary, *command, "--log-level", "debug", *args],
+            words,
             env=environment,
             stdout=self.stdout or self.log,
             stderr=self.log,

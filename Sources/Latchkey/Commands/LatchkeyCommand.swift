@@ -70,12 +70,33 @@ struct WindowCommand: ParsableCommand {
     }
 
     func run() throws {
+        try WindowLaunch(
+            provider: provider, providerFile: providerFile, resource: resource, issuer: issuer, signOut: signOut,
+            keyringTimeout: waits.keyringTimeout, networkTimeout: waits.networkTimeout, logLevel: logging.level(otherwise: .info)
+        ).run()
+    }
+}
+
+/// What the window was asked for, as plain values: from `latchkey window`'s options, or — for
+/// `latchkey` alone, what the desktop's launcher runs — the defaults, without the command-line
+/// parser (Sources/Latchkey/main.swift).
+struct WindowLaunch {
+    var provider: String? = nil
+    var providerFile: String? = nil
+    var resource: String? = nil
+    var issuer: String? = nil
+    var signOut = false
+    var keyringTimeout = KeyringWait.defaultSeconds
+    var networkTimeout = Waits.defaultNetworkTimeout
+    var logLevel = Logger.Level.info
+
+    func run() throws {
         let environment = ProcessInfo.processInfo.environment
         if !signOut, environment["DISPLAY"]?.isEmpty != false, environment["WAYLAND_DISPLAY"]?.isEmpty != false {
             throw LaunchError(
                 "Latchkey is a desktop app and needs a graphical session: neither DISPLAY nor WAYLAND_DISPLAY is set.")
         }
-        let level = logging.level(otherwise: .info)
+        let level = logLevel
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
         let logger = Logger(label: "Latchkey")
 
@@ -84,7 +105,7 @@ struct WindowCommand: ParsableCommand {
         defer { providers.stop() }
         if signOut, let named { return try Self.signOutHere(named) }
 
-        // ArgumentParser runs a synchronous command on the main thread, which becomes GTK's.
+        // On the main thread (main.swift, or ArgumentParser's run of a synchronous command), which becomes GTK's.
         // The app is held for the whole run: GTK's callbacks reach it through weak references.
         let status = MainActor.assumeIsolated {
             let app = LatchkeyApp(providers: providers, providerID: providerID, logger: logger)
@@ -103,7 +124,9 @@ struct WindowCommand: ParsableCommand {
     private func chooseProvider() throws -> (Providers, String, named: Provider?)? {
         let catalog = LatchkeyCommand.catalog
         do {
-            let providers = try Providers(services: Services(waits), file: providerFile.map { URL(fileURLWithPath: $0) })
+            let providers = try Providers(
+                services: Services(keyringTimeout: keyringTimeout, networkTimeout: networkTimeout),
+                file: providerFile.map { URL(fileURLWithPath: $0) })
             // The run's own service: a --resource or --issuer never takes an id the run reserves.
             let zeroConfiguration = providers.zeroConfiguration
             let resourceID =
