@@ -53,7 +53,7 @@ extension ProviderConfiguration.UserAgentKind: JSONSpelled {}
 extension ProviderConfiguration.AuthProtocol: JSONSpelled {}
 extension OAuth1Signature.Method: JSONSpelled {}
 
-extension Layered: JSONConvertible {
+extension Layered: JSONConvertible where Value: JSONConvertible {
     public init(json: JSONValue) throws {
         guard case .object(let members) = json else { throw ProviderFile.wrongKind }
         let unique = ProviderFile.merged(members, over: [])  // of a repeated key, the last counts
@@ -131,7 +131,9 @@ extension ProviderFile {
             layer: { upper, result in result[keyPath: path] = upper[keyPath: path].over(result[keyPath: path]) })
     }
 
-    static func nested<Value>(_ key: String, _ path: WritableKeyPath<ProviderFile, Setting<Layered<Value>>> & Sendable) -> Field {
+    static func nested<Value: JSONConvertible>(
+        _ key: String, _ path: WritableKeyPath<ProviderFile, Setting<Layered<Value>>> & Sendable
+    ) -> Field {
         let plain = field(key, path)
         return Field(
             key: key, path: path, get: plain.get, set: plain.set,

@@ -2,7 +2,11 @@ import FoundationEssentials
 
 /// One layer of a provider's settings as a key of its file has it: absent, so a
 /// lower layer's value stands; `null`, which removes a lower layer's value; or a value.
-public enum Setting<Value: Sendable & Equatable>: Sendable, Equatable {
+///
+/// No requirement on `Value` but Sendable (a marker): a key path to a setting (`ProviderFile.fields`)
+/// then names its type without the runtime looking up a conformance for it, a search through every
+/// conformance in the program the first time for each type, ~150 of them at every launch.
+public enum Setting<Value: Sendable>: Sendable {
     case unset
     case removed
     case value(Value)
@@ -22,6 +26,8 @@ public enum Setting<Value: Sendable & Equatable>: Sendable, Equatable {
         }
     }
 }
+
+extension Setting: Equatable where Value: Equatable {}
 
 /// A provider file: a preset, a person's own file, or one layer of either, with
 /// every key Latchkey knows as a typed field. Keys it does not know are kept and
@@ -180,8 +186,9 @@ public struct ProviderFile: Sendable, Equatable {
     }
 }
 
-/// A nested object of a provider file (`profile`, `error_aliases`), layered key by key.
-public struct Layered<Value: JSONConvertible>: Sendable, Equatable {
+/// A nested object of a provider file (`profile`, `error_aliases`), layered key by key. (Its
+/// requirements are on its conformances, as `Setting`'s are.)
+public struct Layered<Value: Sendable>: Sendable {
     public var entries: [(key: String, value: Setting<Value>)]
 
     public init(_ entries: [(key: String, value: Setting<Value>)] = []) {
@@ -192,13 +199,15 @@ public struct Layered<Value: JSONConvertible>: Sendable, Equatable {
         entries.last { $0.key == key }?.value.value
     }
 
-    public static func == (a: Layered, b: Layered) -> Bool {
-        a.entries.map(\.key) == b.entries.map(\.key) && a.entries.map(\.value) == b.entries.map(\.value)
-    }
-
     /// This object over `lower`, key by key; a removal stays one (see `Setting.over`).
     func over(_ lower: Layered) -> Layered {
         Layered(ProviderFile.keyed(entries, over: lower.entries, key: \.key))
+    }
+}
+
+extension Layered: Equatable where Value: Equatable {
+    public static func == (a: Layered, b: Layered) -> Bool {
+        a.entries.map(\.key) == b.entries.map(\.key) && a.entries.map(\.value) == b.entries.map(\.value)
     }
 }
 
