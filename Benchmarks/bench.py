@@ -120,12 +120,21 @@ def home_for(name, tokens=0, providers=0):
              "expires_at": time.time() + 86400 * 30, "received_at": time.time(),
              # Bound to the sandbox preset's client and token endpoint, as a real sign-in is.
              "issued_by": "latchkey-desktop at http://127.0.0.1/token"}
+    # Each sign-in as a launch after it finds it: its token, and the list of its accounts that the
+    # window wrote (without the list, every launch would be the first after an upgrade).
+    accounts = os.path.join(state, "accounts")
+    os.makedirs(accounts, mode=0o700)
+
+    def signed_in(provider):
+        with open(os.path.join(state, f"{provider}.json"), "w") as f:
+            json.dump(token, f)
+        with open(os.open(os.path.join(accounts, f"{provider}.accounts.json"), os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            json.dump({"accounts": [{"key": provider}]}, f)
+
     if tokens:
-        with open(os.path.join(state, "sandbox.json"), "w") as f:
-            json.dump(token, f)
+        signed_in("sandbox")
     for index in range(providers):
-        with open(os.path.join(state, f"provider{index}.json"), "w") as f:
-            json.dump(token, f)
+        signed_in(f"provider{index}")
         with open(os.path.join(config, f"provider{index}.json"), "w") as f:
             json.dump({"client_id": f"client-{index}", "client_secret": f"secret-{index}"}, f)
     return home.root, dict(os.environ, **home.env)

@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 seconds=${LAUNCH_ORDER_SECONDS:-30}
 scripts/build-release.sh latchkey-app
 work=$(mktemp -d)
-trap 'rm -rf "$work"; rm -f .build/release/latchkey-callgrind' EXIT
+runtimes=()
+trap 'rm -rf "$work" "${runtimes[@]}"; rm -f .build/release/latchkey-callgrind' EXIT
 # Valgrind 3.19 cannot read the toolchain's DWARF 5; symbols are all it needs. Beside the
 # real one, so that it finds its data, sandbox and libraries as the real one would.
 objcopy --strip-debug .build/release/latchkey-app .build/release/latchkey-callgrind
@@ -28,10 +29,20 @@ run() {  # run KIND: one launch under callgrind in a fresh home, signed out or s
         now=$(date +%s)
         printf '{"access_token": "order", "refresh_token": "order", "token_type": "Bearer", "expires_at": %d, "received_at": %d, "issued_by": "latchkey-desktop at http://127.0.0.1/token"}\n' \
             $((now + 86400)) "$now" >"$home/.local/state/latchkey/sandbox.json"
+        # And the list of its accounts, as the window writes it: a launch after a sign-in reads it.
+        mkdir -m 700 "$home/.local/state/latchkey/accounts"
+        (umask 077 && printf '{"accounts": [{"key": "sandbox"}]}\n' >"$home/.local/state/latchkey/accounts/sandbox.accounts.json")
     fi
+    # make bench's D-Bus session: the accessibility bus and nothing else. One that can start a keyring
+    # keeps a signed-in launch waiting for the keyring's password prompt, and the list then lacks
+    # what a signed-in window runs once it shows (its token checked, its accounts read).
+    local session
+    session=$(/usr/bin/python3 -c 'import sys; sys.path.insert(0, "Tests/EndToEnd"); import harness
+home = harness.Home(sys.argv[2], under=sys.argv[1]); print(harness.session_config(home), home.runtime)' "$work" "session-$1")
+    runtimes+=("${session#* }")
     HOME=$home XDG_CONFIG_HOME=$home/.config XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache \
         XDG_DATA_HOME=$home/.local/share XDG_RUNTIME_DIR=$home/run \
-        scripts/with-xvfb.sh dbus-run-session -- bash -c '
+        scripts/with-xvfb.sh dbus-run-session --config-file="${session%% *}" -- bash -c '
             valgrind --tool=callgrind --demangle=no --callgrind-out-file="$1" .build/release/latchkey-callgrind >"$1.log" 2>&1 &
             app=$!
             sleep "$2"
