@@ -8,12 +8,11 @@ import LatchkeyServices
 
 // `latchkey` alone, what the desktop's launcher runs, is the window with every default: started
 // without the command-line parser, which would build all five commands' options (their help text,
-// the runtime's type lookups for each) only to find none given. Idle memory after a launch is about
-// half a MiB lower for it (docs/performance.md). Anything else, and a $LATCHKEY_LOG_LEVEL the parser
-// would refuse, goes through the parser.
+// the runtime's type lookups for each) only to find none given (docs/performance.md). Anything else,
+// and a $LATCHKEY_LOG_LEVEL the parser would refuse, goes through the parser.
 if CommandLine.arguments.count == 1, LoggingOptions.environmentIsValid {
     do {
-        try WindowLaunch(logLevel: LoggingOptions.environmentLevel ?? .info).run()
+        try WindowLaunch(logLevel: LoggingOptions.environmentLevel ?? WindowLaunch.defaultLogLevel).run()
     } catch {
         LatchkeyCommand.exit(withError: error)
     }

@@ -22,6 +22,26 @@ def bad_numbers(home):
                f"--network-timeout {value} says why: {result.stderr!r}")
 
 
+def plain_launch_refusals(home):
+    """`latchkey` alone opens the window without the command-line parser: where it cannot, it says
+    what `latchkey window` says, with the same exit status."""
+    without_display = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    without_display.update(home.env)
+    without_display.pop("LATCHKEY_LOG_LEVEL", None)
+    for words in ([], ["window"]):
+        result = subprocess.run([os.path.join(BIN, "latchkey"), *words], env=without_display, capture_output=True, text=True,
+                                timeout=60)
+        expect(result.returncode == 1, f"latchkey {' '.join(words)} without a display: exit {result.returncode}")
+        expect("needs a graphical session: neither DISPLAY nor WAYLAND_DISPLAY is set" in result.stderr,
+               f"latchkey {' '.join(words)} without a display says why: {result.stderr!r}")
+    # A log level the parser would refuse is refused the parser's way, by either.
+    for words in ([], ["window"]):
+        result = subprocess.run([os.path.join(BIN, "latchkey"), *words], env=dict(os.environ, **home.env, LATCHKEY_LOG_LEVEL="loud"),
+                                capture_output=True, text=True, timeout=60)
+        expect(result.returncode == 64, f"latchkey {' '.join(words)} with LATCHKEY_LOG_LEVEL=loud: exit {result.returncode}")
+        expect("Unknown LATCHKEY_LOG_LEVEL loud" in result.stderr, f"it says which: {result.stderr!r}")
+
+
 def silent_sandbox(home):
     """A sandbox child that is alive but never prints: the app says so within its limit
     and stays usable, instead of "Starting…" for ever."""
@@ -109,4 +129,4 @@ server.serve_forever()
 """
 
 
-SCENARIOS = {"bad_numbers": bad_numbers, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}
+SCENARIOS = {"bad_numbers": bad_numbers, "plain_launch_refusals": plain_launch_refusals, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}

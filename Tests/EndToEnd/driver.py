@@ -164,17 +164,18 @@ class Latchkey:
         # Any GLib warning or critical (a handler disconnected twice, a widget
         # used after destroy) aborts the app, and so fails the scenario.
         environment["G_DEBUG"] = "fatal-warnings"
-        environment.update(env or {})
-        # A subcommand (`token`) comes before the options; its stdout, when kept apart, is what a script reads.
-        self.stdout = open(stdout_path, "wb") if stdout_path else None
         # Started with nothing else on its command line, the window is what the desktop's launcher starts:
-        # `latchkey` alone, which opens without the command-line parser. Its log level comes from the
-        # environment, as a person's would.
+        # `latchkey` alone, which opens without the command-line parser. Its log level then comes from the
+        # environment, as a person's would (whatever the runner's own environment says; a scenario's may
+        # say otherwise).
         if command or args:
             words = [binary, *command, "--log-level", "debug", *args]
         else:
             words = [binary]
-            environment.setdefault("LATCHKEY_LOG_LEVEL", "debug")
+            environment["LATCHKEY_LOG_LEVEL"] = "debug"
+        environment.update(env or {})
+        # A subcommand (`token`) comes before the options; its stdout, when kept apart, is what a script reads.
+        self.stdout = open(stdout_path, "wb") if stdout_path else None
         self.process = subprocess.Popen(
             words,
             env=environment,

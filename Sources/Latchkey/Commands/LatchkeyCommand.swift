@@ -72,7 +72,8 @@ struct WindowCommand: ParsableCommand {
     func run() throws {
         try WindowLaunch(
             provider: provider, providerFile: providerFile, resource: resource, issuer: issuer, signOut: signOut,
-            keyringTimeout: waits.keyringTimeout, networkTimeout: waits.networkTimeout, logLevel: logging.level(otherwise: .info)
+            keyringTimeout: waits.keyringTimeout, networkTimeout: waits.networkTimeout,
+            logLevel: logging.level(otherwise: WindowLaunch.defaultLogLevel)
         ).run()
     }
 }
@@ -88,7 +89,10 @@ struct WindowLaunch {
     var signOut = false
     var keyringTimeout = KeyringWait.defaultSeconds
     var networkTimeout = Waits.defaultNetworkTimeout
-    var logLevel = Logger.Level.info
+    var logLevel = Self.defaultLogLevel
+
+    /// What the window says on stderr when neither `--log-level` nor `$LATCHKEY_LOG_LEVEL` says otherwise.
+    static let defaultLogLevel = Logger.Level.info
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
