@@ -126,7 +126,13 @@ class MapWatcher:
 def home_for(name, tokens=0, providers=0):
     """The end-to-end tests' private home; with tokens, signed in to the sandbox
     (and `providers` more stored sign-ins with their provider files)."""
-    home = harness.Home(name, under=WORK)
+    home = signed_in_home(name, tokens, providers)
+    return home.root, dict(os.environ, **home.env)
+
+
+def signed_in_home(name, tokens=0, providers=0, under=WORK):
+    """home_for's home itself (a harness.Home): scripts/launch-order.sh makes its list in it."""
+    home = harness.Home(name, under=under)
     state = os.path.join(home.state, "latchkey")
     config = os.path.join(home.config, "latchkey")
     os.makedirs(state, mode=0o700)
@@ -135,14 +141,14 @@ def home_for(name, tokens=0, providers=0):
              "expires_at": time.time() + 86400 * 30, "received_at": time.time(),
              # Bound to the sandbox preset's client and token endpoint, as a real sign-in is.
              "issued_by": "latchkey-desktop at http://127.0.0.1/token"}
+
     # Each sign-in as a launch after it finds it: its token, and the list of its accounts that the
     # window wrote (without the list, every launch would be the first after an upgrade).
-    accounts = os.path.join(state, "accounts")
-    os.makedirs(accounts, mode=0o700)
-
     def signed_in(provider):
         with open(os.path.join(state, f"{provider}.json"), "w") as f:
             json.dump(token, f)
+        accounts = os.path.join(state, "accounts")
+        os.makedirs(accounts, mode=0o700, exist_ok=True)
         with open(os.open(os.path.join(accounts, f"{provider}.accounts.json"), os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
             json.dump({"accounts": [{"key": provider}]}, f)
 
@@ -152,7 +158,7 @@ def home_for(name, tokens=0, providers=0):
         signed_in(f"provider{index}")
         with open(os.path.join(config, f"provider{index}.json"), "w") as f:
             json.dump({"client_id": f"client-{index}", "client_secret": f"secret-{index}"}, f)
-    return home.root, dict(os.environ, **home.env)
+    return home
 
 
 # Another build of the app to measure in the same pairs (an A/B run): BENCH_BEFORE=path/to/latchkey,

@@ -21,29 +21,19 @@ trap 'rm -rf "$work" "${runtimes[@]}"; rm -f .build/release/latchkey-callgrind' 
 # real one, so that it finds its data, sandbox and libraries as the real one would.
 objcopy --strip-debug .build/release/latchkey-app .build/release/latchkey-callgrind
 
-run() {  # run KIND [ARGUMENT…]: one launch under callgrind in a fresh home, signed out (KIND out) or in
-    local home="$work/home-$1"
-    mkdir -p "$home/.local/state/latchkey" "$home/.config/latchkey" "$home/run"
-    chmod 700 "$home/run"
-    if [[ $1 != out ]]; then
-        local now
-        now=$(date +%s)
-        printf '{"access_token": "order", "refresh_token": "order", "token_type": "Bearer", "expires_at": %d, "received_at": %d, "issued_by": "latchkey-desktop at http://127.0.0.1/token"}\n' \
-            $((now + 86400)) "$now" >"$home/.local/state/latchkey/sandbox.json"
-        # And the list of its accounts, as the window writes it: a launch after a sign-in reads it.
-        mkdir -m 700 "$home/.local/state/latchkey/accounts"
-        (umask 077 && printf '{"accounts": [{"key": "sandbox"}]}\n' >"$home/.local/state/latchkey/accounts/sandbox.accounts.json")
-    fi
-    # make bench's D-Bus session (the end-to-end tests'), which starts no keyring. One that can keeps a
-    # signed-in launch waiting for the keyring's password prompt, and the list then lacks what a
-    # signed-in window runs once it shows (its token checked, its accounts read).
-    local session
-    mapfile -t session < <(/usr/bin/python3 -c 'import sys; sys.path.insert(0, "Tests/EndToEnd"); import harness
-home = harness.Home(sys.argv[2], under=sys.argv[1]); print(harness.session_config(home)); print(home.runtime)' "$work" "session-$1")
-    runtimes+=("${session[1]}")
-    HOME=$home XDG_CONFIG_HOME=$home/.config XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache \
-        XDG_DATA_HOME=$home/.local/share XDG_RUNTIME_DIR=$home/run \
-        scripts/with-xvfb.sh dbus-run-session --config-file="${session[0]}" -- bash -c '
+run() {  # run KIND [ARGUMENT…]: one launch under callgrind, signed out (KIND out) or in
+    # make bench's own home (bench.py's signed_in_home) and D-Bus session (the end-to-end tests'),
+    # which starts no keyring. One that can keeps a signed-in launch waiting for the keyring's
+    # password prompt, and the list then lacks what a signed-in window runs once it shows (its
+    # token checked, its accounts read). Lines: the session's configuration, its runtime folder,
+    # then the home's environment.
+    local setting
+    mapfile -t setting < <(/usr/bin/python3 -c 'import sys; sys.path.insert(0, "Benchmarks"); import bench, harness
+home = bench.signed_in_home(sys.argv[2], tokens=sys.argv[3] != "out", under=sys.argv[1])
+print(harness.session_config(home)); print(home.runtime)
+for name, value in home.env.items(): print(f"{name}={value}")' "$work" "order-$1" "$1")
+    runtimes+=("${setting[1]}")
+    env "${setting[@]:2}" scripts/with-xvfb.sh dbus-run-session --config-file="${setting[0]}" -- bash -c '
             valgrind --tool=callgrind --demangle=no --callgrind-out-file="$1" .build/release/latchkey-callgrind "${@:3}" >"$1.log" 2>&1 &
             app=$!
             sleep "$2"

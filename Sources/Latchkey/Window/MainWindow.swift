@@ -178,10 +178,9 @@ final class MainWindow {
         for entry in entries { provider.append(id: entry.id, text: entry.displayName) }
     }
 
-    /// The chosen provider, in the list and under the title (chosen again when the person's pick
-    /// was not taken: the list shows what the model says).
-    /// The list's choice as the model says (the person may have changed it by hand); the names,
-    /// only when they changed (each set is a relayout and an accessibility notice).
+    /// The chosen provider, in the list and under the title. The list's choice is set whenever it
+    /// differs from the model's (the person's pick may not have been taken); the names only when they
+    /// changed (each set is a relayout and an accessibility notice).
     private func showProvider(id: String, name: String, nameChanged: Bool) {
         if provider.activeID != id { provider.activeID = id }
         guard nameChanged else { return }
