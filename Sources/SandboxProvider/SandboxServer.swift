@@ -79,6 +79,7 @@ public final class SandboxServer: Sendable {
         addDevice(to: router)
         addPushedRequests(to: router)
         addRevocation(to: router)
+        addIntrospection(to: router)
         addUserInfo(to: router)
         addRegistration(to: router)
         addSecondServer(to: router)

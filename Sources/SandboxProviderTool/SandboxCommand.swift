@@ -33,6 +33,13 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Narrower tokens than the grant: exchange (a refresh may name fewer scopes or a resource, and RFC 8693 token exchange is offered; the default), refresh (no exchange), or none (a refresh answers the whole grant, as GitHub's does).",
+            valueName: "mode"))
+    var narrowing: SandboxConfiguration.Narrowing?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Reproduce a real provider's documented quirks and paths: \(ProviderLikeness.Name.allCases.map(\.rawValue).joined(separator: ", ")).",
             valueName: "provider"))
     var behaveLike: String = "standard"
@@ -148,6 +155,7 @@ struct SandboxCommand: AsyncParsableCommand {
         if let discoveryMaxAge { configuration.discoveryMaxAge = discoveryMaxAge }
         if let deviceInterval { configuration.deviceInterval = deviceInterval }
         if let pushedRequests { configuration.pushedRequests = pushedRequests }
+        if let narrowing { configuration.narrowing = narrowing }
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
         if exitWithStdin {
@@ -181,3 +189,4 @@ struct SandboxCommand: AsyncParsableCommand {
 }
 
 extension SandboxConfiguration.PushedRequests: ExpressibleByArgument {}
+extension SandboxConfiguration.Narrowing: ExpressibleByArgument {}

@@ -22,6 +22,18 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var pushedRequests = PushedRequests.off
     /// Seconds a pushed request's `request_uri` lives.
     public var pushedRequestTTL = 60
+    /// Whether a client may have a narrower token than its grant: fewer scopes, or one resource.
+    public var narrowing = Narrowing.exchange
+
+    public enum Narrowing: String, Codable, Sendable, CaseIterable {
+        /// A refresh may name fewer scopes (RFC 6749 §6) and a resource (RFC 8707 §2.2), and RFC 8693
+        /// token exchange is offered (and listed in discovery), as Keycloak, Okta and Auth0 do.
+        case exchange
+        /// A refresh may narrow; no token exchange.
+        case refresh
+        /// Neither: a refresh answers the whole grant whatever it names, as GitHub's and GitLab's do.
+        case none
+    }
 
     public enum PushedRequests: String, Codable, Sendable, CaseIterable {
         /// No endpoint: requests come in the page's address.
@@ -56,6 +68,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         case deviceInterval = "device_interval"
         case pushedRequests = "pushed_requests"
         case pushedRequestTTL = "pushed_request_ttl"
+        case narrowing
     }
 
     public init(from decoder: any Decoder) throws {
@@ -71,6 +84,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         deviceInterval = try c.decodeIfPresent(Int.self, forKey: .deviceInterval) ?? 5
         pushedRequests = try c.decodeIfPresent(PushedRequests.self, forKey: .pushedRequests) ?? .off
         pushedRequestTTL = try c.decodeIfPresent(Int.self, forKey: .pushedRequestTTL) ?? 60
+        narrowing = try c.decodeIfPresent(Narrowing.self, forKey: .narrowing) ?? .exchange
     }
 
     /// The redirect URIs an embedded web view can intercept, one of each kind.

@@ -66,7 +66,11 @@ extension SandboxServer {
             document["revocation_endpoint_auth_methods_supported"] = authMethods
         }
         document["device_authorization_endpoint"] = "\(base)\(Self.devicePath)"
-        document["grant_types_supported"] = ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]
+        document["grant_types_supported"] =
+            ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]
+            + (configuration.narrowing == .exchange ? [Self.tokenExchange] : [])
+        document["introspection_endpoint"] = "\(base)\(Self.introspectionPath)"
+        document["introspection_endpoint_auth_methods_supported"] = authMethods
         if configuration.pushedRequests != .off {
             document["pushed_authorization_request_endpoint"] = "\(base)\(Self.pushedPath)"
             if configuration.pushedRequests == .required { document["require_pushed_authorization_requests"] = true }

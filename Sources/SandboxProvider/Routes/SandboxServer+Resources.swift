@@ -105,13 +105,13 @@ extension SandboxServer {
         case .unknown: return challenge(.unauthorized, error: "invalid_token", "The access token is not known.")
         case .expired: return challenge(.unauthorized, error: "invalid_token", "The access token expired.")
         case .revoked: return challenge(.unauthorized, error: "invalid_token", "The access token was revoked.")
-        case .valid(let grant, let scopes):
+        case .valid(let grant, let scopes, let audience, _):
             // RFC 8707 §3: a token for another audience (or for none) is no good here.
             // Moved to the second server: what the first one issued is no good here any more.
             guard await (grant.issuer ?? issuer) == resourcesServer else {
                 return challenge(.unauthorized, error: "invalid_token", "The authorization server has changed.")
             }
-            guard grant.resource == identifier(of: resource) else {
+            guard audience == identifier(of: resource) else {
                 return challenge(.unauthorized, error: "invalid_token", "The access token was issued for another resource.")
             }
             guard needed.allSatisfy(scopes.contains), detail != "never" else {

@@ -47,6 +47,8 @@ extension SandboxServer {
             return await refresh(parameters, client: client)
         case "urn:ietf:params:oauth:grant-type:device_code":
             return await deviceToken(parameters, client: client)
+        case Self.tokenExchange where configuration.narrowing == .exchange:
+            return await exchangeToken(parameters, client: client)
         default:
             return .error("unsupported_grant_type", "Only authorization_code, refresh_token and device_code are supported.")
         }
@@ -121,19 +123,82 @@ extension SandboxServer {
         guard grant.clientID == client.clientID else {
             return .error("invalid_grant", "The refresh token was issued to another client.")
         }
-        if let asked = parameters["resource"], asked != grant.resource {
-            return .error("invalid_target", "The authorization was not for the resource \(asked).")
-        }
-        if let scope = parameters["scope"] {
-            let requested = scope.split(separator: " ").map(String.init)
-            guard requested.allSatisfy(grant.scopes.contains) else {
-                return .error("invalid_scope", "A refresh cannot add scopes the user did not grant.")
+        // RFC 6749 §6 and RFC 8707 §2.2: a refresh may ask for fewer scopes and for one resource;
+        // the refresh token it answers still stands for the whole grant. Where narrowing is off,
+        // both are ignored and the whole grant answered, as GitHub's and GitLab's refreshes do.
+        var scopes: [String]?
+        var audience: String?
+        if configuration.narrowing != .none {
+            switch narrowed(grant, scope: parameters["scope"], resource: parameters["resource"]) {
+            case .allowed(let fewer, let resource): (scopes, audience) = (fewer, resource)
+            case .refused(let refusal): return refusal
             }
-            grant = .init(
-                clientID: grant.clientID, username: grant.username, scopes: requested, resource: grant.resource, issuer: grant.issuer)
         }
-        let issued = await state.issueTokens(for: grant, reusing: grantID, ttl: configuration.accessTokenTTL)
+        let issued = await state.issueTokens(
+            for: grant, reusing: grantID, ttl: configuration.accessTokenTTL, scopes: scopes, audience: audience)
         return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: true)
+    }
+
+    /// What a refresh or a token exchange may have of `grant`: `scope` no wider than it (nil: all of
+    /// it), `resource` its own or, for a grant of the provider's own API, any (nil: its own).
+    private func narrowed(_ grant: SandboxState.Grant, scope: String?, resource: String?) -> Narrowed {
+        if let resource, resource != grant.resource {
+            guard grant.resource == nil, let url = URL(string: resource), url.scheme != nil, url.fragment == nil else {
+                return .refused(.error("invalid_target", "The authorization was not for the resource \(resource)."))
+            }
+        }
+        guard let scope else { return .allowed(scopes: nil, audience: resource) }
+        let requested = scope.split(separator: " ").map(String.init)
+        guard requested.allSatisfy(grant.scopes.contains) else {
+            return .refused(.error("invalid_scope", "A token cannot have scopes the user did not grant."))
+        }
+        return .allowed(scopes: requested, audience: resource)
+    }
+
+    private enum Narrowed {
+        case allowed(scopes: [String]?, audience: String?)
+        case refused(TokenOutcome)
+    }
+
+    // MARK: Token exchange (RFC 8693)
+
+    static let tokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+    static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
+
+    /// An access token of the client's own for fewer scopes or one resource: the answer carries no
+    /// refresh token, and lives no longer than the token it was exchanged for.
+    private func exchangeToken(_ parameters: Parameters, client: SandboxClient) async -> TokenOutcome {
+        guard let subject = parameters["subject_token"] else { return .error("invalid_request", "subject_token is missing.") }
+        guard parameters["subject_token_type"] == Self.accessTokenType else {
+            return .error("invalid_request", "subject_token_type must be \(Self.accessTokenType).")
+        }
+        if let wanted = parameters["requested_token_type"], wanted != Self.accessTokenType {
+            return .error("invalid_request", "Only access tokens are issued here.")
+        }
+        guard case .valid(let grant, let held, let heldResource, _) = await state.checkAccessToken(subject) else {
+            return .error("invalid_grant", "The subject token is not a valid access token.")
+        }
+        guard grant.clientID == client.clientID else {
+            return .error("invalid_grant", "The subject token was issued to another client.")
+        }
+        // The token exchanged is the limit: no wider than it, for its resource or (one of the API's) any.
+        let limit = SandboxState.Grant(clientID: grant.clientID, username: grant.username, scopes: held, resource: heldResource)
+        let resource = parameters["resource"] ?? parameters["audience"]
+        switch narrowed(limit, scope: parameters["scope"], resource: resource) {
+        case .refused(let refusal): return refusal
+        case .allowed(let scopes, let audience):
+            let scopes = scopes ?? held
+            guard
+                let (token, expiresAt) = await state.exchange(
+                    subject, scopes: scopes, audience: audience ?? heldResource, ttl: configuration.accessTokenTTL)
+            else { return .error("invalid_grant", "The subject token is not a valid access token.") }
+            await state.count(\.tokenExchanges)
+            return .tokens([
+                ("access_token", token), ("issued_token_type", Self.accessTokenType), ("token_type", "Bearer"),
+                ("expires_in", max(0, Int(expiresAt.timeIntervalSinceNow.rounded()))),
+                ("scope", scopes.joined(separator: " ")),
+            ])
+        }
     }
 
     func tokenResponse(
@@ -143,12 +208,12 @@ extension SandboxServer {
         if likeness.sendsTokenType { fields.append(("token_type", likeness.answerFormat == .json ? "Bearer" : "bearer")) }
         if likeness.accessTokenLifetime != nil { fields.append(("expires_in", configuration.accessTokenTTL)) }
         if withRefreshToken { fields.append(("refresh_token", issued.refreshToken)) }
-        fields.append(("scope", grant.scopes.joined(separator: likeness.scopeSeparator)))
+        fields.append(("scope", issued.scopes.joined(separator: likeness.scopeSeparator)))
         for (name, value) in likeness.extraTokenFields.sorted(by: { $0.key < $1.key }) {
             // created_at is a moment, the others are lifetimes.
             fields.append((name, name == "created_at" ? Int(Date().timeIntervalSince1970) : value))
         }
-        if grant.scopes.contains("openid"), let user = configuration.user(grant.username) {
+        if issued.scopes.contains("openid"), let user = configuration.user(grant.username) {
             let now = Int(Date().timeIntervalSince1970)
             var claims: [String: Any] = [
                 "iss": tokenIssuer, "sub": Self.subject(for: user), "aud": grant.clientID,

@@ -29,7 +29,7 @@ extension SandboxServer {
         case .unknown: return invalid("The access token is not known.")
         case .expired: return invalid("The access token expired.")
         case .revoked: return invalid("The access token was revoked.")
-        case .valid(let grant, let scopes):
+        case .valid(let grant, let scopes, _, _):
             guard let user = configuration.user(grant.username) else { return invalid("The access token is not known.") }
             switch likeness.profileShape {
             case .gitHub: return Self.json(.ok, gitHubUser(user), headers: Self.noStore)

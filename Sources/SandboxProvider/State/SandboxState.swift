@@ -72,6 +72,9 @@ actor SandboxState {
         let scopes: [String]
         let expiresAt: Date
         var revoked = false
+        /// The resource a narrowing (a refresh or a token exchange naming `resource`) made it for,
+        /// where that is not its grant's; nil: the grant's.
+        var audience: String? = nil
     }
 
     struct RefreshToken: Codable {
@@ -84,6 +87,8 @@ actor SandboxState {
         var tokenRequests = 0
         var authorizationCodeGrants = 0
         var refreshGrants = 0
+        /// RFC 8693 exchanges answered with a token.
+        var tokenExchanges = 0
         var userinfoRequests = 0
         var revocationRequests = 0
         var registrations = 0
@@ -116,6 +121,7 @@ actor SandboxState {
             case tokenRequests = "token_requests"
             case authorizationCodeGrants = "authorization_code_grants"
             case refreshGrants = "refresh_grants"
+            case tokenExchanges = "token_exchanges"
             case userinfoRequests = "userinfo_requests"
             case revocationRequests = "revocation_requests"
             case registrations
@@ -259,18 +265,40 @@ actor SandboxState {
         let accessToken: String
         let refreshToken: String
         let grantID: String
+        /// What the access token carries: the grant's scopes, or fewer where a refresh asked for fewer.
+        let scopes: [String]
     }
 
-    func issueTokens(for grant: Grant, reusing grantID: String? = nil, ttl: Int, now: Date = Date()) -> IssuedTokens {
+    /// An access token and a refresh token of `grant` (a new grant unless `grantID` names one). The
+    /// refresh token always stands for the whole grant (RFC 6749 §6); the access token for `scopes`
+    /// and `audience` where a refresh narrowed it.
+    func issueTokens(
+        for grant: Grant, reusing grantID: String? = nil, ttl: Int, scopes: [String]? = nil, audience: String? = nil,
+        now: Date = Date()
+    ) -> IssuedTokens {
         let id = grantID ?? Base64URL.randomToken(bytes: 16)
         if grantID == nil { grants[id] = grant }
         let access = "sbx_at_" + Base64URL.randomToken()
         let refresh = "sbx_rt_" + Base64URL.randomToken()
+        let scopes = scopes ?? grant.scopes
         accessTokens[access] = AccessToken(
-            grantID: id, scopes: grant.scopes, expiresAt: now.addingTimeInterval(TimeInterval(ttl)))
+            grantID: id, scopes: scopes, expiresAt: now.addingTimeInterval(TimeInterval(ttl)), audience: audience)
         refreshTokens[refresh] = RefreshToken(grantID: id)
         persist()
-        return IssuedTokens(accessToken: access, refreshToken: refresh, grantID: id)
+        return IssuedTokens(accessToken: access, refreshToken: refresh, grantID: id, scopes: scopes)
+    }
+
+    /// RFC 8693: an access token alone, of the grant `subject` belongs to (revoked with it), for
+    /// `scopes` and `audience`, living no longer than `subject` does.
+    func exchange(_ subject: String, scopes: [String], audience: String?, ttl: Int, now: Date = Date()) -> (
+        token: String, expiresAt: Date
+    )? {
+        guard let held = accessTokens[subject] else { return nil }
+        let access = "sbx_at_" + Base64URL.randomToken()
+        let expiresAt = min(held.expiresAt, now.addingTimeInterval(TimeInterval(ttl)))
+        accessTokens[access] = AccessToken(grantID: held.grantID, scopes: scopes, expiresAt: expiresAt, audience: audience)
+        persist()
+        return (access, expiresAt)
     }
 
     enum RefreshRedemption {
@@ -294,7 +322,8 @@ actor SandboxState {
     }
 
     enum AccessCheck {
-        case valid(Grant, scopes: [String])
+        /// `resource`: the token's audience (RFC 8707), nil for the provider's own UserInfo.
+        case valid(Grant, scopes: [String], resource: String?, expiresAt: Date)
         case unknown, expired, revoked
     }
 
@@ -302,7 +331,7 @@ actor SandboxState {
         guard let token = accessTokens[value], let grant = grants[token.grantID] else { return .unknown }
         if token.revoked || grant.revoked { return .revoked }
         if token.expiresAt <= now { return .expired }
-        return .valid(grant, scopes: token.scopes)
+        return .valid(grant, scopes: token.scopes, resource: token.audience ?? grant.resource, expiresAt: token.expiresAt)
     }
 
     enum RevocationTarget {

@@ -1,0 +1,43 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+// Token introspection: what an access token is good for, as a resource server asks it.
+extension SandboxServer {
+    // MARK: Introspection (RFC 7662)
+
+    static let introspectionPath = "/introspect"
+
+    /// `active` and, for an active access token of the asking client's, its scopes, audience,
+    /// subject and expiry: how a test (or a resource server) learns what a token a program was
+    /// handed can do. A refresh token, or another client's token, is not active (§2.2).
+    func introspect(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
+        guard let parameters = try await Self.formBody(request) else {
+            return SandboxRefusal.oauth("invalid_request", "The body must be application/x-www-form-urlencoded.").response
+        }
+        let client: SandboxClient
+        switch await authenticateClient(request, parameters) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let error): return error.response
+        }
+        guard let token = parameters["token"] else {
+            return SandboxRefusal.oauth("invalid_request", "token is missing.").response
+        }
+        guard case .valid(let grant, let scopes, let resource, let expiresAt) = await state.checkAccessToken(token),
+            grant.clientID == client.clientID, let user = configuration.user(grant.username)
+        else {
+            return Self.json(.ok, ["active": false], headers: Self.noStore)
+        }
+        var answer: [String: Any] = [
+            "active": true, "scope": scopes.joined(separator: " "), "client_id": grant.clientID, "token_type": "Bearer",
+            "sub": Self.subject(for: user), "username": user.username, "exp": Int(expiresAt.timeIntervalSince1970),
+            "iss": grant.issuer ?? issuer,
+        ]
+        if let resource { answer["aud"] = resource }
+        return Self.json(.ok, answer, headers: Self.noStore)
+    }
+
+    func addIntrospection(to router: Router<SandboxRequestContext>) {
+        router.post(RouterPath(Self.introspectionPath)) { request, context in try await self.introspect(request, context) }
+    }
+}
