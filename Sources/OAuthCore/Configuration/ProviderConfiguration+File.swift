@@ -47,6 +47,8 @@ extension ProviderConfiguration {
         gitAccounts = FileReader.dictionary(file.gitAccounts.value)
         selectAccountPrompt = file.selectAccountPrompt.value
         loginHintParameter = file.loginHintParameter.value
+        narrowing = file.narrowing.value ?? .refresh
+        scopeDescriptions = FileReader.dictionary(file.scopeDescriptions.value)
         // The consumer secret signs; it is never sent as client authentication.
         if authProtocol == .oauth1 { clientAuthentication = .none }
     }

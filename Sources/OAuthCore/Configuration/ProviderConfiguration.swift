@@ -14,6 +14,16 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
         case none
     }
 
+    /// How a token narrower than the sign-in (fewer scopes, one resource) is had from the provider.
+    public enum NarrowingMethod: String, Codable, Sendable, CaseIterable {
+        /// A refresh naming the scopes and resource (RFC 6749 §6, RFC 8707 §2.2): the standard way.
+        case refresh
+        /// RFC 8693 token exchange of the sign-in's access token, where the provider offers it.
+        case tokenExchange = "token_exchange"
+        /// The provider gives its tokens whole (GitHub, GitLab): a program gets the whole token.
+        case none
+    }
+
     /// What shows the provider's page (RFC 8252 §4): a web view in the app's own
     /// window, or the person's default browser, which returns through a loopback listener.
     public enum UserAgentKind: String, Codable, Sendable, CaseIterable {
@@ -119,6 +129,11 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     /// The authorization request parameter that names the account meant (OpenID Connect's
     /// `login_hint`; GitHub's is `login`); nil: the provider takes none.
     public var loginHintParameter: String?
+    /// How a narrower token is had (`narrowing`): by refresh unless the file (or discovery) says otherwise.
+    public var narrowing = NarrowingMethod.refresh
+    /// What each scope lets a program do, in words a person asked about it reads
+    /// (`"read_repository": "read your repositories"`); a scope not named is shown by its name.
+    public var scopeDescriptions: [String: String] = [:]
 
     public init(
         id: String, displayName: String, issuer: URL? = nil, authorizationEndpoint: URL, tokenEndpoint: URL,

@@ -51,6 +51,7 @@ extension JSONSpelled {
 extension ProviderConfiguration.ClientAuthentication: JSONSpelled {}
 extension ProviderConfiguration.UserAgentKind: JSONSpelled {}
 extension ProviderConfiguration.AuthProtocol: JSONSpelled {}
+extension ProviderConfiguration.NarrowingMethod: JSONSpelled {}
 extension OAuth1Signature.Method: JSONSpelled {}
 
 extension Layered: JSONConvertible where Value: JSONConvertible {
@@ -169,6 +170,7 @@ extension ProviderFile {
         field("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
         field("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
         field("require_pushed_authorization_requests", \.requirePushedAuthorizationRequests),
+        field("narrowing", \.narrowing), nested("scope_descriptions", \.scopeDescriptions),
     ]
 
     /// The keys whose value may be a path under the issuer.

@@ -91,6 +91,10 @@ public struct ProviderFile: Sendable, Equatable {
     public var selectAccountPrompt = Setting<String>.unset
     /// The authorization request's parameter for a login hint (`login_hint`, GitHub's `login`).
     public var loginHintParameter = Setting<String>.unset
+    /// How a narrower token is had: `refresh`, `token_exchange` or `none` (`ProviderConfiguration.narrowing`).
+    public var narrowing = Setting<ProviderConfiguration.NarrowingMethod>.unset
+    /// A scope's meaning in words, for the question a program's request shows.
+    public var scopeDescriptions = Setting<Layered<String>>.unset
     /// Keys this version does not know, as written (a newer version's, or a typo of the person's).
     public var unknown: [JSONValue.Member] = []
     /// The file as read: written back with only what changed changed.

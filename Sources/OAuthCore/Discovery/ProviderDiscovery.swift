@@ -171,6 +171,10 @@ public enum ProviderDiscovery {
         if document["authorization_response_iss_parameter_supported"]?.bool == true {
             file.requiresIssuerInResponse = .value(true)
         }
+        // RFC 8693: where the server exchanges tokens, a program's narrower token is had that way.
+        if document["grant_types_supported"]?.strings?.contains(TokenClient.tokenExchange) == true {
+            file.narrowing = .value(.tokenExchange)
+        }
         let supported = Set(document["scopes_supported"]?.strings ?? ["openid", "profile", "email"])
         file.scopes = .value(["openid"] + ["profile", "email", "offline_access"].filter(supported.contains))
         // A public client always sends PKCE (RFC 8252 §8.1); many servers accept it without listing it.

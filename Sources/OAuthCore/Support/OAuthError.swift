@@ -69,6 +69,8 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     // Session
     case signedOut(reason: String)
     case storage(String)
+    /// A token narrower than the sign-in could not be had; the sentence says why (the sign-in is untouched).
+    case narrowing(String)
 
     /// Which of the provider's endpoints an error came from, for the sentence.
     public enum Endpoint: String, Sendable {
@@ -164,6 +166,7 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .network(let endpoint, let reason): "Could not talk to the provider's \(endpoint.rawValue): \(reason)."
         case .signedOut(let reason): reason
         case .storage(let reason): "Trouble with the saved sign-in: \(reason)"
+        case .narrowing(let sentence): sentence
         }
     }
 

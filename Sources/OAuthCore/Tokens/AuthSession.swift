@@ -17,20 +17,25 @@ public actor AuthSession {
     /// Refresh when the token expires within this many seconds.
     public let refreshMargin: TimeInterval
     let logger: Logger
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
 
-    private var token: Token?
+    private(set) var token: Token?
     private var loaded = false
     /// The first read of the store, which every early caller waits for.
     private var loading: Task<Void, Never>?
     private var refreshing: Task<Token, any Error>?
+    /// The last refresh asked for, whole or for a narrower token: each waits for the one before, so
+    /// no two send the same refresh token (`inTurn`).
+    var refreshTurn: Task<Void, Never>?
+    /// Narrower tokens handed to programs, and those being made (`narrowedToken(_:validFor:)`).
+    var narrowed = NarrowedTokens()
     /// The last store call asked for: each waits for the one before, so the
     /// store sees them in the order this session asked (as when its calls
     /// were synchronous), and never two at once.
     private var lastStoreCall: Task<Void, Never>?
     /// Bumped by every sign-in and sign-out: a refresh that started before one
     /// must not undo it when it finishes.
-    private var generation = 0
+    private(set) var generation = 0
     /// Set when the store held something unreadable: say it once, next to "signed out".
     public private(set) var storeWarning: String?
     /// Set when a renewed token could not be saved: it is in use in this process,
@@ -244,7 +249,7 @@ public actor AuthSession {
     /// The renewal under way, or a new one: it clears itself from `refreshing` as it ends.
     private func renewal(from token: Token, margin: TimeInterval) -> Task<Token, any Error> {
         if let refreshing { return refreshing }
-        let task = Task { try await self.performRefreshThenClear(from: token, margin: margin) }
+        let task = inTurn { try await self.performRefreshThenClear(from: token, margin: margin) }
         refreshing = task
         return task
     }
@@ -262,9 +267,10 @@ public actor AuthSession {
         let lock = try await refreshLock()
         defer { lock?.release() }
         if let current = try superseded(since: started) { return current }
-        let token = try await rereadBeforeRefreshing(held, started: started)
+        // From what is held now: a narrower token's refresh before this one may have rotated the refresh token.
+        let token = try await rereadBeforeRefreshing(self.token ?? held, started: started)
         if let current = try superseded(since: started) { return current }
-        if token != held, margin == .infinity || !token.expires(within: margin, now: now()) { return token }
+        if token.accessToken != held.accessToken, margin == .infinity || !token.expires(within: margin, now: now()) { return token }
         guard token.canRefresh else {
             await forget()
             throw OAuthError.signedOut(
@@ -295,7 +301,7 @@ public actor AuthSession {
     }
 
     /// The shared lock for refreshing this provider's sign-in (nil where the store has none).
-    private func refreshLock() async throws -> ProcessLock.Held? {
+    func refreshLock() async throws -> ProcessLock.Held? {
         guard let shared = store.refreshLock(for: accountKey) else { return nil }
         // The holder may wait on the network and, twice, on the keyring; past
         // that, giving up beats refreshing unlocked and replaying its token.
@@ -312,7 +318,7 @@ public actor AuthSession {
     /// The provider may have rotated the refresh token: from here the old one is dead (or,
     /// replayed, revokes the grant). The new one is adopted before anything can fail, then
     /// saved; a save that fails loses nothing in this process.
-    private func adopt(_ fresh: Token) async {
+    func adopt(_ fresh: Token) async {
         self.token = fresh
         logger.info("Access token refreshed", metadata: ["token": "\(fresh)"])
         do {
@@ -329,7 +335,7 @@ public actor AuthSession {
 
     /// What another process left in the store, when it differs from what this
     /// one holds: a token it renewed (take it), or nothing (it signed out).
-    private func rereadBeforeRefreshing(_ held: Token, started: Int) async throws -> Token {
+    func rereadBeforeRefreshing(_ held: Token, started: Int) async throws -> Token {
         // A token that only lives here (its save failed) has nothing newer in the store.
         guard storageProblem == nil else { return held }
         let stored: Token?
