@@ -55,8 +55,10 @@ public struct AgentRequest: Sendable, Equatable {
     public var minimumWithinLifetime = false
     /// Scopes the token must carry; empty: whatever the sign-in allows.
     public var scopes: [String]
-    /// oidc-agent's `audience`: a token for this audience only.
+    /// oidc-agent's `audience`: a token for this audience only (a resource's URL, as `resource` is).
     public var audience: String?
+    /// The resource (RFC 8707) the token is for alone; nil: the sign-in's own.
+    public var resource: URL?
     /// What the program calls itself (oidc-agent's `application_hint`): shown to the person, never trusted.
     public var applicationHint: String?
 
@@ -72,14 +74,28 @@ public struct AgentRequest: Sendable, Equatable {
         return Redaction.printable(String(words.prefix(160)))
     }
 
+    /// What the program asked of the sign-in: its scopes, and the resource (or the audience, when a URL).
+    public var narrowing: Narrowing {
+        Narrowing(scopes: scopes, resource: resource ?? audience.flatMap(Self.resourceURL))
+    }
+
+    /// An audience Latchkey can narrow to: an absolute http(s) URL without a fragment (RFC 8707 §2).
+    public static func resourceURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            url.host?.isEmpty == false, url.fragment == nil
+        else { return nil }
+        return url
+    }
+
     public static let renewNow = -1
     /// The most a caller may ask a token to stay good for: a day.
     public static let longestValidity = 86_400
 
     public init(
         target: Target, account: String? = nil, minimumValidity: Int = 0, scopes: [String] = [], audience: String? = nil,
-        applicationHint: String? = nil
+        resource: URL? = nil, applicationHint: String? = nil
     ) {
+        self.resource = resource
         self.target = target
         self.account = account.flatMap { $0.isEmpty ? nil : $0 }
         self.minimumValidity = minimumValidity

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import OAuthCore
 
 /// What the person is asked the first time a program wants a provider's token.
 public struct ConsentQuestion: Sendable, Equatable {
@@ -6,6 +7,14 @@ public struct ConsentQuestion: Sendable, Equatable {
     public let providerID: String
     public let providerName: String
     public let scopes: [String]
+    /// The resource the token would be for alone; nil: the sign-in's own.
+    public var resource: URL? = nil
+    /// Whether the provider can narrow a token: if not, the program gets the whole token, and is told so.
+    public var narrows = true
+    /// The scopes in words, from the provider file.
+    public var scopeWords: [String: String] = [:]
+    /// Allowed before, for less than it asks now (`ProgramGrants.Decision.wider`): what it was allowed.
+    public var allowedBefore: Narrowing? = nil
     /// What the program calls itself, if it says: shown as its claim, beside what the kernel says.
     public let applicationHint: String?
     /// Asked again because the program's executable changed since it was allowed.

@@ -92,8 +92,28 @@ public struct ConsentPrompt: Sendable, Equatable {
         if let through = caller.through { lines.append(.init("Asked through", through)) }
         if let hint = question.applicationHint { lines.append(.init("Calls itself", hint)) }
         lines.append(.init("Provider", question.providerName))
-        lines.append(.init("Scopes", question.scopes.isEmpty ? "whatever your sign-in allows" : question.scopes.joined(separator: " ")))
+        lines.append(.init("Wants", wants(question)))
+        if let resource = question.resource { lines.append(.init("For", resource.absoluteString + " alone")) }
+        if let before = question.allowedBefore {
+            lines.append(.init("Allowed before", before.scopes.isEmpty ? "whatever your sign-in allows" : words(before.scopes, question)))
+        }
         return lines.map { .init($0.name, Redaction.printable($0.value)) }
+    }
+
+    /// What the program wants, in the provider file's words for its scopes (their names otherwise), and
+    /// whether it will get only that.
+    static func wants(_ question: ConsentQuestion) -> String {
+        guard !question.scopes.isEmpty || question.resource != nil else { return "whatever your sign-in allows" }
+        let asked = question.scopes.isEmpty ? "everything your sign-in allows" : words(question.scopes, question)
+        guard question.narrows else {
+            return asked + ". \(question.providerName) cannot give a narrower token: the program gets your whole token, "
+                + "and can do all your sign-in allows"
+        }
+        return asked + " (its token carries no more)"
+    }
+
+    static func words(_ scopes: [String], _ question: ConsentQuestion) -> String {
+        scopes.map { scope in question.scopeWords[scope].map { "\($0) (\(scope))" } ?? scope }.joined(separator: ", ")
     }
 
     // MARK: On the wire

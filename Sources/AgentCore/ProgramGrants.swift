@@ -10,8 +10,11 @@ public struct ProgramGrant: Sendable, Equatable, Codable {
     /// The executable when it was allowed; nil for a program allowed by path alone (`latchkey agent allow`).
     public var file: ExecutableFile?
     public var provider: String
-    /// What it asked for when it was allowed: shown, not enforced (the sign-in's scopes are).
+    /// The scopes it was allowed: its tokens carry no others where the provider can narrow one, and a
+    /// request for others is asked again. Empty: whatever the sign-in allows.
     public var scopes: [String]
+    /// The resource (RFC 8707) its tokens are for alone; nil: the sign-in's own.
+    public var resource: String?
     /// Seconds since 1970.
     public var allowedAt: Double
     /// When it last got a token, in seconds since 1970; nil: not yet.
@@ -22,9 +25,10 @@ public struct ProgramGrant: Sendable, Equatable, Codable {
     public var person: String?
 
     public init(
-        program: Program, file: ExecutableFile?, provider: String, scopes: [String], allowedAt: Double, lastUsed: Double? = nil,
-        person: String? = nil
+        program: Program, file: ExecutableFile?, provider: String, scopes: [String], resource: String? = nil, allowedAt: Double,
+        lastUsed: Double? = nil, person: String? = nil
     ) {
+        self.resource = resource
         self.program = program
         self.file = file
         self.provider = provider
@@ -34,8 +38,11 @@ public struct ProgramGrant: Sendable, Equatable, Codable {
         self.person = person
     }
 
+    /// What it was allowed of the sign-in.
+    public var narrowing: Narrowing { Narrowing(scopes: scopes, resource: resource.flatMap(AgentRequest.resourceURL)) }
+
     enum CodingKeys: String, CodingKey {
-        case program, file, provider, scopes, person
+        case program, file, provider, scopes, resource, person
         case allowedAt = "allowed_at"
         case lastUsed = "last_used"
     }
@@ -65,6 +72,8 @@ public final class ProgramGrants: Sendable {
         case changed
         /// Never allowed (or revoked): asked.
         case unknown
+        /// Allowed, but for less than it asks now (other scopes, another resource): asked again.
+        case wider
     }
 
     /// Every grant, newest first.
@@ -73,26 +82,34 @@ public final class ProgramGrants: Sendable {
     /// The sentence about a file that could not be read (and was set aside), if one could not.
     public var problem: String? { damage.withLock { $0 } }
 
-    public func decision(for caller: Caller, provider: String, person: String?) -> Decision {
-        guard let person, !caller.connectionKeptAcrossExec, !caller.isGitOutsideItsHelper,
-            let grant = current().first(where: { $0.program.covers(caller.program) && $0.provider == provider && $0.person == person })
-        else { return .unknown }
+    /// `asking`: what the program asks of the sign-in; asking for no scopes (or no resource) is asking
+    /// for what it was allowed.
+    public func decision(for caller: Caller, provider: String, person: String?, asking: Narrowing = Narrowing()) -> Decision {
+        guard let grant = grant(for: caller, provider: provider, person: person) else { return .unknown }
         // Allowed by name alone (`latchkey agent allow`): the person said so for whatever file is there.
         // A Flatpak app is its app id, whichever of its updates runs.
-        guard let allowedFile = grant.file, caller.program.flatpakID == nil else { return .allowed }
-        return caller.file == allowedFile ? .allowed : .changed
+        if let allowedFile = grant.file, caller.program.flatpakID == nil, caller.file != allowedFile { return .changed }
+        return asking.within(grant.narrowing).isWithin(grant.narrowing) ? .allowed : .wider
+    }
+
+    /// The person's "Always allow" of `caller` for the account `provider` signed in by `person`, if any.
+    public func grant(for caller: Caller, provider: String, person: String?) -> ProgramGrant? {
+        guard let person, !caller.connectionKeptAcrossExec, !caller.isGitOutsideItsHelper else { return nil }
+        return current().first { $0.program.covers(caller.program) && $0.provider == provider && $0.person == person }
     }
 
     /// "Always allow": kept, replacing an earlier grant of the same program and provider.
     public func allow(
-        _ program: Program, file: ExecutableFile?, provider: String, person: String?, scopes: [String], now: Date = Date()
+        _ program: Program, file: ExecutableFile?, provider: String, person: String?, scopes: [String], resource: URL? = nil,
+        now: Date = Date()
     ) throws {
+        let narrowing = Narrowing(scopes: scopes, resource: resource)
         try change(durable: true) { grants in
             grants.removeAll { $0.program == program && $0.provider == provider }
             grants.append(
                 ProgramGrant(
-                    program: program, file: file, provider: provider, scopes: scopes, allowedAt: now.timeIntervalSince1970,
-                    person: person))
+                    program: program, file: file, provider: provider, scopes: narrowing.scopes,
+                    resource: narrowing.resource?.absoluteString, allowedAt: now.timeIntervalSince1970, person: person))
         }
     }
 

@@ -107,12 +107,21 @@ public actor TokenAgent {
         }
         let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
-        switch await consent(request, caller, provider, metadata, hangUp) {
+        switch await consent(request, caller, owner, metadata, hangUp) {
         case nil: break
         // Gone before the answer (perhaps to see whether a question showed): in line all the same.
         case (let refusal, let asked)?: return .notAllowed(refusal, asked: asked)
         }
-        return .decided(await token(request, caller, owner, provider.id, metadata, stillTheSame))
+        // No wider than allowed: what it asked, within what it was always allowed (what it asked, when
+        // allowed this once).
+        var allowed = request
+        if let grant = grants.grant(for: caller, provider: owner.accountKey, person: owner.person) {
+            let narrowing = request.narrowing.within(grant.narrowing)
+            (allowed.scopes, allowed.resource) = (narrowing.scopes, narrowing.resource)
+            // An audience that is a URL is the resource now; another is refused as it was.
+            allowed.audience = request.audience.flatMap { AgentRequest.resourceURL($0) == nil ? $0 : nil }
+        }
+        return .decided(await token(allowed, caller, owner, provider.id, metadata, stillTheSame))
     }
 
     /// The token, once the person allowed it: checked once more against who is signed in and who asks.
@@ -155,20 +164,18 @@ public actor TokenAgent {
 
     /// Nil once the person allowed it (or had always allowed it); else why not, and whether a question was shown.
     private func consent(
-        _ request: AgentRequest, _ caller: Caller, _ provider: (id: String, name: String, person: String?), _ metadata: Logger.Metadata,
-        _ hangUp: HangUp?
+        _ request: AgentRequest, _ caller: Caller, _ owner: TokenOwner, _ metadata: Logger.Metadata, _ hangUp: HangUp?
     ) async -> (refusal: AgentRefusal, asked: Bool)? {
+        let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let key = QuestionKey(program: caller.program, provider: provider.id)
         let connection = ConnectionGrant(process: caller.key, provider: provider.id, person: provider.person)
         while true {
             // Ended ssh processes' answers go; one still running (the same process: its start time) is allowed.
             whileConnected = whileConnected.filter { ProcessFiles.startTime(of: $0.process.pid, proc: "/proc") == $0.process.started }
             if caller.program.remoteHost != nil, whileConnected.contains(connection) { return nil }
-            let decision = grants.decision(for: caller, provider: provider.id, person: provider.person)
+            let decision = grants.decision(for: caller, provider: provider.id, person: provider.person, asking: request.narrowing)
             if decision == .allowed { return nil }
-            let question = ConsentQuestion(
-                caller: caller, providerID: provider.id, providerName: provider.name, scopes: request.scopes,
-                applicationHint: request.applicationHint, changed: decision == .changed, personKnown: provider.person != nil)
+            let question = self.question(request, caller, owner, decision)
             if let denied = deniedAt[key], ContinuousClock.now - denied < quietAfterDeny {
                 // Asked again right after a Deny: the question waits out the quiet, then is asked afresh.
                 logger.info("Asked again right after a Deny; the question waits", metadata: metadata)
@@ -196,7 +203,8 @@ public actor TokenAgent {
                 if asked == .answered(.alwaysAllow), question.offersAlways {
                     do {
                         try grants.allow(
-                            caller.program, file: caller.file, provider: provider.id, person: provider.person, scopes: request.scopes)
+                            caller.program, file: caller.file, provider: provider.id, person: provider.person,
+                            scopes: request.narrowing.scopes, resource: request.narrowing.resource)
                     } catch {
                         // Allowed all the same, this once: the person said yes.
                         logger.warning("The program is allowed this once: \(error)", metadata: metadata)
@@ -213,6 +221,20 @@ public actor TokenAgent {
             if answer == .answered(.deny) { deniedAt[key] = ContinuousClock.now }
             return refusal(for: answer, request, caller, metadata).map { ($0, answer != .nobodyToAsk) }
         }
+    }
+
+    /// What the person is asked: who asks, for which account, what of it, and what it was allowed before.
+    private func question(_ request: AgentRequest, _ caller: Caller, _ owner: TokenOwner, _ decision: ProgramGrants.Decision)
+        -> ConsentQuestion
+    {
+        var question = ConsentQuestion(
+            caller: caller, providerID: owner.accountKey, providerName: owner.name, scopes: request.narrowing.scopes,
+            applicationHint: request.applicationHint, changed: decision == .changed, personKnown: owner.person != nil)
+        (question.resource, question.narrows, question.scopeWords) = (request.narrowing.resource, owner.narrows, owner.scopeWords)
+        if decision == .wider {
+            question.allowedBefore = grants.grant(for: caller, provider: owner.accountKey, person: owner.person)?.narrowing
+        }
+        return question
     }
 
     /// The refusal a program reads: the same for a Deny and for no answer, naming only what it asked.

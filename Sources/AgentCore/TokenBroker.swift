@@ -31,7 +31,14 @@ public actor TokenBroker {
     /// What the catalog said of an id (nil: no such provider), read again after `storeRecheck`: a
     /// provider file added, changed or removed counts within that, as the store does, and a request
     /// does not read and parse its provider's files (a dozen stats and a JSON parse) each time.
-    private var named: [String: (displayName: Result<String, AgentRefusal>?, at: ContinuousClock.Instant)] = [:]
+    private var named: [String: (known: Result<Known, AgentRefusal>?, at: ContinuousClock.Instant)] = [:]
+
+    /// What a question about a provider says of it (`ProviderCatalog.questionWords`).
+    struct Known {
+        let displayName: String
+        let narrows: Bool
+        let scopeWords: [String: String]
+    }
 
     public init(
         catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountList?,
@@ -67,7 +74,8 @@ public actor TokenBroker {
             throw AgentRefusal(
                 .invalid, "There is no provider called “\(Redaction.printable(String(id.prefix(64))))”; `latchkey status` lists them.")
         }
-        let displayName = try known.get()
+        let words = try known.get()
+        let displayName = words.displayName
         let entry = accounts?.entry(for: id) ?? AccountList.Entry()
         let key: String
         do { key = try entry.key(forAccount: request.account, of: id, displayName: displayName) } catch { throw AgentRefusal(error) }
@@ -75,7 +83,7 @@ public actor TokenBroker {
         let several = entry.accounts.count > 1 || key != id
         return TokenOwner(
             providerID: id, accountKey: key, name: several && label != nil ? "\(displayName) (\(label!))" : displayName,
-            person: entry.account(key: key)?.subject)
+            person: entry.account(key: key)?.subject, narrows: words.narrows, scopeWords: words.scopeWords)
     }
 
     /// A token for `request`, from the provider its target names.
@@ -130,10 +138,12 @@ public actor TokenBroker {
                 "\(configuration.displayName) signs in with OAuth 1.0a, where each request is signed with a secret instead of carrying a token: there is no token to give."
             )
         }
-        if let audience = request.audience, audience != configuration.resource?.absoluteString {
+        if let audience = request.audience, audience != configuration.resource?.absoluteString,
+            AgentRequest.resourceURL(audience) == nil
+        {
             throw AgentRefusal(
                 .invalid,
-                "A token for the audience “\(Redaction.printable(audience))” was asked for; Latchkey gives \(configuration.displayName)'s tokens as they are issued. Ask without an audience."
+                "A token for the audience “\(Redaction.printable(audience))” was asked for; Latchkey narrows a token to a resource's URL (https://…, RFC 8707), which this is not."
             )
         }
         let session: AuthSession
@@ -147,10 +157,41 @@ public actor TokenBroker {
             lastRead[session.accountKey] = now
             await session.rereadStoreAtNextUse()
         }
-        let token: Token
+        var narrowing = request.narrowing
+        if narrowing.resource == configuration.resource { narrowing = Narrowing(scopes: narrowing.scopes) }
+        // A provider that gives its tokens whole: the whole token, as the person was told when asked.
+        let narrowed = !narrowing.isWhole && configuration.narrowing != .none
+        if narrowed, let signedIn = await session.currentToken() {
+            // What the sign-in has not, no narrowing gives: said as it is said of the whole token.
+            try Self.check(scopes: request.scopes, within: signedIn.allowedScopes(asked: configuration.scopes), configuration)
+        }
+        if !narrowed, let resource = narrowing.resource {
+            throw AgentRefusal(
+                .invalid,
+                "A token for \(Redaction.printable(resource.absoluteString)) alone was asked for; \(configuration.displayName) gives its tokens whole, for \(configuration.resource.map { Redaction.printable($0.absoluteString) } ?? "its own API")."
+            )
+        }
+        let token = try await fetch(from: session, narrowed ? narrowing : nil, request, configuration)
+        let granted = token.allowedScopes(asked: narrowed ? narrowing.scopes : configuration.scopes)
+        try Self.check(scopes: request.scopes, within: granted, configuration)
+        let minimum =
+            request.minimumWithinLifetime
+            ? min(request.minimumValidity, token.halfLifetime.map { Int($0) } ?? .max) : request.minimumValidity
+        try Self.check(token, lastsFor: minimum, providerName: configuration.displayName)
+        return AgentToken(
+            accessToken: token.accessToken, tokenType: token.tokenType, expiresAt: token.expiresAt, scopes: granted,
+            provider: configuration.id, issuer: configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString)
+    }
+
+    /// The sign-in's token, or one for `narrowing` alone.
+    private func fetch(
+        from session: AuthSession, _ narrowing: Narrowing?, _ request: AgentRequest, _ configuration: ProviderConfiguration
+    ) async throws(AgentRefusal) -> Token {
         do {
-            token =
-                request.minimumValidity == AgentRequest.renewNow
+            if let narrowing {
+                return try await session.narrowedToken(narrowing, validFor: TimeInterval(max(0, request.minimumValidity)))
+            }
+            return request.minimumValidity == AgentRequest.renewNow
                 ? try await session.renewedToken()
                 : try await session.freshToken(
                     validFor: TimeInterval(request.minimumValidity), withinLifetime: request.minimumWithinLifetime)
@@ -159,21 +200,6 @@ public actor TokenBroker {
             guard refusal.kind == .signedOut else { throw refusal }
             throw AgentRefusal(.signedOut, "\(refusal.sentence) Sign in with: latchkey --provider \(configuration.id)")
         }
-        let granted = token.allowedScopes(asked: configuration.scopes)
-        let missing = request.scopes.filter { !granted.contains($0) }
-        guard missing.isEmpty else {
-            throw AgentRefusal(
-                .signedOut,
-                "Your \(configuration.displayName) sign-in allows \(granted.isEmpty ? "no named scopes" : granted.joined(separator: " ")), "
-                    + "not \(missing.joined(separator: " ")). Ask for those in the provider's file (\"scopes\") and sign in again.")
-        }
-        let minimum =
-            request.minimumWithinLifetime
-            ? min(request.minimumValidity, token.halfLifetime.map { Int($0) } ?? .max) : request.minimumValidity
-        try Self.check(token, lastsFor: minimum, providerName: configuration.displayName)
-        return AgentToken(
-            accessToken: token.accessToken, tokenType: token.tokenType, expiresAt: token.expiresAt, scopes: granted,
-            provider: configuration.id, issuer: configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString)
     }
 
     private func provider(_ target: AgentRequest.Target) async throws(AgentRefusal) -> Provider {
@@ -218,19 +244,23 @@ public actor TokenBroker {
 
     /// The provider `id`'s name as the person knows it (or why its files cannot be read); nil when
     /// there is no provider by that name. From the catalog at most once per `storeRecheck`.
-    private func known(_ id: String) -> Result<String, AgentRefusal>? {
+    private func known(_ id: String) -> Result<Known, AgentRefusal>? {
         let now = ContinuousClock.now
-        if let kept = named[id], now - kept.at < storeRecheck { return kept.displayName }
-        var displayName: Result<String, AgentRefusal>?
+        if let kept = named[id], now - kept.at < storeRecheck { return kept.known }
+        var known: Result<Known, AgentRefusal>?
         if catalog.contains(id) {
-            do { displayName = .success(Redaction.printable(try catalog.displayName(named: id))) } catch {
-                displayName = .failure(AgentRefusal(.invalid, "\(error)"))
+            do {
+                let words = try catalog.questionWords(named: id)
+                known = .success(
+                    Known(displayName: Redaction.printable(words.displayName), narrows: words.narrows, scopeWords: words.scopeWords))
+            } catch {
+                known = .failure(AgentRefusal(.invalid, "\(error)"))
             }
         }
         // Only names there are, or were asked for in earnest: a program guessing names fills nothing for long.
         if named.count > 256 { named.removeAll() }
-        named[id] = (displayName, now)
-        return displayName
+        named[id] = (known, now)
+        return known
     }
 
     private func id(of target: AgentRequest.Target) async throws(AgentRefusal) -> String {
@@ -265,6 +295,17 @@ public actor TokenBroker {
         }
     }
 
+    /// Refuses a request for `scopes` a token (or the sign-in) that has `granted` cannot serve.
+    static func check(scopes: [String], within granted: [String], _ configuration: ProviderConfiguration) throws(AgentRefusal) {
+        let missing = scopes.filter { !granted.contains($0) }
+        guard missing.isEmpty else {
+            throw AgentRefusal(
+                .signedOut,
+                "Your \(configuration.displayName) sign-in allows \(granted.isEmpty ? "no named scopes" : granted.joined(separator: " ")), "
+                    + "not \(missing.joined(separator: " ")). Ask for those in the provider's file (\"scopes\") and sign in again.")
+        }
+    }
+
     /// Refuses `token` when it is good for less than `seconds` more (after any renewal the caller tried).
     public static func check(_ token: Token, lastsFor seconds: Int, providerName: String) throws(AgentRefusal) {
         guard seconds > 0, let expiresAt = token.expiresAt, expiresAt.timeIntervalSinceNow < TimeInterval(seconds) else { return }
@@ -291,4 +332,8 @@ public struct TokenOwner: Sendable, Equatable {
     /// Who is signed in under the key: the digest of the provider's subject (`AccountRecord.subject`);
     /// nil while not known. The key is the next person's once this one signs out.
     public var person: String? = nil
+    /// Whether its provider can narrow a token (`ProviderConfiguration.narrowing` is not `none`).
+    public var narrows = true
+    /// Its scopes in words, from the provider file (`scope_descriptions`).
+    public var scopeWords: [String: String] = [:]
 }

@@ -183,7 +183,15 @@ struct AgentInterface: Sendable {
             let named = ProviderAccount(name)
             (target, account) = (.provider(named.provider), named.account)
         }
-        var request = AgentRequest(target: target, account: account, scopes: options["scopes"]?.strings ?? [])
+        // `scope` as OAuth spells it (space-separated), or `scopes` as a list; `resource`: a token for it alone.
+        let scopes = (options["scopes"]?.strings ?? []) + (options["scope"]?.string?.split(separator: " ").map(String.init) ?? [])
+        var request = AgentRequest(target: target, account: account, scopes: scopes)
+        if let resource = options["resource"] {
+            guard let text = resource.string, let url = AgentRequest.resourceURL(text) else {
+                return fail(call, AgentRefusal(.invalid, "\"resource\" must be a resource's URL (https://… without a fragment)."))
+            }
+            request.resource = url
+        }
         if let minimum = options["min-valid"] {
             guard let seconds = minimum.integer, seconds >= Int64(AgentRequest.renewNow), seconds <= Int64(AgentRequest.longestValidity)
             else {

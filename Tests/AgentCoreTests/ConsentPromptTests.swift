@@ -1,5 +1,6 @@
 import AgentCore
 import Foundation
+import OAuthCore
 import Testing
 
 /// The question as the dialog's process gets it: every word decided by the agent, one line of JSON
@@ -17,11 +18,31 @@ import Testing
         let prompt = ConsentPrompt(question(Program(path: "/usr/bin/oidc-token"), commandLine: ["oidc-token", "mine"], scopes: ["openid"]))
         #expect(prompt.program == "/usr/bin/oidc-token")
         #expect(prompt.provider == "My sandbox")
-        #expect(prompt.particulars.map(\.name) == ["Program", "Command line", "Provider", "Scopes"])
+        #expect(prompt.particulars.map(\.name) == ["Program", "Command line", "Provider", "Wants"])
         #expect(prompt.particulars.first { $0.name == "Command line" }?.value == "oidc-token mine")
-        #expect(prompt.particulars.last?.value == "openid")
+        #expect(prompt.particulars.last?.value == "openid (its token carries no more)")
         #expect(prompt.note.hasPrefix("Any program that runs /usr/bin/oidc-token gets the token through it too."))
         #expect(prompt.offersAlways && !prompt.offersWhileConnected)
+    }
+
+    /// What a program wants, in the provider file's words; what it was allowed before, when it wants
+    /// more; and, where the provider cannot narrow a token, that it gets the whole one.
+    @Test func aPromptSaysWhatTheProgramWantsInWords() {
+        var asked = question(Program(path: "/usr/bin/git"), commandLine: ["git", "push"], scopes: ["read_user", "write_repository"])
+        asked.scopeWords = ["write_repository": "read and write your repositories"]
+        asked.resource = URL(string: "https://api.example/v4")
+        asked.allowedBefore = Narrowing(scopes: ["read_user"])
+        let prompt = ConsentPrompt(asked)
+        let lines = Dictionary(uniqueKeysWithValues: prompt.particulars.map { ($0.name, $0.value) })
+        #expect(lines["Wants"] == "read_user, read and write your repositories (write_repository) (its token carries no more)")
+        #expect(lines["For"] == "https://api.example/v4 alone")
+        #expect(lines["Allowed before"] == "read_user")
+        asked.narrows = false
+        asked.resource = nil
+        let whole = ConsentPrompt(asked).particulars.first { $0.name == "Wants" }?.value
+        #expect(
+            whole?.hasSuffix(
+                "My sandbox cannot give a narrower token: the program gets your whole token, and can do all your sign-in allows") == true)
     }
 
     @Test func aShellIsNeverOfferedAlways() {

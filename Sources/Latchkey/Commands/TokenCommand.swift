@@ -66,6 +66,19 @@ struct TokenCommand: ParsableCommand {
                 + "the address the browser ended on. Without a display or a device sign-in, offered by itself at a terminal."))
     var paste = false
 
+    @Option(
+        name: .customLong("scope"),
+        help: ArgumentHelp(
+            "A token for this scope alone (repeat it, or name several in one, space-separated): fewer than the sign-in's, "
+                + "where the provider can narrow a token.",
+            valueName: "scope"))
+    var scopes: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "A token for this resource alone (RFC 8707; https://…), where the provider can narrow a token.", valueName: "url"))
+    var audience: String?
+
     @Option(help: "How to print the token: token (alone), header (an Authorization line), json, or exec-credential (kubectl's).")
     var format: TokenFormat = .token
 
@@ -97,6 +110,9 @@ struct TokenCommand: ParsableCommand {
             // A resource's sign-in is one per resource: naming an account there could end with another's token.
             throw ValidationError("--account names one of a provider's accounts: use it with --provider.")
         }
+        if let audience, AgentRequest.resourceURL(audience) == nil {
+            throw ValidationError("--audience must be a resource's URL (https://… without a fragment), not “\(audience)”.")
+        }
         guard (0...AgentRequest.longestValidity).contains(minimumValidity) else {
             throw ValidationError("--min-valid must be a number of seconds from 0 to \(AgentRequest.longestValidity).")
         }
@@ -125,9 +141,10 @@ struct TokenCommand: ParsableCommand {
             }
         }
         // The resource is checked in validate().
-        let request = TokenRequest(
+        var request = TokenRequest(
             resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", account: account, minimumValidity: minimumValidity,
             device: device, paste: paste, waits: waits)
+        request.narrowing = narrowing
         var provider = try request.provider()
         // Why a sign-in follows, should one be needed.
         var why = "You are not signed in to \(provider.configuration.displayName)"
@@ -167,13 +184,27 @@ struct TokenCommand: ParsableCommand {
         }
         let target: AgentRequest.Target = resource.flatMap(URL.init(string:)).map { .resource($0) } ?? .provider(provider ?? "")
         return AgentClient.ask(
-            AgentRequest(target: target, account: account, minimumValidity: minimumValidity, applicationHint: "latchkey token"))
+            AgentRequest(
+                target: target, account: account, minimumValidity: minimumValidity, scopes: narrowing.scopes,
+                resource: narrowing.resource, applicationHint: "latchkey token"))
     }
 
-    static func fresh(_ provider: Provider, account: String? = nil, validFor seconds: Int = 0) async -> Result<Token, OAuthError> {
+    /// `--scope` and `--audience`: what of the sign-in the token is for.
+    var narrowing: Narrowing {
+        Narrowing(
+            scopes: scopes.flatMap { $0.split(separator: " ").map(String.init) }, resource: audience.flatMap(AgentRequest.resourceURL))
+    }
+
+    static func fresh(_ provider: Provider, account: String? = nil, validFor seconds: Int = 0, narrowing: Narrowing = Narrowing()) async
+        -> Result<Token, OAuthError>
+    {
         do {
             try await provider.waitUntilReachable()
-            return .success(try await provider.session(forAccount: account).freshToken(validFor: TimeInterval(seconds)))
+            let session = try await provider.session(forAccount: account)
+            if !narrowing.isWhole, provider.configuration.narrowing != .none {
+                return .success(try await session.narrowedToken(narrowing, validFor: TimeInterval(seconds)))
+            }
+            return .success(try await session.freshToken(validFor: TimeInterval(seconds)))
         } catch let error as OAuthError {
             return .failure(error)
         } catch {

@@ -31,6 +31,8 @@ struct TokenRequest {
     let device: Bool
     /// `--paste`: a sign-in, when one is needed, in a browser anywhere, its last address pasted back.
     let paste: Bool
+    /// `--scope`, `--audience`: a token for those alone, where the provider can narrow one.
+    var narrowing = Narrowing()
 
     init(
         resource: URL?, provider: String, account: String? = nil, minimumValidity: Int = 0, device: Bool = false, paste: Bool = false,
@@ -96,8 +98,12 @@ struct TokenRequest {
 
     /// The stored sign-in's token, renewed when due; nil when a resource's sign-in must come first.
     func stored(_ provider: Provider) throws -> Token? {
-        let (minimum, account) = (minimumValidity, account)
-        switch wait({ await TokenCommand.fresh(provider, account: account, validFor: minimum) }) {
+        let (minimum, account, narrowing) = (minimumValidity, account, narrowing)
+        if !narrowing.isWhole, provider.configuration.narrowing == .none {
+            Descriptor.standardError.write(
+                "latchkey: \(provider.configuration.displayName) gives its tokens whole: this one can do all your sign-in allows.\n")
+        }
+        switch wait({ await TokenCommand.fresh(provider, account: account, validFor: minimum, narrowing: narrowing) }) {
         case .success(let token):
             do { try TokenBroker.check(token, lastsFor: minimum, providerName: provider.configuration.displayName) } catch {
                 throw TokenCommand.fail(error.sentence, .failed)

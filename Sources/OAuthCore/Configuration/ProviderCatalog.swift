@@ -226,6 +226,15 @@ public struct ProviderCatalog: Sendable {
         try layers(base: base(named: name), overrides: [:]).displayName.value ?? name
     }
 
+    /// What a question about provider `name`'s tokens says of it, from its files alone (no discovery,
+    /// no keyring): its name, whether it can narrow a token, and its scopes in words.
+    public func questionWords(named name: String) throws -> (displayName: String, narrows: Bool, scopeWords: [String: String]) {
+        let file = try layers(base: base(named: name), overrides: [:])
+        var words: [String: String] = [:]
+        for entry in file.scopeDescriptions.value?.entries ?? [] { words[entry.key] = entry.value.value.map(Redaction.printable) }
+        return (file.displayName.value ?? name, (file.narrowing.value ?? .refresh) != .none, words)
+    }
+
     /// `readableID(named:)` for a provider described by `file`.
     public func readableID(file: URL) throws -> String {
         let layered = try layers(base: Self.readFile(file), overrides: [:])

@@ -1,0 +1,104 @@
+import AgentCore
+import Foundation
+import Logging
+import OAuthCore
+import TestSupport
+import Testing
+
+/// Issue 38: a program gets what it was allowed and no more, against a real sandbox whose
+/// introspection (RFC 7662) says what each token handed out can do.
+@Suite struct LeastPrivilegeTests {
+    func agent(_ home: AgentHome, _ person: ScriptedPerson) -> TokenAgent {
+        TokenAgent(broker: home.broker(), grants: home.grants, asker: person, logger: home.logger)
+    }
+
+    func scopes(of token: AgentToken, _ home: AgentHome) async throws -> Set<String> {
+        let seen = try await HTTPClient().postForm(
+            "\(home.sandbox.baseURL)/introspect", [("token", token.accessToken), ("client_id", "latchkey-desktop")]
+        ).json
+        #expect(seen["active"] as? Bool == true)
+        return Set(((seen["scope"] as? String) ?? "").split(separator: " ").map(String.init))
+    }
+
+    @Test func aProgramAllowedSomeScopesGetsATokenForThoseAloneAndIsAskedAgainForMore() async throws {
+        let home = try await AgentHome()
+        let signedIn = try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let agent = agent(home, person)
+        let email = AgentRequest(target: .provider("sandbox"), scopes: ["email"], applicationHint: "a test")
+        let token = try await agent.answer(email, from: .thisProcess).get()
+        #expect(token.accessToken != signedIn.accessToken)
+        #expect(try await scopes(of: token, home) == ["email"])
+        #expect(token.scopes == ["email"])
+        let question = try #require(person.questions.first)
+        #expect(question.scopes == ["email"] && question.narrows && question.scopeWords["email"] == "read your e-mail address")
+        #expect(home.grants.all.first?.scopes == ["email"], "the grant records what was allowed")
+
+        // Asking without scopes is asking for what it was allowed: the same narrowed token, not asked again.
+        let plain = try await agent.answer(AgentRequest(target: .provider("sandbox")), from: .thisProcess).get()
+        #expect(plain.accessToken == token.accessToken && person.questions.count == 1)
+        #expect(try await scopes(of: plain, home) == ["email"])
+
+        // More than allowed: asked again, the question saying what was allowed before.
+        let more = try await agent.answer(
+            AgentRequest(target: .provider("sandbox"), scopes: ["email", "profile"]), from: .thisProcess
+        ).get()
+        #expect(person.questions.count == 2)
+        #expect(person.questions.last?.allowedBefore == Narrowing(scopes: ["email"]))
+        #expect(try await scopes(of: more, home) == ["email", "profile"])
+        #expect(try home.store.load(for: "sandbox")?.accessToken == signedIn.accessToken, "the sign-in keeps its own token")
+    }
+
+    @Test func aRefreshTokenNeverLeavesAndOneRenewalServesManyCallersOfANarrowing() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let agent = agent(home, ScriptedPerson(answering: .alwaysAllow))
+        let email = AgentRequest(target: .provider("sandbox"), scopes: ["email"])
+        _ = try await agent.answer(email, from: .thisProcess).get()
+        let tokens = try await withThrowingTaskGroup(of: AgentToken.self) { group in
+            for index in 0..<32 {
+                group.addTask {
+                    try await agent.answer(index.isMultiple(of: 2) ? email : AgentRequest(target: .provider("sandbox")), from: .thisProcess)
+                        .get()
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(tokens.map(\.accessToken)).count == 1)
+        #expect(try await home.sandbox.statistics()["token_exchanges"] == 1, "one exchange for every caller")
+        #expect("\(tokens[0])".contains("Bearer") && !"\(tokens[0])".contains(tokens[0].accessToken))
+    }
+
+    @Test func aProviderThatCannotNarrowIsSaidInTheQuestionAndGivesTheWholeToken() async throws {
+        let home = try await AgentHome(sandbox: ["--narrowing", "none"])
+        try FileManager.default.createDirectory(at: home.root.appendingPathComponent("config"), withIntermediateDirectories: true)
+        try Data(#"{"narrowing": "none"}"#.utf8).write(to: home.root.appendingPathComponent("config/sandbox.json"))
+        let signedIn = try await home.signIn()
+        let person = ScriptedPerson(answering: .allowOnce)
+        let token = try await agent(home, person).answer(
+            AgentRequest(target: .provider("sandbox"), scopes: ["email"]), from: .thisProcess
+        ).get()
+        #expect(person.questions.first?.narrows == false)
+        #expect(token.accessToken == signedIn.accessToken, "the whole token, as the question said")
+        #expect(try await home.sandbox.statistics()["refresh_grants"] == 0)
+    }
+
+    @Test func anAudienceThatIsAURLNarrowsAndAnotherIsRefused() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let agent = agent(home, ScriptedPerson(answering: .allowOnce))
+        let api = "\(home.sandbox.baseURL)/api/open"
+        let token = try await agent.answer(
+            AgentRequest(target: .provider("sandbox"), scopes: ["profile"], audience: api), from: .thisProcess
+        ).get()
+        let seen = try await HTTPClient().postForm(
+            "\(home.sandbox.baseURL)/introspect", [("token", token.accessToken), ("client_id", "latchkey-desktop")]
+        ).json
+        #expect(seen["aud"] as? String == api)
+        let reply = try await HTTPClient().get(api, headers: ["Authorization": "Bearer \(token.accessToken)"])
+        #expect(reply.status == 200, "the resource takes it")
+        let refused = await agent.answer(AgentRequest(target: .provider("sandbox"), audience: "kubernetes"), from: .thisProcess)
+        guard case .failure(let refusal) = refused else { return #expect(Bool(false)) }
+        #expect(refusal.kind == .invalid && refusal.sentence.contains("resource's URL"))
+    }
+}
