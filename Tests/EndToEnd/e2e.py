@@ -26,6 +26,7 @@ import desktop  # noqa: E402
 import harness  # noqa: E402
 import hostile  # noqa: E402
 import keyrings  # noqa: E402
+import least_privilege  # noqa: E402
 import no_browser  # noqa: E402
 import over_ssh  # noqa: E402
 import package  # noqa: E402
@@ -35,7 +36,8 @@ import trust  # noqa: E402
 import zero_config  # noqa: E402
 
 SCENARIOS = {}
-for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, accounts, no_browser, over_ssh, package):
+for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, least_privilege, accounts,
+               no_browser, over_ssh, package):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

@@ -86,7 +86,10 @@ struct GitCredentialCommand: ParsableCommand {
     }
 
     private func ask(_ id: String, account: String?, minimum: Int) -> Result<AgentToken, AgentRefusal> {
-        var request = AgentRequest(target: .provider(id), account: account, minimumValidity: minimum, applicationHint: "git")
+        // What git needs, where the provider file says: git's token carries no more (where the provider can narrow one).
+        let scopes = (try? LatchkeyCommand.catalog.draft(named: id))?.gitScopes ?? []
+        var request = AgentRequest(
+            target: .provider(id), account: account, minimumValidity: minimum, scopes: scopes, applicationHint: "git")
         // A wish: a provider whose tokens live five minutes or less gives what it can, renewed once per half of it.
         request.minimumWithinLifetime = true
         if let answer = AgentClient.ask(request) { return answer }
@@ -98,6 +101,9 @@ struct GitCredentialCommand: ParsableCommand {
             let token = try wait {
                 try await provider.waitUntilReachable()
                 let session = try await provider.session(forAccount: account)
+                if !scopes.isEmpty, provider.configuration.narrowing != .none {
+                    return try await session.narrowedToken(Narrowing(scopes: scopes), validFor: TimeInterval(max(minimum, 0)))
+                }
                 return renewNow
                     ? try await session.renewedToken() : try await session.freshToken(validFor: TimeInterval(minimum), withinLifetime: true)
             }

@@ -103,10 +103,14 @@ final class ProgramsDialog {
         empty.isVisible = kept.isEmpty
     }
 
-    /// "GitHub · last got a token 3 minutes ago" (or "not yet").
+    /// "GitHub · last got a token 3 minutes ago" (or "not yet"), and what it was allowed when that is
+    /// less than the whole sign-in: "GitLab · read_user · for https://… · last got a token just now".
     nonisolated static func detail(_ grant: ProgramGrant, provider: String, now: Date) -> String {
         let last = grant.lastUsed.map { "last got a token \(ago(now.timeIntervalSince1970 - $0))" } ?? "has not got a token yet"
-        return "\(provider) · \(last)"
+        let allowed = grant.narrowing
+        let what = (allowed.scopes.isEmpty ? [] : [allowed.scopes.joined(separator: " ")])
+            + (allowed.resource.map { ["for \(Redaction.printable($0.absoluteString))"] } ?? [])
+        return ([provider] + what + [last]).joined(separator: " · ")
     }
 
     nonisolated static func ago(_ seconds: Double) -> String {

@@ -44,6 +44,7 @@ extension ProviderConfiguration {
         pushedAuthorizationRequestEndpoint = try read.url(\.pushedAuthorizationRequestEndpoint)
         requirePushedAuthorizationRequests = file.requirePushedAuthorizationRequests.value ?? false
         gitUsername = file.gitUsername.value
+        gitScopes = file.gitScopes.value ?? []
         gitAccounts = FileReader.dictionary(file.gitAccounts.value)
         selectAccountPrompt = file.selectAccountPrompt.value
         loginHintParameter = file.loginHintParameter.value

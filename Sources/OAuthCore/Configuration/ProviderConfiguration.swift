@@ -119,6 +119,9 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     public var requirePushedAuthorizationRequests = false
     /// The user name git sends with the token (GitHub takes any, GitLab wants `oauth2`).
     public var gitUsername: String?
+    /// The scopes git needs (`git_scopes`): what the git helper asks for, and git's token carries where
+    /// the provider can narrow one; empty: the whole sign-in.
+    public var gitScopes: [String] = []
     /// Which account git uses, by rule: a key naming a remote (`github.com/work-org/`: every remote
     /// whose host and path start so) or a directory (`~/src/work`, `/srv/repos`: every repository
     /// in it), its value an account's e-mail address or name. The longest rule that matches wins.

@@ -165,7 +165,7 @@ extension ProviderFile {
         field("origin", \.origin), field("registration_endpoint", \.registrationEndpoint),
         field("registration_client_uri", \.registrationClientURI), field("git_hosts", \.gitHosts),
         field("device_verification_hosts", \.deviceVerificationHosts),
-        field("git_username", \.gitUsername), nested("git_accounts", \.gitAccounts),
+        field("git_username", \.gitUsername), field("git_scopes", \.gitScopes), nested("git_accounts", \.gitAccounts),
         field("select_account_prompt", \.selectAccountPrompt), field("login_hint_parameter", \.loginHintParameter),
         field("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
         field("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),

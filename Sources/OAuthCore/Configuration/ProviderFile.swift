@@ -85,6 +85,8 @@ public struct ProviderFile: Sendable, Equatable {
     public var requirePushedAuthorizationRequests = Setting<Bool>.unset
     /// The user name git sends with the token.
     public var gitUsername = Setting<String>.unset
+    /// The scopes git needs (`ProviderConfiguration.gitScopes`).
+    public var gitScopes = Setting<[String]>.unset
     /// Which account a git remote or a repository's directory uses (see `ProviderConfiguration.gitAccounts`).
     public var gitAccounts = Setting<Layered<String>>.unset
     /// The `prompt` that lets the person choose an account at the provider (`select_account`).

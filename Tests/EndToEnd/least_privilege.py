@@ -1,0 +1,117 @@
+"""End-to-end: each program gets what the person allowed it and no more (issue 38). Real clients —
+Debian's oidc-token with --scope and --aud, gdbus with GetToken's options, latchkey token --scope —
+ask the agent; the person answers its dialog through AT-SPI; what each token handed out can do is
+what the sandbox's introspection (RFC 7662) says of it."""
+
+import json
+import os
+import subprocess
+import urllib.parse
+import urllib.request
+
+from agent import DEST, Sandbox, answer, finished, gdbus, latchkey, oidc_token, own_provider, signed_in, stored
+from harness import assert_no_secrets, expect, sign_in
+
+
+def introspect(sandbox, token):
+    body = urllib.parse.urlencode({"token": token, "client_id": "latchkey-desktop"}).encode()
+    with urllib.request.urlopen(urllib.request.Request(f"{sandbox.base}/introspect", data=body), timeout=30) as reply:
+        return json.load(reply)
+
+
+def get_token(provider, options="{}"):
+    return subprocess.Popen(["gdbus", "call", "--session", *DEST, "--method", "io.github.latchkey.Agent1.GetToken", provider, options],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def token_of(out):
+    """The access token in gdbus's print of GetToken's answer: its first string."""
+    return out.split("'")[1]
+
+
+def least_privilege(home):
+    """oidc-token asks for one scope and gets a token for it alone, the question naming it in the provider
+    file's words; gdbus is always allowed two scopes, asks for none next time and gets those two without a
+    question, asks for more and is asked again, with what it was allowed before; oidc-token's --aud gives a
+    token for that resource alone, which the resource takes; a provider that cannot narrow says so in the
+    question and hands over the whole token; no refresh token reaches any program."""
+    sandbox = Sandbox()
+    whole = Sandbox("--narrowing", "none")
+    own_provider(home, sandbox)
+    own_provider(home, whole, provider_id="whole", display_name="Whole tokens", narrowing="none")
+    window = signed_in(home)
+    window.quit()
+    window = home.launch("--provider", "whole")
+    window.wait_status("Whole tokens")
+    sign_in(window, home)
+    window.wait_status("Signed in")
+    outputs = []
+    try:
+        expect(gdbus("--method", "io.github.latchkey.Agent1.ListProviders").returncode == 0, "the bus starts the agent")
+        sign_in_token = stored(home)["access_token"]
+
+        asked = oidc_token(home, "--scope", "email", "mine")
+        answer(home, "Allow once", "01-oidc-token-one-scope", shows=("read your e-mail address (email) (its token carries no more)",))
+        status, out, err = finished(asked)
+        outputs.append(out)
+        expect(status == 0 and out.strip() != sign_in_token, f"oidc-token --scope email: {status} {err!r}")
+        seen = introspect(sandbox, out.strip())
+        expect(seen["active"] and seen["scope"] == "email", f"oidc-token's token can do: {seen}")
+
+        call = get_token("mine", "{'scope': <'openid email'>}")
+        answer(home, "Always allow", "02-gdbus-two-scopes")
+        status, out, err = finished(call)
+        outputs.append(out)
+        expect(status == 0 and introspect(sandbox, token_of(out))["scope"] == "email openid", f"gdbus with scope: {status} {out!r} {err!r}")
+        allowed = token_of(out)
+        # Asking for nothing is asking for what it was allowed: no question, the same narrowed token.
+        status, out, err = finished(get_token("mine"), timeout=20)
+        outputs.append(out)
+        expect(status == 0 and token_of(out) == allowed, f"gdbus without options: {status} {out!r} {err!r}")
+        listed = latchkey("agent", "list").stdout
+        expect("email openid" in listed, f"agent list shows what it was allowed: {listed!r}")
+        # More than allowed: asked again, with what it was allowed before; denied, it gets nothing.
+        call = get_token("mine", "{'scope': <'profile'>}")
+        answer(home, "Deny", "03-gdbus-asks-for-more", shows=("read your e-mail address (email), know who you are (openid)",))
+        status, out, err = finished(call)
+        expect(status != 0 and "sbx_at_" not in out, f"gdbus denied more: {status} {out!r}")
+
+        resource = f"{sandbox.base}/api/open"
+        asked = oidc_token(home, "--scope", "profile", "--aud", resource, "mine")
+        answer(home, "Allow once", "04-oidc-token-audience", shows=(f"{resource} alone",))
+        status, out, err = finished(asked)
+        outputs.append(out)
+        seen = introspect(sandbox, out.strip())
+        expect(status == 0 and seen.get("aud") == resource and seen["scope"] == "profile", f"--aud: {status} {seen} {err!r}")
+        api = urllib.request.Request(resource, headers={"Authorization": f"Bearer {out.strip()}"})
+        with urllib.request.urlopen(api, timeout=30) as reply:
+            expect(json.load(reply)["scopes"] == ["profile"], "the resource takes it, for what it carries")
+
+        # A provider that gives its tokens whole: the question says so, and the whole token is handed over.
+        asked = oidc_token(home, "--scope", "email", "whole")
+        answer(home, "Allow once", "05-cannot-narrow",
+               shows=("read your e-mail address (email). Whole tokens cannot give a narrower token: the program gets your whole "
+                      "token, and can do all your sign-in allows",))
+        status, out, err = finished(asked)
+        outputs.append(out)
+        expect(status == 0 and out.strip() == stored(home, "whole")["access_token"], f"the whole token: {status} {err!r}")
+
+        # latchkey token --scope, with no agent asked (the person's own command): narrowed all the same.
+        environment = {k: v for k, v in os.environ.items() if k != "OIDC_SOCK"}
+        environment["XDG_RUNTIME_DIR"] = os.path.join(home.root, "no-agent-here")
+        os.makedirs(environment["XDG_RUNTIME_DIR"], mode=0o700)
+        mine = latchkey("token", "--provider", "mine", "--scope", "profile", environment=environment)
+        outputs.append(mine.stdout)
+        expect(mine.returncode == 0 and introspect(sandbox, mine.stdout.strip())["scope"] == "profile", f"latchkey token --scope: {mine}")
+        expect(stored(home)["access_token"] == sign_in_token, "the sign-in keeps its own token")
+        for provider in ("mine", "whole"):
+            refresh_token = stored(home, provider)["refresh_token"]
+            expect(all(refresh_token not in out for out in outputs), "a refresh token reached a program")
+    finally:
+        window.quit()
+        sandbox.stop()
+        whole.stop()
+    assert_no_secrets(home, [window.log_path, os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
+
+
+SCENARIOS = {"least_privilege": least_privilege}
