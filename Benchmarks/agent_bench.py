@@ -259,6 +259,91 @@ def load_run(bin_dir, baselines, sandbox_process_factory):
         process.wait(10)
 
 
+def signed_in_home(name, base):
+    """A home signed in to the sandbox at `base`, over HTTP, as the app signs in; its environment."""
+    home = provider_home(name, base)
+    tokens = sign_in_over_http(base)
+    now = time.time()
+    keep_token(home, {
+        "access_token": tokens["access_token"], "refresh_token": tokens["refresh_token"], "token_type": "Bearer",
+        "expires_at": now + tokens["expires_in"], "received_at": now, "scope": tokens.get("scope"),
+        "issued_by": "latchkey-desktop at http://127.0.0.1/token"})
+    return home, dict(os.environ, **home.env)
+
+
+def narrowed_rows(bin_dir, baselines, sandbox_process_factory):
+    """Issue 38: the agent's warm answer for a narrowed token (one scope, by token exchange), against its
+    answer for the sign-in's own token, asked alternately by the least client."""
+    process, base = sandbox_process_factory([])
+    try:
+        home, env = signed_in_home("narrowed", base)
+        latchkey = os.path.join(bin_dir, "latchkey")
+        ask = os.path.join(baselines, "agent-ask")
+        commands = {"whole": ([ask, "mine"], env), "narrowed": ([ask, "mine", "email"], env)}
+        samples = {key: [] for key in commands}
+        with open(os.path.join(home.root, "agent.log"), "ab") as log:
+            agent, _ = start_agent(latchkey, env, log)
+            try:
+                subprocess.run([latchkey, "agent", "allow", ask, "mine"], env=env, check=True, stdout=subprocess.DEVNULL)
+                for key in commands:
+                    run_ms(*commands[key])  # warm-up round: the narrowed token is made here, once
+                for _ in range(ROUNDS):
+                    for key in commands:
+                        samples[key].append(run_ms(*commands[key]))
+            finally:
+                agent.terminate()
+                agent.wait(10)
+        with urllib.request.urlopen(base + "/_admin/stats", timeout=10) as response:
+            samples["exchanges"] = json.loads(response.read())["token_exchanges"]
+        return samples
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+# The scope sets the narrowed load's callers ask for, in turn: the whole sign-in, and two narrowings.
+SCOPE_SETS = (None, "email", "openid profile")
+
+
+def narrowed_load_run(bin_dir, baselines, sandbox_process_factory):
+    """Issue 38: 64 caller processes for LOAD_SECONDS against 30-second tokens, a third each asking for the
+    whole sign-in, for `email` and for `openid profile`; counts calls, failures, and per scope set the
+    distinct tokens handed out against the renewals (refreshes, exchanges) that made them."""
+    process, base = sandbox_process_factory(["--access-token-ttl", "30"])
+    try:
+        home, env = signed_in_home("narrowed-load", base)
+        latchkey = os.path.join(bin_dir, "latchkey")
+        caller = os.path.join(baselines, "agent-caller")
+        with open(os.path.join(home.root, "agent.log"), "ab") as log:
+            agent, _ = start_agent(latchkey, env, log)
+            try:
+                subprocess.run([latchkey, "agent", "allow", caller, "mine"], env=env, check=True, stdout=subprocess.DEVNULL)
+                callers = [(SCOPE_SETS[index % 3], subprocess.Popen(
+                    [caller, "mine", str(LOAD_SECONDS), *([SCOPE_SETS[index % 3]] if SCOPE_SETS[index % 3] else [])],
+                    env=env, stdout=subprocess.PIPE, text=True)) for index in range(CALLERS)]
+                outputs = [(scopes, c.communicate(timeout=LOAD_SECONDS + 120)[0].splitlines()) for scopes, c in callers]
+                for (scopes, c), (_, lines) in zip(callers, outputs):
+                    if not lines:
+                        raise RuntimeError(f"a caller for {scopes or 'the whole sign-in'} ended with {c.returncode}, saying nothing")
+            finally:
+                agent.terminate()
+                agent.wait(10)
+        calls = failed = 0
+        seen = {scopes: set() for scopes in SCOPE_SETS}
+        for scopes, lines in outputs:
+            _, made, _, refused = lines[0].split()
+            calls, failed = calls + int(made), failed + int(refused)
+            seen[scopes].update(lines[1:])
+        with urllib.request.urlopen(base + "/_admin/stats", timeout=10) as response:
+            stats = json.loads(response.read())
+        return {"seconds": LOAD_SECONDS, "callers": CALLERS, "calls": calls, "failed": failed,
+                "refreshes": stats["refresh_grants"], "exchanges": stats["token_exchanges"],
+                "distinct_whole": len(seen[None]), "distinct_narrowed": {k: len(v) for k, v in seen.items() if k}}
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
 def median(values):
     return statistics.median(values) if values else float("nan")
 

@@ -365,7 +365,7 @@ def machine():
     return f"{os.cpu_count()} × {cpu}, {memory} GiB, {platform.platform()}, GTK {gtk}, WebKitGTK {webkit}, Xvfb"
 
 
-SECTIONS = {"launch", "sign-in", "storm", "growth", "token", "load"}
+SECTIONS = {"launch", "sign-in", "storm", "growth", "token", "load", "narrowed", "narrowed-load"}
 
 
 def main():
@@ -489,6 +489,37 @@ def main():
                      "baseline": load["distinct_tokens"], "baseline_name": "distinct tokens",
                      "ratio": round(load["refreshes"] / max(1, load["distinct_tokens"]), 3), "unit": "",
                      "goal": "one per token (= tokens - 1)", "met": load["refreshes"] == load["distinct_tokens"] - 1})
+
+    if "narrowed" in sections:
+        print("a narrowed token's warm path …", file=sys.stderr, flush=True)
+        narrowed = raw["narrowed"] = agent_bench.narrowed_rows(BIN, BASELINES, lambda arguments: sandbox(arguments))
+        row("the agent's answer, a token for one scope (by exchange, warm), against the sign-in's own (least client)",
+            median(narrowed["narrowed"]), median(narrowed["whole"]), 1.1, "≤ 1.1 × un-narrowed",
+            baseline_name="the sign-in's own token, same agent, same run")
+        rows.append({"measurement": "token exchanges for those answers", "latchkey": narrowed["exchanges"], "baseline": 1,
+                     "baseline_name": "one", "ratio": float(narrowed["exchanges"]), "unit": "", "goal": "1",
+                     "met": narrowed["exchanges"] == 1})
+
+    if "narrowed-load" in sections:
+        print(f"64 callers, three scope sets, for {agent_bench.LOAD_SECONDS} s against 30-second tokens …", file=sys.stderr,
+              flush=True)
+        narrowed_load = raw["narrowed_load"] = agent_bench.narrowed_load_run(BIN, BASELINES, lambda arguments: sandbox(arguments))
+        handed = sum(narrowed_load["distinct_narrowed"].values())
+        narrowed_ok = (narrowed_load["failed"] == 0 and narrowed_load["refreshes"] == narrowed_load["distinct_whole"] - 1
+                       and narrowed_load["exchanges"] == handed)
+        load_ok = narrowed_ok if load_ok is None else load_ok and narrowed_ok
+        rows.append({"measurement": f"{narrowed_load['callers']} callers, 3 scope sets, {narrowed_load['seconds']} s: failed calls",
+                     "latchkey": narrowed_load["failed"], "baseline": narrowed_load["calls"], "baseline_name": "calls made",
+                     "ratio": 0.0, "unit": "", "goal": "0 failed", "met": narrowed_load["failed"] == 0})
+        rows.append({"measurement": "renewals of the sign-in, against its distinct tokens handed out",
+                     "latchkey": narrowed_load["refreshes"], "baseline": narrowed_load["distinct_whole"],
+                     "baseline_name": "distinct tokens", "ratio": round(narrowed_load["refreshes"] / max(1, narrowed_load["distinct_whole"]), 3),
+                     "unit": "", "goal": "one per token (= tokens - 1)",
+                     "met": narrowed_load["refreshes"] == narrowed_load["distinct_whole"] - 1})
+        rows.append({"measurement": "exchanges for the two narrowings, against their distinct tokens handed out",
+                     "latchkey": narrowed_load["exchanges"], "baseline": handed, "baseline_name": "distinct narrowed tokens",
+                     "ratio": round(narrowed_load["exchanges"] / max(1, handed), 3), "unit": "", "goal": "one per token",
+                     "met": narrowed_load["exchanges"] == handed})
 
     results = {"machine": machine(), "pairs": PAIRS, "date": time.strftime("%Y-%m-%d"), "sections": sorted(sections),
                "rows": rows, "refresh_storm_single_flight": storm_ok, "load_held": load_ok, "raw": raw}

@@ -1,5 +1,5 @@
-// One of make bench's load callers: asks the agent for the account in argv[1], again and
-// again without pause, for argv[2] seconds; then prints how many calls it made, how many
+// One of make bench's load callers: asks the agent for the account in argv[1] (for the scopes in
+// argv[3], when given), again and again without pause, for argv[2] seconds; then prints how many calls it made, how many
 // failed, and each distinct token it was given (one per line), for the bench to add up.
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,9 @@ int main(int argc, char **argv) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     snprintf(address.sun_path, sizeof address.sun_path, "%s/latchkey/agent.sock", runtime);
     char request[512];
-    int length = snprintf(request, sizeof request, "{\"request\":\"access_token\",\"account\":\"%s\",\"min_valid_period\":0}", argv[1]);
+    int length = argc > 3 ? snprintf(request, sizeof request,
+                                     "{\"request\":\"access_token\",\"account\":\"%s\",\"min_valid_period\":0,\"scope\":\"%s\"}", argv[1], argv[3])
+                          : snprintf(request, sizeof request, "{\"request\":\"access_token\",\"account\":\"%s\",\"min_valid_period\":0}", argv[1]);
     struct timespec now, end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     end.tv_sec += atoi(argv[2]);
@@ -37,7 +39,7 @@ int main(int argc, char **argv) {
         if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)) break;
         calls++;
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0 || write(fd, request, length) != length) {
+        if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0 || send(fd, request, length, MSG_NOSIGNAL) != length) {
             failed++;
             if (fd >= 0) close(fd);
             continue;

@@ -62,7 +62,8 @@ public enum AgentBusMethod: String, CaseIterable, Sendable {
         }
     }
 
-    /// Whether an app in a Flatpak sandbox may call it: tokens (which the person is asked about), and
-    /// nothing that would tell it, or change, what the person signed in to.
-    public var openToSandboxedApps: Bool { self == .getToken || self == .getTokenForResource }
+    /// Whether an app in a Flatpak sandbox may call it: tokens (which the person is asked about), the
+    /// accounts it was always allowed (`ListAccounts` answers it those alone), and nothing that would
+    /// tell it, or change, what else the person signed in to.
+    public var openToSandboxedApps: Bool { self == .getToken || self == .getTokenForResource || self == .listAccounts }
 }

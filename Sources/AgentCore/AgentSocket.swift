@@ -52,7 +52,9 @@ public final class AgentSocket: Sendable {
 
     public static let mostConnections = 256
     public static let mostPerProcess = 16
-    public static let mostPerProgram = 64
+    /// Half of all: no program takes every slot, and 64 processes of one program asking back to back (a
+    /// connection closed by its client holds its slot until the loop sees the close) still fit.
+    public static let mostPerProgram = 128
     /// Seconds one connection may last in all, request, answer and what follows: the person has two
     /// minutes to answer, a provider a minute per request, and a client that trickles bytes none more.
     public static let connectionLifetime = Int(LATCHKEY_AGENT_CONNECTION_LIFETIME)

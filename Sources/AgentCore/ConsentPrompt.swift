@@ -43,9 +43,13 @@ public struct ConsentPrompt: Sendable, Equatable {
         self.offersWhileConnected = offersWhileConnected
     }
 
-    public init(_ question: ConsentQuestion) {
+    /// `exports`: where Flatpak's desktop entries are, whose names a sandboxed app is called by.
+    public init(_ question: ConsentQuestion, exports: [String] = FlatpakApps.exports) {
+        // A sandboxed app by the name your apps menu shows, and always its app id beside it.
+        let program = question.caller.program
+        let named = program.flatpakID.flatMap { id in FlatpakApps.desktopName(of: id, in: exports).map { "\($0) (\(id))" } }
         self.init(
-            program: ConsentSentence.capitalised(Redaction.printable(question.caller.program.name)),
+            program: named ?? ConsentSentence.capitalised(Redaction.printable(program.name)),
             provider: Redaction.printable(question.providerName), particulars: Self.particulars(question), note: Self.note(question),
             changed: question.changed, offersAlways: question.offersAlways,
             offersWhileConnected: !question.offersAlways && question.offersWhileConnected)

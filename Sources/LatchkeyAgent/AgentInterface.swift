@@ -50,7 +50,9 @@ struct AgentInterface: Sendable {
             return call.fail("org.freedesktop.DBus.Error.UnknownMethod", "No method \(call.method).")
         }
         if caller.program.flatpakID != nil, !method.openToSandboxedApps {
-            return fail(call, AgentRefusal(.denied, "A Flatpak app may ask for tokens, and for nothing else here."))
+            return fail(
+                call,
+                AgentRefusal(.denied, "A Flatpak app may ask for tokens and list the accounts it was allowed, and for nothing else here."))
         }
         await serve(method, call, from: caller)
     }
@@ -63,7 +65,11 @@ struct AgentInterface: Sendable {
             let rows = await providers.list()
             call.reply([.array(elementType: "(sss)", rows.map { .tuple([.string($0.id), .string($0.name), .string($0.state)]) })])
         case .listAccounts:
-            let rows = await providers.accounts()
+            // A sandboxed app learns of the accounts it was always allowed, and of no other.
+            let rows = await providers.accounts(
+                onlyKeys: caller.program.flatpakID.map { _ in
+                    Set(agent.grants.all.filter { $0.program.covers(caller.program) }.map(\.provider))
+                })
             call.reply([
                 .array(
                     elementType: "(ssss)",

@@ -45,6 +45,25 @@ import Testing
                 "My sandbox cannot give a narrower token: the program gets your whole token, and can do all your sign-in allows") == true)
     }
 
+    /// A sandboxed app is named as the apps menu names it (its desktop entry, which Flatpak exported),
+    /// and always by its app id beside: the entry's name is the publisher's to choose.
+    @Test func aFlatpakAppIsNamedByItsDesktopEntryBesideItsID() throws {
+        let exports = FileManager.default.temporaryDirectory.appendingPathComponent("exports-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: exports) }
+        try FileManager.default.createDirectory(at: exports, withIntermediateDirectories: true)
+        try Data("[Desktop Entry]\nName[de]=Notizen\nName=Notes\nExec=notes\n[Desktop Action new]\nName=New note\n".utf8).write(
+            to: exports.appendingPathComponent("org.example.Notes.desktop"))
+        try Data("[Desktop Entry]\nName=Fire\u{1b}[2Jfox\n".utf8).write(to: exports.appendingPathComponent("org.example.Sly.desktop"))
+        let notes = question(Program(path: "/app/bin/notes", flatpakID: "org.example.Notes"), commandLine: ["notes"])
+        #expect(ConsentPrompt(notes, exports: [exports.path]).program == "Notes (org.example.Notes)")
+        let sly = question(Program(path: "/app/bin/sly", flatpakID: "org.example.Sly"), commandLine: ["sly"])
+        #expect(ConsentPrompt(sly, exports: [exports.path]).program.hasSuffix("fox (org.example.Sly)"))
+        #expect(!ConsentPrompt(sly, exports: [exports.path]).program.contains("\u{1b}"), "nothing a publisher wrote moves the dialog")
+        let none = question(Program(path: "/app/bin/x", flatpakID: "org.example.None"), commandLine: ["x"])
+        #expect(ConsentPrompt(none, exports: [exports.path]).program == "org.example.None", "no entry: the app id alone")
+        #expect(FlatpakApps.desktopName(of: "../../etc/passwd", in: [exports.path]) == nil)
+    }
+
     @Test func aShellIsNeverOfferedAlways() {
         let prompt = ConsentPrompt(question(Program(path: "/usr/bin/bash"), commandLine: ["bash"]))
         #expect(!prompt.offersAlways && !prompt.offersWhileConnected)

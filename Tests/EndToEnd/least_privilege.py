@@ -114,4 +114,95 @@ def least_privilege(home):
     assert_no_secrets(home, [window.log_path, os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
 
 
-SCENARIOS = {"least_privilege": least_privilege}
+APP = "org.example.Notes"
+
+
+def flatpak_instance(home, instance_id, app=APP):
+    """What Flatpak keeps of a running app in the session's runtime folder: the instance's `info`.
+    Returns the folder (bwrap's `bwrapinfo.json` goes there) and the info, the sandbox's `/.flatpak-info`."""
+    folder = os.path.join(home.runtime, ".flatpak", instance_id)
+    os.makedirs(folder, exist_ok=True)
+    info = f"[Application]\nname={app}\nruntime=runtime/org.gnome.Platform/x86_64/46\n\n[Instance]\ninstance-id={instance_id}\n"
+    with open(os.path.join(folder, "info"), "w") as f:
+        f.write(info)
+    return folder, info
+
+
+def confined(home, info, script, bwrapinfo=None):
+    """`script` confined as Flatpak confines an app: bubblewrap with a mount and a pid namespace of its own,
+    /usr and /etc read-only, the session bus's folder, and `info` as `/.flatpak-info`; with `bwrapinfo`,
+    bwrap writes what Flatpak keeps of its sandbox (`--info-fd`: the child's pid) there, as Flatpak has it."""
+    path = os.path.join(home.root, f"flatpak-info-{len(os.listdir(home.root))}")
+    with open(path, "w") as f:
+        f.write(info)
+    command = ["bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+               "--symlink", "usr/lib64", "/lib64", "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+               "--unshare-pid", "--die-with-parent", "--bind", home.runtime, home.runtime, "--ro-bind", path, "/.flatpak-info"]
+    info_file = open(bwrapinfo, "w") if bwrapinfo else None
+    if info_file:
+        command += ["--info-fd", str(info_file.fileno())]
+    process = subprocess.Popen([*command, "--", "/bin/sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, pass_fds=(info_file.fileno(),) if info_file else ())
+    if info_file:
+        info_file.close()
+    return process
+
+
+GDBUS = "gdbus call --session --dest io.github.latchkey.Agent --object-path /io/github/latchkey/Agent1 --method io.github.latchkey.Agent1"
+
+
+def flatpak_app(home):
+    """An app confined as Flatpak confines one (real bubblewrap, Flatpak's layout, its instance kept in the
+    runtime folder) is asked about by its desktop entry's name and app id, always allowed one scope, and then
+    gets that and no more without a question; it lists the accounts it was allowed and no other; a program
+    that forges the same app id in a sandbox of its own gets nothing."""
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    own_provider(home, sandbox, provider_id="other", display_name="Another sandbox")
+    window = signed_in(home)
+    window.quit()
+    applications = os.path.join(home.data, "flatpak", "exports", "share", "applications")
+    os.makedirs(applications)
+    with open(os.path.join(applications, f"{APP}.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Notes\nExec=notes\n")
+    folder, info = flatpak_instance(home, "2001")
+    app = forger = None
+    try:
+        expect(gdbus("--method", "io.github.latchkey.Agent1.ListProviders").returncode == 0, "the bus starts the agent")
+        app = confined(home, info, f"{GDBUS}.GetToken mine \"{{'scope': <'email'>}}\"; echo ---; "
+                                   f"{GDBUS}.GetToken mine '{{}}'; echo ---; {GDBUS}.ListAccounts; echo ---; "
+                                   f"{GDBUS}.ListProviders; echo ---; exec sleep 600",
+                       bwrapinfo=os.path.join(folder, "bwrapinfo.json"))
+        answer(home, "Always allow", "06-flatpak-app-asked", shows=(APP, "read your e-mail address (email) (its token carries no more)"))
+        answers = []
+        for _ in range(4):
+            lines = []
+            while (line := app.stdout.readline()) and line.strip() != "---":
+                lines.append(line)
+            answers.append("".join(lines))
+        first, second, accounts, providers = answers
+        expect(first.startswith("('sbx_at_"), f"the app's token: {first!r}")
+        seen = introspect(sandbox, first.split("'")[1])
+        expect(seen["active"] and seen["scope"] == "email", f"the app's token can do: {seen}")
+        expect(second.split("'")[1] == first.split("'")[1], f"asked again, no question, the same narrowed token: {second!r}")
+        expect("'mine'" in accounts and "other" not in accounts, f"the app lists the accounts it was allowed, alone: {accounts!r}")
+        expect("sbx_at_" not in accounts and "Denied" in providers and "Another sandbox" not in providers,
+               f"and nothing else: {providers!r}")
+        listed = latchkey("agent", "list").stdout
+        expect(APP in listed and "email" in listed, f"the grant is the app id's, for its scope: {listed!r}")
+
+        # Another program claims to be the app, in a sandbox of its own, naming the running instance.
+        forger = confined(home, info, f"{GDBUS}.GetToken mine '{{}}'")
+        out, _ = forger.communicate(timeout=60)
+        expect(forger.returncode != 0 and "sbx_at_" not in out and "no Flatpak sandbox of that app runs it" in out,
+               f"the forger: {forger.returncode} {out!r}")
+    finally:
+        for process in (app, forger):
+            if process and process.poll() is None:
+                process.kill()
+                process.wait(10)
+        sandbox.stop()
+    assert_no_secrets(home, [window.log_path, os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
+
+
+SCENARIOS = {"least_privilege": least_privilege, "flatpak_app": flatpak_app}

@@ -146,7 +146,8 @@ struct AgentAllowCommand: ParsableCommand {
         try LatchkeyFiles.allowedPrograms.allow(
             name.value, file: nil, provider: try name.provider, person: try name.person, scopes: narrowing.scopes,
             resource: narrowing.resource)
-        print("\(name.program) may now get your \(name.named) token without asking" + (narrowing.isWhole ? "." : ", for \(narrowing) alone."))
+        print(
+            "\(name.program) may now get your \(name.named) token without asking" + (narrowing.isWhole ? "." : ", for \(narrowing) alone."))
     }
 }
 

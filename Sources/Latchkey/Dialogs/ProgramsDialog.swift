@@ -108,7 +108,8 @@ final class ProgramsDialog {
     nonisolated static func detail(_ grant: ProgramGrant, provider: String, now: Date) -> String {
         let last = grant.lastUsed.map { "last got a token \(ago(now.timeIntervalSince1970 - $0))" } ?? "has not got a token yet"
         let allowed = grant.narrowing
-        let what = (allowed.scopes.isEmpty ? [] : [allowed.scopes.joined(separator: " ")])
+        let what =
+            (allowed.scopes.isEmpty ? [] : [allowed.scopes.joined(separator: " ")])
             + (allowed.resource.map { ["for \(Redaction.printable($0.absoluteString))"] } ?? [])
         return ([provider] + what + [last]).joined(separator: " · ")
     }

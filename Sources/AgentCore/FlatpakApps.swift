@@ -1,0 +1,50 @@
+import FoundationEssentials
+import OAuthCore
+
+/// What Flatpak exported for an installed app: its desktop entry, where the person's apps menu reads
+/// its name. A question about a sandboxed app names it so, beside its app id (which the entry's name,
+/// chosen by the app's publisher, can never stand in for).
+public enum FlatpakApps {
+    /// Where Flatpak exports desktop entries: the person's installation, then the system's.
+    public static var exports: [String] {
+        let environment = ProcessInfo.processInfo.environment
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(environment["HOME"] ?? "")/.local/share"
+        return ["\(data)/flatpak/exports/share/applications", "/var/lib/flatpak/exports/share/applications"]
+    }
+
+    /// The `Name` of app `id`'s desktop entry (its untranslated one), printable and at most 64
+    /// characters; nil when the app exported none, or `id` is not an app id.
+    public static func desktopName(of id: String, in directories: [String] = exports) -> String? {
+        guard isAppID(id) else { return nil }
+        for directory in directories {
+            guard let data = FileManager.default.contents(atPath: "\(directory)/\(id).desktop"), data.count <= 65536,
+                let text = String(data: data, encoding: .utf8)
+            else { continue }
+            return name(inDesktopEntry: text)
+        }
+        return nil
+    }
+
+    static func name(inDesktopEntry text: String) -> String? {
+        var inEntry = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(line.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
+            if line.hasPrefix("[") {
+                inEntry = line == "[Desktop Entry]"
+            } else if inEntry, line.hasPrefix("Name=") {
+                let name = Redaction.printable(String(line.dropFirst("Name=".count).prefix(64)))
+                return name.isEmpty ? nil : name
+            }
+        }
+        return nil
+    }
+
+    /// An app id as Flatpak allows one: dot-separated elements of letters, digits, `_` and `-`.
+    static func isAppID(_ id: String) -> Bool {
+        let elements = id.split(separator: ".", omittingEmptySubsequences: false)
+        return id.count <= 255 && elements.count >= 3
+            && elements.allSatisfy {
+                !$0.isEmpty && $0.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "_" || $0 == "-" }
+            }
+    }
+}
