@@ -1,7 +1,8 @@
 """A git server for the end-to-end tests: smart HTTP through the real `git http-backend`,
 behind HTTP Basic authentication that takes only tokens the sandbox issued (asked of the
 sandbox's userinfo endpoint), less those the test marks refused (POST /_refuse, the token
-as body): a server that stopped taking a token.
+as body): a server that stopped taking a token. GET /_scopes answers what the last token it took
+can do, as the sandbox's introspection says (its scopes, space-separated): what git was handed.
 
 With --owners, each repository belongs to the person its first path segment names (`/ada/…`):
 a token of anyone else's is refused there, and every push is noted in PROJECT_ROOT/pushes.log
@@ -17,11 +18,13 @@ import threading
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 ROOT, SANDBOX = sys.argv[1], sys.argv[2]
 OWNERS = "--owners" in sys.argv[3:]
 REFUSED = set()
+LAST = [None]  # the last token taken, kept in memory only
 PUSHES = threading.Lock()
 
 
@@ -52,6 +55,7 @@ class Git(http.server.BaseHTTPRequestHandler):
         person = None if token in REFUSED else person_of(token)
         if person is None:
             return None
+        LAST[0] = token
         if OWNERS:
             if self.path.split("/")[1] != person.split("@")[0]:
                 return None
@@ -73,6 +77,15 @@ class Git(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
 
     def backend(self):
+        if self.path == "/_scopes":
+            body = urllib.parse.urlencode({"token": LAST[0] or "", "client_id": "latchkey-desktop"}).encode()
+            with urllib.request.urlopen(urllib.request.Request(SANDBOX + "/introspect", data=body), timeout=10) as response:
+                scopes = json.loads(response.read()).get("scope", "").encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(scopes)))
+            self.end_headers()
+            self.wfile.write(scopes)
+            return
         if self.path == "/_refuse":
             REFUSED.add(self.body().decode())
             self.send_response(204)

@@ -5,12 +5,14 @@ what the sandbox's introspection (RFC 7662) says of it."""
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 import urllib.parse
 import urllib.request
 
-from agent import DEST, Sandbox, answer, finished, gdbus, latchkey, oidc_token, own_provider, signed_in, stored
-from harness import assert_no_secrets, expect, sign_in
+from agent import DEST, Sandbox, answer, finished, gdbus, git, latchkey, oidc_token, own_provider, signed_in, stored
+from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
 
 
 def introspect(sandbox, token):
@@ -205,4 +207,39 @@ def flatpak_app(home):
     assert_no_secrets(home, [window.log_path, os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
 
 
-SCENARIOS = {"least_privilege": least_privilege, "flatpak_app": flatpak_app}
+def git_least_privilege(home):
+    """git, through git-credential-latchkey and the agent, for a provider whose file says which scopes git
+    needs (`git_scopes`): the question names them, and the token git hands the server carries those alone."""
+    sandbox = Sandbox()
+    server_root = os.path.join(home.root, "git-server")
+    os.makedirs(server_root)
+    git(home, "init", "-q", "--bare", "-b", "main", os.path.join(server_root, "notes.git"))
+    server = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "EndToEnd", "git_server.py"), server_root, sandbox.base],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    port = int(server.stdout.readline())
+    own_provider(home, sandbox, git_hosts=[f"127.0.0.1:{port}"], git_username="oauth2", git_scopes=["openid", "email"])
+    shutil.copy(os.path.join(ROOT, "data", "git-credential-latchkey"), os.path.join(home.home, "bin"))
+    os.symlink(os.path.join(BIN, "latchkey"), os.path.join(home.home, "bin", "latchkey"))
+    with open(os.path.join(home.home, ".gitconfig"), "w") as f:
+        f.write("[credential]\n\thelper = latchkey\n")
+    window = signed_in(home)
+    window.quit()
+    try:
+        gdbus("--method", "io.github.latchkey.Agent1.ListProviders")  # the bus starts the agent
+        clone = subprocess.Popen(["git", "clone", "-q", f"http://127.0.0.1:{port}/notes.git", os.path.join(home.root, "work")],
+                                 env=dict(os.environ, PATH=os.path.join(home.home, "bin") + os.pathsep + os.environ["PATH"],
+                                          GIT_TERMINAL_PROMPT="0"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        answer(home, "Always allow", "07-git-asked-for-its-scopes",
+               shows=("read your e-mail address (email), know who you are (openid) (its token carries no more)",))
+        status, _, err = finished(clone)
+        expect(status == 0, f"git clone: {err!r}")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_scopes", timeout=30) as reply:
+            scopes = reply.read().decode()
+        expect(scopes == "email openid", f"git's token can do: {scopes!r}")
+    finally:
+        server.kill()
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
+
+
+SCENARIOS = {"least_privilege": least_privilege, "flatpak_app": flatpak_app, "git_least_privilege": git_least_privilege}
