@@ -538,11 +538,17 @@ def main():
         print(f"\nRefresh storm: {storm['callers']} callers, refresh requests per storm "
               f"{storm['refresh_requests_per_storm']}, distinct tokens per storm {storm['distinct_tokens_per_storm']} "
               f"— single flight {'held' if storm_ok else 'FAILED'}.")
-    if load_ok is not None:
+    if "load" in raw:
         load = raw["load"]
         print(f"\nLoad: {load['callers']} callers, {load['seconds']} s, {load['calls']} calls, {load['failed']} failed, "
               f"{load['refreshes']} renewals for {load['distinct_tokens']} tokens (about {load['expected_renewals']:.0f} expected) "
-              f"— {'held' if load_ok else 'FAILED'}.")
+              f"— {'held' if load['failed'] == 0 and load['refreshes'] == load['distinct_tokens'] - 1 else 'FAILED'}.")
+    if "narrowed_load" in raw:
+        narrowed_load = raw["narrowed_load"]
+        print(f"\nNarrowed load: {narrowed_load['callers']} callers, {narrowed_load['seconds']} s, {narrowed_load['calls']} calls, "
+              f"{narrowed_load['failed']} failed; the sign-in renewed {narrowed_load['refreshes']} times for "
+              f"{narrowed_load['distinct_whole']} tokens; {narrowed_load['exchanges']} exchanges for "
+              f"{narrowed_load['distinct_narrowed']} narrowed tokens.")
     return 0 if storm_ok is not False and load_ok is not False else 1
 
 

@@ -87,6 +87,19 @@ public struct AgentRequest: Sendable, Equatable {
         return url
     }
 
+    /// Why the scopes asked for cannot be (RFC 6749 §3.3: visible ASCII but `"` and `\`; here at most
+    /// 32 of them, of 128 characters each); nil when they can.
+    public var scopesProblem: String? {
+        guard scopes.count <= 32 else { return "At most 32 scopes may be asked for at once." }
+        for scope in scopes
+        where scope.isEmpty || scope.utf8.count > 128 || !scope.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C })
+        {
+            return
+                "“\(Redaction.printable(String(scope.prefix(64))))” is not a scope: a scope is up to 128 visible ASCII characters, without spaces, quotes or backslashes."
+        }
+        return nil
+    }
+
     public static let renewNow = -1
     /// The most a caller may ask a token to stay good for: a day.
     public static let longestValidity = 86_400

@@ -45,9 +45,10 @@ public struct ConsentPrompt: Sendable, Equatable {
 
     /// `exports`: where Flatpak's desktop entries are, whose names a sandboxed app is called by.
     public init(_ question: ConsentQuestion, exports: [String] = FlatpakApps.exports) {
-        // A sandboxed app by the name your apps menu shows, and always its app id beside it.
+        // A sandboxed app by the name your apps menu shows, quoted (its publisher chose it), and always its
+        // app id beside it.
         let program = question.caller.program
-        let named = program.flatpakID.flatMap { id in FlatpakApps.desktopName(of: id, in: exports).map { "\($0) (\(id))" } }
+        let named = program.flatpakID.flatMap { id in FlatpakApps.desktopName(of: id, in: exports).map { "\u{201C}\($0)\u{201D} (\(id))" } }
         self.init(
             program: named ?? ConsentSentence.capitalised(Redaction.printable(program.name)),
             provider: Redaction.printable(question.providerName), particulars: Self.particulars(question), note: Self.note(question),

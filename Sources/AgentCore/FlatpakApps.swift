@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import OAuthCore
 
 /// What Flatpak exported for an installed app: its desktop entry, where the person's apps menu reads
@@ -17,12 +18,24 @@ public enum FlatpakApps {
     public static func desktopName(of id: String, in directories: [String] = exports) -> String? {
         guard isAppID(id) else { return nil }
         for directory in directories {
-            guard let data = FileManager.default.contents(atPath: "\(directory)/\(id).desktop"), data.count <= 65536,
-                let text = String(data: data, encoding: .utf8)
+            guard let bytes = smallRegularFile("\(directory)/\(id).desktop"), let text = String(validating: bytes, as: UTF8.self)
             else { continue }
             return name(inDesktopEntry: text)
         }
         return nil
+    }
+
+    /// A regular file's bytes (an export is a link into the app's files, followed), read only when it
+    /// is one and at most 64 KiB: never a FIFO that blocks, nor a device that never ends.
+    static func smallRegularFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= 65536 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        return count == bytes.count ? bytes : nil
     }
 
     static func name(inDesktopEntry text: String) -> String? {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Logging
+import OAuthCore
 
 /// The agent's rule: a program gets a provider's token (one account's) once the person allowed it,
 /// always (kept in `ProgramGrants`) or this once (asked through `ConsentAsker`).
@@ -17,7 +18,10 @@ public actor TokenAgent {
     private let consentTimeout: Duration
     /// The question on the screen per program and account: who it asks about (the process, and
     /// whether its connection was kept across an exec: such a one shares no other's answer).
-    private var asking: [QuestionKey: (number: Int, asker: Caller.ProcessKey, keptAcrossExec: Bool, answer: Task<Asked, Never>)] = [:]
+    /// What it was asked for (`narrowing`): the answer covers that and nothing wider.
+    private var asking:
+        [QuestionKey: (number: Int, asker: Caller.ProcessKey, keptAcrossExec: Bool, narrowing: Narrowing, answer: Task<Asked, Never>)] =
+            [:]
     private var questions = 0
     /// When the person last said no to a program for an account: it is not asked about again at once
     /// (a program that asks again and again until a stray click says yes), but after `quietAfterDeny`.
@@ -32,6 +36,8 @@ public actor TokenAgent {
         let process: Caller.ProcessKey
         let provider: String
         let person: String?
+        /// What the person allowed while connected: a request for more is asked again.
+        let narrowing: Narrowing
     }
 
     /// How a question ended.
@@ -92,6 +98,7 @@ public actor TokenAgent {
     private func decide(
         _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () async -> Bool, hangUp: HangUp?
     ) async -> Decision {
+        if let problem = request.scopesProblem { return .notAllowed(AgentRefusal(.invalid, problem), asked: false) }
         // Allowed per account: a program allowed for one person's sign-in is asked again for another's.
         let owner: TokenOwner
         do { owner = try await broker.account(for: request) } catch {
@@ -107,20 +114,20 @@ public actor TokenAgent {
         }
         let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
-        switch await consent(request, caller, owner, metadata, hangUp) {
+        // What it asks, within what it was always allowed (asking for no scopes is asking for those): what
+        // the person is asked about, what an answer covers, and no wider than what its token carries.
+        let wanted =
+            grants.grant(for: caller, provider: owner.accountKey, person: owner.person).map { request.narrowing.within($0.narrowing) }
+            ?? request.narrowing
+        switch await consent(request, wanted, caller, owner, metadata, hangUp) {
         case nil: break
         // Gone before the answer (perhaps to see whether a question showed): in line all the same.
         case (let refusal, let asked)?: return .notAllowed(refusal, asked: asked)
         }
-        // No wider than allowed: what it asked, within what it was always allowed (what it asked, when
-        // allowed this once).
         var allowed = request
-        if let grant = grants.grant(for: caller, provider: owner.accountKey, person: owner.person) {
-            let narrowing = request.narrowing.within(grant.narrowing)
-            (allowed.scopes, allowed.resource) = (narrowing.scopes, narrowing.resource)
-            // An audience that is a URL is the resource now; another is refused as it was.
-            allowed.audience = request.audience.flatMap { AgentRequest.resourceURL($0) == nil ? $0 : nil }
-        }
+        (allowed.scopes, allowed.resource) = (wanted.scopes, wanted.resource)
+        // An audience that is a URL is the resource now; another is refused as it was.
+        allowed.audience = request.audience.flatMap { AgentRequest.resourceURL($0) == nil ? $0 : nil }
         return .decided(await token(allowed, caller, owner, provider.id, metadata, stillTheSame))
     }
 
@@ -164,18 +171,16 @@ public actor TokenAgent {
 
     /// Nil once the person allowed it (or had always allowed it); else why not, and whether a question was shown.
     private func consent(
-        _ request: AgentRequest, _ caller: Caller, _ owner: TokenOwner, _ metadata: Logger.Metadata, _ hangUp: HangUp?
+        _ request: AgentRequest, _ wanted: Narrowing, _ caller: Caller, _ owner: TokenOwner, _ metadata: Logger.Metadata,
+        _ hangUp: HangUp?
     ) async -> (refusal: AgentRefusal, asked: Bool)? {
         let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let key = QuestionKey(program: caller.program, provider: provider.id)
-        let connection = ConnectionGrant(process: caller.key, provider: provider.id, person: provider.person)
+        let connection = ConnectionGrant(process: caller.key, provider: provider.id, person: provider.person, narrowing: wanted)
         while true {
-            // Ended ssh processes' answers go; one still running (the same process: its start time) is allowed.
-            whileConnected = whileConnected.filter { ProcessFiles.startTime(of: $0.process.pid, proc: "/proc") == $0.process.started }
-            if caller.program.remoteHost != nil, whileConnected.contains(connection) { return nil }
-            let decision = grants.decision(for: caller, provider: provider.id, person: provider.person, asking: request.narrowing)
-            if decision == .allowed { return nil }
-            let question = self.question(request, caller, owner, decision)
+            let decision = grants.decision(for: caller, provider: provider.id, person: provider.person, asking: wanted)
+            if decision == .allowed || (caller.program.remoteHost != nil && allowedWhileConnected(connection)) { return nil }
+            let question = self.question(request, wanted, caller, owner, decision)
             if let denied = deniedAt[key], ContinuousClock.now - denied < quietAfterDeny {
                 // Asked again right after a Deny: the question waits out the quiet, then is asked afresh.
                 logger.info("Asked again right after a Deny; the question waits", metadata: metadata)
@@ -190,7 +195,10 @@ public actor TokenAgent {
                 // connection is still there, when the question went with another's: asked again.
                 // A connection kept across an exec may be the program the process ran before: it is asked
                 // about itself, never given the answer about the process's own connection (or the other way).
-                guard pending.asker == (caller.asker ?? caller.key), pending.keptAcrossExec == caller.connectionKeptAcrossExec else {
+                // An answer covers what it was asked for: a request for more (from the same process) is asked again.
+                guard pending.asker == (caller.asker ?? caller.key), pending.keptAcrossExec == caller.connectionKeptAcrossExec,
+                    wanted.isWithin(pending.narrowing)
+                else {
                     continue
                 }
                 if shared == .callerGone, hangUp?.happened != true { continue }
@@ -204,7 +212,7 @@ public actor TokenAgent {
                     do {
                         try grants.allow(
                             caller.program, file: caller.file, provider: provider.id, person: provider.person,
-                            scopes: request.narrowing.scopes, resource: request.narrowing.resource)
+                            scopes: wanted.scopes, resource: wanted.resource)
                     } catch {
                         // Allowed all the same, this once: the person said yes.
                         logger.warning("The program is allowed this once: \(error)", metadata: metadata)
@@ -214,7 +222,7 @@ public actor TokenAgent {
             }
             questions += 1
             let number = questions
-            asking[key] = (number, caller.asker ?? caller.key, caller.connectionKeptAcrossExec, pending)
+            asking[key] = (number, caller.asker ?? caller.key, caller.connectionKeptAcrossExec, wanted, pending)
             let answer = await pending.value
             if asking[key]?.number == number { asking[key] = nil }
             if answer == .answered(.allowWhileConnected), question.offersWhileConnected { whileConnected.insert(connection) }
@@ -223,14 +231,24 @@ public actor TokenAgent {
         }
     }
 
+    /// Whether the person allowed `connection`'s ssh process this, or more, while it runs. Ended ssh
+    /// processes' answers go; one still running (the same process: its start time) is allowed.
+    private func allowedWhileConnected(_ connection: ConnectionGrant) -> Bool {
+        whileConnected = whileConnected.filter { ProcessFiles.startTime(of: $0.process.pid, proc: "/proc") == $0.process.started }
+        return whileConnected.contains {
+            ($0.process, $0.provider, $0.person) == (connection.process, connection.provider, connection.person)
+                && connection.narrowing.isWithin($0.narrowing)
+        }
+    }
+
     /// What the person is asked: who asks, for which account, what of it, and what it was allowed before.
-    private func question(_ request: AgentRequest, _ caller: Caller, _ owner: TokenOwner, _ decision: ProgramGrants.Decision)
-        -> ConsentQuestion
-    {
+    private func question(
+        _ request: AgentRequest, _ wanted: Narrowing, _ caller: Caller, _ owner: TokenOwner, _ decision: ProgramGrants.Decision
+    ) -> ConsentQuestion {
         var question = ConsentQuestion(
-            caller: caller, providerID: owner.accountKey, providerName: owner.name, scopes: request.narrowing.scopes,
+            caller: caller, providerID: owner.accountKey, providerName: owner.name, scopes: wanted.scopes,
             applicationHint: request.applicationHint, changed: decision == .changed, personKnown: owner.person != nil)
-        (question.resource, question.narrows, question.scopeWords) = (request.narrowing.resource, owner.narrows, owner.scopeWords)
+        (question.resource, question.narrows, question.scopeWords) = (wanted.resource, owner.narrows, owner.scopeWords)
         if decision == .wider {
             question.allowedBefore = grants.grant(for: caller, provider: owner.accountKey, person: owner.person)?.narrowing
         }

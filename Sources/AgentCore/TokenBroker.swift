@@ -189,7 +189,9 @@ public actor TokenBroker {
     ) async throws(AgentRefusal) -> Token {
         do {
             if let narrowing {
-                return try await session.narrowedToken(narrowing, validFor: TimeInterval(max(0, request.minimumValidity)))
+                return try await session.narrowedToken(
+                    narrowing, validFor: TimeInterval(max(0, request.minimumValidity)),
+                    renewing: request.minimumValidity == AgentRequest.renewNow)
             }
             return request.minimumValidity == AgentRequest.renewNow
                 ? try await session.renewedToken()

@@ -65,10 +65,11 @@ struct AgentInterface: Sendable {
             let rows = await providers.list()
             call.reply([.array(elementType: "(sss)", rows.map { .tuple([.string($0.id), .string($0.name), .string($0.state)]) })])
         case .listAccounts:
-            // A sandboxed app learns of the accounts it was always allowed, and of no other.
+            // A sandboxed app learns of the accounts it was always allowed (for the person signed in under
+            // each now), and of no other.
             let rows = await providers.accounts(
-                onlyKeys: caller.program.flatpakID.map { _ in
-                    Set(agent.grants.all.filter { $0.program.covers(caller.program) }.map(\.provider))
+                allowed: caller.program.flatpakID.map { _ in
+                    agent.grants.all.filter { $0.program.covers(caller.program) }.map { (key: $0.provider, person: $0.person) }
                 })
             call.reply([
                 .array(

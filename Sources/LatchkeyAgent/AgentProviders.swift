@@ -30,11 +30,20 @@ final class AgentProviders: Sendable {
     /// Each account of each provider: what GetToken takes for it (the provider's id, or
     /// `provider/account` when it has several), the provider's name, the account's label ("-" when
     /// none is known) and its state.
-    func accounts(onlyKeys keys: Set<String>? = nil) async -> [(named: String, name: String, label: String, state: SignInState)] {
+    /// `allowed`: the accounts answered, by key and the person signed in under it (all when nil).
+    func accounts(allowed: [(key: String, person: String?)]? = nil) async -> [(
+        named: String, name: String, label: String, state: SignInState
+    )] {
         var rows: [(named: String, name: String, label: String, state: SignInState)] = []
         for (id, name) in catalog.availableProviders where !SandboxProviders.contains(id) {
             let accounts = await SignInStatus.accounts(of: id, in: LatchkeyFiles.accounts, store: store)
-            for account in accounts where keys?.contains(account.key) ?? true {
+            let people = LatchkeyFiles.accounts.entry(for: id)
+            for account in accounts
+            where allowed.map({
+                $0.contains { $0.key == account.key && $0.person != nil && $0.person == people.account(key: account.key)?.subject }
+            })
+                ?? true
+            {
                 let state = await SignInStatus.state(
                     of: id, key: account.key, catalog: catalog, store: store, secrets: secrets, isSandbox: false)
                 rows.append((accounts.count > 1 ? "\(id)/\(account.label)" : id, name, account.label, state))

@@ -55,13 +55,19 @@ import Testing
             to: exports.appendingPathComponent("org.example.Notes.desktop"))
         try Data("[Desktop Entry]\nName=Fire\u{1b}[2Jfox\n".utf8).write(to: exports.appendingPathComponent("org.example.Sly.desktop"))
         let notes = question(Program(path: "/app/bin/notes", flatpakID: "org.example.Notes"), commandLine: ["notes"])
-        #expect(ConsentPrompt(notes, exports: [exports.path]).program == "Notes (org.example.Notes)")
+        #expect(ConsentPrompt(notes, exports: [exports.path]).program == "\u{201C}Notes\u{201D} (org.example.Notes)")
         let sly = question(Program(path: "/app/bin/sly", flatpakID: "org.example.Sly"), commandLine: ["sly"])
-        #expect(ConsentPrompt(sly, exports: [exports.path]).program.hasSuffix("fox (org.example.Sly)"))
+        #expect(ConsentPrompt(sly, exports: [exports.path]).program.hasSuffix("fox\u{201D} (org.example.Sly)"))
         #expect(!ConsentPrompt(sly, exports: [exports.path]).program.contains("\u{1b}"), "nothing a publisher wrote moves the dialog")
         let none = question(Program(path: "/app/bin/x", flatpakID: "org.example.None"), commandLine: ["x"])
         #expect(ConsentPrompt(none, exports: [exports.path]).program == "org.example.None", "no entry: the app id alone")
         #expect(FlatpakApps.desktopName(of: "../../etc/passwd", in: [exports.path]) == nil)
+        // A FIFO, or a link to a device that never ends, is not read.
+        #expect(mkfifo(exports.appendingPathComponent("org.example.Fifo.desktop").path, 0o600) == 0)
+        #expect(FlatpakApps.desktopName(of: "org.example.Fifo", in: [exports.path]) == nil)
+        try FileManager.default.createSymbolicLink(
+            atPath: exports.appendingPathComponent("org.example.Zero.desktop").path, withDestinationPath: "/dev/zero")
+        #expect(FlatpakApps.desktopName(of: "org.example.Zero", in: [exports.path]) == nil)
     }
 
     @Test func aShellIsNeverOfferedAlways() {

@@ -12,6 +12,15 @@ import Testing
         TokenAgent(broker: home.broker(), grants: home.grants, asker: person, logger: home.logger)
     }
 
+    /// Waits for `condition`, failing the test past a minute (never a fixed sleep for an event).
+    func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "waited a minute")
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     func scopes(of token: AgentToken, _ home: AgentHome) async throws -> Set<String> {
         let seen = try await HTTPClient().postForm(
             "\(home.sandbox.baseURL)/introspect", [("token", token.accessToken), ("client_id", "latchkey-desktop")]
@@ -67,6 +76,40 @@ import Testing
         #expect(Set(tokens.map(\.accessToken)).count == 1)
         #expect(try await home.sandbox.statistics()["token_exchanges"] == 1, "one exchange for every caller")
         #expect("\(tokens[0])".contains("Bearer") && !"\(tokens[0])".contains(tokens[0].accessToken))
+    }
+
+    /// A question on the screen covers what it asks: a request for more from the same process, meanwhile,
+    /// is asked about afresh once it is answered, never handed the first answer.
+    @Test func anAnswerCoversWhatItWasAskedForAndNoMore() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .allowOnce, holds: true)
+        let agent = agent(home, person)
+        let narrow = Task { await agent.answer(AgentRequest(target: .provider("sandbox"), scopes: ["email"]), from: .thisProcess) }
+        try await waitUntil { !person.questions.isEmpty }
+        let wide = Task { await agent.answer(AgentRequest(target: .provider("sandbox")), from: .thisProcess) }
+        // Time for the wide request to reach the question on the screen: the test holds either way (a later
+        // request is asked afresh too), and this makes it the case of a request sharing a pending answer.
+        try await Task.sleep(for: .milliseconds(200))
+        person.release()
+        let first = try await narrow.value.get()
+        #expect(try await scopes(of: first, home) == ["email"])
+        try await waitUntil { person.questions.count == 2 }
+        #expect(person.questions.last?.scopes == [], "asked afresh, for the whole sign-in")
+        person.release()
+        let second = try await wide.value.get()
+        #expect(try await scopes(of: second, home) == ["openid", "profile", "email", "offline_access"])
+    }
+
+    @Test func aScopeThatIsNoScopeIsRefusedWithoutAQuestion() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let refused = await agent(home, person).answer(
+            AgentRequest(target: .provider("sandbox"), scopes: ["email\u{1b}[2J"]), from: .thisProcess)
+        guard case .failure(let refusal) = refused else { return #expect(Bool(false)) }
+        #expect(refusal.kind == .invalid && refusal.sentence.contains("is not a scope") && !refusal.sentence.contains("\u{1b}"))
+        #expect(person.questions.isEmpty)
     }
 
     @Test func aProviderThatCannotNarrowIsSaidInTheQuestionAndGivesTheWholeToken() async throws {

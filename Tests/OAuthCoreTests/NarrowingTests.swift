@@ -119,6 +119,23 @@ import Testing
         #expect(try ProviderConfiguration(file: file.resolvingEndpoints()).narrowing == .refresh, "the standard way unless told")
     }
 
+    /// Another process signs out (and the next person may sign in under the same key): a narrower
+    /// token made before is never handed out again.
+    @Test func aSignOutElsewhereEndsTheNarrowedTokensHeld() async throws {
+        let live = try await LiveSandbox()
+        _ = try await live.signIn(live.session())
+        let agent = live.session()
+        let email = Narrowing(scopes: ["email"])
+        let held = try await agent.narrowedToken(email)
+        _ = await live.session().signOut()
+        await agent.rereadStoreAtNextUse()
+        await #expect(throws: OAuthError.self) { try await agent.narrowedToken(email) }
+        _ = try await live.signIn(live.session())
+        await agent.rereadStoreAtNextUse()
+        let next = try await agent.narrowedToken(email)
+        #expect(next.accessToken != held.accessToken, "the next sign-in's, never the one before")
+    }
+
     @Test func whatANarrowingCovers() {
         let all = Narrowing()
         let email = Narrowing(scopes: ["email"])
@@ -127,7 +144,8 @@ import Testing
         #expect(email.isWithin(both) && email.isWithin(all) && both.isWithin(all))
         #expect(!both.isWithin(email) && !all.isWithin(email), "the whole sign-in is more than one scope")
         let api = URL(string: "https://api.example/")!
-        #expect(Narrowing(scopes: ["email"], resource: api).isWithin(email))
+        #expect(!Narrowing(scopes: ["email"], resource: api).isWithin(email), "another API than the sign-in's own is not less")
+        #expect(Narrowing(scopes: ["email"], resource: api).isWithin(Narrowing(resource: api)))
         #expect(!email.isWithin(Narrowing(scopes: ["email"], resource: api)), "another audience than the one allowed")
         #expect(all.within(both) == both && email.within(both) == email)
         #expect(Narrowing(resource: api).within(both) == Narrowing(scopes: ["email", "profile"], resource: api))

@@ -109,7 +109,7 @@ final class ProgramsDialog {
         let last = grant.lastUsed.map { "last got a token \(ago(now.timeIntervalSince1970 - $0))" } ?? "has not got a token yet"
         let allowed = grant.narrowing
         let what =
-            (allowed.scopes.isEmpty ? [] : [allowed.scopes.joined(separator: " ")])
+            (allowed.scopes.isEmpty ? [] : [Redaction.printable(allowed.scopes.joined(separator: " "))])
             + (allowed.resource.map { ["for \(Redaction.printable($0.absoluteString))"] } ?? [])
         return ([provider] + what + [last]).joined(separator: " · ")
     }

@@ -6,6 +6,8 @@ struct NarrowedTokens {
     /// Each with the sign-in (`AuthSession.generation`) it came from: none outlives a sign-out.
     var kept: [Narrowing: (generation: Int, token: Token)] = [:]
     var making: [Narrowing: Task<Token, any Error>] = [:]
+    /// The most kept at once.
+    static let most = 64
 }
 
 extension AuthSession {
@@ -17,23 +19,38 @@ extension AuthSession {
     ///   decides whether the whole token will do.
     /// A provider that answers with more than was asked is refused: a program is never handed more
     /// than it was allowed in the belief that it was less.
-    public func narrowedToken(_ narrowing: Narrowing, validFor seconds: TimeInterval = 0) async throws -> Token {
+    /// `renewing`: made anew whatever the one held has left (a program whose token was refused).
+    public func narrowedToken(_ narrowing: Narrowing, validFor seconds: TimeInterval = 0, renewing: Bool = false) async throws -> Token {
+        // Only while signed in: the store read again (another process may have signed out) says so.
+        guard await currentToken() != nil else {
+            throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
+        }
+        if renewing { narrowed.kept[narrowing] = nil }
         if let (made, token) = narrowed.kept[narrowing], made == generation,
             !token.expires(within: max(seconds, renewalMargin(for: token)), now: now())
         {
             return token
         }
         if let making = narrowed.making[narrowing] { return try await making.value }
-        let started = generation
-        let task = Task { try await self.makeNarrowed(narrowing) }
+        let task = Task { try await self.makeAndKeep(narrowing) }
         narrowed.making[narrowing] = task
         defer { narrowed.making[narrowing] = nil }
-        let token = try await task.value
-        if generation == started {
-            narrowed.kept[narrowing] = (started, token)
-            // Only narrowings still in use are kept: one a program stopped asking for goes at its expiry.
-            narrowed.kept = narrowed.kept.filter { !$0.value.token.expires(within: 0, now: now()) }
+        return try await task.value
+    }
+
+    /// Made, and kept for the next callers, unless a sign-in or sign-out came meanwhile (then nobody,
+    /// not even those who joined, gets it).
+    private func makeAndKeep(_ narrowing: Narrowing) async throws -> Token {
+        let started = generation
+        let token = try await makeNarrowed(narrowing)
+        guard generation == started else {
+            throw OAuthError.signedOut(reason: "You signed in or out of \(configuration.displayName) meanwhile. Ask again.")
         }
+        // Only narrowings still in use are kept: one a program stopped asking for goes at its expiry, and
+        // past 64 (a program asking for ever new ones) the kept ones go.
+        narrowed.kept = narrowed.kept.filter { !$0.value.token.expires(within: 0, now: now()) }
+        if narrowed.kept.count >= NarrowedTokens.most { narrowed.kept.removeAll() }
+        narrowed.kept[narrowing] = (started, token)
         return token
     }
 
@@ -88,7 +105,14 @@ extension AuthSession {
         }
         let answer: (narrowed: Token, refreshToken: String?)
         do { answer = try await tokenClient.refresh(token, narrowedTo: narrowing, now: now()) } catch { throw refusedNarrowing(error) }
-        if let rotated = answer.refreshToken, rotated != token.refreshToken, generation == started {
+        guard generation == started else {
+            // Signed out, or in afresh, while the provider answered: what it gave must not outlive that.
+            var given = answer.narrowed
+            given.refreshToken = answer.refreshToken
+            try? await tokenClient.revoke(given)
+            throw OAuthError.signedOut(reason: "You signed in or out of \(configuration.displayName) meanwhile. Ask again.")
+        }
+        if let rotated = answer.refreshToken, rotated != token.refreshToken {
             var kept = token
             kept.refreshToken = rotated
             await adopt(kept)

@@ -85,6 +85,9 @@ public actor AuthSession {
         // A sign-in or sign-out while the store answered has the last word.
         guard !loaded else { return }
         loaded = true
+        // Another process signed out, in again, or renewed: no narrower token of the sign-in held until now
+        // is handed out again (the next person's may be under the same key).
+        if stored?.accessToken != token?.accessToken || stored?.refreshToken != token?.refreshToken { narrowed.kept.removeAll() }
         token = stored
         if let stored, stored.issuedBy != configuration.tokenBinding {
             // Never send a token to an endpoint other than the one that issued it:

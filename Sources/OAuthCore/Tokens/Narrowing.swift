@@ -17,11 +17,11 @@ public struct Narrowing: Sendable, Hashable, CustomStringConvertible {
     public var isWhole: Bool { scopes.isEmpty && resource == nil }
 
     /// Whether a token for `self` gives no more than one for `other` may: its scopes among
-    /// `other`'s (all of them when `other` names none) and its resource `other`'s, when that names one.
+    /// `other`'s (all of them when `other` names none), and the same resource: another resource is
+    /// another API (a refresh token may reach several), never "less" than the sign-in's own.
     public func isWithin(_ other: Narrowing) -> Bool {
         let scopesWithin = other.scopes.isEmpty || (!scopes.isEmpty && Set(scopes).isSubset(of: other.scopes))
-        let resourceWithin = other.resource == nil || resource == other.resource
-        return scopesWithin && resourceWithin
+        return scopesWithin && resource == other.resource
     }
 
     /// The narrower of a program's ask and what it was allowed: what it asked, or else all it was allowed.
