@@ -98,6 +98,28 @@ def least_privilege(home):
         outputs.append(out)
         expect(status == 0 and out.strip() == stored(home, "whole")["access_token"], f"the whole token: {status} {err!r}")
 
+        # The window lists what gdbus was allowed: the account, its scopes, its last use.
+        window.press(window.button("Allowed programs"))
+        programs = window.find("dialog", "Allowed programs")
+        window.find("label", "My sandbox (ada@sandbox.example) · email openid · last got a token just now", root=programs, timeout=5)
+        window.screenshot("06-allowed-programs-scopes")
+        window.press(window.button("Close", root=programs))
+
+        # latchkey token --scope through the agent, for a program allowed one scope from the command line.
+        python = os.path.realpath(sys.executable)
+        allowed = latchkey("agent", "allow", "--including-what-it-runs", python, "mine", "--scope", "profile")
+        expect(allowed.returncode == 0 and "for profile alone" in allowed.stdout, f"agent allow --scope: {allowed}")
+        through = latchkey("token", "--provider", "mine", "--format", "json")
+        outputs.append(through.stdout)
+        answer_json = json.loads(through.stdout)
+        expect(answer_json["scopes"] == ["profile"] and introspect(sandbox, answer_json["token"])["scope"] == "profile",
+               f"latchkey token through the agent: {through}")
+        more = subprocess.Popen([os.path.join(BIN, "latchkey"), "token", "--provider", "mine", "--scope", "email"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        answer(home, "Deny", "07-latchkey-token-asks-for-more", shows=("read your name and picture (profile)",))
+        status, out, err = finished(more)
+        expect(status == 5 and out == "", f"more than allowed, denied: {status} {err!r}")
+
         # latchkey token --scope, with no agent asked (the person's own command): narrowed all the same.
         environment = {k: v for k, v in os.environ.items() if k != "OIDC_SOCK"}
         environment["XDG_RUNTIME_DIR"] = os.path.join(home.root, "no-agent-here")
