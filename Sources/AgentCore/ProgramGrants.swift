@@ -15,6 +15,9 @@ public struct ProgramGrant: Sendable, Equatable, Codable {
     public var scopes: [String]
     /// The resource (RFC 8707) its tokens are for alone; nil: the sign-in's own.
     public var resource: String?
+    /// The person allowed it knowing it would get the whole token (its provider could not narrow one);
+    /// a grant of some scopes without it is asked again once its provider can no longer narrow.
+    public var wholeToken: Bool?
     /// Seconds since 1970.
     public var allowedAt: Double
     /// When it last got a token, in seconds since 1970; nil: not yet.
@@ -43,6 +46,7 @@ public struct ProgramGrant: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case program, file, provider, scopes, resource, person
+        case wholeToken = "whole_token"
         case allowedAt = "allowed_at"
         case lastUsed = "last_used"
     }
@@ -84,11 +88,16 @@ public final class ProgramGrants: Sendable {
 
     /// `asking`: what the program asks of the sign-in; asking for no scopes (or no resource) is asking
     /// for what it was allowed.
-    public func decision(for caller: Caller, provider: String, person: String?, asking: Narrowing = Narrowing()) -> Decision {
+    /// `narrows`: whether the provider can narrow a token now (else a grant of some scopes, given when it
+    /// could, is asked again: the program would get the whole token).
+    public func decision(
+        for caller: Caller, provider: String, person: String?, asking: Narrowing = Narrowing(), narrows: Bool = true
+    ) -> Decision {
         guard let grant = grant(for: caller, provider: provider, person: person) else { return .unknown }
         // Allowed by name alone (`latchkey agent allow`): the person said so for whatever file is there.
         // A Flatpak app is its app id, whichever of its updates runs.
         if let allowedFile = grant.file, caller.program.flatpakID == nil, caller.file != allowedFile { return .changed }
+        if !narrows, !grant.narrowing.isWhole, grant.wholeToken != true { return .wider }
         return asking.within(grant.narrowing).isWithin(grant.narrowing) ? .allowed : .wider
     }
 
@@ -101,7 +110,7 @@ public final class ProgramGrants: Sendable {
     /// "Always allow": kept, replacing an earlier grant of the same program and provider.
     public func allow(
         _ program: Program, file: ExecutableFile?, provider: String, person: String?, scopes: [String], resource: URL? = nil,
-        now: Date = Date()
+        wholeToken: Bool = false, now: Date = Date()
     ) throws {
         let narrowing = Narrowing(scopes: scopes, resource: resource)
         try change(durable: true) { grants in
@@ -110,6 +119,7 @@ public final class ProgramGrants: Sendable {
                 ProgramGrant(
                     program: program, file: file, provider: provider, scopes: narrowing.scopes,
                     resource: narrowing.resource?.absoluteString, allowedAt: now.timeIntervalSince1970, person: person))
+            if wholeToken, !narrowing.isWhole { grants[grants.count - 1].wholeToken = true }
         }
     }
 

@@ -178,7 +178,8 @@ public actor TokenAgent {
         let key = QuestionKey(program: caller.program, provider: provider.id)
         let connection = ConnectionGrant(process: caller.key, provider: provider.id, person: provider.person, narrowing: wanted)
         while true {
-            let decision = grants.decision(for: caller, provider: provider.id, person: provider.person, asking: wanted)
+            let decision = grants.decision(
+                for: caller, provider: provider.id, person: provider.person, asking: wanted, narrows: owner.narrows)
             if decision == .allowed || (caller.program.remoteHost != nil && allowedWhileConnected(connection)) { return nil }
             let question = self.question(request, wanted, caller, owner, decision)
             if let denied = deniedAt[key], ContinuousClock.now - denied < quietAfterDeny {
@@ -191,17 +192,15 @@ public actor TokenAgent {
                 let shared = await pending.answer.value
                 // Answered: no longer pending, whoever resumes first.
                 if asking[key]?.number == pending.number { asking[key] = nil }
-                // The process that was asked about: its answer. Another: decided afresh. One whose own
-                // connection is still there, when the question went with another's: asked again.
-                // A connection kept across an exec may be the program the process ran before: it is asked
+                // The process asked about: its answer, for what it asked and no more. Another, or more: decided
+                // afresh. A connection kept across an exec may be the program the process ran before: it is asked
                 // about itself, never given the answer about the process's own connection (or the other way).
-                // An answer covers what it was asked for: a request for more (from the same process) is asked again.
                 guard pending.asker == (caller.asker ?? caller.key), pending.keptAcrossExec == caller.connectionKeptAcrossExec,
                     wanted.isWithin(pending.narrowing)
                 else {
                     continue
                 }
-                if shared == .callerGone, hangUp?.happened != true { continue }
+                if shared == .callerGone, hangUp?.happened != true { continue }  // another connection of it hung up: asked again
                 return refusal(for: shared, request, caller, metadata).map { ($0, shared != .nobodyToAsk) }
             }
             // "Always allow" is kept before the answer is known to anyone waiting: they find it in the list.
@@ -212,7 +211,7 @@ public actor TokenAgent {
                     do {
                         try grants.allow(
                             caller.program, file: caller.file, provider: provider.id, person: provider.person,
-                            scopes: wanted.scopes, resource: wanted.resource)
+                            scopes: wanted.scopes, resource: wanted.resource, wholeToken: !owner.narrows)
                     } catch {
                         // Allowed all the same, this once: the person said yes.
                         logger.warning("The program is allowed this once: \(error)", metadata: metadata)

@@ -126,6 +126,25 @@ import Testing
         #expect(try await home.sandbox.statistics()["refresh_grants"] == 0)
     }
 
+    /// A program allowed one scope while its provider could narrow is asked again once the provider file
+    /// says it cannot: it would get the whole token now, and the person allowed less.
+    @Test func aGrantOfSomeScopesIsAskedAgainOnceItsProviderCannotNarrow() async throws {
+        let home = try await AgentHome()
+        let signedIn = try await home.signIn()
+        let person = ScriptedPerson(answering: .alwaysAllow)
+        let agent = agent(home, person)
+        let email = AgentRequest(target: .provider("sandbox"), scopes: ["email"])
+        _ = try await agent.answer(email, from: .thisProcess).get()
+        _ = try await agent.answer(email, from: .thisProcess).get()
+        #expect(person.questions.count == 1)
+        try Data(#"{"narrowing": "none"}"#.utf8).write(to: home.root.appendingPathComponent("config/sandbox.json"))
+        let whole = try await agent.answer(email, from: .thisProcess).get()
+        #expect(person.questions.count == 2 && person.questions.last?.narrows == false, "asked again, told it is the whole token")
+        #expect(whole.accessToken == signedIn.accessToken && home.grants.all.first?.wholeToken == true)
+        _ = try await agent.answer(email, from: .thisProcess).get()
+        #expect(person.questions.count == 2, "allowed so, not asked again")
+    }
+
     @Test func anAudienceThatIsAURLNarrowsAndAnotherIsRefused() async throws {
         let home = try await AgentHome()
         try await home.signIn()
