@@ -38,6 +38,12 @@ struct SandboxCommand: AsyncParsableCommand {
     var narrowing: SandboxConfiguration.Narrowing?
 
     @Option(
+        help: ArgumentHelp(
+            "DPoP (RFC 9449): off (the default), on (a token request with a proof gets tokens bound to its key), or nonce (and every proof must carry the server's nonce).",
+            valueName: "mode"))
+    var dpop: SandboxConfiguration.DPoP?
+
+    @Option(
         name: .long,
         help: ArgumentHelp(
             "Reproduce a real provider's documented quirks and paths: \(ProviderLikeness.Name.allCases.map(\.rawValue).joined(separator: ", ")).",
@@ -156,6 +162,7 @@ struct SandboxCommand: AsyncParsableCommand {
         if let deviceInterval { configuration.deviceInterval = deviceInterval }
         if let pushedRequests { configuration.pushedRequests = pushedRequests }
         if let narrowing { configuration.narrowing = narrowing }
+        if let dpop { configuration.dpop = dpop }
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
         if exitWithStdin {
@@ -190,3 +197,4 @@ struct SandboxCommand: AsyncParsableCommand {
 
 extension SandboxConfiguration.PushedRequests: ExpressibleByArgument {}
 extension SandboxConfiguration.Narrowing: ExpressibleByArgument {}
+extension SandboxConfiguration.DPoP: ExpressibleByArgument {}

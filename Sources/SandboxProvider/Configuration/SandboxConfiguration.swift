@@ -24,6 +24,18 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var pushedRequestTTL = 60
     /// Whether a client may have a narrower token than its grant: fewer scopes, or one resource.
     public var narrowing = Narrowing.exchange
+    /// RFC 9449: whether tokens are bound to the key of the client's DPoP proofs.
+    public var dpop = DPoP.off
+
+    public enum DPoP: String, Codable, Sendable, CaseIterable {
+        /// Not offered: a `DPoP` header is ignored (§5), every token is a bearer token.
+        case off
+        /// Offered (`dpop_signing_alg_values_supported`): a token request with a proof gets tokens bound
+        /// to its key, the refresh token too, and a bound grant's refresh needs a proof of that key.
+        case on
+        /// As `on`, and every proof must carry the server's current nonce (§8: `use_dpop_nonce`).
+        case nonce
+    }
 
     public enum Narrowing: String, Codable, Sendable, CaseIterable {
         /// A refresh may name fewer scopes (RFC 6749 §6) and a resource (RFC 8707 §2.2), and RFC 8693
@@ -68,7 +80,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         case deviceInterval = "device_interval"
         case pushedRequests = "pushed_requests"
         case pushedRequestTTL = "pushed_request_ttl"
-        case narrowing
+        case narrowing, dpop
     }
 
     public init(from decoder: any Decoder) throws {
@@ -85,6 +97,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         pushedRequests = try c.decodeIfPresent(PushedRequests.self, forKey: .pushedRequests) ?? .off
         pushedRequestTTL = try c.decodeIfPresent(Int.self, forKey: .pushedRequestTTL) ?? 60
         narrowing = try c.decodeIfPresent(Narrowing.self, forKey: .narrowing) ?? .exchange
+        dpop = try c.decodeIfPresent(DPoP.self, forKey: .dpop) ?? .off
     }
 
     /// The redirect URIs an embedded web view can intercept, one of each kind.

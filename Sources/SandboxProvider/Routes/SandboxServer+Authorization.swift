@@ -59,6 +59,7 @@ extension SandboxServer {
             grantsRefreshToken: likeness.grantsRefreshToken(scopes: scopes, parameters: parameters.values),
             resource: resource, expiresAt: Date().addingTimeInterval(TimeInterval(configuration.signInPageTTL)))
         (pending.username, pending.choosingAccount) = account
+        if configuration.dpop != .off { pending.dpopKey = parameters["dpop_jkt"] }
         let requestID = await state.addPending(pending)
         return Self.html(.ok, signInPage(pending, requestID: requestID, username: pending.username))
     }
@@ -200,12 +201,13 @@ extension SandboxServer {
                         error: "That username and password do not match. Try again."))
             }
             await state.removePending(requestID)
-            let code = await state.issueCode(
-                .init(
-                    clientID: pending.client.clientID, redirectURI: pending.redirectURI,
-                    codeChallenge: pending.codeChallenge, scopes: pending.scopes, nonce: pending.nonce,
-                    grantsRefreshToken: pending.grantsRefreshToken, resource: pending.resource, username: user.username,
-                    expiresAt: Date().addingTimeInterval(TimeInterval(configuration.codeTTL))))
+            var issued = SandboxState.AuthorizationCode(
+                clientID: pending.client.clientID, redirectURI: pending.redirectURI,
+                codeChallenge: pending.codeChallenge, scopes: pending.scopes, nonce: pending.nonce,
+                grantsRefreshToken: pending.grantsRefreshToken, resource: pending.resource, username: user.username,
+                expiresAt: Date().addingTimeInterval(TimeInterval(configuration.codeTTL)))
+            issued.dpopKey = pending.dpopKey
+            let code = await state.issueCode(issued)
             return redirect(to: pending.redirectURI, parameters: [("code", code), ("state", pending.state)])
         default:
             return SandboxRefusal.page(title: "Invalid request", message: "The form was sent without Allow or Deny.", status: .badRequest)

@@ -69,6 +69,7 @@ extension SandboxServer {
         document["grant_types_supported"] =
             ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]
             + (configuration.narrowing == .exchange ? [Self.tokenExchange] : [])
+        if configuration.dpop != .off { document["dpop_signing_alg_values_supported"] = ["ES256"] }
         document["introspection_endpoint"] = "\(base)\(Self.introspectionPath)"
         document["introspection_endpoint_auth_methods_supported"] = authMethods
         if configuration.pushedRequests != .off {

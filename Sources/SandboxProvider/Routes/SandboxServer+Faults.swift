@@ -67,6 +67,8 @@ extension SandboxServer {
             await self.state.clearFaults()
             return Response(status: .noContent)
         }
+        // A new DPoP nonce (RFC 9449 §8): proofs with the one before are answered use_dpop_nonce.
+        router.post("/_admin/dpop-nonce") { _, _ in Self.json(.ok, ["nonce": await self.state.rotateDPoPNonce()]) }
         // A new signing key (optionally of another algorithm: {"alg": "RS256"}); the previous one stays published.
         router.post("/_admin/rotate-keys") { request, _ in
             let body = try await request.body.collect(upTo: 4096)

@@ -21,6 +21,8 @@ extension SandboxServer {
     enum TokenOutcome {
         case tokens([(String, Any)])
         case error(String, String, basicChallenge: Bool = false)
+        /// RFC 9449 §8: the proof must carry this nonce (400 `use_dpop_nonce`, `DPoP-Nonce`).
+        case dpopNonce(String)
     }
 
     private func tokenOutcome(_ request: Request) async throws -> TokenOutcome {
@@ -36,25 +38,53 @@ extension SandboxServer {
         case .failure(let error): return .error(error.error, error.description, basicChallenge: error.basicChallenge)
         }
         await state.note(parameters["resource"] ?? "", in: \.tokenRequestResources)
+        var key: String?
+        switch await dpopKey(request) {
+        case .refused(let refusal): return refusal
+        case .proved(let proved): key = proved
+        }
         switch parameters["grant_type"] ?? likeness.impliedGrantType {
         case nil:
             return .error("invalid_request", "grant_type is missing.")
         case "authorization_code":
             await state.count(\.authorizationCodeGrants)
-            return await exchangeCode(parameters, client: client)
+            return await exchangeCode(parameters, client: client, key: key)
         case "refresh_token":
             await state.count(\.refreshGrants)
-            return await refresh(parameters, client: client)
+            return await refresh(parameters, client: client, key: key)
         case "urn:ietf:params:oauth:grant-type:device_code":
             return await deviceToken(parameters, client: client)
         case Self.tokenExchange where configuration.narrowing == .exchange:
-            return await exchangeToken(parameters, client: client)
+            return await exchangeToken(parameters, client: client, key: key)
         default:
             return .error("unsupported_grant_type", "Only authorization_code, refresh_token and device_code are supported.")
         }
     }
 
-    private func exchangeCode(_ parameters: Parameters, client: SandboxClient) async -> TokenOutcome {
+    /// The key a request's DPoP proof proves (RFC 9449 §4.3, §8), nil without one (or where DPoP is off,
+    /// which ignores the header, §5); or why the proof is refused.
+    private func dpopKey(_ request: Request) async -> Proved {
+        let name = HTTPField.Name("DPoP")!
+        guard configuration.dpop != .off, let header = request.headers[name] else { return .proved(nil) }
+        guard request.headers[values: name].count == 1 else { return .refused(.error("invalid_dpop_proof", "Send one DPoP proof.")) }
+        let proof: DPoPProof
+        switch DPoPCheck.check(header, method: "POST", url: base + request.uri.path) {
+        case .failure(let why): return .refused(.error("invalid_dpop_proof", why.sentence))
+        case .success(let checked): proof = checked
+        }
+        if configuration.dpop == .nonce, proof.nonce != (await state.dpopNonce) { return .refused(.dpopNonce(await state.dpopNonce)) }
+        guard await state.firstUse(ofProof: proof.jti) else {
+            return .refused(.error("invalid_dpop_proof", "The DPoP proof was used before (its jti)."))
+        }
+        return .proved(proof.thumbprint)
+    }
+
+    private enum Proved {
+        case proved(String?)
+        case refused(TokenOutcome)
+    }
+
+    private func exchangeCode(_ parameters: Parameters, client: SandboxClient, key: String?) async -> TokenOutcome {
         guard let codeValue = parameters["code"] else {
             return .error("invalid_request", "code is missing.")
         }
@@ -98,16 +128,28 @@ extension SandboxServer {
         if let asked = parameters["resource"], asked != code.resource {
             return .error("invalid_target", "The authorization was not for the resource \(asked).")
         }
-        let grant = SandboxState.Grant(
+        // RFC 9449 §10: a code asked for with dpop_jkt is exchanged with a proof of that key alone.
+        if let bound = code.dpopKey, key != bound {
+            return .error("invalid_dpop_proof", "The authorization request named another DPoP key (dpop_jkt) than this proof's.")
+        }
+        var grant = SandboxState.Grant(
             clientID: client.clientID, username: code.username, scopes: code.scopes, resource: code.resource, issuer: issuer)
+        grant.dpopKey = key
         let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
         await state.attach(grantID: issued.grantID, toCode: codeValue)
         return tokenResponse(issued, grant: grant, nonce: code.nonce, withRefreshToken: code.grantsRefreshToken)
     }
 
-    private func refresh(_ parameters: Parameters, client: SandboxClient) async -> TokenOutcome {
+    private func refresh(_ parameters: Parameters, client: SandboxClient, key: String?) async -> TokenOutcome {
         guard let value = parameters["refresh_token"] else {
             return .error("invalid_request", "refresh_token is missing.")
+        }
+        // RFC 9449 §5: a bound refresh token is refreshed with a proof of its key, checked before it is
+        // spent (a thief without the key must not burn it).
+        if let bound = await state.grant(ofRefreshToken: value)?.dpopKey, key != bound {
+            return .error(
+                "invalid_dpop_proof",
+                key == nil ? "The refresh token is bound to a DPoP key: send a proof." : "The proof's key is not the refresh token's.")
         }
         let grantID: String
         var grant: SandboxState.Grant
@@ -167,7 +209,7 @@ extension SandboxServer {
 
     /// An access token of the client's own for fewer scopes or one resource: the answer carries no
     /// refresh token, and lives no longer than the token it was exchanged for.
-    private func exchangeToken(_ parameters: Parameters, client: SandboxClient) async -> TokenOutcome {
+    private func exchangeToken(_ parameters: Parameters, client: SandboxClient, key: String?) async -> TokenOutcome {
         guard let subject = parameters["subject_token"] else { return .error("invalid_request", "subject_token is missing.") }
         guard parameters["subject_token_type"] == Self.accessTokenType else {
             return .error("invalid_request", "subject_token_type must be \(Self.accessTokenType).")
@@ -180,6 +222,9 @@ extension SandboxServer {
         }
         guard grant.clientID == client.clientID else {
             return .error("invalid_grant", "The subject token was issued to another client.")
+        }
+        if let bound = grant.dpopKey, key != bound {
+            return .error("invalid_dpop_proof", "The subject token is bound to a DPoP key: send a proof of it.")
         }
         // The token exchanged is the limit: no wider than it, for its resource or (one of the API's) any.
         let limit = SandboxState.Grant(clientID: grant.clientID, username: grant.username, scopes: held, resource: heldResource)
@@ -194,7 +239,8 @@ extension SandboxServer {
             else { return .error("invalid_grant", "The subject token is not a valid access token.") }
             await state.count(\.tokenExchanges)
             return .tokens([
-                ("access_token", token), ("issued_token_type", Self.accessTokenType), ("token_type", "Bearer"),
+                ("access_token", token), ("issued_token_type", Self.accessTokenType),
+                ("token_type", grant.dpopKey == nil ? "Bearer" : "DPoP"),
                 ("expires_in", max(0, Int(expiresAt.timeIntervalSinceNow.rounded()))),
                 ("scope", scopes.joined(separator: " ")),
             ])
@@ -205,7 +251,11 @@ extension SandboxServer {
         _ issued: SandboxState.IssuedTokens, grant: SandboxState.Grant, nonce: String?, withRefreshToken: Bool
     ) -> TokenOutcome {
         var fields: [(String, Any)] = [("access_token", issued.accessToken)]
-        if likeness.sendsTokenType { fields.append(("token_type", likeness.answerFormat == .json ? "Bearer" : "bearer")) }
+        if grant.dpopKey != nil {
+            fields.append(("token_type", "DPoP"))
+        } else if likeness.sendsTokenType {
+            fields.append(("token_type", likeness.answerFormat == .json ? "Bearer" : "bearer"))
+        }
         if likeness.accessTokenLifetime != nil { fields.append(("expires_in", configuration.accessTokenTTL)) }
         if withRefreshToken { fields.append(("refresh_token", issued.refreshToken)) }
         fields.append(("scope", issued.scopes.joined(separator: likeness.scopeSeparator)))
@@ -241,6 +291,11 @@ extension SandboxServer {
         case .tokens(let fields):
             if asForm { return Self.form(.ok, fields) }
             return Self.json(.ok, Dictionary(fields, uniquingKeysWith: { first, _ in first }), headers: Self.noStore)
+        case .dpopNonce(let nonce):
+            var headers = Self.noStore
+            headers[HTTPField.Name("DPoP-Nonce")!] = nonce
+            return Self.json(
+                .badRequest, ["error": "use_dpop_nonce", "error_description": "Prove it again with the server's nonce."], headers: headers)
         case .error(let error, let description, let basicChallenge):
             guard likeness.errorsWithStatus200 else {
                 return SandboxRefusal.oauth(error, description, basicChallenge: basicChallenge).response

@@ -24,6 +24,8 @@ actor SandboxState {
         var username = ""
         /// `prompt=select_account`: the page says it is for choosing an account.
         var choosingAccount = false
+        /// RFC 9449 §10 `dpop_jkt`: the key the code's exchange must prove.
+        var dpopKey: String? = nil
     }
 
     struct AuthorizationCode {
@@ -37,6 +39,8 @@ actor SandboxState {
         let username: String
         let expiresAt: Date
         var used = false
+        /// RFC 9449 §10: the key its exchange must prove (`dpop_jkt`).
+        var dpopKey: String? = nil
         /// The grant its exchange created, revoked if the code is replayed.
         var grantID: String?
     }
@@ -52,6 +56,8 @@ actor SandboxState {
         /// The authorization server that issued it: the sandbox's own, or its second one (`/as2`).
         var issuer: String? = nil
         var revoked = false
+        /// RFC 9449: the thumbprint of the key its tokens are bound to (`cnf.jkt`); nil: bearer tokens.
+        var dpopKey: String? = nil
     }
 
     /// A client that registered itself (RFC 7591), and the token that lets it read
@@ -100,6 +106,10 @@ actor SandboxState {
     var pushed: [String: PushedRequest] = [:]
     private var faults: [Fault]
     private(set) var statistics = Statistics()
+    /// RFC 9449 §8: the nonce every DPoP proof must carry (with `--dpop nonce`), new on demand.
+    private(set) var dpopNonce = Base64URL.randomToken(bytes: 16)
+    /// Every DPoP proof's `jti` seen (§11.1): a proof is used once.
+    private var dpopProofsSeen: Set<String> = []
     /// Where grants and tokens survive a restart, so a client's stored tokens
     /// still work after the sandbox (started afresh with each app launch) comes back.
     private let stateFile: URL?
@@ -266,6 +276,22 @@ actor SandboxState {
         /// `resource`: the token's audience (RFC 8707), nil for the provider's own UserInfo.
         case valid(Grant, scopes: [String], resource: String?, expiresAt: Date)
         case unknown, expired, revoked
+    }
+
+    /// The grant a refresh token belongs to, without redeeming it: what its refresh must prove first.
+    func grant(ofRefreshToken value: String) -> Grant? {
+        refreshTokens[value].flatMap { grants[$0.grantID] }
+    }
+
+    /// Whether a DPoP proof's `jti` is new (and notes it).
+    func firstUse(ofProof jti: String) -> Bool {
+        if dpopProofsSeen.count > 100_000 { dpopProofsSeen.removeAll() }
+        return dpopProofsSeen.insert(jti).inserted
+    }
+
+    func rotateDPoPNonce() -> String {
+        dpopNonce = Base64URL.randomToken(bytes: 16)
+        return dpopNonce
     }
 
     func checkAccessToken(_ value: String, now: Date = Date()) -> AccessCheck {
