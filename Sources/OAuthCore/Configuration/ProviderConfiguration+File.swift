@@ -49,6 +49,7 @@ extension ProviderConfiguration {
         selectAccountPrompt = file.selectAccountPrompt.value
         loginHintParameter = file.loginHintParameter.value
         narrowing = file.narrowing.value ?? .refresh
+        dpop = file.dpop.value ?? false
         scopeDescriptions = FileReader.dictionary(file.scopeDescriptions.value)
         // The consumer secret signs; it is never sent as client authentication.
         if authProtocol == .oauth1 { clientAuthentication = .none }

@@ -132,6 +132,9 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     /// The authorization request parameter that names the account meant (OpenID Connect's
     /// `login_hint`; GitHub's is `login`); nil: the provider takes none.
     public var loginHintParameter: String?
+    /// RFC 9449: the provider binds tokens to a key Latchkey holds (`dpop`; read from discovery's
+    /// `dpop_signing_alg_values_supported` where it lists ES256): every token request carries a proof.
+    public var dpop = false
     /// How a narrower token is had (`narrowing`): by refresh unless the file (or discovery) says otherwise.
     public var narrowing = NarrowingMethod.refresh
     /// What each scope lets a program do, in words a person asked about it reads

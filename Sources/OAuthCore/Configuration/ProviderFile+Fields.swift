@@ -170,7 +170,7 @@ extension ProviderFile {
         field("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
         field("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
         field("require_pushed_authorization_requests", \.requirePushedAuthorizationRequests),
-        field("narrowing", \.narrowing), nested("scope_descriptions", \.scopeDescriptions),
+        field("narrowing", \.narrowing), nested("scope_descriptions", \.scopeDescriptions), field("dpop", \.dpop),
     ]
 
     /// The keys whose value may be a path under the issuer.

@@ -93,6 +93,8 @@ public struct ProviderFile: Sendable, Equatable {
     public var selectAccountPrompt = Setting<String>.unset
     /// The authorization request's parameter for a login hint (`login_hint`, GitHub's `login`).
     public var loginHintParameter = Setting<String>.unset
+    /// RFC 9449: tokens bound to a DPoP key (`ProviderConfiguration.dpop`).
+    public var dpop = Setting<Bool>.unset
     /// How a narrower token is had: `refresh`, `token_exchange` or `none` (`ProviderConfiguration.narrowing`).
     public var narrowing = Setting<ProviderConfiguration.NarrowingMethod>.unset
     /// A scope's meaning in words, for the question a program's request shows.

@@ -17,6 +17,8 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
     public let nonce: String?
     /// The redirect URI sent with this request (and again at the token endpoint).
     public let redirectURI: URL
+    /// RFC 9449: the sign-in's DPoP key, where the provider binds tokens (`dpop_jkt` names it, §10).
+    public let dpopKey: DPoPKey?
     /// The classic request: every parameter in the authorization endpoint's query.
     public let url: URL
     /// Those parameters, in order, for a request pushed instead (RFC 9126).
@@ -33,6 +35,7 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
         state = Base64URL.random()
         codeVerifier = configuration.usePKCE ? Base64URL.random() : nil
         nonce = configuration.sendsNonce ? Base64URL.random() : nil
+        dpopKey = configuration.dpop ? DPoPKey() : nil
 
         var parameters: [(String, String)] = [
             ("response_type", "code"),
@@ -48,6 +51,7 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
             parameters.append(("code_challenge_method", "S256"))
         }
         if let nonce { parameters.append(("nonce", nonce)) }
+        if let dpopKey { parameters.append(("dpop_jkt", dpopKey.thumbprint)) }
         if let resource = configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         var extra = configuration.authorizationParameters
         for (key, value) in accountParameters {

@@ -51,7 +51,9 @@ extension TokenClient {
         if let resource = narrowing.resource ?? configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         logger.info("Exchanging the access token for a narrower one", metadata: ["endpoint": "\(configuration.tokenEndpoint.host ?? "?")"])
         let secrets = [subject.accessToken, subject.refreshToken]
-        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
+        let answer = try await post(
+            parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets,
+            dpop: subject.dpopKey.flatMap(DPoPKey.init(stored:)))
         var token = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         return narrowed(token: &token, narrowing)
@@ -71,7 +73,9 @@ extension TokenClient {
         if let resource = narrowing.resource ?? configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         logger.info("Refreshing for a narrower token", metadata: ["endpoint": "\(configuration.tokenEndpoint.host ?? "?")"])
         let secrets = [refreshToken, token.accessToken]
-        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
+        let answer = try await post(
+            parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets,
+            dpop: token.dpopKey.flatMap(DPoPKey.init(stored:)))
         var fresh = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         let rotated = fresh.refreshToken
@@ -83,6 +87,7 @@ extension TokenClient {
     private func narrowed(token: inout Token, _ narrowing: Narrowing) -> Token {
         token.refreshToken = nil
         token.idToken = nil
+        token.dpopKey = nil
         if token.scope == nil, !narrowing.scopes.isEmpty { token.scope = narrowing.scopes.joined(separator: " ") }
         token.issuedBy = configuration.tokenBinding
         return token

@@ -17,6 +17,9 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
     /// OAuth 1.0a: the token secret that signs every request made with `accessToken`
     /// (RFC 5849 §2.3). Such a token has no expiry and no refresh: it lasts until revoked.
     public var tokenSecret: String?
+    /// RFC 9449: the DPoP key its tokens are bound to (`DPoPKey.stored`), kept where the refresh token
+    /// is; never sent, never shown.
+    public var dpopKey: String?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, scope: String? = nil,
@@ -87,6 +90,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         case receivedAt = "received_at"
         case issuedBy = "issued_by"
         case tokenSecret = "token_secret"
+        case dpopKey = "dpop_key"
     }
 
     // Dates as seconds since 1970, whatever the encoder's strategy, so stored files stay readable.
@@ -103,6 +107,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
             try c.decodeIfPresent(Double.self, forKey: .receivedAt).map(Date.init(timeIntervalSince1970:)) ?? Date())
         issuedBy = try c.decodeIfPresent(String.self, forKey: .issuedBy)
         tokenSecret = try c.decodeIfPresent(String.self, forKey: .tokenSecret)
+        dpopKey = try c.decodeIfPresent(String.self, forKey: .dpopKey)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -116,5 +121,6 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         try c.encode(receivedAt.timeIntervalSince1970, forKey: .receivedAt)
         try c.encodeIfPresent(issuedBy, forKey: .issuedBy)
         try c.encodeIfPresent(tokenSecret, forKey: .tokenSecret)
+        try c.encodeIfPresent(dpopKey, forKey: .dpopKey)
     }
 }

@@ -28,9 +28,11 @@ public struct TokenClient: Sendable {
         if let resource = configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         logger.info("Exchanging the authorization code", metadata: ["endpoint": "\(hostOf(configuration.tokenEndpoint))"])
         let secrets = [response.code, request.codeVerifier]
-        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
+        let answer = try await post(
+            parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets, dpop: request.dpopKey)
         var token = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
+        token.dpopKey = request.dpopKey?.stored
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
             try await IDTokenSignature.verify(idToken, configuration: configuration, network: network)
@@ -51,9 +53,13 @@ public struct TokenClient: Sendable {
         var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         // RFC 8707 §2.2: named again, so the new access token keeps its audience.
         if let resource = configuration.resource { parameters.append(("resource", resource.absoluteString)) }
-        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
+        let answer = try await post(
+            parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets,
+            dpop: token.dpopKey.flatMap(DPoPKey.init(stored:)))
         var fresh = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
+        // The sign-in's key stays with it: the new tokens are bound to it as the old ones were.
+        fresh.dpopKey = token.dpopKey
         if let idToken = fresh.idToken {
             // OIDC Core §12.2: same checks, but a refreshed ID token carries no new nonce.
             // By now the provider may have rotated the refresh token, so a bad ID token
@@ -104,16 +110,33 @@ public struct TokenClient: Sendable {
         return Data(credentials.utf8).base64EncodedString()
     }
 
-    /// POSTs a form with the configured client authentication (RFC 6749 §2.3).
-    func post(_ parameters: [(String, String)], to url: URL, endpoint: OAuthError.Endpoint, secrets: [String?]) async throws
-        -> HTTPResponse
-    {
+    /// POSTs a form with the configured client authentication (RFC 6749 §2.3) and, with `dpop`, a DPoP
+    /// proof of that key (RFC 9449 §5), sent again once with the server's nonce where it asks (§8).
+    func post(
+        _ parameters: [(String, String)], to url: URL, endpoint: OAuthError.Endpoint, secrets: [String?], dpop: DPoPKey? = nil
+    ) async throws -> HTTPResponse {
+        guard let dpop else { return try await post(parameters, to: url, endpoint: endpoint, secrets: secrets, proof: nil) }
+        let first = try await post(
+            parameters, to: url, endpoint: endpoint, secrets: secrets,
+            proof: dpop.proof(method: "POST", url: url, nonce: DPoPNonces.nonce(for: url)))
+        guard let nonce = first.header("DPoP-Nonce"), !nonce.isEmpty else { return first }
+        DPoPNonces.keep(nonce, for: url)
+        guard first.status == 400, (try? JSONValue(parsing: first.body))?["error"]?.string == "use_dpop_nonce" else { return first }
+        logger.debug("The server asked for its DPoP nonce; proving again with it")
+        return try await post(
+            parameters, to: url, endpoint: endpoint, secrets: secrets, proof: dpop.proof(method: "POST", url: url, nonce: nonce))
+    }
+
+    private func post(
+        _ parameters: [(String, String)], to url: URL, endpoint: OAuthError.Endpoint, secrets: [String?], proof: String?
+    ) async throws -> HTTPResponse {
         var parameters = parameters
         var headers = [
             "Content-Type": "application/x-www-form-urlencoded",
             "Accept": "application/json",
             "User-Agent": OAuthCoreInfo.userAgent,
         ]
+        if let proof { headers["DPoP"] = proof }
         switch configuration.clientAuthentication {
         case .clientSecretBasic:
             headers["Authorization"] = "Basic " + basicCredentials

@@ -18,7 +18,9 @@ package enum TokenResponse {
                 endpoint: .token, reason: "its access token holds spaces, line breaks, control or non-ASCII characters, which no token has")
         }
         let tokenType = fields["token_type"]?.string ?? "Bearer"
-        guard tokenType.lowercased() == "bearer" else {
+        // RFC 9449 §5: a token bound to the proof's key says DPoP.
+        let bound = tokenType.lowercased() == "dpop"
+        guard tokenType.lowercased() == "bearer" || bound else {
             throw OAuthError.malformedResponse(
                 endpoint: .token, reason: "token type “\(Redaction.safeCode(tokenType, removing: secrets))” is not supported")
         }
@@ -32,7 +34,7 @@ package enum TokenResponse {
             expiresAt = now.addingTimeInterval(seconds)
         }
         return Token(
-            accessToken: accessToken, tokenType: "Bearer",
+            accessToken: accessToken, tokenType: bound ? "DPoP" : "Bearer",
             refreshToken: fields["refresh_token"]?.string.flatMap { $0.isEmpty ? nil : $0 },
             scope: scope, idToken: fields["id_token"]?.string, expiresAt: expiresAt,
             receivedAt: now)

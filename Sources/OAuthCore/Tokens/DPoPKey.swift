@@ -1,0 +1,82 @@
+import Crypto
+import FoundationEssentials
+import Synchronization
+
+/// A sign-in's DPoP key (RFC 9449): a P-256 key pair made by Latchkey when the sign-in begins, whose
+/// public half the provider binds the sign-in's tokens to, and whose private half signs a proof for
+/// every request that uses them. A copied token is worthless without it.
+///
+/// Kept with the sign-in (`Token.dpopKey`), where its refresh token is kept: in the keyring, or the
+/// private file. One per sign-in; signing in again makes a new one.
+public struct DPoPKey: Sendable {
+    let key: P256.Signing.PrivateKey
+
+    public init() { key = P256.Signing.PrivateKey() }
+
+    /// A key as `stored` wrote it; nil for anything else.
+    public init?(stored: String) {
+        guard let raw = Base64URL.decode(Substring(stored)), let key = try? P256.Signing.PrivateKey(rawRepresentation: raw) else {
+            return nil
+        }
+        self.key = key
+    }
+
+    /// The private key, base64url: what is kept with the sign-in, and never sent anywhere.
+    public var stored: String { Base64URL.encode(key.rawRepresentation) }
+
+    /// The public key as a JWK's required members (RFC 7638 order: crv, kty, x, y).
+    var publicJWK: JSONValue {
+        let raw = key.publicKey.rawRepresentation
+        return .object([
+            .init("crv", .string("P-256")), .init("kty", .string("EC")), .init("x", .string(Base64URL.encode(raw.prefix(32)))),
+            .init("y", .string(Base64URL.encode(raw.suffix(32)))),
+        ])
+    }
+
+    /// RFC 7638: what a provider binds tokens to (`cnf.jkt`), and the authorization request names (`dpop_jkt`).
+    public var thumbprint: String { Base64URL.encode(SHA256.hash(data: Data(publicJWK.text(spaced: false).utf8))) }
+
+    /// A proof (RFC 9449 §4.2) for `method` at `url` (its query and fragment left out), with the
+    /// server's `nonce` where it gave one and, at a resource, the hash of the access token sent with it.
+    public func proof(method: String, url: URL, nonce: String? = nil, accessToken: String? = nil, now: Date = Date()) -> String {
+        let header: JSONValue = .object([
+            .init("typ", .string("dpop+jwt")), .init("alg", .string("ES256")), .init("jwk", publicJWK),
+        ])
+        var claims: [JSONValue.Member] = [
+            .init("jti", .string(Base64URL.random(bytes: 16))), .init("htm", .string(method)), .init("htu", .string(Self.target(url))),
+            .init("iat", .number(String(Int(now.timeIntervalSince1970)))),
+        ]
+        if let nonce { claims.append(.init("nonce", .string(nonce))) }
+        if let accessToken { claims.append(.init("ath", .string(Base64URL.encode(SHA256.hash(data: Data(accessToken.utf8)))))) }
+        let input =
+            Base64URL.encode(Data(header.text(spaced: false).utf8)) + "."
+            + Base64URL.encode(Data(JSONValue.object(claims).text(spaced: false).utf8))
+        // Signing with a key made here does not fail; were it to, a proof that does not verify is refused by the server.
+        let signature = (try? key.signature(for: Data(input.utf8)).rawRepresentation) ?? Data()
+        return input + "." + Base64URL.encode(signature)
+    }
+
+    /// `htu`: the URL without its query and fragment (§4.2).
+    static func target(_ url: URL) -> String {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        parts.query = nil
+        parts.fragment = nil
+        return parts.string ?? url.absoluteString
+    }
+}
+
+/// The nonces DPoP servers gave (§8), per server (its token endpoint's origin), for the next proof.
+enum DPoPNonces {
+    private static let held = Mutex<[String: String]>([:])
+
+    static func nonce(for url: URL) -> String? { held.withLock { $0[origin(url)] } }
+
+    static func keep(_ nonce: String, for url: URL) {
+        held.withLock { nonces in
+            if nonces.count > 64 { nonces.removeAll() }
+            nonces[origin(url)] = String(nonce.prefix(256))
+        }
+    }
+
+    static func origin(_ url: URL) -> String { "\(url.scheme ?? "")://\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")" }
+}
