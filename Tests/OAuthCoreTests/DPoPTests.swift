@@ -42,6 +42,20 @@ import Testing
         #expect(try await introspect(live, narrowed)["scope"] as? String == "email")
     }
 
+    /// A sign-in whose key cannot be read is said as such, and kept; a token said to be bound when no key
+    /// was proved is refused.
+    @Test func anUnreadableKeyIsASentenceAndAnUnprovedBindingIsRefused() async throws {
+        let live = try await LiveSandbox(["--dpop", "on"]) { $0.dpop = true }
+        var token = try await live.signIn(live.session())
+        token.dpopKey = "damaged"
+        _ = try live.store.save(token, for: "sandbox")
+        let refusal = await #expect(throws: OAuthError.self) { try await live.session().renewedToken() }
+        #expect("\(refusal.map { "\($0)" } ?? "")".contains("DPoP key could not be read"))
+        #expect(try live.store.load(for: "sandbox")?.accessToken == token.accessToken, "the sign-in is kept")
+        #expect(throws: OAuthError.self) { try TokenClient.checkBinding(Token(accessToken: "a", tokenType: "DPoP"), proved: nil) }
+        #expect(throws: Never.self) { try TokenClient.checkBinding(Token(accessToken: "a", tokenType: "DPoP"), proved: DPoPKey()) }
+    }
+
     @Test func aProofIsWhatTheSandboxChecks() throws {
         let key = DPoPKey()
         let url = try #require(URL(string: "https://as.example/token?x=1#f"))

@@ -104,7 +104,7 @@ import Testing
             let used = try prover.proof(endpoint, jti: "once")
             #expect(try await token(sandbox, try await exchange(Browser(sandbox: sandbox)), proof: used).status == 200)
             proof = used
-        case "htu": proof = try prover.proof("\(sandbox.baseURL)/elsewhere")
+        case "htu": proof = try prover.proof("\(sandbox.baseURL)/elsewhere?x=1")
         case "htm": proof = try prover.proof(endpoint, method: "GET")
         case "iat": proof = try prover.proof(endpoint, iat: Date().addingTimeInterval(-600))
         case "typ": proof = try prover.proof(endpoint, header: ["typ": "JWT", "alg": "ES256", "jwk": prover.jwk])
@@ -143,9 +143,11 @@ import Testing
         let endpoint = "\(sandbox.baseURL)/token"
         let prover = Prover()
         let browser = Browser(sandbox: sandbox)
-        let other = try await token(
-            sandbox, try await exchange(browser, extra: [("dpop_jkt", prover.thumbprint)]), proof: try Prover().proof(endpoint))
+        let intercepted = try await exchange(browser, extra: [("dpop_jkt", prover.thumbprint)])
+        let other = try await token(sandbox, intercepted, proof: try Prover().proof(endpoint))
         #expect(other.error == "invalid_dpop_proof")
+        let after = try await token(sandbox, intercepted, proof: try prover.proof(endpoint))
+        #expect(after.status == 200, "whoever intercepted the code did not burn it for its client")
         let none = try await token(sandbox, try await exchange(browser, extra: [("dpop_jkt", prover.thumbprint)]), proof: nil)
         #expect(none.error == "invalid_dpop_proof")
         let right = try await token(

@@ -65,18 +65,19 @@ public struct DPoPKey: Sendable {
     }
 }
 
-/// The nonces DPoP servers gave (§8), per server (its token endpoint's origin), for the next proof.
+/// The nonces DPoP servers gave (§8), per endpoint (its `htu`: servers on one origin, a realm or a
+/// tenant each, keep their own), for the next proof: the last one given.
 enum DPoPNonces {
     private static let held = Mutex<[String: String]>([:])
 
-    static func nonce(for url: URL) -> String? { held.withLock { $0[origin(url)] } }
+    static func nonce(for url: URL) -> String? { held.withLock { $0[DPoPKey.target(url)] } }
 
+    /// A nonce longer than any server's (or with what a JSON string would need escaped) is not kept: it would only be refused.
     static func keep(_ nonce: String, for url: URL) {
+        guard nonce.utf8.count <= 1024, nonce.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C }) else { return }
         held.withLock { nonces in
             if nonces.count > 64 { nonces.removeAll() }
-            nonces[origin(url)] = String(nonce.prefix(256))
+            nonces[DPoPKey.target(url)] = nonce
         }
     }
-
-    static func origin(_ url: URL) -> String { "\(url.scheme ?? "")://\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")" }
 }

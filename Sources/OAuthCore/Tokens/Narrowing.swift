@@ -51,11 +51,11 @@ extension TokenClient {
         if let resource = narrowing.resource ?? configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         logger.info("Exchanging the access token for a narrower one", metadata: ["endpoint": "\(configuration.tokenEndpoint.host ?? "?")"])
         let secrets = [subject.accessToken, subject.refreshToken]
-        let answer = try await post(
-            parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets,
-            dpop: subject.dpopKey.flatMap(DPoPKey.init(stored:)))
+        let key = try dpopKey(of: subject)
+        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets, dpop: key)
         var token = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
+        try Self.checkBinding(token, proved: key)
         return narrowed(token: &token, narrowing)
     }
 
@@ -73,11 +73,11 @@ extension TokenClient {
         if let resource = narrowing.resource ?? configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         logger.info("Refreshing for a narrower token", metadata: ["endpoint": "\(configuration.tokenEndpoint.host ?? "?")"])
         let secrets = [refreshToken, token.accessToken]
-        let answer = try await post(
-            parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets,
-            dpop: token.dpopKey.flatMap(DPoPKey.init(stored:)))
+        let key = try dpopKey(of: token)
+        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets, dpop: key)
         var fresh = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
+        try Self.checkBinding(fresh, proved: key)
         let rotated = fresh.refreshToken
         return (narrowed(token: &fresh, narrowing), rotated)
     }

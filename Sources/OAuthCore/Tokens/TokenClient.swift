@@ -32,6 +32,7 @@ public struct TokenClient: Sendable {
             parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets, dpop: request.dpopKey)
         var token = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
+        try Self.checkBinding(token, proved: request.dpopKey)
         token.dpopKey = request.dpopKey?.stored
         if let idToken = token.idToken {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
@@ -53,11 +54,11 @@ public struct TokenClient: Sendable {
         var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         // RFC 8707 §2.2: named again, so the new access token keeps its audience.
         if let resource = configuration.resource { parameters.append(("resource", resource.absoluteString)) }
-        let answer = try await post(
-            parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets,
-            dpop: token.dpopKey.flatMap(DPoPKey.init(stored:)))
+        let key = try dpopKey(of: token)
+        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets, dpop: key)
         var fresh = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
+        try Self.checkBinding(fresh, proved: key)
         // The sign-in's key stays with it: the new tokens are bound to it as the old ones were.
         fresh.dpopKey = token.dpopKey
         if let idToken = fresh.idToken {
@@ -123,8 +124,26 @@ public struct TokenClient: Sendable {
         DPoPNonces.keep(nonce, for: url)
         guard first.status == 400, (try? JSONValue(parsing: first.body))?["error"]?.string == "use_dpop_nonce" else { return first }
         logger.debug("The server asked for its DPoP nonce; proving again with it")
-        return try await post(
+        let second = try await post(
             parameters, to: url, endpoint: endpoint, secrets: secrets, proof: dpop.proof(method: "POST", url: url, nonce: nonce))
+        if let next = second.header("DPoP-Nonce"), !next.isEmpty { DPoPNonces.keep(next, for: url) }
+        return second
+    }
+
+    /// The sign-in's DPoP key, for a token that has one; a key that cannot be read is said as such
+    /// (without it, the provider refuses every renewal with a sentence nobody could act on).
+    func dpopKey(of token: Token) throws -> DPoPKey? {
+        guard let stored = token.dpopKey else { return nil }
+        guard let key = DPoPKey(stored: stored) else {
+            throw OAuthError.storage("the sign-in's DPoP key could not be read, so its tokens cannot be used. Sign in again.")
+        }
+        return key
+    }
+
+    /// A token said to be bound (`DPoP`) when no key was proved cannot be used by anyone: refused.
+    static func checkBinding(_ token: Token, proved key: DPoPKey?) throws {
+        guard token.tokenType == "DPoP", key == nil else { return }
+        throw OAuthError.malformedResponse(endpoint: .token, reason: "it gave a DPoP-bound token to a request that proved no key")
     }
 
     private func post(

@@ -73,7 +73,7 @@ extension SandboxServer {
         case .success(let checked): proof = checked
         }
         if configuration.dpop == .nonce, proof.nonce != (await state.dpopNonce) { return .refused(.dpopNonce(await state.dpopNonce)) }
-        guard await state.firstUse(ofProof: proof.jti) else {
+        guard await state.firstUse(ofProof: proof.jti, issuedAt: proof.issuedAt) else {
             return .refused(.error("invalid_dpop_proof", "The DPoP proof was used before (its jti)."))
         }
         return .proved(proof.thumbprint)
@@ -90,6 +90,11 @@ extension SandboxServer {
         }
         guard let redirectURI = parameters["redirect_uri"] else {
             return .error("invalid_request", "redirect_uri is missing; it was sent with the authorization request.")
+        }
+        // RFC 9449 §10: a code asked for with dpop_jkt is exchanged with a proof of that key alone,
+        // checked before the code is spent (whoever intercepted it must not burn it for its client).
+        if let bound = await state.dpopKey(ofCode: codeValue), key != bound {
+            return .error("invalid_dpop_proof", "The authorization request named another DPoP key (dpop_jkt) than this proof's.")
         }
         let code: SandboxState.AuthorizationCode
         switch await state.redeemCode(codeValue) {
@@ -127,10 +132,6 @@ extension SandboxServer {
         // RFC 8707 §2.2: the token request may name the resource again, but not another one.
         if let asked = parameters["resource"], asked != code.resource {
             return .error("invalid_target", "The authorization was not for the resource \(asked).")
-        }
-        // RFC 9449 §10: a code asked for with dpop_jkt is exchanged with a proof of that key alone.
-        if let bound = code.dpopKey, key != bound {
-            return .error("invalid_dpop_proof", "The authorization request named another DPoP key (dpop_jkt) than this proof's.")
         }
         var grant = SandboxState.Grant(
             clientID: client.clientID, username: code.username, scopes: code.scopes, resource: code.resource, issuer: issuer)

@@ -107,9 +107,10 @@ actor SandboxState {
     private var faults: [Fault]
     private(set) var statistics = Statistics()
     /// RFC 9449 §8: the nonce every DPoP proof must carry (with `--dpop nonce`), new on demand.
-    private(set) var dpopNonce = Base64URL.randomToken(bytes: 16)
-    /// Every DPoP proof's `jti` seen (§11.1): a proof is used once.
-    private var dpopProofsSeen: Set<String> = []
+    var dpopNonce = Base64URL.randomToken(bytes: 16)
+    /// Every DPoP proof's `jti` seen (§11.1), with its `iat`: a proof is used once, and is forgotten only
+    /// once it is too old to be taken anyway.
+    var dpopProofsSeen: [String: Double] = [:]
     /// Where grants and tokens survive a restart, so a client's stored tokens
     /// still work after the sandbox (started afresh with each app launch) comes back.
     private let stateFile: URL?
@@ -206,6 +207,9 @@ actor SandboxState {
         return code.expiresAt > now ? .redeemed(code) : .expired
     }
 
+    /// The DPoP key a code's exchange must prove (§10), without spending the code.
+    func dpopKey(ofCode value: String) -> String? { codes[value]?.dpopKey }
+
     func attach(grantID: String, toCode value: String) {
         codes[value]?.grantID = grantID
     }
@@ -281,17 +285,6 @@ actor SandboxState {
     /// The grant a refresh token belongs to, without redeeming it: what its refresh must prove first.
     func grant(ofRefreshToken value: String) -> Grant? {
         refreshTokens[value].flatMap { grants[$0.grantID] }
-    }
-
-    /// Whether a DPoP proof's `jti` is new (and notes it).
-    func firstUse(ofProof jti: String) -> Bool {
-        if dpopProofsSeen.count > 100_000 { dpopProofsSeen.removeAll() }
-        return dpopProofsSeen.insert(jti).inserted
-    }
-
-    func rotateDPoPNonce() -> String {
-        dpopNonce = Base64URL.randomToken(bytes: 16)
-        return dpopNonce
     }
 
     func checkAccessToken(_ value: String, now: Date = Date()) -> AccessCheck {

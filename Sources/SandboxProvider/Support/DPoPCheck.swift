@@ -9,6 +9,8 @@ struct DPoPProof: Sendable {
     /// RFC 7638 thumbprint of its key: what a token bound to it carries (`cnf.jkt`).
     let thumbprint: String
     let jti: String
+    /// `iat`, seconds since 1970.
+    let issuedAt: Double
     let nonce: String?
     /// `ath`: the hash of the access token it goes with, at a resource.
     let accessTokenHash: String?
@@ -56,10 +58,13 @@ enum DPoPCheck {
         let thumbprint = Base64URL.encode(
             SHA256.hash(data: Data(#"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(x))","y":"\#(Base64URL.encode(y))"}"#.utf8)))
         return .success(
-            DPoPProof(thumbprint: thumbprint, jti: jti, nonce: claims["nonce"] as? String, accessTokenHash: claims["ath"] as? String))
+            DPoPProof(
+                thumbprint: thumbprint, jti: jti, issuedAt: iat, nonce: claims["nonce"] as? String,
+                accessTokenHash: claims["ath"] as? String))
     }
 
-    /// §4.3 step 9: `htu` names this URL, without its query and fragment (scheme and host in any case).
+    /// §4.3 step 9: `htu` names this URL, without its query and fragment, compared as RFC 3986 §6.2.2
+    /// and §6.2.3 say (scheme and host in any case, a scheme's default port, an empty path as `/`).
     static func sameTarget(_ htu: String, _ url: String) -> Bool {
         func normal(_ text: String) -> String? {
             guard var parts = URLComponents(string: text) else { return nil }
@@ -67,6 +72,8 @@ enum DPoPCheck {
             parts.fragment = nil
             parts.scheme = parts.scheme?.lowercased()
             parts.host = parts.host?.lowercased()
+            if (parts.scheme, parts.port) == ("https", 443) || (parts.scheme, parts.port) == ("http", 80) { parts.port = nil }
+            if parts.path.isEmpty { parts.path = "/" }
             return parts.string
         }
         guard let a = normal(htu), let b = normal(url) else { return false }

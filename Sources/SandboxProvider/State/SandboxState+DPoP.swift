@@ -1,0 +1,20 @@
+import Foundation
+
+// DPoP (RFC 9449): the proofs seen, and the nonce.
+extension SandboxState {
+    /// Whether a DPoP proof's `jti` is new (and notes it, with the proof's `iat`).
+    func firstUse(ofProof jti: String, issuedAt: Double, now: Date = Date()) -> Bool {
+        if dpopProofsSeen.count > 10_000 {
+            let oldest = now.timeIntervalSince1970 - DPoPCheck.window
+            dpopProofsSeen = dpopProofsSeen.filter { $0.value >= oldest }
+        }
+        guard dpopProofsSeen[jti] == nil else { return false }
+        dpopProofsSeen[jti] = issuedAt
+        return true
+    }
+
+    func rotateDPoPNonce() -> String {
+        dpopNonce = Base64URL.randomToken(bytes: 16)
+        return dpopNonce
+    }
+}
