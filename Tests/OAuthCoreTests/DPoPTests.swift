@@ -33,6 +33,21 @@ import Testing
         #expect(String(describing: renewed).contains(renewed.dpopKey!) == false, "the key is never shown")
     }
 
+    /// A sign-in on another device proves a key of its own at every poll, and is bound to it.
+    @Test func aSignInOnAnotherDeviceIsBoundToo() async throws {
+        let live = try await LiveSandbox(["--dpop", "nonce", "--device-interval", "1"]) { $0.dpop = true }
+        let client = live.tokenClient()
+        let authorization = try await client.startDeviceAuthorization()
+        let answered = try await HTTPClient().postForm(
+            "\(live.sandbox.baseURL)/device",
+            [("user_code", authorization.userCode), ("username", "ada"), ("password", "engine"), ("action", "allow")])
+        #expect(answered.status == 200)
+        let token = try await client.deviceToken(for: authorization)
+        let key = try #require(token.dpopKey.flatMap(DPoPKey.init(stored:)))
+        #expect(token.tokenType == "DPoP")
+        #expect((try await introspect(live, token)["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
+    }
+
     @Test func aNarrowedTokenIsHadWithAProofAndCarriesNoKey() async throws {
         let live = try await LiveSandbox(["--dpop", "nonce"]) { $0.dpop = true }
         let session = live.session()

@@ -133,6 +133,8 @@ extension TokenClient {
         var authorization = authorization
         let secrets = [authorization.deviceCode]
         var backoff = 0
+        // RFC 9449: the sign-in's key, proved at every poll; the tokens are bound to it.
+        let key = configuration.dpop ? DPoPKey() : nil
         while true {
             let left = authorization.expiresAt.timeIntervalSince(now())
             guard left > 0 else { throw OAuthError.deviceCodeExpired }
@@ -143,9 +145,11 @@ extension TokenClient {
             do {
                 let answer = try await post(
                     [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", authorization.deviceCode)],
-                    to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets)
+                    to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets, dpop: key)
                 var token = try TokenResponse.token(
                     from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now())
+                try Self.checkBinding(token, proved: key)
+                token.dpopKey = key?.stored
                 if let idToken = token.idToken {
                     // No nonce: the device flow has no authorization request to carry one.
                     try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now())

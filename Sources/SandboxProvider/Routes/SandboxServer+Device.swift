@@ -73,7 +73,8 @@ extension SandboxServer {
     }
 
     /// The token endpoint's `urn:ietf:params:oauth:grant-type:device_code` (§3.4–3.5).
-    func deviceToken(_ parameters: Parameters, client: SandboxClient) async -> TokenOutcome {
+    /// `key`: the DPoP key the poll proved, which the tokens are bound to (RFC 9449 §5).
+    func deviceToken(_ parameters: Parameters, client: SandboxClient, key: String?) async -> TokenOutcome {
         await state.count(\.devicePolls)
         guard let deviceCode = parameters["device_code"] else { return .error("invalid_request", "device_code is missing.") }
         switch await state.pollDevice(deviceCode, clientID: client.clientID) {
@@ -84,8 +85,9 @@ extension SandboxServer {
         case .slowDown: return .error("slow_down", "Checking too often: wait five seconds more between checks.")
         case .denied: return .error("access_denied", "The person refused.")
         case .allowed(let device, let username):
-            let grant = SandboxState.Grant(
+            var grant = SandboxState.Grant(
                 clientID: client.clientID, username: username, scopes: device.scopes, resource: device.resource, issuer: issuer)
+            grant.dpopKey = key
             let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
             return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: device.grantsRefreshToken)
         }

@@ -53,7 +53,7 @@ extension SandboxServer {
             await state.count(\.refreshGrants)
             return await refresh(parameters, client: client, key: key)
         case "urn:ietf:params:oauth:grant-type:device_code":
-            return await deviceToken(parameters, client: client)
+            return await deviceToken(parameters, client: client, key: key)
         case Self.tokenExchange where configuration.narrowing == .exchange:
             return await exchangeToken(parameters, client: client, key: key)
         default:
