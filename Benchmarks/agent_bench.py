@@ -220,45 +220,6 @@ def sign_in_over_http(base):
     return code_exchange(base, code, verifier, redirect)[1]
 
 
-def load_run(bin_dir, baselines, sandbox_process_factory):
-    """64 caller processes for LOAD_SECONDS against 30-second tokens; counts calls, failures, renewals and tokens."""
-    process, base = sandbox_process_factory(["--access-token-ttl", "30"])
-    try:
-        home = provider_home("load", base)
-        tokens = sign_in_over_http(base)
-        now = time.time()
-        keep_token(home, {
-            "access_token": tokens["access_token"], "refresh_token": tokens["refresh_token"], "token_type": "Bearer",
-            "expires_at": now + tokens["expires_in"], "received_at": now, "scope": tokens.get("scope"),
-            "issued_by": "latchkey-desktop at http://127.0.0.1/token"})
-        env = dict(os.environ, **home.env)
-        latchkey = os.path.join(bin_dir, "latchkey")
-        caller = os.path.join(baselines, "agent-caller")
-        with open(os.path.join(home.root, "agent.log"), "ab") as log:
-            agent, _ = start_agent(latchkey, env, log)
-            try:
-                subprocess.run([latchkey, "agent", "allow", caller, "mine"], env=env, check=True, stdout=subprocess.DEVNULL)
-                callers = [subprocess.Popen([caller, "mine", str(LOAD_SECONDS)], env=env, stdout=subprocess.PIPE, text=True)
-                           for _ in range(CALLERS)]
-                outputs = [c.communicate(timeout=LOAD_SECONDS + 120)[0].splitlines() for c in callers]
-            finally:
-                agent.terminate()
-                agent.wait(10)
-        calls = failed = 0
-        seen = set()
-        for lines in outputs:
-            _, made, _, refused = lines[0].split()
-            calls, failed = calls + int(made), failed + int(refused)
-            seen.update(lines[1:])
-        with urllib.request.urlopen(base + "/_admin/stats", timeout=10) as response:
-            stats = json.loads(response.read())
-        return {"seconds": LOAD_SECONDS, "callers": CALLERS, "calls": calls, "failed": failed,
-                "refreshes": stats["refresh_grants"], "distinct_tokens": len(seen), "expected_renewals": LOAD_SECONDS / 15}
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
 def signed_in_home(name, base):
     """A home signed in to the sandbox at `base`, over HTTP, as the app signs in; its environment."""
     home = provider_home(name, base)
@@ -269,6 +230,51 @@ def signed_in_home(name, base):
         "expires_at": now + tokens["expires_in"], "received_at": now, "scope": tokens.get("scope"),
         "issued_by": "latchkey-desktop at http://127.0.0.1/token"})
     return home, dict(os.environ, **home.env)
+
+
+def load_run(bin_dir, baselines, sandbox_process_factory):
+    """64 caller processes for LOAD_SECONDS against 30-second tokens; counts calls, failures, renewals and tokens."""
+    load = caller_load("load", bin_dir, baselines, sandbox_process_factory, (None,))
+    return {"seconds": LOAD_SECONDS, "callers": CALLERS, "calls": load["calls"], "failed": load["failed"],
+            "refreshes": load["stats"]["refresh_grants"], "distinct_tokens": len(load["seen"][None]),
+            "expected_renewals": LOAD_SECONDS / 15}
+
+
+def caller_load(name, bin_dir, baselines, sandbox_process_factory, scope_sets):
+    """CALLERS agent-caller processes for LOAD_SECONDS against 30-second tokens, asking in turn for each of
+    `scope_sets` (None: the whole sign-in): calls made, failed, the distinct tokens each set was handed, the
+    sandbox's counts."""
+    process, base = sandbox_process_factory(["--access-token-ttl", "30"])
+    try:
+        home, env = signed_in_home(name, base)
+        latchkey = os.path.join(bin_dir, "latchkey")
+        caller = os.path.join(baselines, "agent-caller")
+        with open(os.path.join(home.root, "agent.log"), "ab") as log:
+            agent, _ = start_agent(latchkey, env, log)
+            try:
+                subprocess.run([latchkey, "agent", "allow", caller, "mine"], env=env, check=True, stdout=subprocess.DEVNULL)
+                callers = [(scopes, subprocess.Popen([caller, "mine", str(LOAD_SECONDS), *([scopes] if scopes else [])],
+                                                     env=env, stdout=subprocess.PIPE, text=True))
+                           for scopes in (scope_sets[index % len(scope_sets)] for index in range(CALLERS))]
+                outputs = [(scopes, c.communicate(timeout=LOAD_SECONDS + 120)[0].splitlines()) for scopes, c in callers]
+                for (scopes, c), (_, lines) in zip(callers, outputs):
+                    if not lines:
+                        raise RuntimeError(f"a caller for {scopes or 'the whole sign-in'} ended with {c.returncode}, saying nothing")
+            finally:
+                agent.terminate()
+                agent.wait(10)
+        calls = failed = 0
+        seen = {scopes: set() for scopes in scope_sets}
+        for scopes, lines in outputs:
+            _, made, _, refused = lines[0].split()
+            calls, failed = calls + int(made), failed + int(refused)
+            seen[scopes].update(lines[1:])
+        with urllib.request.urlopen(base + "/_admin/stats", timeout=10) as response:
+            stats = json.loads(response.read())
+        return {"calls": calls, "failed": failed, "seen": seen, "stats": stats}
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def narrowed_rows(bin_dir, baselines, sandbox_process_factory):
@@ -309,39 +315,11 @@ def narrowed_load_run(bin_dir, baselines, sandbox_process_factory):
     """Issue 38: 64 caller processes for LOAD_SECONDS against 30-second tokens, a third each asking for the
     whole sign-in, for `email` and for `openid profile`; counts calls, failures, and per scope set the
     distinct tokens handed out against the renewals (refreshes, exchanges) that made them."""
-    process, base = sandbox_process_factory(["--access-token-ttl", "30"])
-    try:
-        home, env = signed_in_home("narrowed-load", base)
-        latchkey = os.path.join(bin_dir, "latchkey")
-        caller = os.path.join(baselines, "agent-caller")
-        with open(os.path.join(home.root, "agent.log"), "ab") as log:
-            agent, _ = start_agent(latchkey, env, log)
-            try:
-                subprocess.run([latchkey, "agent", "allow", caller, "mine"], env=env, check=True, stdout=subprocess.DEVNULL)
-                callers = [(SCOPE_SETS[index % 3], subprocess.Popen(
-                    [caller, "mine", str(LOAD_SECONDS), *([SCOPE_SETS[index % 3]] if SCOPE_SETS[index % 3] else [])],
-                    env=env, stdout=subprocess.PIPE, text=True)) for index in range(CALLERS)]
-                outputs = [(scopes, c.communicate(timeout=LOAD_SECONDS + 120)[0].splitlines()) for scopes, c in callers]
-                for (scopes, c), (_, lines) in zip(callers, outputs):
-                    if not lines:
-                        raise RuntimeError(f"a caller for {scopes or 'the whole sign-in'} ended with {c.returncode}, saying nothing")
-            finally:
-                agent.terminate()
-                agent.wait(10)
-        calls = failed = 0
-        seen = {scopes: set() for scopes in SCOPE_SETS}
-        for scopes, lines in outputs:
-            _, made, _, refused = lines[0].split()
-            calls, failed = calls + int(made), failed + int(refused)
-            seen[scopes].update(lines[1:])
-        with urllib.request.urlopen(base + "/_admin/stats", timeout=10) as response:
-            stats = json.loads(response.read())
-        return {"seconds": LOAD_SECONDS, "callers": CALLERS, "calls": calls, "failed": failed,
-                "refreshes": stats["refresh_grants"], "exchanges": stats["token_exchanges"],
-                "distinct_whole": len(seen[None]), "distinct_narrowed": {k: len(v) for k, v in seen.items() if k}}
-    finally:
-        process.terminate()
-        process.wait(10)
+    load = caller_load("narrowed-load", bin_dir, baselines, sandbox_process_factory, SCOPE_SETS)
+    return {"seconds": LOAD_SECONDS, "callers": CALLERS, "calls": load["calls"], "failed": load["failed"],
+            "refreshes": load["stats"]["refresh_grants"], "exchanges": load["stats"]["token_exchanges"],
+            "distinct_whole": len(load["seen"][None]),
+            "distinct_narrowed": {k: len(v) for k, v in load["seen"].items() if k}}
 
 
 def median(values):

@@ -237,11 +237,9 @@ def git(home, *arguments, cwd=None, check=True):
     return result
 
 
-def agent_git(home):
-    """git clones and pushes over smart HTTP from a server that takes only the sandbox's tokens,
-    through git-credential-latchkey and the agent (git asked about once); a token the server
-    stops taking is renewed at the next get, and the sign-in is never removed."""
-    sandbox = Sandbox()
+def git_server(home, sandbox, **provider):
+    """A git server taking the sandbox's tokens (`notes.git`, empty), the provider `mine` for its host, and
+    git-credential-latchkey beside latchkey on PATH, as make install puts them; returns the server and its port."""
     server_root = os.path.join(home.root, "git-server")
     os.makedirs(server_root)
     git(home, "init", "-q", "--bare", "-b", "main", os.path.join(server_root, "notes.git"))
@@ -249,10 +247,18 @@ def agent_git(home):
     server = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "EndToEnd", "git_server.py"), server_root, sandbox.base],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     port = int(server.stdout.readline())
-    own_provider(home, sandbox, git_hosts=[f"127.0.0.1:{port}"], git_username="oauth2")
-    # Installed the way make install puts it: git-credential-latchkey beside latchkey, on PATH.
+    own_provider(home, sandbox, git_hosts=[f"127.0.0.1:{port}"], git_username="oauth2", **provider)
     shutil.copy(os.path.join(ROOT, "data", "git-credential-latchkey"), os.path.join(home.home, "bin"))
     os.symlink(os.path.join(BIN, "latchkey"), os.path.join(home.home, "bin", "latchkey"))
+    return server, port
+
+
+def agent_git(home):
+    """git clones and pushes over smart HTTP from a server that takes only the sandbox's tokens,
+    through git-credential-latchkey and the agent (git asked about once); a token the server
+    stops taking is renewed at the next get, and the sign-in is never removed."""
+    sandbox = Sandbox()
+    server, port = git_server(home, sandbox)
     with open(os.path.join(home.home, ".gitconfig"), "w") as f:
         f.write("[credential]\n\thelper = latchkey\n[user]\n\tname = Ada\n\temail = ada@example.com\n[init]\n\tdefaultBranch = main\n")
     window = signed_in(home)

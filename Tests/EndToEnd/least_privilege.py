@@ -5,14 +5,13 @@ what the sandbox's introspection (RFC 7662) says of it."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import urllib.parse
 import urllib.request
 
-from agent import DEST, Sandbox, answer, finished, gdbus, git, latchkey, oidc_token, own_provider, signed_in, stored
-from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
+from agent import DEST, Sandbox, answer, finished, gdbus, git_server, latchkey, oidc_token, own_provider, signed_in, stored
+from harness import BIN, assert_no_secrets, expect, sign_in
 
 
 def introspect(sandbox, token):
@@ -233,15 +232,7 @@ def git_least_privilege(home):
     """git, through git-credential-latchkey and the agent, for a provider whose file says which scopes git
     needs (`git_scopes`): the question names them, and the token git hands the server carries those alone."""
     sandbox = Sandbox()
-    server_root = os.path.join(home.root, "git-server")
-    os.makedirs(server_root)
-    git(home, "init", "-q", "--bare", "-b", "main", os.path.join(server_root, "notes.git"))
-    server = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "EndToEnd", "git_server.py"), server_root, sandbox.base],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    port = int(server.stdout.readline())
-    own_provider(home, sandbox, git_hosts=[f"127.0.0.1:{port}"], git_username="oauth2", git_scopes=["openid", "email"])
-    shutil.copy(os.path.join(ROOT, "data", "git-credential-latchkey"), os.path.join(home.home, "bin"))
-    os.symlink(os.path.join(BIN, "latchkey"), os.path.join(home.home, "bin", "latchkey"))
+    server, port = git_server(home, sandbox, git_scopes=["openid", "email"])
     with open(os.path.join(home.home, ".gitconfig"), "w") as f:
         f.write("[credential]\n\thelper = latchkey\n")
     window = signed_in(home)

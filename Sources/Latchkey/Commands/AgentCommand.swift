@@ -117,21 +117,9 @@ struct AgentAllowCommand: ParsableCommand {
     @Flag(help: "Allow it although it runs other programs for anyone (a shell, an interpreter): then every program it runs gets the token.")
     var includingWhatItRuns = false
 
-    @Option(
-        name: .customLong("scope"),
-        help: ArgumentHelp(
-            "Allow it this scope alone (repeat it, or name several space-separated): its tokens carry no more where the provider "
-                + "can narrow one, and asking for more asks you again. Default: whatever your sign-in allows.",
-            valueName: "scope"))
-    var scopes: [String] = []
-
-    @Option(help: ArgumentHelp("Allow it tokens for this resource alone (RFC 8707; https://…).", valueName: "url"))
-    var audience: String?
+    @OptionGroup var narrowing: NarrowingOptions
 
     func validate() throws {
-        if let audience, AgentRequest.resourceURL(audience) == nil {
-            throw ValidationError("--audience must be a resource's URL (https://… without a fragment), not “\(audience)”.")
-        }
         guard !name.value.runsOthers || includingWhatItRuns else {
             throw ValidationError(
                 "\(name.program) runs other programs for anyone (it is a shell, an interpreter or a launcher), so allowing it would "
@@ -141,8 +129,7 @@ struct AgentAllowCommand: ParsableCommand {
     }
 
     func run() throws {
-        let narrowing = Narrowing(
-            scopes: scopes.flatMap { $0.split(separator: " ").map(String.init) }, resource: audience.flatMap(AgentRequest.resourceURL))
+        let narrowing = self.narrowing.value
         try LatchkeyFiles.allowedPrograms.allow(
             name.value, file: nil, provider: try name.provider, person: try name.person, scopes: narrowing.scopes,
             resource: narrowing.resource)

@@ -66,18 +66,7 @@ struct TokenCommand: ParsableCommand {
                 + "the address the browser ended on. Without a display or a device sign-in, offered by itself at a terminal."))
     var paste = false
 
-    @Option(
-        name: .customLong("scope"),
-        help: ArgumentHelp(
-            "A token for this scope alone (repeat it, or name several in one, space-separated): fewer than the sign-in's, "
-                + "where the provider can narrow a token.",
-            valueName: "scope"))
-    var scopes: [String] = []
-
-    @Option(
-        help: ArgumentHelp(
-            "A token for this resource alone (RFC 8707; https://…), where the provider can narrow a token.", valueName: "url"))
-    var audience: String?
+    @OptionGroup var narrowingOptions: NarrowingOptions
 
     @Option(help: "How to print the token: token (alone), header (an Authorization line), json, or exec-credential (kubectl's).")
     var format: TokenFormat = .token
@@ -109,9 +98,6 @@ struct TokenCommand: ParsableCommand {
         if account != nil, provider == nil {
             // A resource's sign-in is one per resource: naming an account there could end with another's token.
             throw ValidationError("--account names one of a provider's accounts: use it with --provider.")
-        }
-        if let audience, AgentRequest.resourceURL(audience) == nil {
-            throw ValidationError("--audience must be a resource's URL (https://… without a fragment), not “\(audience)”.")
         }
         guard (0...AgentRequest.longestValidity).contains(minimumValidity) else {
             throw ValidationError("--min-valid must be a number of seconds from 0 to \(AgentRequest.longestValidity).")
@@ -190,10 +176,7 @@ struct TokenCommand: ParsableCommand {
     }
 
     /// `--scope` and `--audience`: what of the sign-in the token is for.
-    var narrowing: Narrowing {
-        Narrowing(
-            scopes: scopes.flatMap { $0.split(separator: " ").map(String.init) }, resource: audience.flatMap(AgentRequest.resourceURL))
-    }
+    var narrowing: Narrowing { narrowingOptions.value }
 
     static func fresh(_ provider: Provider, account: String? = nil, validFor seconds: Int = 0, narrowing: Narrowing = Narrowing()) async
         -> Result<Token, OAuthError>

@@ -12,16 +12,10 @@ extension SandboxServer {
     /// subject and expiry: how a test (or a resource server) learns what a token a program was
     /// handed can do. A refresh token, or another client's token, is not active (§2.2).
     func introspect(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
-        guard let parameters = try await Self.formBody(request) else {
-            return SandboxRefusal.oauth("invalid_request", "The body must be application/x-www-form-urlencoded.").response
-        }
-        let client: SandboxClient
-        switch await authenticateClient(request, parameters) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let error): return error.response
-        }
-        guard let token = parameters["token"] else {
-            return SandboxRefusal.oauth("invalid_request", "token is missing.").response
+        let (client, token): (SandboxClient, String)
+        switch try await tokenOfAuthenticatedClient(request) {
+        case .asked(let asked): (client, _, token) = asked
+        case .refused(let response): return response
         }
         guard case .valid(let grant, let scopes, let resource, let expiresAt) = await state.checkAccessToken(token),
             grant.clientID == client.clientID, let user = configuration.user(grant.username)

@@ -13,16 +13,10 @@ extension SandboxServer {
     func revoke(_ request: Request, _ context: SandboxRequestContext) async throws -> Response {
         await state.count(\.revocationRequests)
         if let response = try await applyFault(.revoke, context) { return response }
-        guard let parameters = try await Self.formBody(request) else {
-            return SandboxRefusal.oauth("invalid_request", "The body must be application/x-www-form-urlencoded.").response
-        }
-        let client: SandboxClient
-        switch await authenticateClient(request, parameters) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let error): return error.response
-        }
-        guard let token = parameters["token"] else {
-            return SandboxRefusal.oauth("invalid_request", "token is missing.").response
+        let (client, parameters, token): (SandboxClient, Parameters, String)
+        switch try await tokenOfAuthenticatedClient(request) {
+        case .asked(let asked): (client, parameters, token) = asked
+        case .refused(let response): return response
         }
         if let hint = parameters["token_type_hint"], !["access_token", "refresh_token"].contains(hint) {
             return SandboxRefusal.oauth("unsupported_token_type", "token_type_hint must be access_token or refresh_token.").response
@@ -35,6 +29,27 @@ extension SandboxServer {
         }
         // An unknown token is "revoked" already: 200 either way (RFC 7009 §2.2).
         return Response(status: .ok, headers: Self.noStore)
+    }
+
+    /// What revocation and introspection are asked (RFC 7009 §2.1, RFC 7662 §2.1): a form from an
+    /// authenticated client, naming a `token`.
+    func tokenOfAuthenticatedClient(_ request: Request) async throws -> TokenAsked {
+        guard let parameters = try await Self.formBody(request) else {
+            return .refused(SandboxRefusal.oauth("invalid_request", "The body must be application/x-www-form-urlencoded.").response)
+        }
+        switch await authenticateClient(request, parameters) {
+        case .success(let client):
+            guard let token = parameters["token"] else {
+                return .refused(SandboxRefusal.oauth("invalid_request", "token is missing.").response)
+            }
+            return .asked((client, parameters, token))
+        case .failure(let error): return .refused(error.response)
+        }
+    }
+
+    enum TokenAsked {
+        case asked((SandboxClient, Parameters, String))
+        case refused(Response)
     }
 
     /// Where the imitated provider has one.
