@@ -22,6 +22,16 @@ def bad_numbers(home):
                f"--network-timeout {value} says why: {result.stderr!r}")
 
 
+def narrowing_refusals(home):
+    """A scope that is no scope, or an audience that is no URL, is refused on the command line (64) with a
+    sentence, before anything is asked of anyone."""
+    for words, said in ((["token", "--provider", "github", "--scope", 'repo"x'], "is not a scope"),
+                        (["token", "--provider", "github", "--audience", "kubernetes"], "--audience must be a resource's URL"),
+                        (["agent", "allow", "/usr/bin/gdbus", "github", "--scope", "a\\b"], "is not a scope")):
+        result = subprocess.run([os.path.join(BIN, "latchkey"), *words], capture_output=True, text=True, timeout=60)
+        expect(result.returncode == 64 and said in result.stderr, f"latchkey {' '.join(words)}: {result.returncode} {result.stderr!r}")
+
+
 def plain_launch_refusals(home):
     """`latchkey` alone opens the window without the command-line parser: where it cannot, it says
     what `latchkey window` says, with the same exit status."""
@@ -129,4 +139,4 @@ server.serve_forever()
 """
 
 
-SCENARIOS = {"bad_numbers": bad_numbers, "plain_launch_refusals": plain_launch_refusals, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}
+SCENARIOS = {"bad_numbers": bad_numbers, "narrowing_refusals": narrowing_refusals, "plain_launch_refusals": plain_launch_refusals, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}

@@ -18,6 +18,7 @@ struct NarrowingOptions: ParsableArguments {
     var audience: String?
 
     func validate() throws {
+        if let problem = AgentRequest(target: .provider(""), scopes: value.scopes).scopesProblem { throw ValidationError(problem) }
         if let audience, AgentRequest.resourceURL(audience) == nil {
             throw ValidationError("--audience must be a resource's URL (https://… without a fragment), not “\(audience)”.")
         }
