@@ -60,11 +60,16 @@ public final class RunningSandbox: @unchecked Sendable {
     /// Stops it now (SIGKILL), as a server that went away: nothing answers at its address after
     /// this returns. Its port is then held (bound, never listened on) while this is kept, so that
     /// no server of another test gets it and answers there; unless a connection the sandbox had
-    /// lingers in TIME_WAIT, which keeps others off the port as well.
+    /// lingers half closed, which keeps others off the port as well (a bind to port 0 never picks
+    /// a port anybody has bound). Held from the reaper's thread the moment the sandbox is gone:
+    /// held once this task ran again, the port stood free for as long as a starved pool took to
+    /// run it, and on a loaded machine another test's sandbox once started there in between.
     public func stop() async {
-        await process.end()
-        let held = URLComponents(string: baseURL)?.port.flatMap { HeldPort($0) }
-        heldPort.withLock { $0 = held }
+        let port = URLComponents(string: baseURL)?.port
+        await process.end { [self] in
+            let held = port.flatMap { HeldPort($0) }
+            heldPort.withLock { $0 = held }
+        }
     }
 
     private let heldPort = Mutex<HeldPort?>(nil)

@@ -27,6 +27,7 @@ public final class Spawned: @unchecked Sendable {
     private let lock = NSCondition()
     private var status: Int32?
     private var waiters: [UUID: CheckedContinuation<Int32?, Never>] = [:]
+    private var atExit: (@Sendable () -> Void)?
 
     /// Starts `path` with `arguments` and this process's environment; `input`, `output` and
     /// `errors` become its standard input, output and error (nil: /dev/null).
@@ -68,8 +69,11 @@ public final class Spawned: @unchecked Sendable {
         status = ended
         let waiting = waiters
         waiters = [:]
+        let hook = atExit
+        atExit = nil
         lock.broadcast()
         lock.unlock()
+        hook?()
         for continuation in waiting.values { continuation.resume(returning: ended) }
     }
 
@@ -129,6 +133,20 @@ public final class Spawned: @unchecked Sendable {
     public func kill() {
         guard isRunning else { return }
         Glibc.kill(processIdentifier, SIGKILL)
+    }
+
+    /// SIGKILL, and `atOnce` on the reaper's thread the moment the child is gone, before any
+    /// task waiting for it runs again (on a loaded machine that can be seconds later: a port the
+    /// child let go is taken back here, not after a task hop another program's bind can beat).
+    /// Suspends until both are done.
+    public func end(thenAtOnce atOnce: @escaping @Sendable () -> Void) async {
+        let ended = lock.withLock {
+            if status != nil { return true }
+            atExit = atOnce
+            return false
+        }
+        if ended { atOnce() }
+        await end()
     }
 
     /// SIGKILL, then suspends until the child is gone: nothing of it runs once this returns.
