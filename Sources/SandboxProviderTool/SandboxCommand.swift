@@ -44,6 +44,13 @@ struct SandboxCommand: AsyncParsableCommand {
     var dpop: SandboxConfiguration.DPoP?
 
     @Option(
+        name: .customLong("dpop-binds"),
+        help: ArgumentHelp(
+            "With DPoP, the tokens bound to the proof's key: all (the default) or refresh (access tokens stay bearer tokens).",
+            valueName: "tokens"))
+    var dpopBinds: SandboxConfiguration.DPoPBinding?
+
+    @Option(
         name: .long,
         help: ArgumentHelp(
             "Reproduce a real provider's documented quirks and paths: \(ProviderLikeness.Name.allCases.map(\.rawValue).joined(separator: ", ")).",
@@ -163,6 +170,7 @@ struct SandboxCommand: AsyncParsableCommand {
         if let pushedRequests { configuration.pushedRequests = pushedRequests }
         if let narrowing { configuration.narrowing = narrowing }
         if let dpop { configuration.dpop = dpop }
+        if let dpopBinds { configuration.dpopBinds = dpopBinds }
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
         if exitWithStdin {
@@ -198,3 +206,4 @@ struct SandboxCommand: AsyncParsableCommand {
 extension SandboxConfiguration.PushedRequests: ExpressibleByArgument {}
 extension SandboxConfiguration.Narrowing: ExpressibleByArgument {}
 extension SandboxConfiguration.DPoP: ExpressibleByArgument {}
+extension SandboxConfiguration.DPoPBinding: ExpressibleByArgument {}

@@ -25,11 +25,12 @@ import Testing
 
         func proof(
             _ url: String, method: String = "POST", nonce: String? = nil, jti: String = UUID().uuidString, iat: Date = Date(),
-            header: [String: Any]? = nil
+            header: [String: Any]? = nil, accessToken: String? = nil
         ) throws -> String {
             let joseHeader = header ?? ["typ": "dpop+jwt", "alg": "ES256", "jwk": jwk]
             var claims: [String: Any] = ["jti": jti, "htm": method, "htu": url, "iat": Int(iat.timeIntervalSince1970)]
             if let nonce { claims["nonce"] = nonce }
+            if let accessToken { claims["ath"] = Self.encode(SHA256.hash(data: Data(accessToken.utf8))) }
             let input =
                 Self.encode(try JSONSerialization.data(withJSONObject: joseHeader)) + "."
                 + Self.encode(try JSONSerialization.data(withJSONObject: claims))

@@ -26,6 +26,16 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var narrowing = Narrowing.exchange
     /// RFC 9449: whether tokens are bound to the key of the client's DPoP proofs.
     public var dpop = DPoP.off
+    /// RFC 9449: which of a DPoP sign-in's tokens are bound to its key.
+    public var dpopBinds = DPoPBinding.all
+
+    public enum DPoPBinding: String, Codable, Sendable, CaseIterable {
+        /// Access and refresh tokens (`token_type` `DPoP`): a resource wants a proof with the token.
+        case all
+        /// The refresh token alone; access tokens are bearer tokens (Keycloak's option for public
+        /// clients, Google's way).
+        case refresh
+    }
 
     public enum DPoP: String, Codable, Sendable, CaseIterable {
         /// Not offered: a `DPoP` header is ignored (§5), every token is a bearer token.
@@ -81,6 +91,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         case pushedRequests = "pushed_requests"
         case pushedRequestTTL = "pushed_request_ttl"
         case narrowing, dpop
+        case dpopBinds = "dpop_binds"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -98,6 +109,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         pushedRequestTTL = try c.decodeIfPresent(Int.self, forKey: .pushedRequestTTL) ?? 60
         narrowing = try c.decodeIfPresent(Narrowing.self, forKey: .narrowing) ?? .exchange
         dpop = try c.decodeIfPresent(DPoP.self, forKey: .dpop) ?? .off
+        dpopBinds = try c.decodeIfPresent(DPoPBinding.self, forKey: .dpopBinds) ?? .all
     }
 
     /// The redirect URIs an embedded web view can intercept, one of each kind.

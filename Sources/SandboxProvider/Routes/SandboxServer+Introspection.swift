@@ -28,7 +28,7 @@ extension SandboxServer {
             "iss": grant.issuer ?? issuer,
         ]
         if let resource { answer["aud"] = resource }
-        if let key = grant.dpopKey { (answer["cnf"], answer["token_type"]) = (["jkt": key], "DPoP") }
+        if let key = grant.dpopKey, accessTokensBound(grant) { (answer["cnf"], answer["token_type"]) = (["jkt": key], "DPoP") }
         return Self.json(.ok, answer, headers: Self.noStore)
     }
 

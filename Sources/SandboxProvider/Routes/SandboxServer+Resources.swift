@@ -86,7 +86,9 @@ extension SandboxServer {
         let detail = Parameters(FormEncoding.decode(request.uri.query ?? "") ?? [])["detail"]
         let needed = Self.scopes(for: resource, detail: detail)
         /// RFC 6750 §3 with RFC 9728 §5.1's `resource_metadata` (where the situation names it).
-        func challenge(_ status: HTTPResponse.Status, error: String? = nil, _ description: String? = nil) -> Response {
+        func challenge(
+            _ status: HTTPResponse.Status, error: String? = nil, _ description: String? = nil, proof: ProofRefusal? = nil
+        ) -> Response {
             var parameters: [String] = []
             if situation.resourceMetadata == .named || situation.resourceMetadata == .custom {
                 parameters.append(#"resource_metadata="\#(metadataURL(of: resource))""#)
@@ -94,13 +96,15 @@ extension SandboxServer {
             if !needed.isEmpty { parameters.append(#"scope="\#(needed.joined(separator: " "))""#) }
             if let error { parameters.append(#"error="\#(error)""#) }
             if let description { parameters.append(#"error_description="\#(description)""#) }
-            let value = parameters.isEmpty ? "Bearer" : "Bearer " + parameters.joined(separator: ", ")
-            return Response(status: status, headers: [.wwwAuthenticate: value])
+            return resourceChallenge(status, parameters, proof: proof)
         }
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
-            return challenge(.unauthorized)
+        let token: String
+        let provedKey: String?
+        switch await presentedToken(request) {
+        case .none: return challenge(.unauthorized)
+        case .refused(let refusal): return challenge(.unauthorized, proof: refusal)
+        case .token(let presented, let key): (token, provedKey) = (presented, key)
         }
-        let token = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
         switch await state.checkAccessToken(token) {
         case .unknown: return challenge(.unauthorized, error: "invalid_token", "The access token is not known.")
         case .expired: return challenge(.unauthorized, error: "invalid_token", "The access token expired.")
@@ -108,6 +112,7 @@ extension SandboxServer {
         case .valid(let grant, let scopes, let audience, _):
             // RFC 8707 §3: a token for another audience (or for none) is no good here.
             // Moved to the second server: what the first one issued is no good here any more.
+            if let problem = bindingProblem(grant, provedKey: provedKey) { return challenge(.unauthorized, proof: problem) }
             guard await (grant.issuer ?? issuer) == resourcesServer else {
                 return challenge(.unauthorized, error: "invalid_token", "The authorization server has changed.")
             }

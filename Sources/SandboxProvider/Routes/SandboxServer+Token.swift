@@ -61,22 +61,14 @@ extension SandboxServer {
         }
     }
 
-    /// The key a request's DPoP proof proves (RFC 9449 §4.3, §8), nil without one (or where DPoP is off,
-    /// which ignores the header, §5); or why the proof is refused.
+    /// The key a token request's DPoP proof proves (RFC 9449 §4.3, §8), nil without one (or where
+    /// DPoP is off, which ignores the header, §5); or why the proof is refused.
     private func dpopKey(_ request: Request) async -> Proved {
-        let name = HTTPField.Name("DPoP")!
-        guard configuration.dpop != .off, let header = request.headers[name] else { return .proved(nil) }
-        guard request.headers[values: name].count == 1 else { return .refused(.error("invalid_dpop_proof", "Send one DPoP proof.")) }
-        let proof: DPoPProof
-        switch DPoPCheck.check(header, method: "POST", url: base + request.uri.path) {
-        case .failure(let why): return .refused(.error("invalid_dpop_proof", why.sentence))
-        case .success(let checked): proof = checked
+        switch await dpopProof(request, method: "POST") {
+        case .success(let proof): return .proved(proof?.thumbprint)
+        case .failure(.invalid(let sentence)), .failure(.unproved(let sentence)): return .refused(.error("invalid_dpop_proof", sentence))
+        case .failure(.nonce(let nonce)): return .refused(.dpopNonce(nonce))
         }
-        if configuration.dpop == .nonce, proof.nonce != (await state.dpopNonce) { return .refused(.dpopNonce(await state.dpopNonce)) }
-        guard await state.firstUse(ofProof: proof.jti, issuedAt: proof.issuedAt) else {
-            return .refused(.error("invalid_dpop_proof", "The DPoP proof was used before (its jti)."))
-        }
-        return .proved(proof.thumbprint)
     }
 
     private enum Proved {
@@ -241,7 +233,7 @@ extension SandboxServer {
             await state.count(\.tokenExchanges)
             return .tokens([
                 ("access_token", token), ("issued_token_type", Self.accessTokenType),
-                ("token_type", grant.dpopKey == nil ? "Bearer" : "DPoP"),
+                ("token_type", accessTokensBound(grant) ? "DPoP" : "Bearer"),
                 ("expires_in", max(0, Int(expiresAt.timeIntervalSinceNow.rounded()))),
                 ("scope", scopes.joined(separator: " ")),
             ])
@@ -252,7 +244,7 @@ extension SandboxServer {
         _ issued: SandboxState.IssuedTokens, grant: SandboxState.Grant, nonce: String?, withRefreshToken: Bool
     ) -> TokenOutcome {
         var fields: [(String, Any)] = [("access_token", issued.accessToken)]
-        if grant.dpopKey != nil {
+        if accessTokensBound(grant) {
             fields.append(("token_type", "DPoP"))
         } else if likeness.sendsTokenType {
             fields.append(("token_type", likeness.answerFormat == .json ? "Bearer" : "bearer"))

@@ -14,22 +14,25 @@ extension SandboxServer {
         await state.count(\.userinfoRequests)
         if let response = try await applyFault(.userinfo, context) { return response }
         if let refusal = refuseWithoutUserAgent(request) { return refusal }
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
-            return Response(status: .unauthorized, headers: [.wwwAuthenticate: #"Bearer realm="latchkey-sandbox""#])
+        let token: String
+        let provedKey: String?
+        switch await presentedToken(request) {
+        case .none: return resourceChallenge(.unauthorized, [#"realm="latchkey-sandbox""#])
+        case .refused(let refusal): return resourceChallenge(.unauthorized, [#"realm="latchkey-sandbox""#], proof: refusal)
+        case .token(let presented, let key): (token, provedKey) = (presented, key)
         }
-        let token = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
         func invalid(_ description: String) -> Response {
-            Response(
-                status: .unauthorized,
-                headers: [
-                    .wwwAuthenticate: #"Bearer realm="latchkey-sandbox", error="invalid_token", error_description="\#(description)""#
-                ])
+            resourceChallenge(
+                .unauthorized, [#"realm="latchkey-sandbox""#, #"error="invalid_token""#, #"error_description="\#(description)""#])
         }
         switch await state.checkAccessToken(token) {
         case .unknown: return invalid("The access token is not known.")
         case .expired: return invalid("The access token expired.")
         case .revoked: return invalid("The access token was revoked.")
         case .valid(let grant, let scopes, _, _):
+            if let problem = bindingProblem(grant, provedKey: provedKey) {
+                return resourceChallenge(.unauthorized, [#"realm="latchkey-sandbox""#], proof: problem)
+            }
             guard let user = configuration.user(grant.username) else { return invalid("The access token is not known.") }
             switch likeness.profileShape {
             case .gitHub: return Self.json(.ok, gitHubUser(user), headers: Self.noStore)
@@ -37,9 +40,8 @@ extension SandboxServer {
             case .openIDConnect, .linkedIn: break
             }
             guard scopes.contains("openid") else {
-                return Response(
-                    status: .forbidden,
-                    headers: [.wwwAuthenticate: #"Bearer realm="latchkey-sandbox", error="insufficient_scope", scope="openid""#])
+                return resourceChallenge(
+                    .forbidden, [#"realm="latchkey-sandbox""#, #"error="insufficient_scope""#, #"scope="openid""#])
             }
             var claims: [String: Any] = ["sub": Self.subject(for: user)]
             if scopes.contains("profile") {
