@@ -132,8 +132,9 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     /// The authorization request parameter that names the account meant (OpenID Connect's
     /// `login_hint`; GitHub's is `login`); nil: the provider takes none.
     public var loginHintParameter: String?
-    /// RFC 9449: the provider binds tokens to a key Latchkey holds (`dpop` in its file): every token
-    /// request carries a proof. Not read from discovery yet: resources are not sent proofs yet.
+    /// RFC 9449: the provider binds tokens to a key Latchkey holds (`dpop` in its file, or ES256 among
+    /// its discovery's `dpop_signing_alg_values_supported`): every token request carries a proof, and
+    /// a bound access token goes to a resource with one (`ResourceAuthorization`).
     public var dpop = false
     /// How a narrower token is had (`narrowing`): by refresh unless the file (or discovery) says otherwise.
     public var narrowing = NarrowingMethod.refresh

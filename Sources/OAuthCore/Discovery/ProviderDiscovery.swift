@@ -171,8 +171,11 @@ public enum ProviderDiscovery {
         if document["authorization_response_iss_parameter_supported"]?.bool == true {
             file.requiresIssuerInResponse = .value(true)
         }
-        // RFC 9449 is not turned on from discovery yet: a bound token must be proved at every resource too
-        // (issue 39), and one sent as Bearer would be refused there and end the sign-in. `"dpop": true` asks for it.
+        // RFC 9449: a server that takes ES256 proofs gets them, and binds the sign-in's tokens to its key
+        // (one that lists only other algorithms is used without; `"dpop": false` in a file turns it off).
+        if document["dpop_signing_alg_values_supported"]?.strings?.contains("ES256") == true {
+            file.dpop = .value(true)
+        }
         // RFC 8693: where the server exchanges tokens, a program's narrower token is had that way.
         if document["grant_types_supported"]?.strings?.contains(TokenClient.tokenExchange) == true {
             file.narrowing = .value(.tokenExchange)

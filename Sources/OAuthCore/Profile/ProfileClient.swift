@@ -63,20 +63,21 @@ public struct ProfileClient: Sendable {
         return profile
     }
 
-    /// GET with the bearer token; one refresh-and-retry on 401. For OAuth 1.0a, a
+    /// GET with the access token (and a DPoP proof, for a bound one); one refresh-and-retry on 401. For OAuth 1.0a, a
     /// request signed with the token credentials, which nothing can renew.
     func authorizedJSON(_ url: URL, session: AuthSession) async throws -> JSONValue {
         if configuration.authProtocol == .oauth1 { return try await signedJSON(url, session: session) }
         var token = try await session.freshToken()
         for attempt in 1...2 {
             let request = HTTPRequest(
-                method: "GET", url: url,
-                headers: [
-                    "Authorization": "Bearer \(token.accessToken)", "Accept": "application/json",
-                    "User-Agent": OAuthCoreInfo.userAgent,
-                ],
+                method: "GET", url: url, headers: ["Accept": "application/json", "User-Agent": OAuthCoreInfo.userAgent],
                 timeout: timeout)
-            let response = try await send(request, secrets: [token.accessToken])
+            let response = try await ResourceAuthorization.send(request, with: token) {
+                try await send($0, secrets: [token.accessToken])
+            }
+            if response.status == 401, let refused = ResourceAuthorization.proofRefusal(in: response) {
+                throw OAuthError.dpopProofRefused(endpoint: .profile, description: refused)
+            }
             if response.status == 401 {
                 guard attempt == 1 else { throw await session.endAfterRejection(of: token) }
                 logger.info("The provider refused the access token; refreshing once")

@@ -71,6 +71,9 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     case storage(String)
     /// A token narrower than the sign-in could not be had; the sentence says why (the sign-in is untouched).
     case narrowing(String)
+    /// A resource refused the proof of the sign-in's DPoP key that went with its token (RFC 9449
+    /// `invalid_dpop_proof`): the server's problem or a clock far off, not the token's; kept.
+    case dpopProofRefused(endpoint: Endpoint, description: String?)
 
     /// Which of the provider's endpoints an error came from, for the sentence.
     public enum Endpoint: String, Sendable {
@@ -167,6 +170,10 @@ public enum OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .signedOut(let reason): reason
         case .storage(let reason): "Trouble with the saved sign-in: \(reason)"
         case .narrowing(let sentence): sentence
+        case .dpopProofRefused(let endpoint, let description):
+            "The provider's \(endpoint.rawValue) refused this computer's proof of the key the sign-in is bound to"
+                + (description.flatMap { $0.isEmpty ? nil : " (\(Redaction.printable($0)))" } ?? "")
+                + ". Your sign-in is kept; check that the clock is right and try again."
         }
     }
 

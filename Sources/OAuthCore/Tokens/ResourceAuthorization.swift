@@ -1,0 +1,62 @@
+import FoundationEssentials
+
+/// How a request to a resource carries an access token: `Bearer` (RFC 6750 §2.1); or, for a
+/// DPoP-bound token (`token_type` `DPoP`), the `DPoP` scheme and a proof of the sign-in's key for that
+/// method and URL carrying the token's hash (RFC 9449 §7.1), with the resource's nonce once it gave one (§9).
+public enum ResourceAuthorization {
+    /// Whether `token` goes to a resource only with a proof.
+    public static func needsProof(_ token: Token) -> Bool { token.tokenType.lowercased() == "dpop" }
+
+    /// The headers that carry `token` on `method` `url`. A bound token whose key cannot be read is
+    /// of no use to anyone: said as such, nothing is sent.
+    public static func headers(_ token: Token, method: String, url: URL) throws -> [String: String] {
+        guard needsProof(token) else { return ["Authorization": "Bearer \(token.accessToken)"] }
+        guard let stored = token.dpopKey, let key = DPoPKey(stored: stored) else {
+            throw OAuthError.storage("the sign-in's token is bound to a DPoP key that could not be read. Sign in again.")
+        }
+        return [
+            "Authorization": "DPoP \(token.accessToken)",
+            "DPoP": key.proof(method: method, url: url, nonce: DPoPNonces.nonce(for: url), accessToken: token.accessToken),
+        ]
+    }
+
+    /// Sends `request` with `token` through `send`; when the resource asks for its DPoP nonce
+    /// (401, `use_dpop_nonce`), once more with a new proof carrying it. A nonce given with any
+    /// answer is kept for the next proof to that URL.
+    public static func send(
+        _ request: HTTPRequest, with token: Token, _ send: (HTTPRequest) async throws -> HTTPResponse
+    ) async throws -> HTTPResponse {
+        var request = request
+        for (name, value) in try headers(token, method: request.method, url: request.url) { request.headers[name] = value }
+        let first = try await send(request)
+        guard needsProof(token) else { return first }
+        let kept = keepNonce(of: first, for: request.url)
+        guard first.status == 401, kept, asksForNonce(first) else { return first }
+        for (name, value) in try headers(token, method: request.method, url: request.url) { request.headers[name] = value }
+        let second = try await send(request)
+        _ = keepNonce(of: second, for: request.url)
+        return second
+    }
+
+    /// Whether a resource's answer is RFC 9449 §9's request for a nonce: a `DPoP` challenge with `use_dpop_nonce`.
+    static func asksForNonce(_ response: HTTPResponse) -> Bool {
+        guard let header = response.header("www-authenticate"), let challenges = try? AuthenticateChallenge.parse(header) else {
+            return false
+        }
+        return challenges.contains { $0.is("DPoP") && $0["error"] == "use_dpop_nonce" }
+    }
+
+    /// What a resource said of a refused DPoP proof (`invalid_dpop_proof`), nil for any other answer.
+    public static func proofRefusal(in response: HTTPResponse) -> String? {
+        guard let header = response.header("www-authenticate"), let challenges = try? AuthenticateChallenge.parse(header),
+            let dpop = challenges.first(where: { $0.is("DPoP") && $0["error"] == "invalid_dpop_proof" })
+        else { return nil }
+        return dpop["error_description"] ?? ""
+    }
+
+    private static func keepNonce(of response: HTTPResponse, for url: URL) -> Bool {
+        guard let nonce = response.header("dpop-nonce"), !nonce.isEmpty else { return false }
+        DPoPNonces.keep(nonce, for: url)
+        return DPoPNonces.nonce(for: url) == nonce
+    }
+}
