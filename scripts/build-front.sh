@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `latchkey`, the front (Sources/LatchkeyFront/main.c with Sources/CAgentAnswer), built by the C
+# `latchkey`, the front (Sources/LatchkeyFront/*.c with Sources/CAgentAnswer), built by the C
 # compiler alone into DIRECTORY (a build's bin directory: .build/debug or .build/release):
 #   scripts/build-front.sh DIRECTORY
 # Not a SwiftPM product: SwiftPM links every executable it makes against the Swift runtime, even a C
@@ -19,5 +19,5 @@ mkdir -p "$out"
     -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE -pie -Wl,-z,relro,-z,now -Wl,--as-needed -Wl,--build-id \
     "-ffile-prefix-map=$PWD=." \
     -I Sources/CAgentAnswer/include \
-    -o "$out/latchkey.new" Sources/LatchkeyFront/main.c Sources/CAgentAnswer/agent_answer.c
+    -o "$out/latchkey.new" Sources/LatchkeyFront/main.c Sources/LatchkeyFront/curl.c Sources/CAgentAnswer/agent_answer.c
 mv -f "$out/latchkey.new" "$out/latchkey"

@@ -31,6 +31,8 @@ public enum AgentBusMethod: String, CaseIterable, Sendable {
     case listAccounts = "ListAccounts"
     case getToken = "GetToken"
     case getTokenForResource = "GetTokenForResource"
+    /// GetToken, and a DPoP proof signed for the caller's request (method, URL) to go with the token.
+    case getProvedToken = "GetProvedToken"
     case signIn = "SignIn"
     case signOut = "SignOut"
     case listPrograms = "ListPrograms"
@@ -55,6 +57,9 @@ public enum AgentBusMethod: String, CaseIterable, Sendable {
         case .listAccounts: [Self.out("accounts", "a(ssss)")]
         case .getToken: [Self.into("provider", "s"), Self.into("options", "a{sv}")] + Self.token
         case .getTokenForResource: [Self.into("resource", "s"), Self.into("options", "a{sv}")] + Self.token
+        case .getProvedToken:
+            [Self.into("provider", "s"), Self.into("options", "a{sv}"), Self.into("method", "s"), Self.into("url", "s")] + Self.token
+                + [Self.out("proof", "s")]
         case .signIn: [Self.into("provider", "s")]
         case .signOut: [Self.into("provider", "s"), Self.out("message", "s")]
         case .listPrograms: [Self.out("programs", "a(sssx)")]
@@ -65,5 +70,7 @@ public enum AgentBusMethod: String, CaseIterable, Sendable {
     /// Whether an app in a Flatpak sandbox may call it: tokens (which the person is asked about), the
     /// accounts it was always allowed (`ListAccounts` answers it those alone), and nothing that would
     /// tell it, or change, what else the person signed in to.
-    public var openToSandboxedApps: Bool { self == .getToken || self == .getTokenForResource || self == .listAccounts }
+    public var openToSandboxedApps: Bool {
+        self == .getToken || self == .getTokenForResource || self == .getProvedToken || self == .listAccounts
+    }
 }

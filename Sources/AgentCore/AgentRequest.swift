@@ -61,6 +61,39 @@ public struct AgentRequest: Sendable, Equatable {
     public var resource: URL?
     /// What the program calls itself (oidc-agent's `application_hint`): shown to the person, never trusted.
     public var applicationHint: String?
+    /// The request a DPoP proof is wanted for, to go with the token (RFC 9449 §7): the agent signs it
+    /// with the sign-in's key, which the program never gets.
+    public var proof: ProofRequest?
+
+    /// What a DPoP proof is signed for: the method and URL of the program's request to a resource,
+    /// and the nonce that resource gave, if any.
+    public struct ProofRequest: Sendable, Equatable {
+        public var method: String
+        public var url: URL
+        public var nonce: String?
+
+        public init(method: String, url: URL, nonce: String? = nil) {
+            (self.method, self.url, self.nonce) = (method, url, nonce)
+        }
+
+        /// Why a proof cannot be signed for this (an HTTP method is a token of letters, RFC 9110
+        /// §9.1; the URL an absolute http(s) one; a nonce visible ASCII, RFC 9449 §8); nil when it can.
+        public var problem: String? {
+            guard (1...32).contains(method.utf8.count), method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+                return "A DPoP proof's method is an HTTP method in capitals (GET, POST, …)."
+            }
+            guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host?.isEmpty == false else {
+                return "A DPoP proof's URL is an absolute http or https URL."
+            }
+            if let nonce,
+                nonce.isEmpty || nonce.utf8.count > 1024
+                    || !nonce.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C })
+            {
+                return "A DPoP nonce is what the resource sent in its DPoP-Nonce header: up to 1024 visible ASCII characters."
+            }
+            return nil
+        }
+    }
 
     /// What the program asked for, in its own words (never what the agent found for it): what a
     /// refusal may name before the person allowed the program anything.
@@ -106,8 +139,9 @@ public struct AgentRequest: Sendable, Equatable {
 
     public init(
         target: Target, account: String? = nil, minimumValidity: Int = 0, scopes: [String] = [], audience: String? = nil,
-        resource: URL? = nil, applicationHint: String? = nil
+        resource: URL? = nil, applicationHint: String? = nil, proof: ProofRequest? = nil
     ) {
+        self.proof = proof
         self.resource = resource
         self.target = target
         self.account = account.flatMap { $0.isEmpty ? nil : $0 }
@@ -127,6 +161,11 @@ public struct AgentToken: Sendable, Equatable {
     /// The provider's id and issuer (oidc-agent's answer names the issuer).
     public var provider: String
     public var issuer: String
+    /// The DPoP proof asked for (`AgentRequest.proof`), for a token bound to the sign-in's key; nil otherwise.
+    public var proof: String?
+
+    /// Whether a resource takes the token only with a DPoP proof (`token_type` DPoP).
+    public var needsProof: Bool { tokenType.lowercased() == "dpop" }
 
     public init(accessToken: String, tokenType: String, expiresAt: Date?, scopes: [String], provider: String, issuer: String) {
         self.accessToken = accessToken

@@ -71,7 +71,21 @@ public enum OIDCAgentMessage {
             target: target, account: accountName, minimumValidity: minimum, scopes: scopes, audience: try text(json, "audience"),
             applicationHint: try text(json, "application_hint"))
         request.minimumWithinLifetime = json[withinLifetime] == .bool(true)
+        request.proof = try proofRequest(json)
         return request
+    }
+
+    /// Latchkey's own members: a DPoP proof to go with the token, for `dpop_method` `dpop_url`
+    /// (and the resource's `dpop_nonce`); answered in `dpop_proof`.
+    private static func proofRequest(_ json: JSONValue) throws(AgentRefusal) -> AgentRequest.ProofRequest? {
+        let (method, url, nonce) = (try text(json, "dpop_method"), try text(json, "dpop_url"), try text(json, "dpop_nonce"))
+        guard method != nil || url != nil || nonce != nil else { return nil }
+        guard let method, let url, let parsed = URL(string: url) else {
+            throw AgentRefusal(.invalid, "A DPoP proof is asked for with both \"dpop_method\" and \"dpop_url\".")
+        }
+        let proof = AgentRequest.ProofRequest(method: method, url: parsed, nonce: nonce)
+        if let problem = proof.problem { throw AgentRefusal(.invalid, problem) }
+        return proof
     }
 
     /// A string member, nil when absent (or null); a refusal when it is something else, empty or too long.
@@ -85,14 +99,16 @@ public enum OIDCAgentMessage {
 
     /// The success answer, as oidc-agent writes it (plus the token's type and scopes).
     public static func success(_ token: AgentToken) -> String {
-        JSONValue.object([
-            .init("status", .string("success")),
-            .init("access_token", .string(token.accessToken)),
-            .init("issuer", .string(token.issuer)),
-            .init("expires_at", .number(String(Int(token.expiresAt?.timeIntervalSince1970 ?? 0)))),
-            .init("token_type", .string(token.tokenType)),
-            .init("scope", .string(token.scopes.joined(separator: " "))),
-        ]).text(spaced: false)
+        JSONValue.object(
+            [
+                .init("status", .string("success")),
+                .init("access_token", .string(token.accessToken)),
+                .init("issuer", .string(token.issuer)),
+                .init("expires_at", .number(String(Int(token.expiresAt?.timeIntervalSince1970 ?? 0)))),
+                .init("token_type", .string(token.tokenType)),
+                .init("scope", .string(token.scopes.joined(separator: " "))),
+            ] + (token.proof.map { [.init("dpop_proof", .string($0))] } ?? [])
+        ).text(spaced: false)
     }
 
     /// The failure answer: `error` is what oidc-token prints after "Error: "; `kind` (Latchkey's) tells its own
@@ -121,6 +137,10 @@ public enum OIDCAgentMessage {
         if !request.scopes.isEmpty { members.append(.init("scope", .string(request.scopes.joined(separator: " ")))) }
         if let audience = request.audience { members.append(.init("audience", .string(audience))) }
         if let hint = request.applicationHint { members.append(.init("application_hint", .string(hint))) }
+        if let proof = request.proof {
+            members += [.init("dpop_method", .string(proof.method)), .init("dpop_url", .string(proof.url.absoluteString))]
+            if let nonce = proof.nonce { members.append(.init("dpop_nonce", .string(nonce))) }
+        }
         return JSONValue.object(members).text(spaced: false)
     }
 
@@ -140,10 +160,11 @@ public enum OIDCAgentMessage {
         if case .number(let digits)? = json["expires_at"], let seconds = Double(digits), seconds > 0 {
             expiresAt = Date(timeIntervalSince1970: seconds)
         }
-        return .success(
-            AgentToken(
-                accessToken: token, tokenType: json["token_type"]?.string ?? "Bearer", expiresAt: expiresAt,
-                scopes: (json["scope"]?.string ?? "").split(separator: " ").map(String.init), provider: "",
-                issuer: json["issuer"]?.string ?? ""))
+        var answer = AgentToken(
+            accessToken: token, tokenType: json["token_type"]?.string ?? "Bearer", expiresAt: expiresAt,
+            scopes: (json["scope"]?.string ?? "").split(separator: " ").map(String.init), provider: "",
+            issuer: json["issuer"]?.string ?? "")
+        answer.proof = json["dpop_proof"]?.string
+        return .success(answer)
     }
 }

@@ -178,9 +178,15 @@ public actor TokenBroker {
             request.minimumWithinLifetime
             ? min(request.minimumValidity, token.halfLifetime.map { Int($0) } ?? .max) : request.minimumValidity
         try Self.check(token, lastsFor: minimum, providerName: configuration.displayName)
-        return AgentToken(
+        var answer = AgentToken(
             accessToken: token.accessToken, tokenType: token.tokenType, expiresAt: token.expiresAt, scopes: granted,
             provider: configuration.id, issuer: configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString)
+        if let asked = request.proof {
+            do { answer.proof = try await session.proof(for: token, method: asked.method, url: asked.url, nonce: asked.nonce) } catch {
+                throw AgentRefusal(error)
+            }
+        }
+        return answer
     }
 
     /// The sign-in's token, or one for `narrowing` alone.

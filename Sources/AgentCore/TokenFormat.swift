@@ -19,13 +19,17 @@ public enum TokenFormat: String, Sendable, CaseIterable {
         case .token:
             return token.accessToken + "\n"
         case .header:
-            return "Authorization: \(Self.scheme(token.tokenType)) \(token.accessToken)\n"
+            // A DPoP-bound token's proof is a header of its own (RFC 9449 §7.1).
+            return "Authorization: \(Self.scheme(token.tokenType)) \(token.accessToken)\n" + (token.proof.map { "DPoP: \($0)\n" } ?? "")
         case .json:
             let remaining = token.expiresAt.map { JSONValue.number(String(max(0, Int($0.timeIntervalSince(now))))) } ?? .null
-            return JSONValue.object([
-                .init("token", .string(token.accessToken)), .init("token_type", .string(Self.scheme(token.tokenType))),
-                .init("expires_at", expiry), .init("expires_in", remaining), .init("scopes", .array(token.scopes.map(JSONValue.string))),
-            ]).text() + "\n"
+            return JSONValue.object(
+                [
+                    .init("token", .string(token.accessToken)), .init("token_type", .string(Self.scheme(token.tokenType))),
+                    .init("expires_at", expiry), .init("expires_in", remaining),
+                    .init("scopes", .array(token.scopes.map(JSONValue.string))),
+                ] + (token.proof.map { [.init("dpop_proof", .string($0))] } ?? [])
+            ).text() + "\n"
         case .execCredential:
             var status: [JSONValue.Member] = [.init("token", .string(token.accessToken))]
             if expiry != .null { status.append(.init("expirationTimestamp", expiry)) }

@@ -78,7 +78,7 @@ struct AgentInterface: Sendable {
                         .tuple([.string($0.named), .string($0.label), .string($0.state.kind.rawValue), .string($0.state.sentence)])
                     })
             ])
-        case .getToken, .getTokenForResource:
+        case .getToken, .getTokenForResource, .getProvedToken:
             await token(call, method, from: caller)
         case .signIn:
             let id = arguments.first?.string ?? ""
@@ -175,37 +175,8 @@ struct AgentInterface: Sendable {
             + "calls on its connection); it gets no token.")
 
     private func token(_ call: DBusMethodCall, _ method: AgentBusMethod, from caller: Caller) async {
-        let arguments = call.arguments
-        let name = arguments.first?.string ?? ""
-        let options = arguments.dropFirst().first ?? .array(elementType: "{sv}", [])
-        var target: AgentRequest.Target
-        var account: String?
-        if method == .getTokenForResource {
-            guard let url = URL(string: name), (try? ResourceDiscovery.identifier(of: url)) != nil else {
-                return fail(
-                    call, AgentRefusal(.invalid, "The resource must be an https URL without a fragment (http only on this computer)."))
-            }
-            target = .resource(url)
-        } else {
-            let named = ProviderAccount(name)
-            (target, account) = (.provider(named.provider), named.account)
-        }
-        // `scope` as OAuth spells it (space-separated), or `scopes` as a list; `resource`: a token for it alone.
-        let scopes = (options["scopes"]?.strings ?? []) + (options["scope"]?.string?.split(separator: " ").map(String.init) ?? [])
-        var request = AgentRequest(target: target, account: account, scopes: scopes)
-        if let resource = options["resource"] {
-            guard let text = resource.string, let url = AgentRequest.resourceURL(text) else {
-                return fail(call, AgentRefusal(.invalid, "\"resource\" must be a resource's URL (https://… without a fragment)."))
-            }
-            request.resource = url
-        }
-        if let minimum = options["min-valid"] {
-            guard let seconds = minimum.integer, seconds >= Int64(AgentRequest.renewNow), seconds <= Int64(AgentRequest.longestValidity)
-            else {
-                return fail(call, AgentRefusal(.invalid, "\"min-valid\" must be a whole number of seconds from -1 to 86400."))
-            }
-            request.minimumValidity = Int(seconds)
-        }
+        let request: AgentRequest
+        do { request = try Self.request(call, method) } catch { return fail(call, error) }
         let connected = caller.asker?.pid ?? caller.pid
         let hidden = caller.program.hiddenName != nil
         let stillTheSame = { @Sendable in
@@ -221,13 +192,60 @@ struct AgentInterface: Sendable {
         withExtendedLifetime(watch) {}
         switch answer {
         case .success(let token):
-            call.reply([
-                .string(token.accessToken), .string(token.tokenType), .int64(Int64(token.expiresAt?.timeIntervalSince1970 ?? 0)),
-                .strings(token.scopes),
-            ])
+            call.reply(
+                [
+                    .string(token.accessToken), .string(token.tokenType), .int64(Int64(token.expiresAt?.timeIntervalSince1970 ?? 0)),
+                    .strings(token.scopes),
+                ] + (method == .getProvedToken ? [.string(token.proof ?? "")] : []))
         case .failure(let refusal):
             fail(call, refusal)
         }
+    }
+
+    /// What a GetToken, GetTokenForResource or GetProvedToken call asks for, from its arguments and options.
+    private static func request(_ call: DBusMethodCall, _ method: AgentBusMethod) throws(AgentRefusal) -> AgentRequest {
+        let arguments = call.arguments
+        let name = arguments.first?.string ?? ""
+        let options = arguments.dropFirst().first ?? .array(elementType: "{sv}", [])
+        var target: AgentRequest.Target
+        var account: String?
+        if method == .getTokenForResource {
+            guard let url = URL(string: name), (try? ResourceDiscovery.identifier(of: url)) != nil else {
+                throw AgentRefusal(.invalid, "The resource must be an https URL without a fragment (http only on this computer).")
+            }
+            target = .resource(url)
+        } else {
+            let named = ProviderAccount(name)
+            (target, account) = (.provider(named.provider), named.account)
+        }
+        // `scope` as OAuth spells it (space-separated), or `scopes` as a list; `resource`: a token for it alone.
+        let scopes = (options["scopes"]?.strings ?? []) + (options["scope"]?.string?.split(separator: " ").map(String.init) ?? [])
+        var request = AgentRequest(target: target, account: account, scopes: scopes)
+        if let resource = options["resource"] {
+            guard let text = resource.string, let url = AgentRequest.resourceURL(text) else {
+                throw AgentRefusal(.invalid, "\"resource\" must be a resource's URL (https://… without a fragment).")
+            }
+            request.resource = url
+        }
+        if method == .getProvedToken {
+            // The request the proof goes with (RFC 9449 §7): its method and URL, and the resource's nonce.
+            let url = arguments.count > 3 ? URL(string: arguments[3].string ?? "") : nil
+            let proof = url.map {
+                AgentRequest.ProofRequest(method: arguments[2].string ?? "", url: $0, nonce: options["dpop-nonce"]?.string)
+            }
+            guard let proof, proof.problem == nil else {
+                throw AgentRefusal(.invalid, proof?.problem ?? "A DPoP proof's URL is an absolute http or https URL.")
+            }
+            request.proof = proof
+        }
+        if let minimum = options["min-valid"] {
+            guard let seconds = minimum.integer, seconds >= Int64(AgentRequest.renewNow), seconds <= Int64(AgentRequest.longestValidity)
+            else {
+                throw AgentRefusal(.invalid, "\"min-valid\" must be a whole number of seconds from -1 to 86400.")
+            }
+            request.minimumValidity = Int(seconds)
+        }
+        return request
     }
 
     private func fail(_ call: DBusMethodCall, _ error: any Error) {

@@ -18,38 +18,42 @@
 #include <unistd.h>
 
 #include "agent_answer.h"
+#include "front.h"
 #include "latchkey_token.h"  // exit statuses, refusal kinds and limits, the app's and the agent's too
 
-enum { FAILED = LatchkeyTokenExitFailed };
-
-// Becomes `name` (latchkey-app, latchkey-agent) from beside this program, or from ../lib/latchkey
-// installed, with argv as its arguments; returns only when there is no such program.
-static void run_program(const char *name, char **argv) {
+// Where `name` (latchkey-app, latchkey-agent) is: beside this program, or in ../lib/latchkey
+// installed. 0 with its path in `out`; -1 when there is no such program.
+int program_path(const char *name, char *out, size_t capacity) {
     char self[PATH_MAX];
     ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (length <= 0) return;
+    if (length <= 0) return -1;
     self[length] = 0;
     char *slash = strrchr(self, '/');
-    if (!slash) return;
+    if (!slash) return -1;
     *slash = 0;
-    char program[PATH_MAX];
     const char *places[] = {"%s/%s", "%s/../lib/latchkey/%s"};
     for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
-        if (snprintf(program, sizeof program, places[i], self, name) < (int)sizeof program && access(program, X_OK) == 0) {
-            execv(program, argv);
-        }
+        int written = snprintf(out, capacity, places[i], self, name);
+        if (written > 0 && (size_t)written < capacity && access(out, X_OK) == 0) return 0;
     }
+    return -1;
+}
+
+// Becomes `name` with argv as its arguments; returns only when there is no such program.
+void run_program(const char *name, char **argv) {
+    char program[PATH_MAX];
+    if (program_path(name, program, sizeof program) == 0) execv(program, argv);
 }
 
 // The app: beside this program (a build), or in <prefix>/lib/latchkey (installed).
-static int run_app(char **argv) {
+int run_app(char **argv) {
     run_program("latchkey-app", argv);
     fprintf(stderr, "latchkey: its app (latchkey-app) is not beside it, nor in ../lib/latchkey: install Latchkey again.\n");
     return FAILED;
 }
 
 // The value of `--name VALUE` or `--name=VALUE` at argv[*i]; NULL when argv[*i] is not that option.
-static const char *option(int argc, char **argv, int *i, const char *name) {
+const char *option(int argc, char **argv, int *i, const char *name) {
     size_t n = strlen(name);
     if (strncmp(argv[*i], name, n) != 0) return NULL;
     if (argv[*i][n] == '=') return argv[*i] + n + 1;
@@ -57,14 +61,11 @@ static const char *option(int argc, char **argv, int *i, const char *name) {
     return NULL;
 }
 
-// ask_agent's answer when an agent runs but took nothing of the request, and said nothing.
-enum { AGENT_BUSY = -2 };
-
 // The agent's answer to a plain JSON request, into answer; its length, -1 when no agent answers,
 // or AGENT_BUSY. Asked where LATCHKEY_AGENT_SOCK says (the desktop's agent forwarded with ssh -R),
 // else at this session's socket.
 
-static long ask_agent(const char *request, char *answer, size_t capacity) {
+long ask_agent(const char *request, char *answer, size_t capacity) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     const char *forwarded = getenv("LATCHKEY_AGENT_SOCK");
     if (forwarded && forwarded[0] == '/') {
@@ -114,6 +115,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "latchkey: its agent (latchkey-agent) is not beside it, nor in ../lib/latchkey: install Latchkey again.\n");
         return FAILED;
     }
+    if (argc >= 2 && strcmp(argv[1], "curl") == 0) return curl_command(argc, argv);
     if (argc < 2 || strcmp(argv[1], "token") != 0) return run_app(argv);
     const char *provider = NULL, *account = NULL, *format = "token", *minimum = "0";
     for (int i = 2; i < argc; i++) {
@@ -157,10 +159,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "latchkey: Latchkey's agent did not answer: the connection to it closed before its answer.\n");
         return FAILED;
     }
+    char type[64] = "Bearer";
+    if (agent_answer_string(answer, (size_t)length, "token_type", type, sizeof type) < 0 || strcasecmp(type, "bearer") == 0)
+        strcpy(type, "Bearer");
+    if (strcasecmp(type, "dpop") == 0) fputs(LATCHKEY_DPOP_NOTE, stderr);
     if (strcmp(format, "header") == 0) {
-        char type[64] = "Bearer";
-        if (agent_answer_string(answer, (size_t)length, "token_type", type, sizeof type) < 0 || strcasecmp(type, "bearer") == 0)
-            strcpy(type, "Bearer");
         printf("Authorization: %s %s\n", type, text);
     } else {
         printf("%s\n", text);

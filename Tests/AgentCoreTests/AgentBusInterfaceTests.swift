@@ -19,7 +19,8 @@ import Testing
         #expect(xml.components(separatedBy: "<method ").count - 1 == AgentBusMethod.allCases.count)
         #expect(AgentBusMethod.getToken.arguments.filter { !$0.input }.map(\.type) == ["s", "s", "x", "as"])
         #expect(AgentBusMethod.signIn.arguments.allSatisfy { $0.input })
-        #expect(AgentBusMethod.allCases.filter(\.openToSandboxedApps) == [.listAccounts, .getToken, .getTokenForResource])
+        #expect(AgentBusMethod.getProvedToken.arguments.filter { !$0.input }.map(\.type) == ["s", "s", "x", "as", "s"])
+        #expect(AgentBusMethod.allCases.filter(\.openToSandboxedApps) == [.listAccounts, .getToken, .getTokenForResource, .getProvedToken])
         #expect(AgentBusInterface.errorName(.signedOut) == "io.github.latchkey.Agent1.Error.SignedOut")
     }
 

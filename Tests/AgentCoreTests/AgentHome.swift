@@ -14,8 +14,11 @@ final class AgentHome: @unchecked Sendable {
     let store: FileTokenStore
     let sandbox: RunningSandbox
     let logger = Logger(label: "AgentCoreTests")
+    /// Whether the sandbox provider binds its tokens to a DPoP key (`"dpop": true` in its file).
+    let dpop: Bool
 
-    init(sandbox arguments: [String] = []) async throws {
+    init(sandbox arguments: [String] = [], dpop: Bool = false) async throws {
+        self.dpop = dpop
         root = FileManager.default.temporaryDirectory.appendingPathComponent("agent-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         var catalog = ProviderCatalog(
@@ -33,7 +36,9 @@ final class AgentHome: @unchecked Sendable {
 
     /// A provider of the catalog; the sandbox preset served by this home's sandbox.
     func configuration(_ id: String) throws -> ProviderConfiguration {
-        try catalog.configuration(named: id, overrides: id == "sandbox" ? ["issuer": sandbox.baseURL] : [:])
+        var configuration = try catalog.configuration(named: id, overrides: id == "sandbox" ? ["issuer": sandbox.baseURL] : [:])
+        if id == "sandbox" { configuration.dpop = dpop }
+        return configuration
     }
 
     /// The agent's broker over this home; `storeRecheck` zero: the store is read again at every request.

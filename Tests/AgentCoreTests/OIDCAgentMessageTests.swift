@@ -63,6 +63,22 @@ import Testing
         ),
         (#"{"request":"access_token","account":""}"#, "\"account\" must be a non-empty string of at most 2048 bytes."),
         (#"{"request":"access_token","account":7}"#, "\"account\" must be a non-empty string of at most 2048 bytes."),
+        (
+            #"{"request":"access_token","account":"a","dpop_url":"https://api.example/x"}"#,
+            "A DPoP proof is asked for with both \"dpop_method\" and \"dpop_url\"."
+        ),
+        (
+            #"{"request":"access_token","account":"a","dpop_method":"get","dpop_url":"https://api.example/x"}"#,
+            "A DPoP proof's method is an HTTP method in capitals (GET, POST, …)."
+        ),
+        (
+            #"{"request":"access_token","account":"a","dpop_method":"GET","dpop_url":"file:///etc/passwd"}"#,
+            "A DPoP proof's URL is an absolute http or https URL."
+        ),
+        (
+            #"{"request":"access_token","account":"a","dpop_method":"GET","dpop_url":"https://a.example/","dpop_nonce":"a\"b"}"#,
+            "A DPoP nonce is what the resource sent in its DPoP-Nonce header: up to 1024 visible ASCII characters."
+        ),
     ])
     func aMalformedRequestIsRefusedInASentence(_ text: String, _ sentence: String) {
         #expect(request(text) == .failure(AgentRefusal(.invalid, sentence)))
@@ -82,6 +98,9 @@ import Testing
                 target: .provider("github"), minimumValidity: 300, scopes: ["repo", "read:user"], applicationHint: "latchkey token"),
             AgentRequest(target: .resource(URL(string: "https://mcp.example/mcp")!), minimumValidity: AgentRequest.renewNow),
             AgentRequest(target: .issuer("https://id.example"), audience: "api"),
+            AgentRequest(
+                target: .provider("mine"), applicationHint: "latchkey curl",
+                proof: .init(method: "POST", url: URL(string: "https://api.example/notes?x=1")!, nonce: "n-1")),
         ]
         for request in requests {
             #expect(try OIDCAgentMessage.request(Array(OIDCAgentMessage.encode(request).utf8)).get() == request)
@@ -98,6 +117,10 @@ import Testing
         #expect(success?["issuer"] as? String == "https://id.example")
         #expect((success?["expires_at"] as? NSNumber)?.intValue == 1_795_692_668)
         #expect(success?["scope"] as? String == "openid email")
+        #expect(success?["dpop_proof"] == nil, "a proof only where one was made")
+        var proved = token
+        (proved.tokenType, proved.proof) = ("DPoP", "a.b.c")
+        #expect(try OIDCAgentMessage.answer(Array(OIDCAgentMessage.success(proved).utf8)).get().proof == "a.b.c")
         let failure = try JSONSerialization.jsonObject(with: Data(OIDCAgentMessage.failure(AgentRefusal(.denied, "No.")).utf8))
         #expect((failure as? [String: String])?["error"] == "No.", "oidc-token tells failure by \"error\"")
         #expect(

@@ -14,6 +14,16 @@ import Testing
         #expect(TokenFormat.header.text(token) == "Authorization: Bearer t0k\n", "GitHub's lower-case bearer as the scheme is written")
     }
 
+    @Test func aProofIsAHeaderOfItsOwnAndAMemberOfTheJSON() throws {
+        var bound = token
+        (bound.tokenType, bound.proof) = ("DPoP", "h.p.s")
+        #expect(bound.needsProof && !token.needsProof)
+        #expect(TokenFormat.header.text(bound) == "Authorization: DPoP t0k\nDPoP: h.p.s\n")
+        let json = try JSONSerialization.jsonObject(with: Data(TokenFormat.json.text(bound, now: now).utf8)) as? [String: Any]
+        #expect(json?["token_type"] as? String == "DPoP" && json?["dpop_proof"] as? String == "h.p.s")
+        #expect(TokenFormat.token.text(bound) == "t0k\n")
+    }
+
     @Test func jsonHasTheTokenItsTypeExpiryAndScopes() throws {
         let json = try JSONSerialization.jsonObject(with: Data(TokenFormat.json.text(token, now: now).utf8)) as? [String: Any]
         #expect(json?["token"] as? String == "t0k")

@@ -23,6 +23,7 @@ import agent  # noqa: E402
 import basics  # noqa: E402
 import command_line  # noqa: E402
 import desktop  # noqa: E402
+import dpop  # noqa: E402
 import harness  # noqa: E402
 import hostile  # noqa: E402
 import keyrings  # noqa: E402
@@ -36,8 +37,8 @@ import trust  # noqa: E402
 import zero_config  # noqa: E402
 
 SCENARIOS = {}
-for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, least_privilege, accounts,
-               no_browser, over_ssh, package):
+for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, least_privilege, dpop,
+               accounts, no_browser, over_ssh, package):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

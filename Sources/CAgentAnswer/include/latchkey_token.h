@@ -42,4 +42,8 @@ typedef LATCHKEY_CLOSED_ENUM(LatchkeyTokenExit) {
 /// answer the agent's question, with room to spare.
 #define LATCHKEY_AGENT_CONNECTION_LIFETIME 600
 
+/// What `latchkey token` says on stderr of a token bound to a DPoP key (RFC 9449) when no proof was asked for.
+// One literal, so that Swift imports it.
+#define LATCHKEY_DPOP_NOTE "latchkey: this token is bound to a key Latchkey holds (token_type DPoP): a resource takes it only with a proof of that key. Ask for one with --dpop-url URL (and --dpop-method), or send the request with `latchkey curl`.\n"
+
 #endif

@@ -68,6 +68,8 @@ struct TokenCommand: ParsableCommand {
 
     @OptionGroup var narrowingOptions: NarrowingOptions
 
+    @OptionGroup var proofOptions: ProofOptions
+
     @Option(help: "How to print the token: token (alone), header (an Authorization line), json, or exec-credential (kubectl's).")
     var format: TokenFormat = .token
 
@@ -116,7 +118,18 @@ struct TokenCommand: ParsableCommand {
         let output = Self.setStandardOutputAside()
         let level = logging.level(otherwise: .error)
         LoggingSystem.bootstrap { label in TimestampedLogHandler(label: label, level: level) }
-        let print = { (token: AgentToken) in output.write(format.text(token, environment: ProcessInfo.processInfo.environment)) }
+        let print = { (token: AgentToken) in
+            if token.needsProof, token.proof == nil { Descriptor.standardError.write(LATCHKEY_DPOP_NOTE) }
+            output.write(format.text(token, environment: ProcessInfo.processInfo.environment))
+        }
+        let account = account
+        // Without an agent, the proof is signed here, with the sign-in's key.
+        let proved = { (token: Token, provider: Provider) throws -> AgentToken in
+            do {
+                let session = try wait { try await provider.session(forAccount: account) }
+                return try AgentToken.proved(token, of: provider.configuration, session: session, for: proofOptions.value)
+            } catch { throw Self.fail("\(error)", .failed) }
+        }
         if challenge == nil, let answer = askAgent() {
             switch answer {
             case .success(let token): return print(token)
@@ -137,7 +150,7 @@ struct TokenCommand: ParsableCommand {
         if let challenge, let refusal = try? ResourceChallenge(header: challenge) {
             // The resource refused the last token: renewed, or a new sign-in for what it asks (never the refused token again).
             switch try request.answer(refusal) {
-            case .renewed(let token): return print(AgentToken(token, of: provider.configuration))
+            case .renewed(let token): return print(try proved(token, provider))
             case .signIn(let configuration, let reason):
                 // Wider scopes, or the server the resource moved to: the sign-in is with that.
                 provider = request.provider(configuration)
@@ -145,9 +158,9 @@ struct TokenCommand: ParsableCommand {
                 why = "A new sign-in is needed"
             }
         } else if let token = try request.stored(provider) {
-            return print(AgentToken(token, of: provider.configuration))
+            return print(try proved(token, provider))
         }
-        print(AgentToken(try request.signIn(provider, why: why), of: provider.configuration))
+        print(try proved(try request.signIn(provider, why: why), provider))
     }
 
     /// The agent's answer, when one runs in this session; nil: no agent, this command does the work itself.
@@ -172,7 +185,7 @@ struct TokenCommand: ParsableCommand {
         return AgentClient.ask(
             AgentRequest(
                 target: target, account: account, minimumValidity: minimumValidity, scopes: narrowing.scopes,
-                resource: narrowing.resource, applicationHint: "latchkey token"))
+                resource: narrowing.resource, applicationHint: "latchkey token", proof: proofOptions.value))
     }
 
     /// `--scope` and `--audience`: what of the sign-in the token is for.

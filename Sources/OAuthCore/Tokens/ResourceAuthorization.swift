@@ -60,3 +60,20 @@ public enum ResourceAuthorization {
         return DPoPNonces.nonce(for: url) == nonce
     }
 }
+
+extension AuthSession {
+    /// A DPoP proof (RFC 9449 §4.2) to go with `token` — this sign-in's own, or one narrowed from it —
+    /// on `method` `url`, carrying its hash and the resource's `nonce`; nil for a token that needs none.
+    /// Signed with the sign-in's key, which never leaves here: what a program is handed instead of it.
+    public func proof(for token: Token, method: String, url: URL, nonce: String? = nil) async throws -> String? {
+        guard ResourceAuthorization.needsProof(token) else { return nil }
+        var stored = token.dpopKey
+        if stored == nil { stored = await currentToken()?.dpopKey }
+        guard let stored, let key = DPoPKey(stored: stored) else {
+            throw OAuthError.storage("the sign-in's token is bound to a DPoP key that could not be read. Sign in again.")
+        }
+        // A nonce the resource gave the program is kept for the next proof to that URL, as OAuthCore's own are.
+        if let nonce { DPoPNonces.keep(nonce, for: url) }
+        return key.proof(method: method, url: url, nonce: DPoPNonces.nonce(for: url), accessToken: token.accessToken)
+    }
+}

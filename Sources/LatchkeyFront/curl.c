@@ -1,0 +1,303 @@
+// `latchkey curl [LATCHKEY OPTIONS] [--] CURL ARGUMENTS… URL`: curl with the provider's token, for
+// programs and people that only speak Bearer. A token bound to a key Latchkey holds (DPoP, RFC 9449)
+// goes with a proof of that key for this request's method and URL, signed by whoever holds the key
+// (the agent, or `latchkey token`); the key itself never leaves. When the resource asks for its
+// nonce (401, use_dpop_nonce, §9), the request is made once more with a proof carrying it.
+//
+// The token and the proof reach curl in a file only it and this process can open (`-H @/dev/fd/N`,
+// a memfd), never on a command line another program could read in /proc. The token comes from the
+// agent itself when one runs and only --provider (and --account) are given; otherwise from
+// `latchkey token --format header` (the app: with or without an agent, narrowed, signed in first).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent_answer.h"
+#include "front.h"
+
+enum { MOST_ARGUMENTS = 4096 };
+
+// The options of `latchkey token` that `latchkey curl` takes, and whether each takes a value.
+static const struct {
+    const char *name;
+    int takes_value;
+} token_options[] = {
+    {"--provider", 1}, {"--account", 1}, {"--resource", 1}, {"--scope", 1}, {"--audience", 1},
+    {"--min-valid", 1}, {"--log-level", 1}, {"--device", 0}, {"--paste", 0},
+};
+
+// Whether argv[*i] is one of token_options (its value taken along); 1 when it is.
+static int token_option(int argc, char **argv, int *i) {
+    for (size_t k = 0; k < sizeof token_options / sizeof *token_options; k++) {
+        size_t n = strlen(token_options[k].name);
+        if (strncmp(argv[*i], token_options[k].name, n) != 0) continue;
+        if (!token_options[k].takes_value) {
+            if (argv[*i][n] == 0) return 1;
+        } else if (argv[*i][n] == '=') {
+            return 1;
+        } else if (argv[*i][n] == 0 && *i + 1 < argc) {
+            ++*i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int starts_with_http(const char *text) { return strncasecmp(text, "https://", 8) == 0 || strncasecmp(text, "http://", 7) == 0; }
+
+// The method curl will send, as its own arguments say: -X/--request, else HEAD for -I, PUT for -T,
+// POST for a body (-d, --data…, -F, --form…, --json), else GET.
+static const char *curl_method(int count, char **arguments) {
+    const char *method = NULL, *implied = "GET";
+    for (int i = 0; i < count; i++) {
+        const char *a = arguments[i];
+        if ((strcmp(a, "-X") == 0 || strcmp(a, "--request") == 0) && i + 1 < count) method = arguments[++i];
+        else if (strncmp(a, "--request=", 10) == 0) method = a + 10;
+        else if (strncmp(a, "-X", 2) == 0 && a[2]) method = a + 2;
+        else if (strcmp(a, "-I") == 0 || strcmp(a, "--head") == 0) implied = "HEAD";
+        else if (strcmp(a, "-T") == 0 || strcmp(a, "--upload-file") == 0) implied = "PUT";
+        else if (strcmp(implied, "GET") == 0 && (strncmp(a, "-d", 2) == 0 || strncmp(a, "--data", 6) == 0 || strcmp(a, "-F") == 0 ||
+                                                 strncmp(a, "--form", 6) == 0 || strcmp(a, "--json") == 0))
+            implied = "POST";
+    }
+    return method ? method : implied;
+}
+
+// A memfd holding `text`, its descriptor open across exec (curl reads it as /dev/fd/N); -1 on failure.
+static int memory_file(const char *name, const char *text) {
+    int fd = memfd_create(name, 0);
+    if (fd < 0) return -1;
+    size_t length = strlen(text), written = 0;
+    while (written < length) {
+        ssize_t n = write(fd, text + written, length - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            close(fd);
+            return -1;
+        }
+        written += (size_t)n;
+    }
+    return fd;
+}
+
+// All of a memfd's bytes, NUL-terminated, into `out`; the length, or -1 when they do not fit.
+static long read_all(int fd, char *out, size_t capacity) {
+    size_t total = 0;
+    while (total + 1 < capacity) {
+        ssize_t n = pread(fd, out + total, capacity - 1 - total, (off_t)total);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        total += (size_t)n;
+    }
+    out[total] = 0;
+    char probe;
+    return pread(fd, &probe, 1, (off_t)total) > 0 ? -1 : (long)total;
+}
+
+// Runs `path` with `argv`, its standard output into `output` (-1: this process's); its exit status
+// (128 + the signal for one killed), or -1 when it could not be started.
+static int run(const char *path, char **argv, int output) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (output >= 0 && dup2(output, STDOUT_FILENO) < 0) _exit(127);
+        execvp(path, argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The header lines (`Authorization: …` and, for a bound token, `DPoP: …`) for `method` `url` into
+// `headers`, from the agent (`named` set: only --provider and --account were given) or from
+// `latchkey token --format header`. 0, or the exit status to end with (its sentence said).
+static int token_headers(const char *named, int count, char **options, const char *method, const char *url, const char *nonce,
+                         char *headers, size_t capacity) {
+    static char request[8192], answer[LATCHKEY_AGENT_LARGEST_MESSAGE], token[LATCHKEY_AGENT_LARGEST_MESSAGE];
+    if (named) {
+        char account[1100], quoted_method[128], quoted_url[4200], quoted_nonce[2100] = "";
+        if (agent_answer_quote(named, account, sizeof account) < 0 || agent_answer_quote(method, quoted_method, sizeof quoted_method) < 0 ||
+            agent_answer_quote(url, quoted_url, sizeof quoted_url) < 0 ||
+            (nonce && agent_answer_quote(nonce, quoted_nonce, sizeof quoted_nonce) < 0)) {
+            named = NULL;  // the app says what is wrong with them
+        } else {
+            int written = snprintf(request, sizeof request,
+                                   "{\"request\":\"access_token\",\"account\":%s,\"min_valid_period\":0,\"application_hint\":\"latchkey "
+                                   "curl\",\"dpop_method\":%s,\"dpop_url\":%s%s%s}",
+                                   account, quoted_method, quoted_url, nonce ? ",\"dpop_nonce\":" : "", quoted_nonce);
+            if (written < 0 || written >= (int)sizeof request) named = NULL;
+        }
+    }
+    long length = named ? ask_agent(request, answer, sizeof answer) : -1;
+    if (length == AGENT_BUSY) {
+        fprintf(stderr, "latchkey: Latchkey's agent runs but did not take this request (it is busy); try again in a moment.\n");
+        return FAILED;
+    }
+    if (length >= 0) {
+        if (agent_answer_string(answer, (size_t)length, "error", token, sizeof token) >= 0) {
+            char kind[32] = "";
+            agent_answer_string(answer, (size_t)length, "kind", kind, sizeof kind);
+            fprintf(stderr, "latchkey: %s\n", token);
+            return strcmp(kind, LATCHKEY_REFUSAL_SIGNED_OUT) == 0 ? LatchkeyTokenExitSignedOut
+                   : strcmp(kind, LATCHKEY_REFUSAL_DENIED) == 0   ? LatchkeyTokenExitRefused
+                                                                   : FAILED;
+        }
+        char type[64] = "Bearer", proof[8192] = "";
+        if (agent_answer_string(answer, (size_t)length, "access_token", token, sizeof token) <= 0) {
+            fprintf(stderr, "latchkey: Latchkey's agent did not answer: the connection to it closed before its answer.\n");
+            return FAILED;
+        }
+        if (agent_answer_string(answer, (size_t)length, "token_type", type, sizeof type) < 0 || strcasecmp(type, "bearer") == 0)
+            strcpy(type, "Bearer");
+        agent_answer_string(answer, (size_t)length, "dpop_proof", proof, sizeof proof);
+        int written = snprintf(headers, capacity, "Authorization: %s %s\n%s%s%s", type, token, *proof ? "DPoP: " : "", proof, *proof ? "\n" : "");
+        return written > 0 && (size_t)written < capacity ? 0 : FAILED;
+    }
+    // No agent to ask (or more than a provider and an account to say): `latchkey token` does it all.
+    char app[PATH_MAX];
+    if (program_path("latchkey-app", app, sizeof app) != 0) {
+        fprintf(stderr, "latchkey: its app (latchkey-app) is not beside it, nor in ../lib/latchkey: install Latchkey again.\n");
+        return FAILED;
+    }
+    char *argv[MOST_ARGUMENTS + 16];
+    int n = 0;
+    argv[n++] = "latchkey";
+    argv[n++] = "token";
+    for (int i = 0; i < count; i++) argv[n++] = options[i];
+    const char *extra[] = {"--format", "header", "--dpop-url", url, "--dpop-method", method};
+    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) argv[n++] = (char *)extra[i];
+    if (nonce) {
+        argv[n++] = "--dpop-nonce";
+        argv[n++] = (char *)nonce;
+    }
+    argv[n] = NULL;
+    int output = memfd_create("latchkey-token", MFD_CLOEXEC);
+    if (output < 0) return FAILED;
+    int status = run(app, argv, output);
+    long read = status == 0 ? read_all(output, headers, capacity) : -1;
+    close(output);
+    if (status != 0) return status < 0 ? FAILED : status;  // its sentence is said
+    return read > 0 ? 0 : FAILED;
+}
+
+// The status of the last answer in curl's header dump (redirects and 100 Continue come first), and
+// the nonce it asks for: set when it is 401 with a DPoP challenge's use_dpop_nonce and a DPoP-Nonce.
+static int last_answer(char *dump, char *nonce, size_t capacity) {
+    int status = 0, asks = 0;
+    *nonce = 0;
+    for (char *line = strtok(dump, "\r\n"); line; line = strtok(NULL, "\r\n")) {
+        if (strncmp(line, "HTTP/", 5) == 0) {
+            const char *space = strchr(line, ' ');
+            status = space ? atoi(space + 1) : 0;
+            asks = 0;
+            *nonce = 0;
+        } else if (strncasecmp(line, "www-authenticate:", 17) == 0 && strstr(line, "use_dpop_nonce")) {
+            asks = 1;
+        } else if (strncasecmp(line, "dpop-nonce:", 11) == 0) {
+            const char *value = line + 11;
+            while (*value == ' ' || *value == '\t') value++;
+            if (strlen(value) < capacity) strcpy(nonce, value);
+        }
+    }
+    if (status != 401 || !asks) *nonce = 0;
+    return status;
+}
+
+int curl_command(int argc, char **argv) {
+    // Latchkey's options first (up to `--`, or the first that is none of them), then curl's.
+    int first = 2, others = 0;
+    const char *provider = NULL, *account = NULL;
+    while (first < argc && strcmp(argv[first], "--") != 0) {
+        int i = first;
+        const char *value;
+        if ((value = option(argc, argv, &i, "--provider"))) provider = value;
+        else if ((value = option(argc, argv, &i, "--account"))) account = value;
+        else if (token_option(argc, argv, &i)) others = 1;
+        else break;
+        first = i + 1;
+    }
+    int options = first - 2;
+    if (first < argc && strcmp(argv[first], "--") == 0) first++;
+    int count = argc - first;
+    const char *url = NULL;
+    for (int i = 0; i < count; i++)
+        if (starts_with_http(argv[first + i])) url = argv[first + i];
+    if (!url || count > MOST_ARGUMENTS) {
+        fprintf(stderr,
+                "latchkey: usage: latchkey curl [--provider ID | --resource URL] [latchkey token's options] [--] [curl's options] URL\n"
+                "  The URL (http:// or https://) is the request's; Latchkey adds its token (and a DPoP proof) to it.\n");
+        return 64;  // EX_USAGE, as the app ends a mistake on the command line
+    }
+    const char *method = curl_method(count, argv + first);
+    char named[512];
+    int direct = provider && !others && !strchr(provider, '/') && (!account || *account);
+    if (direct) {
+        int written = account ? snprintf(named, sizeof named, "%s/%s", provider, account) : snprintf(named, sizeof named, "%s", provider);
+        if (written < 0 || written >= (int)sizeof named) direct = 0;
+    }
+    static char headers[2 * LATCHKEY_AGENT_LARGEST_MESSAGE], dump[65536];
+    char nonce[1100];
+    for (int attempt = 1;; attempt++) {
+        int ended = token_headers(direct ? named : NULL, options, argv + 2, method, url, attempt == 1 ? NULL : nonce, headers, sizeof headers);
+        if (ended != 0) return ended;
+        int header_file = memory_file("latchkey-curl-headers", headers);
+        if (header_file < 0) return FAILED;
+        char header_argument[32], dump_path[32];
+        snprintf(header_argument, sizeof header_argument, "@/dev/fd/%d", header_file);
+        // A bound token's first try is kept aside: should the resource ask for its nonce, it is tried again.
+        int proved = strstr(headers, "\nDPoP: ") != NULL && attempt == 1;
+        int body = proved ? memfd_create("latchkey-curl-body", MFD_CLOEXEC) : -1;
+        int dumped = proved ? memfd_create("latchkey-curl-dump", 0) : -1;
+        if (proved && (body < 0 || dumped < 0)) return FAILED;
+        snprintf(dump_path, sizeof dump_path, "/dev/fd/%d", dumped);
+        char *curl[MOST_ARGUMENTS + 8];
+        int n = 0;
+        curl[n++] = "curl";
+        curl[n++] = "-H";
+        curl[n++] = header_argument;
+        if (proved) {
+            curl[n++] = "-D";
+            curl[n++] = dump_path;
+        }
+        for (int i = 0; i < count; i++) curl[n++] = argv[first + i];
+        curl[n] = NULL;
+        if (!proved) {
+            execvp("curl", curl);
+            fprintf(stderr, "latchkey: curl could not be started (%s); install it (apt install curl).\n", strerror(errno));
+            return FAILED;
+        }
+        int status = run("curl", curl, body);
+        close(header_file);
+        if (status == 127 || status < 0) {
+            fprintf(stderr, "latchkey: curl could not be started; install it (apt install curl).\n");
+            return FAILED;
+        }
+        long length = read_all(dumped, dump, sizeof dump);
+        close(dumped);
+        if (length < 0 || last_answer(dump, nonce, sizeof nonce) != 401 || !*nonce) {
+            // The answer as curl wrote it.
+            struct stat size;
+            off_t offset = 0;
+            if (fstat(body, &size) == 0)
+                while (offset < size.st_size) {
+                    char chunk[65536];
+                    ssize_t got = pread(body, chunk, sizeof chunk, offset);
+                    if (got <= 0 || write(STDOUT_FILENO, chunk, (size_t)got) != got) break;
+                    offset += got;
+                }
+            close(body);
+            return status;
+        }
+        close(body);
+    }
+}
