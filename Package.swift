@@ -46,6 +46,7 @@ let package = Package(
         .executable(name: "latchkey-agent", targets: ["LatchkeyAgent"]),
         .executable(name: "latchkey-sandbox", targets: ["SandboxProviderTool"]),
         .executable(name: "latchkey-refresh-storm", targets: ["RefreshStorm"]),
+        .executable(name: "latchkey-proof-bench", targets: ["ProofBench"]),
         .executable(name: "latchkey-fuzz", targets: ["LatchkeyFuzz"]),
         .executable(name: "latchkey-token-writer", targets: ["TokenWriter"]),
         .executable(name: "latchkey-exit-race", targets: ["ExitRace"]),
@@ -228,6 +229,10 @@ let package = Package(
         .executableTarget(
             name: "RefreshStorm", dependencies: ["OAuthCore", "InstallLayout", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/RefreshStorm"),
+        // make bench: a DPoP proof signed in software, against the signature alone.
+        .executableTarget(
+            name: "ProofBench", dependencies: ["OAuthCore", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Benchmarks/ProofBench"),
 
         // make fuzz: libFuzzer over what Latchkey reads from others (redirects, token
         // answers, provider and token files). An ordinary build replays the seed corpora.

@@ -194,15 +194,17 @@ def authorization_code(base, redirect):
         connection.close()
 
 
-def code_exchange(base, code, verifier, redirect):
-    """POST /token for the code on a fresh connection: (milliseconds of that request alone, the token answer)."""
+def code_exchange(base, code, verifier, redirect, dpop=None):
+    """POST /token for the code on a fresh connection (with a DPoP proof, `dpop`): (milliseconds of that request
+    alone, the token answer)."""
     host, port = base.split("//")[1].split(":")
     body = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect,
                                    "client_id": "latchkey-desktop", "code_verifier": verifier})
     connection = http.client.HTTPConnection(host, int(port), timeout=10)
     try:
         started = time.monotonic()
-        connection.request("POST", "/token", body, {"Content-Type": "application/x-www-form-urlencoded"})
+        connection.request("POST", "/token", body,
+                           {"Content-Type": "application/x-www-form-urlencoded", **({"DPoP": dpop} if dpop else {})})
         reply = connection.getresponse()
         text = reply.read()
         elapsed = (time.monotonic() - started) * 1000
@@ -325,3 +327,102 @@ def narrowed_load_run(bin_dir, baselines, sandbox_process_factory):
 def median(values):
     return statistics.median(values) if values else float("nan")
 
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+class Prover:
+    """A DPoP key (P-256) and the proofs it signs (RFC 9449 §4.2), made here with python3-cryptography."""
+
+    def __init__(self):
+        from cryptography.hazmat.primitives.asymmetric import ec
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        numbers = self.key.public_key().public_numbers()
+        self.jwk = {"crv": "P-256", "kty": "EC", "x": b64url(numbers.x.to_bytes(32, "big")), "y": b64url(numbers.y.to_bytes(32, "big"))}
+
+    @property
+    def stored(self):
+        """The private key as Latchkey keeps it with a sign-in (Token.dpop_key): the scalar, base64url."""
+        return b64url(self.key.private_numbers().private_value.to_bytes(32, "big"))
+
+    def proof(self, method, url, access_token=None):
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+        header = b64url(json.dumps({"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk}).encode())
+        claims = {"jti": secrets.token_urlsafe(16), "htm": method, "htu": url, "iat": int(time.time())}
+        if access_token:
+            claims["ath"] = b64url(hashlib.sha256(access_token.encode()).digest())
+        claims = b64url(json.dumps(claims).encode())
+        r, s = decode_dss_signature(self.key.sign(f"{header}.{claims}".encode(), ec.ECDSA(hashes.SHA256())))
+        return f"{header}.{claims}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
+def curl_rows(bin_dir, baselines, sandbox_process_factory):
+    """Issue 39: `latchkey curl` warm (the front asks the agent for the token, and a proof, then runs curl)
+    against plain curl with the token in a header file, the same request to the sandbox's UserInfo: a
+    bearer sign-in (curl is run as it is), and a DPoP-bound one (its answer kept aside in case the
+    resource asks for its nonce) against plain curl with that token and a fresh proof made beforehand
+    (the same work for the server). Each round runs each once."""
+    bearer_process, bearer_base = sandbox_process_factory([])
+    dpop_process, dpop_base = sandbox_process_factory(["--dpop", "on"])
+    agents = []
+    try:
+        bearer_home, bearer_env = signed_in_home("curl-bearer", bearer_base)
+        prover = Prover()
+        redirect = "http://127.0.0.1/callback"
+        code, verifier = authorization_code(dpop_base, redirect)
+        tokens = code_exchange(dpop_base, code, verifier, redirect, dpop=prover.proof("POST", dpop_base + "/token"))[1]
+        if tokens.get("token_type") != "DPoP":
+            raise RuntimeError(f"the sandbox did not bind the sign-in: {tokens.get('token_type')}")
+        dpop_home = provider_home("curl-dpop", dpop_base)
+        now = time.time()
+        keep_token(dpop_home, {
+            "access_token": tokens["access_token"], "refresh_token": tokens["refresh_token"], "token_type": "DPoP",
+            "expires_at": now + tokens["expires_in"], "received_at": now, "scope": tokens.get("scope"), "dpop_key": prover.stored,
+            "issued_by": "latchkey-desktop at http://127.0.0.1/token"})
+        dpop_env = dict(os.environ, **dpop_home.env)
+        latchkey = os.path.join(bin_dir, "latchkey")
+        header_file = os.path.join(bearer_home.root, "header")
+        with open(os.open(header_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(f"Authorization: Bearer {json.load(open(os.path.join(bearer_home.state, 'latchkey', 'mine.json')))['access_token']}\n")
+        curl = shutil.which("curl")
+        quiet = ["-sS", "-f", "-o", "/dev/null"]
+        commands = {
+            "curl": ([curl, *quiet, "-H", f"@{header_file}", bearer_base + "/userinfo"], bearer_env),
+            "latchkey_bearer": ([latchkey, "curl", "--provider", "mine", "--", *quiet, bearer_base + "/userinfo"], bearer_env),
+            "latchkey_dpop": ([latchkey, "curl", "--provider", "mine", "--", *quiet, dpop_base + "/userinfo"], dpop_env),
+        }
+        for home, env in ((bearer_home, bearer_env), (dpop_home, dpop_env)):
+            log = open(os.path.join(home.root, "agent.log"), "ab")
+            agent, _ = start_agent(latchkey, env, log)
+            agents.append(agent)
+            # latchkey curl asks for the program that ran it: this interpreter, which runs others.
+            subprocess.run([latchkey, "agent", "allow", "--including-what-it-runs", os.path.realpath(sys.executable), "mine"],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
+        # Plain curl with the bound token needs a fresh proof each time (a proof is good once): made before each round.
+        dpop_token = tokens["access_token"]
+        proved_file = os.path.join(dpop_home.root, "header")
+        commands["curl_dpop"] = ([curl, *quiet, "-H", f"@{proved_file}", dpop_base + "/userinfo"], dpop_env)
+
+        def prove():
+            with open(os.open(proved_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                f.write(f"Authorization: DPoP {dpop_token}\nDPoP: {prover.proof('GET', dpop_base + '/userinfo', dpop_token)}\n")
+        samples = {key: [] for key in commands}
+        prove()
+        for key in commands:
+            run_ms(*commands[key])  # warm-up round
+        for _ in range(ROUNDS):
+            prove()
+            for key in commands:
+                samples[key].append(run_ms(*commands[key]))
+        return samples
+    finally:
+        for agent in agents:
+            agent.terminate()
+            agent.wait(10)
+        for process in (bearer_process, dpop_process):
+            process.terminate()
+            process.wait(10)

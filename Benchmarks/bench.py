@@ -365,7 +365,13 @@ def machine():
     return f"{os.cpu_count()} × {cpu}, {memory} GiB, {platform.platform()}, GTK {gtk}, WebKitGTK {webkit}, Xvfb"
 
 
-SECTIONS = {"launch", "sign-in", "storm", "growth", "token", "load", "narrowed", "narrowed-load"}
+SECTIONS = {"launch", "sign-in", "storm", "growth", "token", "load", "narrowed", "narrowed-load", "dpop"}
+
+
+def proof_bench():
+    """Issue 39: a DPoP proof signed in software, against the ECDSA signature alone (Benchmarks/ProofBench)."""
+    output = subprocess.run([os.path.join(BIN, "latchkey-proof-bench"), str(PAIRS * 4)], capture_output=True, check=True)
+    return json.loads(output.stdout)
 
 
 def main():
@@ -520,6 +526,19 @@ def main():
                      "latchkey": narrowed_load["exchanges"], "baseline": handed, "baseline_name": "distinct narrowed tokens",
                      "ratio": round(narrowed_load["exchanges"] / max(1, handed), 3), "unit": "", "goal": "one per token",
                      "met": narrowed_load["exchanges"] == handed})
+
+    if "dpop" in sections:
+        print("DPoP: a proof signed in software; latchkey curl against plain curl …", file=sys.stderr, flush=True)
+        proof = raw["proof"] = proof_bench()
+        row("a DPoP proof (ES256) signed in software", proof["median_proof_us"], proof["median_signature_us"], unit="µs",
+            goal_text="≤ 1 ms", baseline_name="the ECDSA P-256 signature alone")
+        rows[-1]["met"] = proof["median_proof_us"] <= 1000
+        curls = raw["curl"] = agent_bench.curl_rows(BIN, BASELINES, lambda arguments: sandbox(arguments))
+        row("latchkey curl through the agent, a bearer token (warm)", median(curls["latchkey_bearer"]), median(curls["curl"]), 1.2,
+            "≤ 1.2 × curl", baseline_name="curl with the token in a header file, same request")
+        row("latchkey curl through the agent, a DPoP-bound token and its proof (warm)", median(curls["latchkey_dpop"]),
+            median(curls["curl_dpop"]), 1.2, "≤ 1.2 × curl",
+            baseline_name="curl with the bound token and a fresh proof made beforehand, same request")
 
     results = {"machine": machine(), "pairs": PAIRS, "date": time.strftime("%Y-%m-%d"), "sections": sorted(sections),
                "rows": rows, "refresh_storm_single_flight": storm_ok, "load_held": load_ok, "raw": raw}

@@ -66,6 +66,7 @@ soak_packages=(
 bench_packages=(
   gcc                      # the C baselines
   python3-xlib             # MapNotify: when a window really appears
+  python3-cryptography     # a DPoP-bound sign-in made by the bench (latchkey curl against plain curl)
   valgrind                 # make launch-order: which functions a launch runs (callgrind)
   gh                       # gh auth token: what latchkey token is measured against
 )

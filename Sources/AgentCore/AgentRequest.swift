@@ -82,8 +82,8 @@ public struct AgentRequest: Sendable, Equatable {
             guard (1...32).contains(method.utf8.count), method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
                 return "A DPoP proof's method is an HTTP method in capitals (GET, POST, …)."
             }
-            guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host?.isEmpty == false else {
-                return "A DPoP proof's URL is an absolute http or https URL."
+            guard url.host?.isEmpty == false, url.user == nil, url.password == nil, ProviderConfiguration.isSecureOrLoopback(url) else {
+                return "A DPoP proof's URL is an absolute https URL (http only on this computer), without a user name or password."
             }
             if let nonce,
                 nonce.isEmpty || nonce.utf8.count > 1024
@@ -92,6 +92,40 @@ public struct AgentRequest: Sendable, Equatable {
                 return "A DPoP nonce is what the resource sent in its DPoP-Nonce header: up to 1024 visible ASCII characters."
             }
             return nil
+        }
+
+        /// Why no proof of `configuration`'s sign-in key is signed for this: the provider's own endpoints
+        /// (a proof there would let a program act as Latchkey: exchange, refresh, push), or a URL outside
+        /// the resource its token was narrowed to; nil when one may be.
+        public func problem(for configuration: ProviderConfiguration, resource: URL?) -> String? {
+            if let problem { return problem }
+            let own = [
+                configuration.tokenEndpoint, configuration.authorizationEndpoint, configuration.deviceAuthorizationEndpoint,
+                configuration.pushedAuthorizationRequestEndpoint, configuration.revocationEndpoint,
+            ].compactMap { $0 }
+            if own.contains(where: { Self.place($0) == Self.place(url) }) {
+                return
+                    "Latchkey signs no proof for \(configuration.displayName)'s own endpoints (\(Redaction.printable(Self.place(url)))): only for requests to resources."
+            }
+            if let resource,
+                !Self.place(url).hasPrefix(Self.place(resource).hasSuffix("/") ? Self.place(resource) : Self.place(resource) + "/"),
+                Self.place(url) != Self.place(resource)
+            {
+                return
+                    "This token is for \(Redaction.printable(Self.place(resource))) alone: Latchkey signs no proof for a request elsewhere."
+            }
+            return nil
+        }
+
+        /// Scheme, host and port as RFC 3986 compares them, and the path: where a request goes.
+        static func place(_ url: URL) -> String {
+            var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) ?? URLComponents()
+            (parts.query, parts.fragment, parts.user, parts.password) = (nil, nil, nil, nil)
+            parts.scheme = parts.scheme?.lowercased()
+            parts.host = parts.host?.lowercased()
+            if (parts.scheme, parts.port) == ("https", 443) || (parts.scheme, parts.port) == ("http", 80) { parts.port = nil }
+            if parts.path.isEmpty { parts.path = "/" }
+            return parts.string ?? url.absoluteString
         }
     }
 

@@ -182,11 +182,20 @@ public actor TokenBroker {
             accessToken: token.accessToken, tokenType: token.tokenType, expiresAt: token.expiresAt, scopes: granted,
             provider: configuration.id, issuer: configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString)
         if let asked = request.proof {
-            do { answer.proof = try await session.proof(for: token, method: asked.method, url: asked.url, nonce: asked.nonce) } catch {
-                throw AgentRefusal(error)
-            }
+            answer.proof = try await Self.proof(
+                asked, for: token, of: session, resource: narrowed ? narrowing.resource : configuration.resource)
         }
         return answer
+    }
+
+    /// A DPoP proof for `asked`, to go with `token` (nil for a bearer token), where one may be signed.
+    private static func proof(_ asked: AgentRequest.ProofRequest, for token: Token, of session: AuthSession, resource: URL?)
+        async throws(AgentRefusal) -> String?
+    {
+        if let problem = asked.problem(for: session.configuration, resource: resource) { throw AgentRefusal(.invalid, problem) }
+        do { return try await session.proof(for: token, method: asked.method, url: asked.url, nonce: asked.nonce) } catch {
+            throw AgentRefusal(error)
+        }
     }
 
     /// The sign-in's token, or one for `narrowing` alone.

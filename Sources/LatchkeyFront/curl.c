@@ -53,22 +53,85 @@ static int token_option(int argc, char **argv, int *i) {
 
 static int starts_with_http(const char *text) { return strncasecmp(text, "https://", 8) == 0 || strncasecmp(text, "http://", 7) == 0; }
 
-// The method curl will send, as its own arguments say: -X/--request, else HEAD for -I, PUT for -T,
-// POST for a body (-d, --data…, -F, --form…, --json), else GET.
-static const char *curl_method(int count, char **arguments) {
-    const char *method = NULL, *implied = "GET";
+// curl's options that take a value (a short one's may be joined to it: -XPUT), the most used ones: the
+// value of one of these is never taken for the URL. An option not listed is taken for a flag, so a
+// value of it that looks like a URL makes two URLs, which is refused (failing closed).
+static const char short_values[] = "AbcCdDeEFHmoPQrTuUwxXyYz";
+static const char *long_values[] = {
+    "--abstract-unix-socket", "--cacert", "--capath", "--cert", "--cert-type", "--ciphers", "--connect-timeout", "--connect-to",
+    "--cookie", "--cookie-jar", "--crlfile", "--data", "--data-ascii", "--data-binary", "--data-raw", "--data-urlencode",
+    "--dns-servers", "--doh-url", "--dump-header", "--form", "--form-string", "--header", "--interface", "--json", "--key",
+    "--key-type", "--limit-rate", "--local-port", "--max-filesize", "--max-time", "--noproxy", "--output", "--output-dir", "--pass",
+    "--pinnedpubkey", "--preproxy", "--proto", "--proto-redir", "--proxy", "--proxy-header", "--proxy-user", "--range", "--referer",
+    "--request", "--resolve", "--retry", "--retry-delay", "--retry-max-time", "--socks4", "--socks4a", "--socks5",
+    "--socks5-hostname", "--stderr", "--trace", "--trace-ascii", "--unix-socket", "--upload-file", "--url", "--user",
+    "--user-agent", "--write-out",
+};
+
+static int takes_value(const char *name) {
+    for (size_t k = 0; k < sizeof long_values / sizeof *long_values; k++)
+        if (strcmp(name, long_values[k]) == 0) return 1;
+    return 0;
+}
+
+// What curl's arguments say of the request: its one URL and its method (-X/--request, else HEAD for
+// -I, PUT for -T, GET for -G, POST for a body: -d, --data…, -F, --form…, --json; else GET). NULL, with
+// `problem` set, when they name no URL, or more than one place the token would go to.
+static const char *curl_request(int count, char **arguments, const char **method, const char **problem) {
+    const char *url = NULL, *asked = NULL, *implied = "GET";
+    int urls = 0, get = 0;
     for (int i = 0; i < count; i++) {
-        const char *a = arguments[i];
-        if ((strcmp(a, "-X") == 0 || strcmp(a, "--request") == 0) && i + 1 < count) method = arguments[++i];
-        else if (strncmp(a, "--request=", 10) == 0) method = a + 10;
-        else if (strncmp(a, "-X", 2) == 0 && a[2]) method = a + 2;
-        else if (strcmp(a, "-I") == 0 || strcmp(a, "--head") == 0) implied = "HEAD";
-        else if (strcmp(a, "-T") == 0 || strcmp(a, "--upload-file") == 0) implied = "PUT";
-        else if (strcmp(implied, "GET") == 0 && (strncmp(a, "-d", 2) == 0 || strncmp(a, "--data", 6) == 0 || strcmp(a, "-F") == 0 ||
-                                                 strncmp(a, "--form", 6) == 0 || strcmp(a, "--json") == 0))
-            implied = "POST";
+        const char *a = arguments[i], *value = NULL;
+        if (strcmp(a, "--next") == 0 || strcmp(a, "-:") == 0 || strcmp(a, "--config") == 0 || strcmp(a, "-K") == 0 ||
+            strncmp(a, "--config=", 9) == 0 || strncmp(a, "-K", 2) == 0) {
+            *problem = "latchkey curl sends one request: --next and --config (-K) are not taken.";
+            return NULL;
+        }
+        if (strncmp(a, "--", 2) == 0 && a[2]) {
+            const char *equals = strchr(a, '=');
+            char name[64];
+            size_t n = equals ? (size_t)(equals - a) : strlen(a);
+            if (n >= sizeof name) continue;
+            memcpy(name, a, n);
+            name[n] = 0;
+            if (equals) value = equals + 1;
+            else if (takes_value(name) && i + 1 < count) value = arguments[++i];
+            if (strcmp(name, "--url") == 0 && value) url = value, urls++;
+            else if (strcmp(name, "--request") == 0) asked = value;
+            else if (strcmp(name, "--head") == 0) implied = "HEAD";
+            else if (strcmp(name, "--upload-file") == 0) implied = "PUT";
+            else if (strcmp(name, "--get") == 0) get = 1;
+            else if (strncmp(name, "--data", 6) == 0 || strncmp(name, "--form", 6) == 0 || strcmp(name, "--json") == 0)
+                implied = strcmp(implied, "GET") == 0 ? "POST" : implied;
+        } else if (a[0] == '-' && a[1]) {
+            // A cluster of short options (-sS, -sXPUT, -sd @body): a value-taking one ends it.
+            for (const char *c = a + 1; *c; c++) {
+                if (strchr(short_values, *c)) {
+                    value = c[1] ? c + 1 : (i + 1 < count ? arguments[++i] : NULL);
+                    if (*c == 'X') asked = value;
+                    else if (*c == 'T') implied = "PUT";
+                    else if ((*c == 'd' || *c == 'F') && strcmp(implied, "GET") == 0) implied = "POST";
+                    break;
+                }
+                if (*c == 'I') implied = "HEAD";
+                else if (*c == 'G') get = 1;
+            }
+        } else {
+            // A plain argument is a URL to curl, whatever it looks like: one without http(s):// would get the token too.
+            if (!starts_with_http(a)) {
+                *problem = "name the request's URL in full, with https:// (or http:// on this computer).";
+                return NULL;
+            }
+            url = a;
+            urls++;
+        }
     }
-    return method ? method : implied;
+    if (urls != 1) {
+        *problem = urls ? "latchkey curl sends one request: name one URL." : "name the request's URL (https://…).";
+        return NULL;
+    }
+    *method = asked ? asked : (get && strcmp(implied, "HEAD") != 0 ? "GET" : implied);
+    return url;
 }
 
 // A memfd holding `text`, its descriptor open across exec (curl reads it as /dev/fd/N); -1 on failure.
@@ -159,7 +222,10 @@ static int token_headers(const char *named, int count, char **options, const cha
         }
         if (agent_answer_string(answer, (size_t)length, "token_type", type, sizeof type) < 0 || strcasecmp(type, "bearer") == 0)
             strcpy(type, "Bearer");
-        agent_answer_string(answer, (size_t)length, "dpop_proof", proof, sizeof proof);
+        if (strcasecmp(type, "dpop") == 0 && agent_answer_string(answer, (size_t)length, "dpop_proof", proof, sizeof proof) <= 0) {
+            fprintf(stderr, "latchkey: Latchkey's agent gave a token bound to a key without the proof that goes with it.\n");
+            return FAILED;
+        }
         int written = snprintf(headers, capacity, "Authorization: %s %s\n%s%s%s", type, token, *proof ? "DPoP: " : "", proof, *proof ? "\n" : "");
         return written > 0 && (size_t)written < capacity ? 0 : FAILED;
     }
@@ -169,7 +235,7 @@ static int token_headers(const char *named, int count, char **options, const cha
         fprintf(stderr, "latchkey: its app (latchkey-app) is not beside it, nor in ../lib/latchkey: install Latchkey again.\n");
         return FAILED;
     }
-    char *argv[MOST_ARGUMENTS + 16];
+    char *argv[MOST_ARGUMENTS + 16];  // curl_command holds options to MOST_ARGUMENTS
     int n = 0;
     argv[n++] = "latchkey";
     argv[n++] = "token";
@@ -187,6 +253,7 @@ static int token_headers(const char *named, int count, char **options, const cha
     long read = status == 0 ? read_all(output, headers, capacity) : -1;
     close(output);
     if (status != 0) return status < 0 ? FAILED : status;  // its sentence is said
+    if (read <= 0) fprintf(stderr, "latchkey: latchkey token printed no token, or more than a token and its proof.\n");
     return read > 0 ? 0 : FAILED;
 }
 
@@ -201,12 +268,17 @@ static int last_answer(char *dump, char *nonce, size_t capacity) {
             status = space ? atoi(space + 1) : 0;
             asks = 0;
             *nonce = 0;
-        } else if (strncasecmp(line, "www-authenticate:", 17) == 0 && strstr(line, "use_dpop_nonce")) {
+        } else if (strncasecmp(line, "www-authenticate:", 17) == 0 && strcasestr(line, "dpop") && strstr(line, "use_dpop_nonce")) {
             asks = 1;
         } else if (strncasecmp(line, "dpop-nonce:", 11) == 0) {
             const char *value = line + 11;
             while (*value == ' ' || *value == '\t') value++;
-            if (strlen(value) < capacity) strcpy(nonce, value);
+            size_t length = strlen(value);
+            while (length && (value[length - 1] == ' ' || value[length - 1] == '\t')) length--;
+            if (length < capacity) {
+                memcpy(nonce, value, length);
+                nonce[length] = 0;
+            }
         }
     }
     if (status != 401 || !asks) *nonce = 0;
@@ -229,18 +301,18 @@ int curl_command(int argc, char **argv) {
     int options = first - 2;
     if (first < argc && strcmp(argv[first], "--") == 0) first++;
     int count = argc - first;
-    const char *url = NULL;
-    for (int i = 0; i < count; i++)
-        if (starts_with_http(argv[first + i])) url = argv[first + i];
-    if (!url || count > MOST_ARGUMENTS) {
+    const char *method = "GET", *problem = NULL;
+    const char *url = options + count <= MOST_ARGUMENTS ? curl_request(count, argv + first, &method, &problem) : NULL;
+    if (!url) {
         fprintf(stderr,
-                "latchkey: usage: latchkey curl [--provider ID | --resource URL] [latchkey token's options] [--] [curl's options] URL\n"
-                "  The URL (http:// or https://) is the request's; Latchkey adds its token (and a DPoP proof) to it.\n");
+                "latchkey: %s\n"
+                "usage: latchkey curl [--provider ID | --resource URL] [latchkey token's options] [--] [curl's options] URL\n",
+                problem ? problem : "too many arguments.");
         return 64;  // EX_USAGE, as the app ends a mistake on the command line
     }
-    const char *method = curl_method(count, argv + first);
     char named[512];
-    int direct = provider && !others && !strchr(provider, '/') && (!account || *account);
+    // Asked of the agent here, when only a provider (and an account) are named, and the URL is one the agent takes.
+    int direct = provider && !others && !strchr(provider, '/') && (!account || *account) && strlen(url) <= 2000;
     if (direct) {
         int written = account ? snprintf(named, sizeof named, "%s/%s", provider, account) : snprintf(named, sizeof named, "%s", provider);
         if (written < 0 || written >= (int)sizeof named) direct = 0;
@@ -260,14 +332,17 @@ int curl_command(int argc, char **argv) {
         int dumped = proved ? memfd_create("latchkey-curl-dump", 0) : -1;
         if (proved && (body < 0 || dumped < 0)) return FAILED;
         snprintf(dump_path, sizeof dump_path, "/dev/fd/%d", dumped);
-        char *curl[MOST_ARGUMENTS + 8];
+        char *curl[MOST_ARGUMENTS + 12];
         int n = 0;
         curl[n++] = "curl";
+        curl[n++] = "--globoff";  // the URL is the one the proof is for, never a pattern of several
         curl[n++] = "-H";
         curl[n++] = header_argument;
         if (proved) {
             curl[n++] = "-D";
             curl[n++] = dump_path;
+            // Its output goes to a file first: no progress meter where curl would show none, on a terminal.
+            if (isatty(STDOUT_FILENO)) curl[n++] = "--no-progress-meter";
         }
         for (int i = 0; i < count; i++) curl[n++] = argv[first + i];
         curl[n] = NULL;

@@ -57,4 +57,31 @@ import Testing
         ).get()
         #expect(token.tokenType == "Bearer" && token.proof == nil && !token.needsProof)
     }
+
+    /// No proof for the provider's own endpoints (with one, a program could exchange or refresh as Latchkey),
+    /// none outside the resource a token was narrowed to, none for plain http off this computer.
+    @Test func noProofIsSignedWhereItWouldGiveMoreThanTheToken() async throws {
+        let home = try await AgentHome(sandbox: ["--dpop", "on"], dpop: true)
+        try await home.signIn()
+        let agent = agent(home)
+        let base = home.sandbox.baseURL
+        let open = try #require(URL(string: base + "/api/open"))
+        let refusals: [(URL, URL?, String)] = [
+            (URL(string: base + "/token")!, nil, "own endpoints"),
+            (URL(string: base.replacingOccurrences(of: "http://", with: "HTTP://") + "/token?x=1#f")!, nil, "own endpoints"),
+            (URL(string: base + "/api/notes")!, open, "alone"),
+            (URL(string: "http://api.example/notes")!, nil, "https"),
+            (URL(string: base.replacingOccurrences(of: "http://", with: "http://ada:pw@") + "/userinfo")!, nil, "user name"),
+        ]
+        for (url, resource, words) in refusals {
+            let asked = AgentRequest(target: .provider("sandbox"), resource: resource, proof: .init(method: "POST", url: url))
+            guard case .failure(let refusal) = await agent.answer(asked, from: .thisProcess) else {
+                Issue.record("a proof for \(url) was signed")
+                continue
+            }
+            #expect(refusal.kind == .invalid && refusal.sentence.contains(words), "\(url): \(refusal.sentence)")
+        }
+        let under = AgentRequest(target: .provider("sandbox"), resource: open, proof: .init(method: "GET", url: open))
+        #expect(try await agent.answer(under, from: .thisProcess).get().proof != nil)
+    }
 }

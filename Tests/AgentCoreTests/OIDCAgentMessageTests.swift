@@ -73,7 +73,7 @@ import Testing
         ),
         (
             #"{"request":"access_token","account":"a","dpop_method":"GET","dpop_url":"file:///etc/passwd"}"#,
-            "A DPoP proof's URL is an absolute http or https URL."
+            "A DPoP proof's URL is an absolute https URL (http only on this computer), without a user name or password."
         ),
         (
             #"{"request":"access_token","account":"a","dpop_method":"GET","dpop_url":"https://a.example/","dpop_nonce":"a\"b"}"#,

@@ -69,6 +69,15 @@ def dpop(home):
     expect(fetched.returncode == 0 and json.loads(fetched.stdout).get("name") == "Ada Lovelace",
            f"latchkey curl without an agent: {fetched.returncode} {fetched.stdout!r} {fetched.stderr!r}")
     expect(stats(sandbox)["userinfo_requests"] - before == 2, "the first proof was asked for the nonce, the second answered")
+    # One request, to the URL named: never the token sent to a second place, nor to a host without a scheme.
+    for arguments, words in (([userinfo, f"{sandbox.base}/api/me"], "one URL"), (["127.0.0.1:9/x"], "in full"),
+                             (["--next", userinfo], "--next"), (["-K", "/dev/null", userinfo], "--config")):
+        refused = latchkey("curl", "--provider", "mine", "--", *arguments)
+        expect(refused.returncode == 64 and words in refused.stderr, f"latchkey curl {arguments}: {refused.returncode} {refused.stderr!r}")
+    refused = latchkey("token", "--provider", "mine", "--dpop-url", userinfo)
+    expect(refused.returncode == 64 and "--format header or json" in refused.stderr, f"--dpop-url with --format token: {refused.stderr!r}")
+    refused = latchkey("token", "--provider", "mine", "--format", "json", "--dpop-url", f"{sandbox.base}/token")
+    expect(refused.returncode != 0 and "own endpoints" in refused.stderr, f"a proof for the token endpoint: {refused.stderr!r}")
     header = latchkey("token", "--provider", "mine", "--format", "header", "--dpop-url", userinfo)
     lines = header.stdout.splitlines()
     expect(len(lines) == 2 and lines[0].startswith("Authorization: DPoP ") and lines[1].startswith("DPoP: ")

@@ -62,4 +62,22 @@ import Testing
         document["dpop_signing_alg_values_supported"] = ["RS256", "ES256"]
         #expect(try ProviderDiscovery.providerFile(issuer: issuer, document: json(document)).dpop.value == true)
     }
+
+    /// A pushed request (RFC 9126) names the key too: the page's address carries only the reference.
+    @Test func aPushedSignInIsBoundToo() async throws {
+        let live = try await LiveSandbox(
+            ["--pushed-requests", "required", "--dpop", "nonce"], overrides: ["pushed_authorization_request_endpoint": "/par"],
+            adjust: {
+                $0.requirePushedAuthorizationRequests = true
+                $0.dpop = true
+            })
+        let agent = FormPostingUserAgent()
+        let outcome = try await live.session().signIn(using: agent)
+        let key = try #require(outcome.token.dpopKey.flatMap(DPoPKey.init(stored:)))
+        #expect(agent.presented?.query?.contains("dpop_jkt") == false)
+        let seen = try await HTTPClient().postForm(
+            "\(live.sandbox.baseURL)/introspect", [("token", outcome.token.accessToken), ("client_id", live.configuration.clientID)]
+        ).json
+        #expect((seen["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
+    }
 }

@@ -97,4 +97,23 @@ import Testing
         let renewed = try await DPoPTests().token(sandbox, refresh, proof: try prover.proof(endpoint))
         #expect(renewed.status == 200 && renewed.json["token_type"] as? String == "Bearer")
     }
+
+    /// RFC 9449 §10 through a pushed request (RFC 9126): the `dpop_jkt` pushed binds the code as one in the address would.
+    @Test func aPushedRequestsDpopJktBindsItsCode() async throws {
+        let sandbox = try await RunningSandbox.start(["--dpop", "on", "--pushed-requests", "required"])
+        let prover = Prover()
+        let pkce = PKCE()
+        let pushed = try await HTTPClient().postForm(
+            "\(sandbox.baseURL)/par", Browser.parameters(pkce: pkce) + [("dpop_jkt", prover.thumbprint)])
+        let reference = try #require(pushed.json["request_uri"] as? String, "\(pushed.status) \(pushed.json)")
+        let code = try await Browser(sandbox: sandbox).code([("client_id", Clients.publicID), ("request_uri", reference)])
+        let fields = [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.https), ("client_id", Clients.publicID),
+            ("code_verifier", pkce.verifier),
+        ]
+        let endpoint = "\(sandbox.baseURL)/token"
+        #expect(try await DPoPTests().token(sandbox, fields, proof: try Prover().proof(endpoint)).error == "invalid_dpop_proof")
+        let right = try await DPoPTests().token(sandbox, fields, proof: try prover.proof(endpoint))
+        #expect(right.status == 200 && right.json["token_type"] as? String == "DPoP")
+    }
 }

@@ -22,7 +22,10 @@ struct ProofOptions: ParsableArguments {
         name: .customLong("dpop-nonce"), help: ArgumentHelp("The nonce the resource sent in its DPoP-Nonce header.", valueName: "nonce"))
     var nonce: String?
 
-    func validate() throws {
+    func validate(format: TokenFormat) throws {
+        if url != nil, format != .header, format != .json {
+            throw ValidationError("--dpop-url goes with --format header or json, which print the proof beside the token.")
+        }
         guard let url else {
             if nonce != nil || method != "GET" { throw ValidationError("--dpop-method and --dpop-nonce go with --dpop-url.") }
             return
@@ -40,12 +43,18 @@ struct ProofOptions: ParsableArguments {
 }
 
 extension AgentToken {
-    /// `token` as printed, with a DPoP proof for `asked` signed here with `session`'s key (no agent runs).
-    static func proved(_ token: Token, of configuration: ProviderConfiguration, session: AuthSession, for asked: AgentRequest.ProofRequest?)
-        throws -> AgentToken
-    {
+    /// `token` as printed, with a DPoP proof for `asked` signed here with `session`'s key (no agent runs),
+    /// where the agent would sign one: not for the provider's own endpoints, nor outside the `resource`
+    /// the token is for.
+    static func proved(
+        _ token: Token, of configuration: ProviderConfiguration, session: AuthSession, for asked: AgentRequest.ProofRequest?,
+        resource: URL?
+    ) throws -> AgentToken {
         var answer = AgentToken(token, of: configuration)
         guard let asked else { return answer }
+        if let problem = asked.problem(for: configuration, resource: resource ?? configuration.resource) {
+            throw AgentRefusal(.invalid, problem)
+        }
         answer.proof = try wait { try await session.proof(for: token, method: asked.method, url: asked.url, nonce: asked.nonce) }
         return answer
     }

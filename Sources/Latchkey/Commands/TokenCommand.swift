@@ -83,6 +83,7 @@ struct TokenCommand: ParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
+        try proofOptions.validate(format: format)
         guard (provider == nil) != (resource == nil) else {
             throw ValidationError("Name what the token is for with --provider ID or --resource URL (one of them).")
         }
@@ -127,7 +128,10 @@ struct TokenCommand: ParsableCommand {
         let proved = { (token: Token, provider: Provider) throws -> AgentToken in
             do {
                 let session = try wait { try await provider.session(forAccount: account) }
-                return try AgentToken.proved(token, of: provider.configuration, session: session, for: proofOptions.value)
+                return try AgentToken.proved(
+                    token, of: provider.configuration, session: session, for: proofOptions.value, resource: narrowing.resource)
+            } catch let refusal as AgentRefusal {
+                throw Self.fail(refusal.sentence, Self.exit(for: refusal.kind))
             } catch { throw Self.fail("\(error)", .failed) }
         }
         if challenge == nil, let answer = askAgent() {

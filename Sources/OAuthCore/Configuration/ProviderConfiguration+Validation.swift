@@ -217,7 +217,7 @@ extension ProviderConfiguration {
         return Loopback.isLoopback(host: host)
     }
 
-    static func isSecureOrLoopback(_ url: URL) -> Bool {
+    public static func isSecureOrLoopback(_ url: URL) -> Bool {
         switch url.scheme?.lowercased() {
         case "https": true
         case "http": isLoopback(url)

@@ -56,28 +56,46 @@ public struct DPoPKey: Sendable {
         return input + "." + Base64URL.encode(signature)
     }
 
-    /// `htu`: the URL without its query and fragment (§4.2).
+    /// `htu`: the URL without its query and fragment (§4.2), nor a user name or password (which would
+    /// go in a header a resource may log).
     static func target(_ url: URL) -> String {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
         parts.query = nil
         parts.fragment = nil
+        parts.user = nil
+        parts.password = nil
         return parts.string ?? url.absoluteString
     }
 }
 
 /// The nonces DPoP servers gave (§8), per endpoint (its `htu`: servers on one origin, a realm or a
-/// tenant each, keep their own), for the next proof: the last one given.
+/// tenant each, keep their own), for the next proof: the last one given. What a program says a
+/// resource gave it is kept apart, so that no program can push out, or stand in for, the nonces
+/// OAuthCore's own requests were given.
 enum DPoPNonces {
-    private static let held = Mutex<[String: String]>([:])
+    private struct Held {
+        var own: [String: String] = [:]
+        var programs: [String: String] = [:]
+    }
+    private static let held = Mutex(Held())
 
-    static func nonce(for url: URL) -> String? { held.withLock { $0[DPoPKey.target(url)] } }
+    static func nonce(for url: URL) -> String? {
+        let target = DPoPKey.target(url)
+        return held.withLock { $0.own[target] ?? $0.programs[target] }
+    }
 
     /// A nonce longer than any server's (or with what a JSON string would need escaped) is not kept: it would only be refused.
-    static func keep(_ nonce: String, for url: URL) {
+    static func keep(_ nonce: String, for url: URL, fromProgram: Bool = false) {
         guard nonce.utf8.count <= 1024, nonce.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C }) else { return }
-        held.withLock { nonces in
-            if nonces.count > 64 { nonces.removeAll() }
-            nonces[DPoPKey.target(url)] = nonce
+        let target = DPoPKey.target(url)
+        held.withLock { held in
+            if fromProgram {
+                if held.programs.count >= 64, held.programs[target] == nil { held.programs.removeAll() }
+                held.programs[target] = nonce
+            } else {
+                if held.own.count >= 64, held.own[target] == nil { held.own.removeAll() }
+                held.own[target] = nonce
+            }
         }
     }
 }

@@ -46,10 +46,11 @@ public enum ResourceAuthorization {
         return challenges.contains { $0.is("DPoP") && $0["error"] == "use_dpop_nonce" }
     }
 
-    /// What a resource said of a refused DPoP proof (`invalid_dpop_proof`), nil for any other answer.
+    /// What a resource said of a refused DPoP proof (`invalid_dpop_proof`, or `use_dpop_nonce` still
+    /// after its nonce was answered), nil for any other answer.
     public static func proofRefusal(in response: HTTPResponse) -> String? {
         guard let header = response.header("www-authenticate"), let challenges = try? AuthenticateChallenge.parse(header),
-            let dpop = challenges.first(where: { $0.is("DPoP") && $0["error"] == "invalid_dpop_proof" })
+            let dpop = challenges.first(where: { $0.is("DPoP") && ["invalid_dpop_proof", "use_dpop_nonce"].contains($0["error"]) })
         else { return nil }
         return dpop["error_description"] ?? ""
     }
@@ -73,7 +74,7 @@ extension AuthSession {
             throw OAuthError.storage("the sign-in's token is bound to a DPoP key that could not be read. Sign in again.")
         }
         // A nonce the resource gave the program is kept for the next proof to that URL, as OAuthCore's own are.
-        if let nonce { DPoPNonces.keep(nonce, for: url) }
+        if let nonce { DPoPNonces.keep(nonce, for: url, fromProgram: true) }
         return key.proof(method: method, url: url, nonce: DPoPNonces.nonce(for: url), accessToken: token.accessToken)
     }
 }
