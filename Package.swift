@@ -95,10 +95,12 @@ let package = Package(
         .target(name: "CSocket"),
         // The C interface between OAuthCore and its signature-check library: one header both import.
         .target(name: "CSignatureCheck"),
+        // A DPoP key held by a TPM 2.0 (tpm2-tss, opened with dlopen at the first use).
+        .target(name: "CTPM"),
         .target(
             name: "OAuthCore",
             dependencies: [
-                "CCurl", "CSignatureCheck", "CSocket", "Loopback",
+                "CCurl", "CSignatureCheck", "CSocket", "CTPM", "Loopback",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RSA-SHA1 signatures for OAuth 1.0a consumers that sign with a key.
                 .product(name: "CryptoExtras", package: "swift-crypto"),

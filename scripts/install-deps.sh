@@ -11,6 +11,7 @@ set -euo pipefail
 run_packages=(
   pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev
   libcurl4-openssl-dev     # curl.h for OAuthCore's HTTP (libcurl itself is opened at run time)
+  libtss2-dev              # tpm2-tss's headers: DPoP keys in a TPM (its libraries are opened at run time)
   glib-networking          # TLS for the provider's https pages and endpoints
   adwaita-icon-theme       # the padlock, avatar and spinner icons
   librsvg2-common          # SVG pictures (the sandbox's avatars) in GdkPixbuf
@@ -27,6 +28,7 @@ test_packages=(
   imagemagick              # `import`: screenshots of each state
   desktop-file-utils appstream  # desktop-file-validate, appstreamcli
   curl procps openssl     # openssl: the self-signed certificate of the bad-certificate scenario
+  swtpm tpm2-tools         # a software TPM 2.0, and the tools that look at its keys from outside
   epiphany-browser         # GNOME Web: a real default browser for the sign-ins through the browser
   python3-oauthlib python3-jwt python3-cryptography  # an independent OAuth 1.0a peer: oauthlib signs for the
                            # sandbox's tests and checks OAuthCore's signatures (jwt, cryptography: its RSA-SHA1)

@@ -40,11 +40,12 @@ import Testing
         #expect(try live.store.load(for: "sandbox")?.accessToken == token.accessToken, "the sign-in is kept")
     }
 
-    @Test func aBoundTokenWhoseKeyIsGoneIsNeverSent() throws {
+    @Test func aBoundTokenWhoseKeyIsGoneIsNeverSent() async throws {
         let token = Token(accessToken: "at", tokenType: "DPoP")
         let url = try #require(URL(string: "https://api.example/me"))
-        #expect(throws: OAuthError.self) { try ResourceAuthorization.headers(token, method: "GET", url: url) }
-        #expect(try ResourceAuthorization.headers(Token(accessToken: "at"), method: "GET", url: url) == ["Authorization": "Bearer at"])
+        await #expect(throws: OAuthError.self) { try await ResourceAuthorization.headers(token, method: "GET", url: url) }
+        #expect(
+            try await ResourceAuthorization.headers(Token(accessToken: "at"), method: "GET", url: url) == ["Authorization": "Bearer at"])
     }
 
     /// Discovery turns DPoP on where the server takes ES256 proofs, and only there.

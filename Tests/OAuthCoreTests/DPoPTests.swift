@@ -71,10 +71,10 @@ import Testing
         #expect(throws: Never.self) { try TokenClient.checkBinding(Token(accessToken: "a", tokenType: "DPoP"), proved: DPoPKey()) }
     }
 
-    @Test func aProofIsWhatTheSandboxChecks() throws {
+    @Test func aProofIsWhatTheSandboxChecks() async throws {
         let key = DPoPKey()
-        let url = try #require(URL(string: "https://as.example/token?x=1#f"))
-        let proof = key.proof(method: "POST", url: url, nonce: "n-1", accessToken: "at")
+        let url = try #require(URL(string: "https://ada:pw@as.example/token?x=1#f"))
+        let proof = try await key.proof(method: "POST", url: url, nonce: "n-1", accessToken: "at")
         let parts = proof.split(separator: ".")
         #expect(parts.count == 3)
         let claims = try JSONValue(parsing: Array(try #require(Base64URL.decode(parts[1]))))

@@ -14,7 +14,7 @@ private func spawnActionsCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_f
 /// glibc's buffer, and now and then the whole test process dies of it (SIGSEGV in
 /// `Process.run`, swift-corelibs-foundation #5472). The tests start a curl per HTTP request
 /// and a sandbox per suite, so that was one run in five or six here. The child gets exactly
-/// the descriptors named (0, 1, 2), nothing else of this process's.
+/// the descriptors named (0, 1, 2, and those handed at 3 and up), nothing else of this process's.
 ///
 /// Its end is an event, not something polled against the clock: a thread of its own (never one
 /// of Swift's cooperative pool) waits in `waitpid` and hands the status to whoever waits. A wait
@@ -31,7 +31,10 @@ public final class Spawned: @unchecked Sendable {
 
     /// Starts `path` with `arguments` and this process's environment; `input`, `output` and
     /// `errors` become its standard input, output and error (nil: /dev/null).
-    public init(_ path: String, _ arguments: [String], input: Int32? = nil, output: Int32? = nil, errors: Int32? = nil) throws {
+    /// `handed`: more descriptors the child gets, at the numbers given (3 and up).
+    public init(
+        _ path: String, _ arguments: [String], input: Int32? = nil, output: Int32? = nil, errors: Int32? = nil, handed: [Int32: Int32] = [:]
+    ) throws {
         let null = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { close(null) }
         var actions = posix_spawn_file_actions_t()
@@ -40,7 +43,8 @@ public final class Spawned: @unchecked Sendable {
         for (source, target) in [(input ?? null, Int32(0)), (output ?? null, 1), (errors ?? null, 2)] {
             posix_spawn_file_actions_adddup2(&actions, source, target)
         }
-        _ = spawnActionsCloseFrom(&actions, 3)
+        for (target, source) in handed.sorted(by: { $0.key < $1.key }) { posix_spawn_file_actions_adddup2(&actions, source, target) }
+        _ = spawnActionsCloseFrom(&actions, 3 + Int32(handed.count))
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid = pid_t()

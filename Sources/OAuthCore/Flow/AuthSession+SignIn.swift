@@ -60,8 +60,18 @@ extension AuthSession {
     ) async throws -> Token {
         if configuration.authProtocol == .oauth1 { return try await signInOAuth1(using: agent, progress: progress) }
         let redirectURI = try await agent.redirectURI(for: configuration)
+        var key: DPoPKey?
+        if request == nil, configuration.dpop {
+            let made = await DPoPKey.forNewSignIn()
+            if let problem = made.tpmProblem {
+                logger.notice("The sign-in's DPoP key is kept in software", metadata: ["why": "\(problem)"])
+            }
+            key = made.key
+        }
         let request =
-            request ?? AuthorizationRequest(configuration: configuration, redirectURI: redirectURI, accountParameters: accountParameters)
+            request
+            ?? AuthorizationRequest(
+                configuration: configuration, redirectURI: redirectURI, accountParameters: accountParameters, dpopKey: key)
         let flow: AuthorizationFlow
         do {
             // RFC 9126: where the provider takes pushed requests, the page gets only their reference.

@@ -29,13 +29,17 @@ public final class AuthorizationRequest: Sendable, CustomStringConvertible {
     /// - Parameter accountParameters: `prompt` and a login hint for choosing an account (see
     ///   `ProviderConfiguration.accountChoiceParameters`): a `prompt` the provider's own parameters
     ///   already have is kept, the account's added to it (OpenID Connect's prompt is a list).
-    public init(configuration: ProviderConfiguration, redirectURI: URL? = nil, accountParameters: [String: String] = [:]) {
+    /// - Parameter dpopKey: the sign-in's DPoP key, where the provider binds tokens (default: one made in software).
+    public init(
+        configuration: ProviderConfiguration, redirectURI: URL? = nil, accountParameters: [String: String] = [:],
+        dpopKey key: DPoPKey? = nil
+    ) {
         self.configuration = configuration
         self.redirectURI = redirectURI ?? configuration.redirectURI
         state = Base64URL.random()
         codeVerifier = configuration.usePKCE ? Base64URL.random() : nil
         nonce = configuration.sendsNonce ? Base64URL.random() : nil
-        dpopKey = configuration.dpop ? DPoPKey() : nil
+        dpopKey = configuration.dpop ? key ?? DPoPKey() : nil
 
         var parameters: [(String, String)] = [
             ("response_type", "code"),

@@ -134,7 +134,7 @@ extension TokenClient {
         let secrets = [authorization.deviceCode]
         var backoff = 0
         // RFC 9449: the sign-in's key, proved at every poll; the tokens are bound to it.
-        let key = configuration.dpop ? DPoPKey() : nil
+        let key = configuration.dpop ? await DPoPKey.forNewSignIn().key : nil
         while true {
             let left = authorization.expiresAt.timeIntervalSince(now())
             guard left > 0 else { throw OAuthError.deviceCodeExpired }

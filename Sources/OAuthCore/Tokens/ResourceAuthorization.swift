@@ -9,14 +9,16 @@ public enum ResourceAuthorization {
 
     /// The headers that carry `token` on `method` `url`. A bound token whose key cannot be read is
     /// of no use to anyone: said as such, nothing is sent.
-    public static func headers(_ token: Token, method: String, url: URL) throws -> [String: String] {
+    public static func headers(_ token: Token, method: String, url: URL) async throws -> [String: String] {
         guard needsProof(token) else { return ["Authorization": "Bearer \(token.accessToken)"] }
         guard let stored = token.dpopKey, let key = DPoPKey(stored: stored) else {
             throw OAuthError.storage("the sign-in's token is bound to a DPoP key that could not be read. Sign in again.")
         }
         return [
             "Authorization": "DPoP \(token.accessToken)",
-            "DPoP": key.proof(method: method, url: url, nonce: DPoPNonces.nonce(for: url), accessToken: token.accessToken),
+            "DPoP": try await signed {
+                try await key.proof(method: method, url: url, nonce: DPoPNonces.nonce(for: url), accessToken: token.accessToken)
+            },
         ]
     }
 
@@ -27,15 +29,20 @@ public enum ResourceAuthorization {
         _ request: HTTPRequest, with token: Token, _ send: (HTTPRequest) async throws -> HTTPResponse
     ) async throws -> HTTPResponse {
         var request = request
-        for (name, value) in try headers(token, method: request.method, url: request.url) { request.headers[name] = value }
+        for (name, value) in try await headers(token, method: request.method, url: request.url) { request.headers[name] = value }
         let first = try await send(request)
         guard needsProof(token) else { return first }
         let kept = keepNonce(of: first, for: request.url)
         guard first.status == 401, kept, asksForNonce(first) else { return first }
-        for (name, value) in try headers(token, method: request.method, url: request.url) { request.headers[name] = value }
+        for (name, value) in try await headers(token, method: request.method, url: request.url) { request.headers[name] = value }
         let second = try await send(request)
         _ = keepNonce(of: second, for: request.url)
         return second
+    }
+
+    /// A proof, or the TPM's failure to sign one as OAuthCore's sentence (the sign-in is kept).
+    static func signed(_ proof: () async throws -> String) async throws -> String {
+        do { return try await proof() } catch let error as TPMError { throw OAuthError.storage("\(error)") }
     }
 
     /// Whether a resource's answer is RFC 9449 §9's request for a nonce: a `DPoP` challenge with `use_dpop_nonce`.
@@ -75,6 +82,8 @@ extension AuthSession {
         }
         // A nonce the resource gave the program is kept for the next proof to that URL, as OAuthCore's own are.
         if let nonce { DPoPNonces.keep(nonce, for: url, fromProgram: true) }
-        return key.proof(method: method, url: url, nonce: DPoPNonces.nonce(for: url), accessToken: token.accessToken)
+        return try await ResourceAuthorization.signed {
+            try await key.proof(method: method, url: url, nonce: DPoPNonces.nonce(for: url), accessToken: token.accessToken)
+        }
     }
 }
