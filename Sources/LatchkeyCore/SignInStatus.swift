@@ -66,7 +66,9 @@ public enum SignInStatus {
         if let configuration, token.issuedBy != nil, token.issuedBy != configuration.tokenBinding {
             return SignInState(.needsSignIn, "signed in with an earlier set-up (not used; sign in again)")
         }
-        let renews = token.canRefresh ? ", renewed when due" : ""
+        // RFC 9449: where the key its tokens are bound to is, and so what a copy of the keyring is worth.
+        let renews =
+            (token.canRefresh ? ", renewed when due" : "") + (DPoPKey.whereKept(token.dpopKey).map { "; bound to a key kept \($0)" } ?? "")
         guard let expiresAt = token.expiresAt else { return SignInState(.signedIn, "signed in (no expiry given)\(renews)") }
         let when = expiresAt.ISO8601Format()
         if expiresAt <= Date() {

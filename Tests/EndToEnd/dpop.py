@@ -4,8 +4,11 @@ of the stored refresh token without the key is refused and the sign-in goes on; 
 bound token is refused; `latchkey curl` (the front, without an agent and through one) and gdbus's
 GetProvedToken get the resource's answer with a proof the key's holder signed."""
 
+import base64
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -110,4 +113,114 @@ def dpop(home):
     assert_no_secrets(home, [window_log, os.path.join(home.root, "agent.log")], extra=secrets)
 
 
-SCENARIOS = {"dpop": dpop}
+class Swtpm:
+    """Debian's software TPM on unix sockets bound here first (a connection waits for it, nothing polls);
+    stopped, it is a TPM that went away; started again on its state, the same TPM."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.tcti = f"swtpm:path={directory}/sock"
+        self.process = None
+        self.start()
+
+    def start(self):
+        sockets = []
+        for name in ("sock", "sock.ctrl"):
+            path = os.path.join(self.directory, name)
+            if os.path.exists(path):
+                os.unlink(path)
+            listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listening.bind(path)
+            listening.listen(16)
+            sockets.append(listening)
+        command, control = (s.fileno() for s in sockets)
+        self.process = subprocess.Popen(
+            ["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={self.directory}", "--server", f"type=unixio,fd={command}",
+             "--ctrl", f"type=unixio,fd={control}", "--flags", "not-need-init,startup-clear"],
+            pass_fds=(command, control), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for s in sockets:
+            s.close()
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait(10)
+        for name in ("sock", "sock.ctrl"):
+            os.unlink(os.path.join(self.directory, name))
+
+
+def dpop_tpm(home):
+    """The key in a TPM (swtpm): the real app signs in with a key made there and shows the profile with
+    the TPM's proofs; latchkey status says where the key is; tpm2-tools loads what is kept and sees it
+    fixed to that TPM; latchkey curl works without an agent and through one, after the agent's restart;
+    the TPM gone is a sentence and nothing is lost; the same TPM again, and it all works again."""
+    directory = os.path.join("/tmp", f"swtpm-e2e-{os.getpid()}")
+    os.makedirs(directory, exist_ok=True)
+    tpm = Swtpm(directory)
+    os.environ["LATCHKEY_TPM"] = tpm.tcti  # what Latchkey's programs started from here keep their keys in
+    try:
+        sandbox = Sandbox("--dpop", "on", "--access-token-ttl", "600")
+        own_provider(home, sandbox, dpop=True)
+        window = signed_in(home)
+        profile_shows(window, "Ada Lovelace")
+        window_log = window.log_path
+        window.quit()
+        kept = stored(home)
+        expect(kept["dpop_key"].startswith("tpm2."), "the sign-in's key was made in the TPM")
+        status = latchkey("status")
+        expect("bound to a key kept in the TPM" in status.stdout, f"latchkey status: {status.stdout!r}")
+
+        # From outside: the blobs kept load under that TPM's storage key, fixed to it.
+        _, tcti, public, private = kept["dpop_key"].split(".")
+        for name, part in (("key.pub", public), ("key.priv", private)):
+            with open(os.path.join(directory, name), "wb") as f:
+                f.write(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+        tools = dict(os.environ, TPM2TOOLS_TCTI=tpm.tcti, TSS2_LOG="all+NONE")
+
+        def tpm2(*arguments):
+            done = subprocess.run(["tpm2", *arguments], env=tools, capture_output=True, text=True, cwd=directory, timeout=60)
+            subprocess.run(["tpm2", "flushcontext", "-t"], env=tools, capture_output=True, timeout=60)
+            return done
+        tpm2("createprimary", "-C", "o", "-g", "sha256", "-G", "ecc", "-a",
+             "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt", "-c", "srk.ctx")
+        expect(tpm2("load", "-C", "srk.ctx", "-u", "key.pub", "-r", "key.priv", "-c", "key.ctx").returncode == 0, "tpm2 load")
+        described = tpm2("readpublic", "-c", "key.ctx").stdout
+        expect("fixedtpm" in described and "fixedparent" in described, f"tpm2 readpublic: {described!r}")
+
+        userinfo = f"{sandbox.base}/userinfo"
+        fetched = latchkey("curl", "--provider", "mine", userinfo)
+        expect(fetched.returncode == 0 and json.loads(fetched.stdout).get("name") == "Ada Lovelace",
+               f"latchkey curl with the TPM's proof: {fetched.returncode} {fetched.stderr!r}")
+        agent = agent_without_display(home)
+        try:
+            allowed = latchkey("agent", "allow", "--including-what-it-runs", os.path.realpath(sys.executable), "mine")
+            expect(allowed.returncode == 0, f"agent allow: {allowed.stderr!r}")
+            expect(latchkey("curl", "--provider", "mine", userinfo).returncode == 0, "latchkey curl through the agent")
+        finally:
+            agent.terminate()
+            agent.wait(10)
+
+        # The TPM goes away: a sentence, exit 1, and what is kept stays as it was.
+        tpm.stop()
+        gone = latchkey("curl", "--provider", "mine", userinfo)
+        expect(gone.returncode == 1 and "The TPM that holds the sign-in's key" in gone.stderr and "Your sign-in is kept" in gone.stderr,
+               f"latchkey curl with the TPM gone: {gone.returncode} {gone.stderr!r}")
+        expect(stored(home) == kept, "nothing kept was changed or lost")
+
+        # The same TPM again, and an agent started anew: it signs again.
+        tpm.start()
+        agent = agent_without_display(home)
+        try:
+            again = latchkey("curl", "--provider", "mine", userinfo)
+            expect(again.returncode == 0 and json.loads(again.stdout).get("sub"), f"after the TPM came back: {again.stderr!r}")
+        finally:
+            agent.terminate()
+            agent.wait(10)
+        assert_no_secrets(home, [window_log, os.path.join(home.root, "agent.log")], extra=[kept["access_token"], kept["refresh_token"]])
+    finally:
+        os.environ.pop("LATCHKEY_TPM", None)
+        if tpm.process and tpm.process.poll() is None:
+            tpm.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+SCENARIOS = {"dpop": dpop, "dpop_tpm": dpop_tpm}

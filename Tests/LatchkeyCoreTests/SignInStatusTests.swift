@@ -20,6 +20,16 @@ import Testing
         #expect(
             await state("sandbox", sandbox: true)
                 == SignInState(.signedIn, "signed in; access token expires \(later.ISO8601Format()), renewed when due"))
+        // Bound to a DPoP key: where it is kept says what a copy of the keyring is worth.
+        var bound = Token(accessToken: "a", tokenType: "DPoP", refreshToken: "r", expiresAt: later)
+        bound.dpopKey = DPoPKey().stored
+        _ = try store.save(bound, for: "sandbox")
+        #expect(
+            await state("sandbox", sandbox: true).sentence.hasSuffix(
+                "; bound to a key kept with the sign-in, where its refresh token is (no TPM)"))
+        bound.dpopKey = "tpm2.c3d0cG0.AAAA.AAAA"
+        _ = try store.save(bound, for: "sandbox")
+        #expect(await state("sandbox", sandbox: true).sentence.hasSuffix("; bound to a key kept in the TPM, which never lets it out"))
         // Expired, but renewable: still signed in, as a program asking would find.
         _ = try store.save(Token(accessToken: "a", refreshToken: "r", expiresAt: Date(timeIntervalSince1970: 1_000_000)), for: "sandbox")
         #expect(await state("sandbox", sandbox: true).kind == .signedIn)

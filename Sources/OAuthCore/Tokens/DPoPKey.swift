@@ -66,18 +66,14 @@ public struct DPoPKey: Sendable {
         }
     }
 
-    /// Where the private key is, in words: "in the TPM" or "with the sign-in".
-    public var whereKept: String {
-        switch custody {
-        case .software: "with the sign-in"
-        case .tpm: "in the TPM, which never lets it out"
-        }
-    }
+    /// Where the private key is, in words: "in the TPM, …" or "with the sign-in, …".
+    public var whereKept: String { Self.whereKept(stored) ?? "" }
 
     /// Where a kept key (`Token.dpopKey`) is, without reading it: nil for none.
     public static func whereKept(_ stored: String?) -> String? {
         guard let stored else { return nil }
-        return stored.hasPrefix(TPMKey.prefix) ? "in the TPM, which never lets it out" : "with the sign-in"
+        return stored.hasPrefix(TPMKey.prefix)
+            ? "in the TPM, which never lets it out" : "with the sign-in, where its refresh token is (no TPM)"
     }
 
     /// The public key as a JWK's required members (RFC 7638 order: crv, kty, x, y).
