@@ -223,4 +223,50 @@ def dpop_tpm(home):
         shutil.rmtree(directory, ignore_errors=True)
 
 
-SCENARIOS = {"dpop": dpop, "dpop_tpm": dpop_tpm}
+def mcp_dpop_conformance(home):
+    """The MCP conformance suite's auth/dpop and auth/dpop-nonce, re-created (Tests/EndToEnd/mcp_dpop_server.py):
+    `latchkey token --resource` signs in at a server found from the MCP server's metadata, proving a key
+    at the token request (and answering its nonce); `latchkey curl --resource` sends initialize, the
+    initialized notification, tools/list and tools/call with the DPoP scheme and a fresh proof each,
+    answering the MCP server's nonce; every check the suite makes is SUCCESS."""
+    for mode in ([], ["--nonce"]):
+        for directory in (os.path.join(home.config, "latchkey"), os.path.join(home.state, "latchkey")):
+            shutil.rmtree(directory, ignore_errors=True)
+        server = subprocess.Popen(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "mcp_dpop_server.py"), *mode],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            base = f"http://127.0.0.1:{server.stdout.readline().strip()}"
+            resource = base + "/mcp"
+            name = "mcp-dpop" + "".join(mode)
+            out = os.path.join(home.root, f"{name}.out")
+            app = home.launch("--resource", resource, command=("token",), stdout_path=out, log_name=f"{name}.log")
+            try:
+                status = app.process.wait(60)
+            finally:
+                app.quit()
+            with open(out) as f, open(app.log_path) as log:
+                token, said = f.read().strip(), log.read()
+            expect(status == 0 and token, f"latchkey token --resource {mode}: {status} {said[-600:]!r}")
+            messages = [
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "latchkey curl", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "test-tool", "arguments": {}}},
+            ]
+            for message in messages:
+                sent = latchkey("curl", "--resource", resource, "--", "-sS", "-f", "-X", "POST", "-H", "Content-Type: application/json",
+                                "-H", "Accept: application/json, text/event-stream", "-d", json.dumps(message), resource)
+                expect(sent.returncode == 0, f"{message['method']} {mode}: {sent.returncode} {sent.stderr!r}")
+                if "id" in message:
+                    expect("result" in json.loads(sent.stdout), f"{message['method']} {mode}: {sent.stdout!r}")
+            with urllib.request.urlopen(base + "/_checks", timeout=30) as reply:
+                checks = json.load(reply)
+            failed = {name: check for name, check in checks.items() if check["status"] != "SUCCESS"}
+            expect(len(checks) == (5 if mode else 3) and not failed, f"the suite's checks {mode}: {failed or checks}")
+        finally:
+            server.kill()
+            server.wait(10)
+
+
+SCENARIOS = {"dpop": dpop, "dpop_tpm": dpop_tpm, "mcp_dpop_conformance": mcp_dpop_conformance}

@@ -81,4 +81,15 @@ import Testing
         ).json
         #expect((seen["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
     }
+
+    /// A resource that takes DPoP-bound tokens alone challenges with DPoP (RFC 9449 §7.1), as the MCP
+    /// conformance suite's server does: its parameters are read as a Bearer challenge's are.
+    @Test func aDPoPChallengeIsReadAsABearerOne() throws {
+        let dpopOnly = try ResourceChallenge(
+            header: #"DPoP resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp""#)
+        #expect(dpopOnly.challenge.is("DPoP") && dpopOnly.challenge["resource_metadata"]?.hasPrefix("https://mcp.example/") == true)
+        let both = try ResourceChallenge(header: #"Bearer scope="a b", DPoP algs="ES256", scope="c""#)
+        #expect(both.challenge.is("Bearer") && both.scopes == ["a", "b"], "Bearer first, where both are offered")
+        #expect(throws: OAuthError.self) { try ResourceChallenge(header: #"Basic realm="x""#) }
+    }
 }

@@ -22,9 +22,10 @@ public struct ResourceChallenge: Sendable, Equatable {
         do { challenges = try AuthenticateChallenge.parse(header) } catch {
             throw OAuthError.invalidConfiguration("the challenge cannot be read as a WWW-Authenticate header: \(error.reason).")
         }
-        guard let bearer = challenges.first(where: { $0.is("Bearer") }) else {
+        // A resource that takes DPoP-bound tokens alone challenges with DPoP (RFC 9449 §7.1), with the same parameters.
+        guard let bearer = challenges.first(where: { $0.is("Bearer") }) ?? challenges.first(where: { $0.is("DPoP") }) else {
             throw OAuthError.invalidConfiguration(
-                "the challenge holds no Bearer challenge (RFC 6750 §3), so there is no token to answer it with.")
+                "the challenge holds no Bearer or DPoP challenge (RFC 6750 §3, RFC 9449 §7.1), so there is no token to answer it with.")
         }
         challenge = bearer
         kind = bearer["error"] == "insufficient_scope" ? .insufficientScope : .refused

@@ -32,7 +32,9 @@ public enum ResourceDiscovery {
         let probe = try await ProviderDiscovery.getJSON(identifier, endpoint: .resource, network: network)
         var bearer: AuthenticateChallenge?
         if probe.status == 401 || probe.status == 403, let header = probe.header("www-authenticate") {
-            bearer = (try? AuthenticateChallenge.parse(header))?.first(where: { $0.is("Bearer") })
+            // A resource that takes DPoP-bound tokens alone challenges with DPoP (RFC 9449 §7.1), with the same parameters.
+            let challenges = (try? AuthenticateChallenge.parse(header)) ?? []
+            bearer = challenges.first(where: { $0.is("Bearer") }) ?? challenges.first(where: { $0.is("DPoP") })
         }
         if probe.status < 400, bearer?["resource_metadata"] == nil {
             throw OAuthError.invalidConfiguration(
