@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static struct {
     TSS2_RC (*sign)(ESYS_CONTEXT *, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, const TPM2B_DIGEST *, const TPMT_SIG_SCHEME *,
                     const TPMT_TK_HASHCHECK *, TPMT_SIGNATURE **);
     TSS2_RC (*flush)(ESYS_CONTEXT *, ESYS_TR);
+    TSS2_RC (*set_timeout)(ESYS_CONTEXT *, int32_t);
     void (*free)(void *);
     TSS2_RC (*public_marshal)(const TPM2B_PUBLIC *, uint8_t *, size_t, size_t *);
     TSS2_RC (*public_unmarshal)(const uint8_t *, size_t, size_t *, TPM2B_PUBLIC *);
@@ -60,6 +62,7 @@ static void load_tss(void) {
     *(void **)&tss.load = symbol(esys, "Esys_Load", &missing);
     *(void **)&tss.sign = symbol(esys, "Esys_Sign", &missing);
     *(void **)&tss.flush = symbol(esys, "Esys_FlushContext", &missing);
+    *(void **)&tss.set_timeout = symbol(esys, "Esys_SetTimeout", &missing);
     *(void **)&tss.free = symbol(esys, "Esys_Free", &missing);
     *(void **)&tss.public_marshal = symbol(mu, "Tss2_MU_TPM2B_PUBLIC_Marshal", &missing);
     *(void **)&tss.public_unmarshal = symbol(mu, "Tss2_MU_TPM2B_PUBLIC_Unmarshal", &missing);
@@ -120,6 +123,9 @@ static TSS2_RC open_session(struct session *s, const char *tcti) {
     s->context = NULL;
     TSS2_RC rc = tss.tcti_initialize(tcti, &s->tcti);
     if (rc == TSS2_RC_SUCCESS) rc = tss.initialize(&s->context, s->tcti, NULL);
+    // A TPM that stops answering is a failure after this long, never a sign-in that waits forever
+    // (a hardware TPM makes an ECC key in well under a second; a busy one, in a few).
+    if (rc == TSS2_RC_SUCCESS) rc = tss.set_timeout(s->context, LATCHKEY_TPM_TIMEOUT_MS);
     return rc;
 }
 
@@ -144,9 +150,8 @@ static int coordinate(const TPM2B_ECC_PARAMETER *value, uint8_t *out) {
     return 1;
 }
 
-uint32_t latchkey_tpm_create(const char *tcti, uint8_t *public_blob, size_t *public_length, uint8_t *private_blob,
-                             size_t *private_length, uint8_t *x, uint8_t *y, char *error, size_t error_capacity) {
-    if (!ready(error, error_capacity)) return 1;
+static uint32_t create_here(const char *tcti, uint8_t *public_blob, size_t *public_length, uint8_t *private_blob,
+                            size_t *private_length, uint8_t *x, uint8_t *y, char *error, size_t error_capacity) {
     struct session s;
     ESYS_TR parent = ESYS_TR_NONE;
     TPM2B_PUBLIC *made_public = NULL;
@@ -191,9 +196,8 @@ uint32_t latchkey_tpm_create(const char *tcti, uint8_t *public_blob, size_t *pub
     return answer;
 }
 
-uint32_t latchkey_tpm_sign(const char *tcti, const uint8_t *public_blob, size_t public_length, const uint8_t *private_blob,
-                           size_t private_length, const uint8_t *digest, uint8_t *signature, char *error, size_t error_capacity) {
-    if (!ready(error, error_capacity)) return 1;
+static uint32_t sign_here(const char *tcti, const uint8_t *public_blob, size_t public_length, const uint8_t *private_blob,
+                          size_t private_length, const uint8_t *digest, uint8_t *signature, char *error, size_t error_capacity) {
     TPM2B_PUBLIC public = {0};
     TPM2B_PRIVATE private = {0};
     size_t offset = 0;
@@ -227,6 +231,62 @@ uint32_t latchkey_tpm_sign(const char *tcti, const uint8_t *public_blob, size_t 
     if (parent != ESYS_TR_NONE && s.context) tss.flush(s.context, parent);
     close_session(&s);
     return answer;
+}
+
+// The TPM is talked to on a thread of its own with a file table of its own (unshare CLONE_FILES):
+// tpm2-tss opens its sockets without close-on-exec, and a program another thread starts meanwhile
+// (WebKit's web process, started as a sign-in begins) would keep a copy open for its whole life;
+// swtpm, which serves one connection at a time, then waited on that copy forever. Here no other
+// thread's child can get one.
+struct work {
+    int signing;
+    const char *tcti;
+    uint8_t *public_blob, *private_blob, *x, *y, *signature;
+    const uint8_t *public_in, *private_in, *digest;
+    size_t *public_length, *private_length, public_in_length, private_in_length;
+    char *error;
+    size_t error_capacity;
+    uint32_t answer;
+};
+
+static void *work_apart(void *argument) {
+    struct work *w = argument;
+    if (unshare(CLONE_FILES) != 0) {
+        snprintf(w->error, w->error_capacity, "a thread of its own for the TPM could not be had");
+        w->answer = 1;
+        return NULL;
+    }
+    w->answer = w->signing ? sign_here(w->tcti, w->public_in, w->public_in_length, w->private_in, w->private_in_length, w->digest,
+                                       w->signature, w->error, w->error_capacity)
+                           : create_here(w->tcti, w->public_blob, w->public_length, w->private_blob, w->private_length, w->x, w->y,
+                                         w->error, w->error_capacity);
+    return NULL;
+}
+
+static uint32_t apart(struct work *w) {
+    if (!ready(w->error, w->error_capacity)) return 1;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, work_apart, w) != 0) {
+        snprintf(w->error, w->error_capacity, "a thread for the TPM could not be started");
+        return 1;
+    }
+    pthread_join(thread, NULL);
+    return w->answer;
+}
+
+uint32_t latchkey_tpm_create(const char *tcti, uint8_t *public_blob, size_t *public_length, uint8_t *private_blob,
+                             size_t *private_length, uint8_t *x, uint8_t *y, char *error, size_t error_capacity) {
+    struct work w = {.signing = 0, .tcti = tcti, .public_blob = public_blob, .public_length = public_length, .private_blob = private_blob,
+                     .private_length = private_length, .x = x, .y = y, .error = error, .error_capacity = error_capacity};
+    return apart(&w);
+}
+
+uint32_t latchkey_tpm_sign(const char *tcti, const uint8_t *public_blob, size_t public_length, const uint8_t *private_blob,
+                           size_t private_length, const uint8_t *digest, uint8_t *signature, char *error, size_t error_capacity) {
+    struct work w = {.signing = 1, .tcti = tcti, .public_in = public_blob, .public_in_length = public_length, .private_in = private_blob,
+                     .private_in_length = private_length, .digest = digest, .signature = signature, .error = error,
+                     .error_capacity = error_capacity};
+    return apart(&w);
 }
 
 uint32_t latchkey_tpm_public_point(const uint8_t *public_blob, size_t public_length, uint8_t *x, uint8_t *y, char *error,

@@ -240,11 +240,16 @@ static int token_headers(const char *named, int count, char **options, const cha
     argv[n++] = "latchkey";
     argv[n++] = "token";
     for (int i = 0; i < count; i++) argv[n++] = options[i];
-    const char *extra[] = {"--format", "header", "--dpop-url", url, "--dpop-method", method};
-    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) argv[n++] = (char *)extra[i];
+    // Each value joined to its option: a nonce (base64url) may begin with "-", which would be read as an option.
+    static char url_option[4200], method_option[64], nonce_option[1200];
+    snprintf(url_option, sizeof url_option, "--dpop-url=%s", url);
+    snprintf(method_option, sizeof method_option, "--dpop-method=%s", method);
+    argv[n++] = "--format=header";
+    argv[n++] = url_option;
+    argv[n++] = method_option;
     if (nonce) {
-        argv[n++] = "--dpop-nonce";
-        argv[n++] = (char *)nonce;
+        snprintf(nonce_option, sizeof nonce_option, "--dpop-nonce=%s", nonce);
+        argv[n++] = nonce_option;
     }
     argv[n] = NULL;
     int output = memfd_create("latchkey-token", MFD_CLOEXEC);
@@ -303,6 +308,7 @@ int curl_command(int argc, char **argv) {
     int count = argc - first;
     const char *method = "GET", *problem = NULL;
     const char *url = options + count <= MOST_ARGUMENTS ? curl_request(count, argv + first, &method, &problem) : NULL;
+    if (url && strlen(url) > 4096) url = NULL, problem = "the URL is longer than Latchkey signs proofs for (4096 bytes).";
     if (!url) {
         fprintf(stderr,
                 "latchkey: %s\n"

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/// How long one TPM command may take before it counts as a TPM that does not answer (milliseconds).
+#define LATCHKEY_TPM_TIMEOUT_MS 20000
+
 /// The most a marshalled TPM2B_PUBLIC or TPM2B_PRIVATE of such a key takes.
 #define LATCHKEY_TPM_BLOB_CAPACITY 1024
 

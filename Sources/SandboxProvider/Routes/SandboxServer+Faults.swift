@@ -68,7 +68,11 @@ extension SandboxServer {
             return Response(status: .noContent)
         }
         // A new DPoP nonce (RFC 9449 §8): proofs with the one before are answered use_dpop_nonce.
-        router.post("/_admin/dpop-nonce") { _, _ in Self.json(.ok, ["nonce": await self.state.rotateDPoPNonce()]) }
+        // `nonce=…` in the form: that one (a nonce that begins with "-", say, as base64url ones may).
+        router.post("/_admin/dpop-nonce") { request, _ in
+            let asked = (try? await Self.formBody(request))?.flatMap { $0["nonce"] }
+            return Self.json(.ok, ["nonce": await self.state.rotateDPoPNonce(to: asked)])
+        }
         // A new signing key (optionally of another algorithm: {"alg": "RS256"}); the previous one stays published.
         router.post("/_admin/rotate-keys") { request, _ in
             let body = try await request.body.collect(upTo: 4096)

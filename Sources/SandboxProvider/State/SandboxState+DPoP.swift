@@ -13,8 +13,8 @@ extension SandboxState {
         return true
     }
 
-    func rotateDPoPNonce() -> String {
-        dpopNonce = Base64URL.randomToken(bytes: 16)
+    func rotateDPoPNonce(to given: String? = nil) -> String {
+        dpopNonce = given ?? Base64URL.randomToken(bytes: 16)
         return dpopNonce
     }
 }
