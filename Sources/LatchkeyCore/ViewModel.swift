@@ -37,7 +37,8 @@ public struct ViewModel: Equatable, Sendable {
     public var headline: String
     /// The line under it: their e-mail, or what to do next.
     public var subline: String
-    /// What the sign-in allows (its scopes), while signed in; nil otherwise, or when it allows nothing said.
+    /// What the sign-in allows (its scopes), while signed in, and where the key its tokens are bound to
+    /// is kept (DPoP); nil otherwise, or when it allows nothing said.
     public var scopesLine: String?
 
     // What the window shows around the state: set by the window's controller from what it knows.
@@ -65,10 +66,14 @@ public struct ViewModel: Equatable, Sendable {
     /// - Parameter account: the account in use, as the list knows it: named before its profile is fetched.
     public init(
         state: AppState, providerName: String, storeName: String,
-        userAgent: ProviderConfiguration.UserAgentKind = .embedded, scopes: [String] = [], account: Account? = nil
+        userAgent: ProviderConfiguration.UserAgentKind = .embedded, scopes: [String] = [], keyKept: String? = nil,
+        account: Account? = nil
     ) {
         addAccountEnabled = state.allowsChoosingProvider && state.hasProvider
-        scopesLine = state.isSignedIn && !scopes.isEmpty ? "Allows: " + scopes.joined(separator: ", ") : nil
+        let lines = [
+            scopes.isEmpty ? nil : "Allows: " + scopes.joined(separator: ", "), keyKept.map { "Its tokens are bound to a key kept \($0)." },
+        ].compactMap { $0 }
+        scopesLine = state.isSignedIn && !lines.isEmpty ? lines.joined(separator: "\n") : nil
         signInEnabled = false
         cancelVisible = false
         setUpVisible = false

@@ -167,6 +167,8 @@ def dpop_tpm(home):
         own_provider(home, sandbox, dpop=True)
         window = signed_in(home)
         profile_shows(window, "Ada Lovelace")
+        window.find("label", "Its tokens are bound to a key kept in the TPM, which never lets it out.", exact=False)
+        window.screenshot("01-dpop-tpm-profile")
         window_log = window.log_path
         window.quit()
         kept = stored(home)

@@ -36,6 +36,15 @@ import Testing
         let out = ViewModel(state: .signedOut(notice: nil), providerName: "Sandbox", storeName: "the keyring", scopes: scopes)
         #expect(out.scopesLine == nil)
         #expect(view(.signedIn(notice: nil)).scopesLine == nil, "nothing said, nothing shown")
+        // Tokens bound to a DPoP key: where the key is kept is said beneath.
+        let bound = ViewModel(
+            state: .signedIn(notice: nil), providerName: "Sandbox", storeName: "the keyring", scopes: scopes,
+            keyKept: "in the TPM, which never lets it out")
+        #expect(
+            bound.scopesLine == "Allows: openid, profile, email\nIts tokens are bound to a key kept in the TPM, which never lets it out.")
+        #expect(
+            ViewModel(state: .signedOut(notice: nil), providerName: "Sandbox", storeName: "the keyring", keyKept: "in the TPM").scopesLine
+                == nil)
     }
 
     /// Issue 28: "Sign in on another device" waits with the code shown, and ends as any sign-in does.

@@ -31,6 +31,8 @@ final class AppController {
     var generation = 0
     /// What the shown provider's sign-in allows (its scopes), shown while signed in.
     var grantedScopes: [String] = []
+    /// Where the key the sign-in's tokens are bound to is kept (`DPoPKey.whereKept`); nil: bearer tokens.
+    var keyKept: String?
     var signInTask: Task<Void, Never>?
     /// After a dialog: its sentence once the provider is ready, or the set-up of one added without credentials.
     var followUp = SetUpFollowUp()
@@ -105,12 +107,12 @@ final class AppController {
         switch effect {
         case .loadProvider: loadProvider()
         // Sign in stays disabled until this answers: nothing reaches the provider before it listens.
-        case .readStoredSignIn(let notice): withProvider { .signedIn(await $0.storedSignIn(notice: notice)) }
+        case .readStoredSignIn(let notice): withProvider { await Self.signedIn($0.storedSignIn(notice: notice), $0) }
         case .renewIfDue: withProvider { .event(await $0.renewal(logger: logger)) }
         case .prepareSignIn: prepareSignIn()
         // OAuthCore runs the sign-in (present, wait, dismiss, exchange, keep); its steps come back as events.
         case .signIn(let choice):
-            signInTask = withProvider { .signedIn(await $0.signIn(using: agent, for: choice, logger: logger, step: post)) }
+            signInTask = withProvider { await Self.signedIn($0.signIn(using: agent, for: choice, logger: logger, step: post), $0) }
         case .signInOnDevice: signInOnDevice()
         case .useAccount(let key): withProvider { .event(await $0.useAccountEvent(key)) }
         case .listAccounts: withProvider { .accounts(await $0.accounts()) }
@@ -126,17 +128,22 @@ final class AppController {
     /// What the work for an effect answers: the next event, with what the window shows beside it.
     private enum Answer: Sendable {
         case event(AppEvent?)
-        case signedIn((event: AppEvent, scopes: [String]))
+        case signedIn((event: AppEvent, scopes: [String]), keyKept: String?)
         case profile((event: AppEvent, picture: [UInt8]?))
         case accounts(AccountList.Entry)
+    }
+
+    /// A sign-in's answer, with where the key its tokens are bound to is kept (RFC 9449), if they are.
+    private nonisolated static func signedIn(_ answer: (event: AppEvent, scopes: [String]), _ provider: Provider) async -> Answer {
+        .signedIn(answer, keyKept: DPoPKey.whereKept(await provider.session.currentToken()?.dpopKey))
     }
 
     private func apply(_ answer: Answer) {
         switch answer {
         case .event(let event): event.map(send)
-        case .signedIn(let answer):
-            // What the sign-in allows is shown from the next render on.
-            grantedScopes = answer.scopes
+        case .signedIn(let answer, let kept):
+            // What the sign-in allows, and where the key its tokens are bound to is, shown from the next render on.
+            (grantedScopes, keyKept) = (answer.scopes, kept)
             send(answer.event)
         case .profile(let answer):
             if case .profileLoaded = answer.event { picture = answer.picture }
@@ -200,7 +207,7 @@ final class AppController {
                 shown.dialog?.close()
                 shown.dialog = nil
             }
-            return .signedIn(answer)
+            return await Self.signedIn(answer, provider)
         }
     }
 
@@ -256,7 +263,7 @@ final class AppController {
     func render() {
         var model = ViewModel(
             state: state, providerName: providerName, storeName: HomeFolder.shortened(providers.store.displayName),
-            userAgent: agents.chosen, scopes: grantedScopes, account: accountEntry.current)
+            userAgent: agents.chosen, scopes: grantedScopes, keyKept: keyKept, account: accountEntry.current)
         model.status = HomeFolder.shortened(model.status)
         model.setUpVisible = model.setUpVisible && canSetUp
         let shown = ProviderEntry(id: providerID, displayName: providerName)
