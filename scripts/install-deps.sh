@@ -42,7 +42,7 @@ test_packages=(
 )
 
 # Peers from PyPI, pinned, in a virtual environment of the project's own (never the system's Python).
-python_peers=(mcp==2.3.0)
+python_peers=(mcp==2.3.0 idpyoidc==5.0.0)  # idpyoidc: an independent DPoP server (Tests/EndToEnd/idpy_dpop_server.py)
 peers_dir="$(cd "$(dirname "$0")/.." && pwd)/.build/python-peers"
 
 install_python_peers() {

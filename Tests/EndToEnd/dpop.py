@@ -276,4 +276,73 @@ def mcp_dpop_conformance(home):
             server.wait(10)
 
 
-SCENARIOS = {"dpop": dpop, "dpop_tpm": dpop_tpm, "mcp_dpop_conformance": mcp_dpop_conformance}
+PEERS_PYTHON = os.path.join(os.path.dirname(__file__), "..", "..", ".build", "python-peers", "bin", "python")
+
+
+def key_thumbprint(stored_key):
+    """RFC 7638 thumbprint of a software DPoP key as Latchkey keeps it (the P-256 scalar, base64url)."""
+    import hashlib
+    from cryptography.hazmat.primitives.asymmetric import ec
+    scalar = int.from_bytes(base64.urlsafe_b64decode(stored_key + "=" * (-len(stored_key) % 4)), "big")
+    numbers = ec.derive_private_key(scalar, ec.SECP256R1()).public_key().public_numbers()
+    encode = lambda n: base64.urlsafe_b64encode(n.to_bytes(32, "big")).decode().rstrip("=")  # noqa: E731
+    canonical = json.dumps({"crv": "P-256", "kty": "EC", "x": encode(numbers.x), "y": encode(numbers.y)}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).decode().rstrip("=")
+
+
+def claims_of(jwt):
+    part = jwt.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+def idpy_dpop(home):
+    """An independent DPoP server from PyPI, IdentityPython's idpyoidc 5.0.0 with its own DPoP add-on
+    (Tests/EndToEnd/idpy_dpop_server.py): the real app signs in, proving its key at the token request,
+    and idpyoidc binds the token to it (cnf.jkt is Latchkey's key); latchkey token renews it with a proof;
+    the refresh token without the key is refused. idpyoidc compares a resource proof's ath as a hex
+    hash, not base64url as RFC 9449 says: Get my profile is refused, which the window says, and the
+    sign-in is kept."""
+    server = subprocess.Popen([PEERS_PYTHON, os.path.join(os.path.dirname(__file__), "idpy_dpop_server.py")],
+                              stdout=subprocess.PIPE, stderr=open(os.path.join(home.root, "idpy.log"), "ab"), text=True)
+    try:
+        base = f"http://127.0.0.1:{server.stdout.readline().strip()}"
+        directory = os.path.join(home.config, "latchkey")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, "idpy.json"), "w") as f:
+            json.dump({
+                "id": "idpy", "display_name": "IdentityPython", "issuer": base, "authorization_endpoint": "/authorization",
+                "token_endpoint": "/token", "userinfo_endpoint": "/userinfo", "jwks_uri": "/jwks.json",
+                "client_id": "latchkey-desktop", "client_authentication": "none", "redirect_uri": "http://127.0.0.1/callback",
+                "user_agents": ["embedded"], "scopes": ["openid", "profile", "email"], "pkce": True, "dpop": True,
+                "profile": {"name": "name", "email": "email"}}, f)
+        window = home.launch("--provider", "idpy")
+        window.wait_status("IdentityPython")
+        window.press(window.wait_sensitive("Sign in"))
+        window.wait_status("Signed in")
+        kept = stored(home, "idpy")
+        expect(kept["token_type"] == "DPoP" and kept.get("dpop_key"), f"idpyoidc bound the sign-in: {kept.get('token_type')}")
+        expect(claims_of(kept["access_token"])["cnf"]["jkt"] == key_thumbprint(kept["dpop_key"]),
+               "idpyoidc's token carries Latchkey's key (cnf.jkt)")
+        # Its resource proofs: idpyoidc wants ath as hex; refused, said, and kept.
+        window.press(window.wait_sensitive("Get my profile"))
+        window.wait_status("refused this computer's proof")
+        window.screenshot("01-idpy-ath-refused")
+        window_log = window.log_path
+        window.quit()
+        expect(stored(home, "idpy")["access_token"] == kept["access_token"], "the sign-in is kept")
+
+        status, error = refresh_status(type("server", (), {"base": base})(), kept["refresh_token"])
+        expect(status == 400, f"idpyoidc refuses the refresh token without a proof: {status} {error}")
+        # More than its tokens ever last: renewed now (and then said to last less than asked, which it does).
+        renewed = latchkey("token", "--provider", "idpy", "--min-valid", "86400")
+        expect("its renewal gave no longer" in renewed.stderr, f"latchkey token renews with a proof: {renewed.stderr!r}")
+        after = stored(home, "idpy")
+        expect(after["access_token"] != kept["access_token"] and claims_of(after["access_token"])["cnf"]["jkt"]
+               == key_thumbprint(kept["dpop_key"]), "renewed by idpyoidc, bound to the same key")
+        assert_no_secrets(home, [window_log], extra=[kept["access_token"], kept["refresh_token"], kept["dpop_key"]])
+    finally:
+        server.kill()
+        server.wait(10)
+
+
+SCENARIOS = {"dpop": dpop, "dpop_tpm": dpop_tpm, "mcp_dpop_conformance": mcp_dpop_conformance, "idpy_dpop": idpy_dpop}
