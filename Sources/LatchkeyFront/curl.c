@@ -207,21 +207,9 @@ static int token_headers(const char *named, int count, char **options, const cha
         return FAILED;
     }
     if (length >= 0) {
-        if (agent_answer_string(answer, (size_t)length, "error", token, sizeof token) >= 0) {
-            char kind[32] = "";
-            agent_answer_string(answer, (size_t)length, "kind", kind, sizeof kind);
-            fprintf(stderr, "latchkey: %s\n", token);
-            return strcmp(kind, LATCHKEY_REFUSAL_SIGNED_OUT) == 0 ? LatchkeyTokenExitSignedOut
-                   : strcmp(kind, LATCHKEY_REFUSAL_DENIED) == 0   ? LatchkeyTokenExitRefused
-                                                                   : FAILED;
-        }
-        char type[64] = "Bearer", proof[8192] = "";
-        if (agent_answer_string(answer, (size_t)length, "access_token", token, sizeof token) <= 0) {
-            fprintf(stderr, "latchkey: Latchkey's agent did not answer: the connection to it closed before its answer.\n");
-            return FAILED;
-        }
-        if (agent_answer_string(answer, (size_t)length, "token_type", type, sizeof type) < 0 || strcasecmp(type, "bearer") == 0)
-            strcpy(type, "Bearer");
+        char type[64], proof[8192] = "";
+        int ended = agent_token(answer, length, token, sizeof token, type, sizeof type);
+        if (ended != 0) return ended;
         if (strcasecmp(type, "dpop") == 0 && agent_answer_string(answer, (size_t)length, "dpop_proof", proof, sizeof proof) <= 0) {
             fprintf(stderr, "latchkey: Latchkey's agent gave a token bound to a key without the proof that goes with it.\n");
             return FAILED;

@@ -14,6 +14,9 @@ void run_program(const char *name, char **argv);
 int run_app(char **argv);
 const char *option(int argc, char **argv, int *i, const char *name);
 long ask_agent(const char *request, char *answer, size_t capacity);
+/// The agent's answer (`length` bytes) read: a refusal said on stderr, its exit status returned; else 0,
+/// the token in `token` and its scheme in `type` ("Bearer", or as the agent names it: "DPoP").
+int agent_token(const char *answer, long length, char *token, size_t capacity, char *type, size_t type_capacity);
 int curl_command(int argc, char **argv);
 
 #endif

@@ -106,6 +106,25 @@ long ask_agent(const char *request, char *answer, size_t capacity) {
     return sent < length && total == 0 ? AGENT_BUSY : (long)total;
 }
 
+int agent_token(const char *answer, long length, char *token, size_t capacity, char *type, size_t type_capacity) {
+    if (agent_answer_string(answer, (size_t)length, "error", token, capacity) >= 0) {
+        char kind[32] = "";
+        agent_answer_string(answer, (size_t)length, "kind", kind, sizeof kind);
+        fprintf(stderr, "latchkey: %s\n", token);
+        return strcmp(kind, LATCHKEY_REFUSAL_SIGNED_OUT) == 0 ? LatchkeyTokenExitSignedOut
+               : strcmp(kind, LATCHKEY_REFUSAL_DENIED) == 0   ? LatchkeyTokenExitRefused
+                                                               : FAILED;
+    }
+    if (agent_answer_string(answer, (size_t)length, "access_token", token, capacity) <= 0) {
+        fprintf(stderr, "latchkey: Latchkey's agent did not answer: the connection to it closed before its answer.\n");
+        return FAILED;
+    }
+    // Bearer as RFC 6750 writes it, whatever case the provider used; other schemes (DPoP) as given.
+    if (agent_answer_string(answer, (size_t)length, "token_type", type, type_capacity) < 0 || strcasecmp(type, "bearer") == 0)
+        snprintf(type, type_capacity, "Bearer");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     // `latchkey agent` and `latchkey agent run [options]`: the agent is a program of its own, and D-Bus
     // starts it this way. Its other subcommands, and options without `run`, are the app's.
@@ -147,21 +166,9 @@ int main(int argc, char **argv) {
     }
     if (length < 0) return run_app(argv);  // no agent: the app does the work itself
     static char text[LATCHKEY_AGENT_LARGEST_MESSAGE];
-    if (agent_answer_string(answer, (size_t)length, "error", text, sizeof text) >= 0) {
-        char kind[32] = "";
-        agent_answer_string(answer, (size_t)length, "kind", kind, sizeof kind);
-        fprintf(stderr, "latchkey: %s\n", text);
-        return strcmp(kind, LATCHKEY_REFUSAL_SIGNED_OUT) == 0 ? LatchkeyTokenExitSignedOut
-               : strcmp(kind, LATCHKEY_REFUSAL_DENIED) == 0   ? LatchkeyTokenExitRefused
-                                                               : FAILED;
-    }
-    if (agent_answer_string(answer, (size_t)length, "access_token", text, sizeof text) <= 0) {
-        fprintf(stderr, "latchkey: Latchkey's agent did not answer: the connection to it closed before its answer.\n");
-        return FAILED;
-    }
-    char type[64] = "Bearer";
-    if (agent_answer_string(answer, (size_t)length, "token_type", type, sizeof type) < 0 || strcasecmp(type, "bearer") == 0)
-        strcpy(type, "Bearer");
+    char type[64];
+    int ended = agent_token(answer, length, text, sizeof text, type, sizeof type);
+    if (ended != 0) return ended;
     if (strcasecmp(type, "dpop") == 0) fputs(LATCHKEY_DPOP_NOTE, stderr);
     if (strcmp(format, "header") == 0) {
         printf("Authorization: %s %s\n", type, text);

@@ -58,6 +58,15 @@ public struct DPoPKey: Sendable {
         self.init(software: key)
     }
 
+    /// The kept key of a sign-in whose tokens are bound to one; one missing or unreadable is said as such
+    /// (without it the provider refuses every renewal with a sentence nobody could act on), and kept.
+    static func reading(_ stored: String?) throws -> DPoPKey {
+        guard let stored, let key = DPoPKey(stored: stored) else {
+            throw OAuthError.storage("the sign-in's DPoP key could not be read, so its tokens cannot be used. Sign in again.")
+        }
+        return key
+    }
+
     /// What is kept with the sign-in, and never sent anywhere: the private key (base64url), or the TPM's blob of it.
     public var stored: String {
         switch custody {

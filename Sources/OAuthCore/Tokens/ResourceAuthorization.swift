@@ -11,9 +11,7 @@ public enum ResourceAuthorization {
     /// of no use to anyone: said as such, nothing is sent.
     public static func headers(_ token: Token, method: String, url: URL) async throws -> [String: String] {
         guard needsProof(token) else { return ["Authorization": "Bearer \(token.accessToken)"] }
-        guard let stored = token.dpopKey, let key = DPoPKey(stored: stored) else {
-            throw OAuthError.storage("the sign-in's token is bound to a DPoP key that could not be read. Sign in again.")
-        }
+        let key = try DPoPKey.reading(token.dpopKey)
         return [
             "Authorization": "DPoP \(token.accessToken)",
             "DPoP": try await signed {
@@ -40,7 +38,8 @@ public enum ResourceAuthorization {
         return second
     }
 
-    /// A proof, or the TPM's failure to sign one as OAuthCore's sentence (the sign-in is kept).
+    /// A proof, or the TPM's failure to sign one as OAuthCore's sentence (the sign-in is kept): every
+    /// proof OAuthCore sends, at the token endpoint and at resources, is signed through this.
     static func signed(_ proof: () async throws -> String) async throws -> String {
         do { return try await proof() } catch let error as TPMError { throw OAuthError.storage("\(error)") }
     }
@@ -77,9 +76,7 @@ extension AuthSession {
         guard ResourceAuthorization.needsProof(token) else { return nil }
         var stored = token.dpopKey
         if stored == nil { stored = await currentToken()?.dpopKey }
-        guard let stored, let key = DPoPKey(stored: stored) else {
-            throw OAuthError.storage("the sign-in's token is bound to a DPoP key that could not be read. Sign in again.")
-        }
+        let key = try DPoPKey.reading(stored)
         // A nonce the resource gave the program is kept for the next proof to that URL, as OAuthCore's own are.
         if let nonce { DPoPNonces.keep(nonce, for: url, fromProgram: true) }
         return try await ResourceAuthorization.signed {

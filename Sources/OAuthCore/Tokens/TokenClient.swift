@@ -119,32 +119,25 @@ public struct TokenClient: Sendable {
         guard let dpop else { return try await post(parameters, to: url, endpoint: endpoint, secrets: secrets, proof: nil) }
         let first = try await post(
             parameters, to: url, endpoint: endpoint, secrets: secrets,
-            proof: try await proof(dpop, url: url, nonce: DPoPNonces.nonce(for: url)))
+            proof: try await ResourceAuthorization.signed {
+                try await dpop.proof(method: "POST", url: url, nonce: DPoPNonces.nonce(for: url))
+            })
         guard let nonce = first.header("DPoP-Nonce"), !nonce.isEmpty else { return first }
         DPoPNonces.keep(nonce, for: url)
         guard first.status == 400, (try? JSONValue(parsing: first.body))?["error"]?.string == "use_dpop_nonce" else { return first }
         logger.debug("The server asked for its DPoP nonce; proving again with it")
         let second = try await post(
-            parameters, to: url, endpoint: endpoint, secrets: secrets, proof: try await proof(dpop, url: url, nonce: nonce))
+            parameters, to: url, endpoint: endpoint, secrets: secrets,
+            proof: try await ResourceAuthorization.signed { try await dpop.proof(method: "POST", url: url, nonce: nonce) })
         if let next = second.header("DPoP-Nonce"), !next.isEmpty { DPoPNonces.keep(next, for: url) }
         return second
-    }
-
-    /// A proof of `key` for a POST to `url`; a TPM that cannot sign is a sentence, and the sign-in is kept.
-    private func proof(_ key: DPoPKey, url: URL, nonce: String?) async throws -> String {
-        do { return try await key.proof(method: "POST", url: url, nonce: nonce) } catch {
-            throw OAuthError.storage("\(error)")
-        }
     }
 
     /// The sign-in's DPoP key, for a token that has one; a key that cannot be read is said as such
     /// (without it, the provider refuses every renewal with a sentence nobody could act on).
     func dpopKey(of token: Token) throws -> DPoPKey? {
         guard let stored = token.dpopKey else { return nil }
-        guard let key = DPoPKey(stored: stored) else {
-            throw OAuthError.storage("the sign-in's DPoP key could not be read, so its tokens cannot be used. Sign in again.")
-        }
-        return key
+        return try DPoPKey.reading(stored)
     }
 
     /// A token said to be bound (`DPoP`) when no key was proved cannot be used by anyone: refused.
