@@ -257,7 +257,9 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
         // The tests' own parts: a child's end heard however late its waiter runs.
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "OAuthCore"]),
-        .testTarget(name: "LatchkeyCoreTests", dependencies: ["LatchkeyCore", "InstallLayout", "Loopback", "OAuthCore", "TestSupport"]),
+        .testTarget(
+            name: "LatchkeyCoreTests",
+            dependencies: ["LatchkeyCore", "LatchkeyServices", "InstallLayout", "Loopback", "OAuthCore", "TestSupport"]),
         .testTarget(
             name: "AgentCoreTests",
             dependencies: [

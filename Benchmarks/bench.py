@@ -32,6 +32,7 @@ import harness  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agent_bench  # noqa: E402
+import fail_fast_bench  # noqa: E402
 
 BIN = os.path.join(ROOT, ".build", "release")
 BASELINES = os.path.join(ROOT, "bench-output", "baselines")
@@ -367,7 +368,7 @@ def machine():
     return f"{os.cpu_count()} × {cpu}, {memory} GiB, {platform.platform()}, GTK {gtk}, WebKitGTK {webkit}, Xvfb"
 
 
-SECTIONS = {"launch", "sign-in", "storm", "growth", "token", "load", "narrowed", "narrowed-load", "dpop"}
+SECTIONS = {"launch", "sign-in", "storm", "growth", "token", "load", "narrowed", "narrowed-load", "dpop", "fail-fast"}
 
 
 def proof_bench():
@@ -562,6 +563,19 @@ def main():
         row("latchkey curl through the agent, a DPoP-bound token and its proof (warm)", median(curls["latchkey_dpop"]),
             median(curls["curl_dpop"]), 1.2, "≤ 1.2 × curl",
             baseline_name="curl with the bound token and a fresh proof made beforehand, same request")
+
+    if "fail-fast" in sections:
+        print("fail fast where nobody may be asked …", file=sys.stderr, flush=True)
+        fast = raw["fail_fast"] = fail_fast_bench.fail_fast_rows(BIN, lambda arguments: sandbox(arguments))
+        allowed = median(fast["allowed"]) * 1000
+        for key, name in (("token", "latchkey token --no-interaction, a program not allowed (the agent on a desktop)"),
+                          ("ci", "latchkey token with CI=true, the same"),
+                          ("git", "git's helper with credential.interactive=false, the same"),
+                          ("resource", "latchkey token --resource, a first sign-in, neither display nor terminal")):
+            slowest = max(fast[key]) * 1000
+            row(f"{name}: median (slowest {slowest:.0f} ms)", median(fast[key]) * 1000, allowed, goal_text="≤ 1 s, slowest too",
+                baseline_name="latchkey token for an allowed program")
+            rows[-1]["met"] = slowest <= 1000
 
     results = {"machine": machine(), "pairs": PAIRS, "date": time.strftime("%Y-%m-%d"), "sections": sorted(sections),
                "rows": rows, "refresh_storm_single_flight": storm_ok, "load_held": load_ok, "raw": raw}

@@ -61,6 +61,10 @@ public struct AgentRequest: Sendable, Equatable {
     public var resource: URL?
     /// What the program calls itself (oidc-agent's `application_hint`): shown to the person, never trusted.
     public var applicationHint: String?
+    /// Whether the person may be asked about it (the agent's question): false for a program that runs
+    /// where nobody can answer (`--no-interaction`, `CI=true`, git's `credential.interactive=false`),
+    /// which is then told at once what the person would have had to allow.
+    public var interactive = true
     /// The request a DPoP proof is wanted for, to go with the token (RFC 9449 §7): the agent signs it
     /// with the sign-in's key, which the program never gets.
     public var proof: ProofRequest?
@@ -223,6 +227,8 @@ public struct AgentRefusal: Error, Sendable, Equatable, CustomStringConvertible 
     public enum Kind: Sendable, CaseIterable {
         /// The person said no, or could not be asked.
         case denied
+        /// The person would have had to be asked, and the program said nobody may be (`interactive` false).
+        case needsPerson
         /// No sign-in, or the provider no longer accepts it: sign in again.
         case signedOut
         /// The request itself is wrong: no such provider, an unknown request, a malformed message.
@@ -233,6 +239,7 @@ public struct AgentRefusal: Error, Sendable, Equatable, CustomStringConvertible 
         public var name: String {
             switch self {
             case .denied: LATCHKEY_REFUSAL_DENIED
+            case .needsPerson: LATCHKEY_REFUSAL_NEEDS_PERSON
             case .signedOut: LATCHKEY_REFUSAL_SIGNED_OUT
             case .invalid: LATCHKEY_REFUSAL_INVALID
             case .failed: LATCHKEY_REFUSAL_FAILED

@@ -82,11 +82,15 @@ public enum ConsentSentence {
             + "sign-in (`latchkey status` lists yours)."
     }
 
-    /// No display to ask on: what to run instead.
+    /// No display to ask on, or the program said nobody may be asked (`AgentRequest.interactive`):
+    /// what to run instead. The same whether or not there is such a sign-in.
     public static func nobodyToAsk(_ caller: Caller, asked request: AgentRequest) -> String {
         let program = caller.program
-        let asked =
-            "\(capitalised(program.name)) asked for a token for “\(request.asked)”, and Latchkey's agent has no display to ask you on"
+        let why =
+            request.interactive
+            ? "Latchkey's agent has no display to ask you on"
+            : "it may ask nobody (--no-interaction, CI, or git's credential.interactive=false), so you were not asked whether to allow it"
+        let asked = "\(capitalised(program.name)) asked for a token for “\(request.asked)”, and \(why)"
         if program.remoteHost != nil {
             return asked + "; a program reached through ssh is allowed only by an answer on the desktop."
         }

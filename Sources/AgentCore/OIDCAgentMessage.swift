@@ -71,6 +71,11 @@ public enum OIDCAgentMessage {
             target: target, account: accountName, minimumValidity: minimum, scopes: scopes, audience: try text(json, "audience"),
             applicationHint: try text(json, "application_hint"))
         request.minimumWithinLifetime = json[withinLifetime] == .bool(true)
+        switch json[interactive] {
+        case nil, .null?, .bool(true)?: break
+        case .bool(false)?: request.interactive = false
+        default: throw AgentRefusal(.invalid, "\"\(interactive)\" must be true or false.")
+        }
         request.proof = try proofRequest(json)
         return request
     }
@@ -123,6 +128,9 @@ public enum OIDCAgentMessage {
     /// `AgentRequest.minimumWithinLifetime`.
     static let withinLifetime = "latchkey_min_valid_within_lifetime"
 
+    /// Latchkey's own member: `AgentRequest.interactive`; false: nobody may be asked.
+    static let interactive = "interactive"
+
     /// A request as Latchkey's own commands send it (plain JSON).
     public static func encode(_ request: AgentRequest) -> String {
         var members: [JSONValue.Member] = [.init("request", .string("access_token"))]
@@ -134,6 +142,7 @@ public enum OIDCAgentMessage {
         }
         members.append(.init("min_valid_period", .number(String(request.minimumValidity))))
         if request.minimumWithinLifetime { members.append(.init(withinLifetime, .bool(true))) }
+        if !request.interactive { members.append(.init(interactive, .bool(false))) }
         if !request.scopes.isEmpty { members.append(.init("scope", .string(request.scopes.joined(separator: " ")))) }
         if let audience = request.audience { members.append(.init("audience", .string(audience))) }
         if let hint = request.applicationHint { members.append(.init("application_hint", .string(hint))) }

@@ -83,6 +83,17 @@ actor RefusalLine {
         line.open.isEmpty && line.lastTurn.map { ContinuousClock.now - $0 >= quiet } ?? true
     }
 
+    /// For a request that said nobody may be asked (`AgentRequest.interactive` false): it leaves the
+    /// line at once and returns `least` after it came (a `quiet` when deciding took longer), behind
+    /// nothing of the program's. Its refusal is the same in words and kind whether or not there is
+    /// such a sign-in, and comes at the same time either way, so there is nothing to ration: a CI
+    /// job's next command is not held a quiet behind its last (issue 40 §3).
+    func waitOutOfLine(_ ticket: Ticket, hangUp: HangUp?) async {
+        let slow = ContinuousClock.now - ticket.entered > least
+        leave(ticket)
+        await Self.sleep(until: ticket.entered + (slow ? quiet : least), unless: hangUp)
+    }
+
     /// Returns at the ticket's turn, or at once (too many of the program's refusals wait already, or
     /// its caller hung up); the ticket has left the line by then.
     /// `asked`: the refusal follows a question the person saw, whose answer took what it took (no

@@ -78,6 +78,9 @@ public actor TokenAgent {
         // In the program's line from the moment it asks: a refusal before it is allowed is said in turn.
         let ticket = await refusals.enter(caller.program)
         switch await decide(request, from: caller, stillTheSame: stillTheSame, hangUp: hangUp) {
+        case .notAllowed(let refusal, _) where !request.interactive:
+            await refusals.waitOutOfLine(ticket, hangUp: hangUp)
+            return .failure(refusal)
         case .notAllowed(let refusal, let asked):
             await refusals.wait(ticket, hangUp: hangUp, asked: asked)
             return .failure(refusal)
@@ -107,10 +110,11 @@ public actor TokenAgent {
             logger.notice(
                 "A program asked for something there is none of; refused as any program not allowed is",
                 metadata: ["program": "\(caller.program.name)", "why": "\(error.sentence)"])
+            let canAsk = request.interactive ? await asker.canAsk : false
             let sentence =
-                await asker.canAsk
+                canAsk
                 ? ConsentSentence.notAllowed(caller.program, asked: request) : ConsentSentence.nobodyToAsk(caller, asked: request)
-            return .notAllowed(AgentRefusal(.denied, sentence), asked: false)
+            return .notAllowed(AgentRefusal(request.interactive ? .denied : .needsPerson, sentence), asked: false)
         }
         let provider = (id: owner.accountKey, name: owner.name, person: owner.person)
         let metadata: Logger.Metadata = ["program": "\(caller.program.name)", "provider": "\(provider.id)"]
@@ -181,6 +185,7 @@ public actor TokenAgent {
             let decision = grants.decision(
                 for: caller, provider: provider.id, person: provider.person, asking: wanted, narrows: owner.narrows)
             if decision == .allowed || (caller.program.remoteHost != nil && allowedWhileConnected(connection)) { return nil }
+            if !request.interactive { return (unasked(request, caller, metadata), false) }
             let question = self.question(request, wanted, caller, owner, decision)
             if let denied = deniedAt[key], ContinuousClock.now - denied < quietAfterDeny {
                 // Asked again right after a Deny: the question waits out the quiet, then is asked afresh.
@@ -228,6 +233,12 @@ public actor TokenAgent {
             if answer == .answered(.deny) { deniedAt[key] = ContinuousClock.now }
             return refusal(for: answer, request, caller, metadata).map { ($0, answer != .nobodyToAsk) }
         }
+    }
+
+    /// Nobody may be asked (`AgentRequest.interactive`): no question; told out of line (`RefusalLine.waitOutOfLine`).
+    private func unasked(_ request: AgentRequest, _ caller: Caller, _ metadata: Logger.Metadata) -> AgentRefusal {
+        logger.notice("The program may ask nobody and was not allowed this; refused without a question", metadata: metadata)
+        return AgentRefusal(.needsPerson, ConsentSentence.nobodyToAsk(caller, asked: request))
     }
 
     /// Whether the person allowed `connection`'s ssh process this, or more, while it runs. Ended ssh

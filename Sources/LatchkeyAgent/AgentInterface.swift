@@ -238,6 +238,10 @@ struct AgentInterface: Sendable {
             }
             request.proof = proof
         }
+        if let interactive = options["interactive"] {
+            guard case .bool(let value) = interactive else { throw AgentRefusal(.invalid, "\"interactive\" must be a boolean.") }
+            request.interactive = value
+        }
         if let minimum = options["min-valid"] {
             guard let seconds = minimum.integer, seconds >= Int64(AgentRequest.renewNow), seconds <= Int64(AgentRequest.longestValidity)
             else {

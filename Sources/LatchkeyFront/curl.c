@@ -184,7 +184,7 @@ static int run(const char *path, char **argv, int output) {
 // The header lines (`Authorization: …` and, for a bound token, `DPoP: …`) for `method` `url` into
 // `headers`, from the agent (`named` set: only --provider and --account were given) or from
 // `latchkey token --format header`. 0, or the exit status to end with (its sentence said).
-static int token_headers(const char *named, int count, char **options, const char *method, const char *url, const char *nonce,
+static int token_headers(const char *named, int interactive, int count, char **options, const char *method, const char *url, const char *nonce,
                          char *headers, size_t capacity) {
     static char request[8192], answer[LATCHKEY_AGENT_LARGEST_MESSAGE], token[LATCHKEY_AGENT_LARGEST_MESSAGE];
     if (named) {
@@ -196,8 +196,9 @@ static int token_headers(const char *named, int count, char **options, const cha
         } else {
             int written = snprintf(request, sizeof request,
                                    "{\"request\":\"access_token\",\"account\":%s,\"min_valid_period\":0,\"application_hint\":\"latchkey "
-                                   "curl\",\"dpop_method\":%s,\"dpop_url\":%s%s%s}",
-                                   account, quoted_method, quoted_url, nonce ? ",\"dpop_nonce\":" : "", quoted_nonce);
+                                   "curl\",\"dpop_method\":%s,\"dpop_url\":%s%s%s%s}",
+                                   account, quoted_method, quoted_url, nonce ? ",\"dpop_nonce\":" : "", quoted_nonce,
+                                   interactive ? "" : ",\"interactive\":false");
             if (written < 0 || written >= (int)sizeof request) named = NULL;
         }
     }
@@ -280,12 +281,13 @@ static int last_answer(char *dump, char *nonce, size_t capacity) {
 
 int curl_command(int argc, char **argv) {
     // Latchkey's options first (up to `--`, or the first that is none of them), then curl's.
-    int first = 2, others = 0;
+    int first = 2, others = 0, no_interaction = 0;
     const char *provider = NULL, *account = NULL;
     while (first < argc && strcmp(argv[first], "--") != 0) {
         int i = first;
         const char *value;
-        if ((value = option(argc, argv, &i, "--provider"))) provider = value;
+        if (strcmp(argv[i], "--no-interaction") == 0) no_interaction = 1;
+        else if ((value = option(argc, argv, &i, "--provider"))) provider = value;
         else if ((value = option(argc, argv, &i, "--account"))) account = value;
         else if (token_option(argc, argv, &i)) others = 1;
         else break;
@@ -314,7 +316,7 @@ int curl_command(int argc, char **argv) {
     static char headers[2 * LATCHKEY_AGENT_LARGEST_MESSAGE], dump[65536];
     char nonce[1100];
     for (int attempt = 1;; attempt++) {
-        int ended = token_headers(direct ? named : NULL, options, argv + 2, method, url, attempt == 1 ? NULL : nonce, headers, sizeof headers);
+        int ended = token_headers(direct ? named : NULL, may_ask(no_interaction), options, argv + 2, method, url, attempt == 1 ? NULL : nonce, headers, sizeof headers);
         if (ended != 0) return ended;
         int header_file = memory_file("latchkey-curl-headers", headers);
         if (header_file < 0) return FAILED;

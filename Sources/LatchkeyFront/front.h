@@ -18,5 +18,8 @@ long ask_agent(const char *request, char *answer, size_t capacity);
 /// the token in `token` and its scheme in `type` ("Bearer", or as the agent names it: "DPoP").
 int agent_token(const char *answer, long length, char *token, size_t capacity, char *type, size_t type_capacity);
 int curl_command(int argc, char **argv);
+/// Whether the agent may ask the person (Interaction.decide in the app): not with --no-interaction
+/// (`flag`), nor when CI is set to anything but empty, false, 0, no or off.
+int may_ask(int flag);
 
 #endif

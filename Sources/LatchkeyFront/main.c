@@ -2,7 +2,7 @@
 // every command, GTK and all) takes 8 ms and more just to be loaded; a script
 // asking for a token while the agent runs should not pay that. So this small
 // program answers `latchkey token --provider ID [--account NAME] [--format token|header]
-// [--min-valid SECONDS]` itself when an agent answers on its socket, starts the
+// [--min-valid SECONDS] [--no-interaction]` itself when an agent answers on its socket, starts the
 // agent (`latchkey-agent`) for `latchkey agent`, and hands everything else,
 // unchanged, to the app (exec: same process, same arguments).
 // Nothing is decided here that the app decides otherwise: the agent decides, and
@@ -106,14 +106,25 @@ long ask_agent(const char *request, char *answer, size_t capacity) {
     return sent < length && total == 0 ? AGENT_BUSY : (long)total;
 }
 
+int may_ask(int flag) {
+    const char *ci = getenv("CI");
+    if (flag) return 0;
+    if (!ci || !*ci) return 1;
+    const char *plain[] = {"false", "0", "no", "off"};
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        if (strcasecmp(ci, plain[i]) == 0) return 1;
+    return 0;
+}
+
 int agent_token(const char *answer, long length, char *token, size_t capacity, char *type, size_t type_capacity) {
     if (agent_answer_string(answer, (size_t)length, "error", token, capacity) >= 0) {
         char kind[32] = "";
         agent_answer_string(answer, (size_t)length, "kind", kind, sizeof kind);
         fprintf(stderr, "latchkey: %s\n", token);
         return strcmp(kind, LATCHKEY_REFUSAL_SIGNED_OUT) == 0 ? LatchkeyTokenExitSignedOut
-               : strcmp(kind, LATCHKEY_REFUSAL_DENIED) == 0   ? LatchkeyTokenExitRefused
-                                                               : FAILED;
+               : strcmp(kind, LATCHKEY_REFUSAL_DENIED) == 0        ? LatchkeyTokenExitRefused
+               : strcmp(kind, LATCHKEY_REFUSAL_NEEDS_PERSON) == 0  ? LatchkeyTokenExitNeedsPerson
+                                                                    : FAILED;
     }
     if (agent_answer_string(answer, (size_t)length, "access_token", token, capacity) <= 0) {
         fprintf(stderr, "latchkey: Latchkey's agent did not answer: the connection to it closed before its answer.\n");
@@ -137,9 +148,11 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "curl") == 0) return curl_command(argc, argv);
     if (argc < 2 || strcmp(argv[1], "token") != 0) return run_app(argv);
     const char *provider = NULL, *account = NULL, *format = "token", *minimum = "0";
+    int no_interaction = 0;
     for (int i = 2; i < argc; i++) {
         const char *value;
-        if ((value = option(argc, argv, &i, "--provider")) && !provider) provider = value;
+        if (strcmp(argv[i], "--no-interaction") == 0) no_interaction = 1;
+        else if ((value = option(argc, argv, &i, "--provider")) && !provider) provider = value;
         else if ((value = option(argc, argv, &i, "--account")) && !account) account = value;
         else if ((value = option(argc, argv, &i, "--format"))) format = value;
         else if ((value = option(argc, argv, &i, "--min-valid"))) minimum = value;
@@ -156,8 +169,8 @@ int main(int argc, char **argv) {
     if (written < 0 || written >= (int)sizeof named) return run_app(argv);
     if (agent_answer_quote(named, quoted, sizeof quoted) < 0) return run_app(argv);
     snprintf(request, sizeof request,
-             "{\"request\":\"access_token\",\"account\":%s,\"min_valid_period\":%ld,\"application_hint\":\"latchkey token\"}", quoted,
-             seconds);
+             "{\"request\":\"access_token\",\"account\":%s,\"min_valid_period\":%ld,\"application_hint\":\"latchkey token\"%s}", quoted,
+             seconds, may_ask(no_interaction) ? "" : ",\"interactive\":false");
     static char answer[LATCHKEY_AGENT_LARGEST_MESSAGE];
     long length = ask_agent(request, answer, sizeof answer);
     if (length == AGENT_BUSY) {

@@ -57,7 +57,10 @@ import Testing
     /// as the agent's own client reads it and as the front reads it (by the header's names).
     @Test(arguments: AgentRefusal.Kind.allCases)
     func everyRefusalKindHasTheHeadersNameBothWays(_ kind: AgentRefusal.Kind) {
-        let names = [LATCHKEY_REFUSAL_DENIED, LATCHKEY_REFUSAL_SIGNED_OUT, LATCHKEY_REFUSAL_INVALID, LATCHKEY_REFUSAL_FAILED]
+        let names = [
+            LATCHKEY_REFUSAL_DENIED, LATCHKEY_REFUSAL_NEEDS_PERSON, LATCHKEY_REFUSAL_SIGNED_OUT, LATCHKEY_REFUSAL_INVALID,
+            LATCHKEY_REFUSAL_FAILED,
+        ]
         #expect(names.contains(kind.name))
         #expect(AgentRefusal.Kind.allCases.filter { $0.name == kind.name } == [kind])
         let failure = OIDCAgentMessage.failure(AgentRefusal(kind, "Why."))

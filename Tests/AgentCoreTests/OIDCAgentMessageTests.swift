@@ -79,6 +79,7 @@ import Testing
             #"{"request":"access_token","account":"a","dpop_method":"GET","dpop_url":"https://a.example/","dpop_nonce":"a\"b"}"#,
             "A DPoP nonce is what the resource sent in its DPoP-Nonce header: up to 1024 visible ASCII characters."
         ),
+        (#"{"request":"access_token","account":"a","interactive":"no"}"#, "\"interactive\" must be true or false."),
     ])
     func aMalformedRequestIsRefusedInASentence(_ text: String, _ sentence: String) {
         #expect(request(text) == .failure(AgentRefusal(.invalid, sentence)))
@@ -102,7 +103,10 @@ import Testing
                 target: .provider("mine"), applicationHint: "latchkey curl",
                 proof: .init(method: "POST", url: URL(string: "https://api.example/notes?x=1")!, nonce: "n-1")),
         ]
-        for request in requests {
+        var mayAskNobody = AgentRequest(target: .provider("mine"), applicationHint: "git")
+        mayAskNobody.interactive = false
+        #expect(OIDCAgentMessage.encode(mayAskNobody).contains(#""interactive":false"#))
+        for request in requests + [mayAskNobody] {
             #expect(try OIDCAgentMessage.request(Array(OIDCAgentMessage.encode(request).utf8)).get() == request)
         }
     }

@@ -29,6 +29,7 @@ import hostile  # noqa: E402
 import keyrings  # noqa: E402
 import least_privilege  # noqa: E402
 import no_browser  # noqa: E402
+import no_surprises  # noqa: E402
 import over_ssh  # noqa: E402
 import package  # noqa: E402
 import oauth1  # noqa: E402
@@ -38,7 +39,7 @@ import zero_config  # noqa: E402
 
 SCENARIOS = {}
 for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, least_privilege, dpop,
-               accounts, no_browser, over_ssh, package):
+               accounts, no_browser, no_surprises, over_ssh, package):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

@@ -84,7 +84,8 @@ def device_sign_in(home):
 
     # A resource, with no display: its server found, Latchkey registered, and the sign-in on another device.
     with presets.sandbox_running(home, "standard", "--device-interval", "1") as base:
-        process, verification, code, _ = started("--resource", base + "/api/me")
+        # Asked for: with neither a display nor a terminal, no sign-in starts by itself (issue 40 §3).
+        process, verification, code, _ = started("--resource", base + "/api/me", "--device")
         expect(type_code(verification, code, user="grace", password="compiler") == 200, "the page took Grace's code")
         out, err = process.communicate(timeout=60)
         expect(process.returncode == 0, f"the resource's token: {process.returncode} {err!r}")

@@ -22,6 +22,9 @@ typedef LATCHKEY_CLOSED_ENUM(LatchkeyTokenExit) {
     LatchkeyTokenExitSignInUnfinished = 4,
     /// The person did not allow the program that ran the command (the agent asked them).
     LatchkeyTokenExitRefused = 5,
+    /// A person would have had to act (allow the program, or sign in), and nobody may be asked:
+    /// --no-interaction, CI=true, git's credential.interactive=false, or no display and no terminal.
+    LatchkeyTokenExitNeedsPerson = 6,
 } LatchkeyTokenExit;
 
 /// The `kind` member of a failure the agent writes on its socket (beside oidc-agent's
@@ -30,6 +33,8 @@ typedef LATCHKEY_CLOSED_ENUM(LatchkeyTokenExit) {
 #define LATCHKEY_REFUSAL_DENIED "Denied"
 /// No sign-in, or the provider no longer accepts it: sign in again.
 #define LATCHKEY_REFUSAL_SIGNED_OUT "SignedOut"
+/// The person would have had to be asked, and the program said nobody may be (`interactive` false).
+#define LATCHKEY_REFUSAL_NEEDS_PERSON "NeedsPerson"
 /// The request itself is wrong: no such provider, an unknown request, a malformed message.
 #define LATCHKEY_REFUSAL_INVALID "Invalid"
 /// Anything else: the network, the provider, the store.

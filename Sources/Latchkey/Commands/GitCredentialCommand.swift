@@ -26,6 +26,13 @@ struct GitCredentialCommand: ParsableCommand {
     @Argument(help: "get, store or erase (as git calls it).")
     var operation: String
 
+    @Flag(
+        name: .customLong("no-interaction"),
+        help: ArgumentHelp(
+            "Never wait for a person (the agent's question): where one would have to allow git, answer nothing at once. "
+                + "Also when git's credential.interactive is false, or CI is set."))
+    var noInteraction = false
+
     @OptionGroup var waits: Waits
 
     /// What a token should still be good for when git gets it: a push of a large repository takes a
@@ -85,6 +92,17 @@ struct GitCredentialCommand: ParsableCommand {
         return answer
     }
 
+    /// Whether the agent may ask the person about git: not with `--no-interaction`, `CI`, or git's
+    /// `credential.interactive=false` (read only when it matters: git config is a program to start).
+    private var interaction: Interaction {
+        let environment = ProcessInfo.processInfo.environment
+        let first = Interaction.decide(noInteraction: noInteraction, environment: environment)
+        guard first.mayAsk else { return first }
+        return Interaction.decide(
+            noInteraction: false, environment: environment, gitSaysNo: Interaction.gitCredentialInteractiveIsFalse(environment: environment)
+        )
+    }
+
     private func ask(_ id: String, account: String?, minimum: Int) -> Result<AgentToken, AgentRefusal> {
         // What git needs, where the provider file says: git's token carries no more (where the provider can narrow one).
         let scopes = (try? LatchkeyCommand.catalog.draft(named: id))?.gitScopes ?? []
@@ -92,6 +110,7 @@ struct GitCredentialCommand: ParsableCommand {
             target: .provider(id), account: account, minimumValidity: minimum, scopes: scopes, applicationHint: "git")
         // A wish: a provider whose tokens live five minutes or less gives what it can, renewed once per half of it.
         request.minimumWithinLifetime = true
+        request.interactive = interaction.mayAsk
         if let answer = AgentClient.ask(request) { return answer }
         // No agent: the work is done here, as `latchkey token` does it.
         let tokens = TokenRequest(resource: nil, provider: id, account: account, minimumValidity: max(minimum, 0), waits: waits)

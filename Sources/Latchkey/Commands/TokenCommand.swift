@@ -28,6 +28,7 @@ struct TokenCommand: ParsableCommand {
             wants a provider's token. \
             Exit status: 0 a token was printed; 3 not signed in, or the provider no longer accepts the sign-in; \
             4 the sign-in was cancelled, denied or its window closed (or, on another device, refused or its code expired); 5 you did not allow the program (the agent's question); \
+            6 a person would have had to sign in or allow the program, and nobody may be asked (--no-interaction, CI set, or neither a display nor a terminal); \
             1 anything else; 64 a mistake on the command line.
             """)
 
@@ -65,6 +66,13 @@ struct TokenCommand: ParsableCommand {
             "Sign in in a browser anywhere when a sign-in is needed: Latchkey prints the page's address, and you paste back "
                 + "the address the browser ended on. Without a display or a device sign-in, offered by itself at a terminal."))
     var paste = false
+
+    @Flag(
+        name: .customLong("no-interaction"),
+        help: ArgumentHelp(
+            "Never wait for a person: where one would have to sign in or allow this program, end at once (exit status 6). "
+                + "Also when CI is set."))
+    var noInteraction = false
 
     @OptionGroup var narrowingOptions: NarrowingOptions
 
@@ -148,6 +156,7 @@ struct TokenCommand: ParsableCommand {
             resource: resource.flatMap(URL.init(string:)), provider: provider ?? "", account: account, minimumValidity: minimumValidity,
             device: device, paste: paste, waits: waits)
         request.narrowing = narrowing
+        request.interaction = interaction
         var provider = try request.provider()
         // Why a sign-in follows, should one be needed.
         var why = "You are not signed in to \(provider.configuration.displayName)"
@@ -186,11 +195,15 @@ struct TokenCommand: ParsableCommand {
             }
         }
         let target: AgentRequest.Target = resource.flatMap(URL.init(string:)).map { .resource($0) } ?? .provider(provider ?? "")
-        return AgentClient.ask(
-            AgentRequest(
-                target: target, account: account, minimumValidity: minimumValidity, scopes: narrowing.scopes,
-                resource: narrowing.resource, applicationHint: "latchkey token", proof: proofOptions.value))
+        var request = AgentRequest(
+            target: target, account: account, minimumValidity: minimumValidity, scopes: narrowing.scopes,
+            resource: narrowing.resource, applicationHint: "latchkey token", proof: proofOptions.value)
+        request.interactive = interaction.mayAsk
+        return AgentClient.ask(request)
     }
+
+    /// Whether a person may be asked (`--no-interaction`, `CI`).
+    var interaction: Interaction { Interaction.decide(noInteraction: noInteraction, environment: ProcessInfo.processInfo.environment) }
 
     /// `--scope` and `--audience`: what of the sign-in the token is for.
     var narrowing: Narrowing { narrowingOptions.value }
@@ -266,6 +279,7 @@ struct TokenCommand: ParsableCommand {
         switch kind {
         case .signedOut: .signedOut
         case .denied: .refused
+        case .needsPerson: .needsPerson
         case .invalid, .failed: .failed
         }
     }

@@ -33,6 +33,8 @@ struct TokenRequest {
     let paste: Bool
     /// `--scope`, `--audience`: a token for those alone, where the provider can narrow one.
     var narrowing = Narrowing()
+    /// Whether a person may be asked to sign in (`--no-interaction`, `CI`).
+    var interaction = Interaction(nobodyBecause: nil)
 
     init(
         resource: URL?, provider: String, account: String? = nil, minimumValidity: Int = 0, device: Bool = false, paste: Bool = false,
@@ -122,7 +124,18 @@ struct TokenRequest {
     /// The sign-in makes sure the server still knows the client (RFC 7592), registering anew if not.
     func signIn(_ provider: Provider, why: String) throws -> Token {
         let environment = ProcessInfo.processInfo.environment
-        let hasDisplay = environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false
+        let (hasDisplay, hasTerminal) = Interaction.personAtHand(environment: environment)
+        let later =
+            resource.map { "latchkey token --resource \(Redaction.printable($0.absoluteString))" } ?? "latchkey --provider \(providerID)"
+        if let nobody = interaction.nobodyBecause {
+            throw TokenCommand.fail("\(why), and \(nobody) to sign in. Sign in first, where you can: \(later)", .needsPerson)
+        }
+        // Nobody here to see a window, a code or an address: not started unless asked for.
+        if !hasDisplay, !hasTerminal, !device, !paste {
+            throw TokenCommand.fail(
+                "\(why), and nobody is here to sign in: there is neither a display nor a terminal. "
+                    + "Sign in on another device with --device, or first, where you can: \(later)", .needsPerson)
+        }
         if paste { return try signInByPasting(provider) }
         if device || !hasDisplay, provider.configuration.deviceAuthorizationEndpoint != nil {
             return try signInOnDevice(provider)

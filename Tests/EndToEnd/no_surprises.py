@@ -1,0 +1,90 @@
+"""End-to-end: no surprises (issue 40). Where nobody can be asked, every way in ends at once with a
+sentence and its own exit status, instead of a dialog or a sign-in nobody will see."""
+
+import os
+import subprocess
+import sys
+import time
+
+from agent import DEST, Sandbox, dialog_processes, gdbus, git, git_server, latchkey, signed_in, stored
+from harness import BIN, assert_no_secrets, expect
+
+NEEDS_PERSON = 6
+WITHOUT_DISPLAY = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "WAYLAND_DISPLAY")}
+
+
+def timed(*arguments, environment=None):
+    """`latchkey ARGUMENTS`, with no terminal on any of its descriptors; its result and its seconds."""
+    start = time.monotonic()
+    result = subprocess.run([os.path.join(BIN, "latchkey"), *arguments], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            timeout=60, env=environment or os.environ)
+    return result, time.monotonic() - start
+
+
+def no_interaction(home):
+    """With the agent running and a program not allowed: `latchkey token --no-interaction` (the front),
+    with CI=true, with an option only the app reads, `latchkey curl --no-interaction`, gdbus's GetToken
+    with interactive false, and git with credential.interactive=false each end with the sentence and
+    status 6 (D-Bus: NeedsPerson), and no question is shown; allowed beforehand, the same command gets
+    its token. A resource not signed in for, with neither a display nor a terminal, is not signed in
+    to by itself (it used to start a sign-in on another device): status 6, and --device said."""
+    sandbox = Sandbox()
+    others = [Sandbox(), Sandbox()]
+    server, port = git_server(home, sandbox)
+    with open(os.path.join(home.home, ".gitconfig"), "w") as f:
+        f.write("[credential]\n\thelper = latchkey\n")
+    window = signed_in(home)
+    window.quit()
+    agent_log = os.path.join(home.root, "agent.log")
+    try:
+        expect(gdbus("--method", "io.github.latchkey.Agent1.ListProviders").returncode == 0, "the bus starts the agent")
+        said = "it may ask nobody (--no-interaction, CI, or git's credential.interactive=false), so you were not asked"
+        ways = {
+            "the front": (["token", "--provider", "mine", "--no-interaction"], None),
+            "CI=true": (["token", "--provider", "mine"], dict(os.environ, CI="true")),
+            "the app": (["token", "--provider", "mine", "--scope", "email", "--no-interaction"], None),
+            "latchkey curl": (["curl", "--provider", "mine", "--no-interaction", "--", "-sS", sandbox.base + "/userinfo"], None),
+        }
+        for way, (arguments, environment) in ways.items():
+            result, seconds = timed(*arguments, environment=environment)
+            print(f"{way}: status {result.returncode} in {seconds:.2f} s")
+            expect(result.returncode == NEEDS_PERSON and said in result.stderr and result.stdout == "", f"{way}: {result}")
+            expect(not dialog_processes(), f"{way}: a question is on the screen")
+
+        call = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'interactive': <false>}")
+        expect(call.returncode != 0 and "io.github.latchkey.Agent1.Error.NeedsPerson" in call.stderr and said in call.stderr,
+               f"gdbus GetToken with interactive false: {call}")
+        wrong = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'interactive': <'no'>}")
+        expect(wrong.returncode != 0 and "Error.Invalid" in wrong.stderr, f"interactive as a string: {wrong}")
+
+        url = f"http://127.0.0.1:{port}/notes.git"
+        start = time.monotonic()
+        listed = git(home, "-c", "credential.interactive=false", "ls-remote", url, check=False)
+        print(f"git ls-remote with credential.interactive=false: status {listed.returncode} in {time.monotonic() - start:.2f} s")
+        expect(listed.returncode != 0 and said in listed.stderr, f"git with credential.interactive=false: {listed}")
+        expect(not dialog_processes(), "git: a question is on the screen")
+
+        # Allowed beforehand, nobody needs asking: the token, as without --no-interaction.
+        allowed = latchkey("agent", "allow", "--including-what-it-runs", os.path.realpath(sys.executable), "mine")
+        expect(allowed.returncode == 0, f"latchkey agent allow: {allowed}")
+        given, _ = timed("token", "--provider", "mine", "--no-interaction")
+        expect(given.returncode == 0 and given.stdout.strip() == stored(home)["access_token"], f"allowed: {given.returncode} {given.stderr!r}")
+
+        # A resource's first sign-in (each on a server of its own: the first try registers Latchkey there,
+        # and the agent is asked from then on), from nowhere a person could see it.
+        nowhere, seconds = timed("token", "--resource", others[0].base + "/api/me", environment=WITHOUT_DISPLAY)
+        print(f"a resource's sign-in without display or terminal: status {nowhere.returncode} in {seconds:.2f} s")
+        expect(nowhere.returncode == NEEDS_PERSON and "neither a display nor a terminal" in nowhere.stderr
+               and "--device" in nowhere.stderr, f"no display, no terminal: {nowhere}")
+        # With a display, but nobody may be asked: no window either.
+        told, seconds = timed("token", "--resource", others[1].base + "/api/me", "--no-interaction")
+        expect(told.returncode == NEEDS_PERSON and "--no-interaction says nobody may be asked to sign in" in told.stderr,
+               f"--resource --no-interaction: {told}")
+    finally:
+        server.kill()
+        for each in [sandbox, *others]:
+            each.stop()
+    assert_no_secrets(home, [agent_log], extra=[stored(home)["access_token"]])
+
+
+SCENARIOS = {"no_interaction": no_interaction}
