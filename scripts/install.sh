@@ -46,6 +46,7 @@ manifest() {
     printf '%s\t%s\n' "data/icons/hicolor/scalable/apps/$id.svg" "share/icons/hicolor/scalable/apps/$id.svg"
     printf '%s\t%s\n' "data/$id.metainfo.xml" "share/metainfo/$id.metainfo.xml"
     printf '%s\t%s\n' "data/$agent.service" "share/dbus-1/services/$agent.service"
+    printf '%s\t%s\n' data/status.schema.json share/latchkey/status.schema.json
 }
 # What install wrote, kept with it: uninstall removes exactly this list, whatever the tree holds by then.
 record=share/latchkey/installed-files

@@ -38,6 +38,9 @@ actor RefusalLine {
         var waiting = 0
         /// Signalled (and replaced) whenever a ticket leaves.
         var changed = HangUp()
+        /// Out of line (`waitOutOfLine`): the last turn given, and how many wait for theirs.
+        var lastOutOfLine: ContinuousClock.Instant?
+        var outOfLineWaiting = 0
     }
 
     private var lines: [String: Line] = [:]
@@ -80,18 +83,33 @@ actor RefusalLine {
 
     /// A line nobody stands in, whose last refusal is a quiet old (or that had none), is forgotten.
     private func isForgotten(_ line: Line) -> Bool {
-        line.open.isEmpty && line.lastTurn.map { ContinuousClock.now - $0 >= quiet } ?? true
+        let now = ContinuousClock.now
+        return line.open.isEmpty && line.outOfLineWaiting == 0 && (line.lastTurn.map { now - $0 >= quiet } ?? true)
+            && (line.lastOutOfLine.map { now - $0 >= quiet } ?? true)
     }
 
     /// For a request that said nobody may be asked (`AgentRequest.interactive` false): it leaves the
-    /// line at once and returns `least` after it came (a `quiet` when deciding took longer), behind
-    /// nothing of the program's. Its refusal is the same in words and kind whether or not there is
-    /// such a sign-in, and comes at the same time either way, so there is nothing to ration: a CI
-    /// job's next command is not held a quiet behind its last (issue 40 §3).
+    /// line at once, behind nothing of the program's, and returns at its own turn: `least` after it
+    /// came (a `quiet` when deciding took longer), and `least` after the program's last such turn.
+    /// Its refusal is the same in words and kind whether or not there is such a sign-in, so a CI job's
+    /// next command need not wait a `quiet` behind its last (issue 40 §3); but a program sending many
+    /// at once is answered four a second, and past `4 × mostWaiting` waiting, a `quiet` after each
+    /// came: whether deciding took longer than `least` (the one thing a name could change) is not to
+    /// be sampled at will.
     func waitOutOfLine(_ ticket: Ticket, hangUp: HangUp?) async {
+        let program = ticket.program
         let slow = ContinuousClock.now - ticket.entered > least
         leave(ticket)
-        await Self.sleep(until: ticket.entered + (slow ? quiet : least), unless: hangUp)
+        var line = lines[program] ?? Line()
+        guard line.outOfLineWaiting < mostWaiting * 4 else {
+            return await Self.sleep(until: ticket.entered + quiet, unless: hangUp)
+        }
+        let floor = ticket.entered + (slow ? quiet : least)
+        let turn = max(floor, line.lastOutOfLine.map { $0 + least } ?? floor)
+        (line.lastOutOfLine, line.outOfLineWaiting) = (turn, line.outOfLineWaiting + 1)
+        lines[program] = line
+        await Self.sleep(until: turn, unless: hangUp)
+        lines[program]?.outOfLineWaiting -= 1
     }
 
     /// Returns at the ticket's turn, or at once (too many of the program's refusals wait already, or

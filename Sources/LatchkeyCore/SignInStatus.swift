@@ -50,15 +50,28 @@ public enum SignInStatus {
     ) async
         -> SignInState
     {
+        await read(of: id, key: key, catalog: catalog, store: store, secrets: secrets, isSandbox: isSandbox).state
+    }
+
+    /// The account's state, with its token and its provider as kept (both nil when there is none to read).
+    public static func read(
+        of id: String, key: String, catalog: ProviderCatalog, store: any TokenStore, secrets: any ClientSecretStore, isSandbox: Bool
+    ) async
+        -> (state: SignInState, token: Token?, configuration: ProviderConfiguration?)
+    {
         let token: Token?
         do {
             token = try await store.load(for: key)
         } catch {
-            return SignInState(.storeTrouble, "\(error)")  // OAuthError's sentence: "Trouble with the saved sign-in: …"
+            return (SignInState(.storeTrouble, "\(error)"), nil, nil)  // OAuthError's sentence: "Trouble with the saved sign-in: …"
         }
         // As its files and kept documents describe it: a status asks no provider anything.
         let configuration =
             isSandbox ? nil : try? await catalog.completed(catalog.draft(named: id), secrets: secrets)
+        return (state(of: token, configuration: configuration, isSandbox: isSandbox), token, configuration)
+    }
+
+    private static func state(of token: Token?, configuration: ProviderConfiguration?, isSandbox: Bool) -> SignInState {
         guard let token else {
             if isSandbox || configuration != nil { return SignInState(.signedOut, "signed out") }
             return SignInState(.notSetUp, "not set up (no client id or secret yet)")

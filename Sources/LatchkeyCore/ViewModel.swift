@@ -66,12 +66,13 @@ public struct ViewModel: Equatable, Sendable {
     /// - Parameter account: the account in use, as the list knows it: named before its profile is fetched.
     public init(
         state: AppState, providerName: String, storeName: String,
-        userAgent: ProviderConfiguration.UserAgentKind = .embedded, scopes: [String] = [], keyKept: String? = nil,
+        userAgent: ProviderConfiguration.UserAgentKind = .embedded, scopes: [String] = [], keyKept: String? = nil, future: String? = nil,
         account: Account? = nil
     ) {
         addAccountEnabled = state.allowsChoosingProvider && state.hasProvider
         let lines = [
             scopes.isEmpty ? nil : "Allows: " + scopes.joined(separator: ", "), keyKept.map { "Its tokens are bound to a key kept \($0)." },
+            future,
         ].compactMap { $0 }
         scopesLine = state.isSignedIn && !lines.isEmpty ? lines.joined(separator: "\n") : nil
         signInEnabled = false

@@ -20,6 +20,11 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds an access token lives (default: as the imitated provider, else 3600).")
     var accessTokenTTL: Int?
 
+    @Option(
+        name: .long,
+        help: "Seconds a refresh token lives from when it was issued, said as refresh_token_expires_in (default: for ever).")
+    var refreshTokenTTL: Int?
+
     @Option(name: .long, help: "Seconds a device must leave between checks in a sign-in on another device (RFC 8628; default 5).")
     var deviceInterval: Int?
 
@@ -114,6 +119,7 @@ struct SandboxCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         if let accessTokenTTL, accessTokenTTL <= 0 { throw ValidationError("--access-token-ttl must be positive.") }
+        if let refreshTokenTTL, refreshTokenTTL <= 0 { throw ValidationError("--refresh-token-ttl must be positive.") }
         if let deviceInterval, !(1...600).contains(deviceInterval) {
             throw ValidationError("--device-interval must be from 1 to 600 seconds.")
         }
@@ -150,27 +156,8 @@ struct SandboxCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "latchkey-sandbox")
 
-        var configuration = SandboxConfiguration.defaults
-        if let config {
-            do {
-                configuration = try SandboxConfiguration.load(from: URL(fileURLWithPath: config))
-            } catch {
-                throw ValidationError("Cannot use \(config): \(error)")
-            }
-        }
         let likeness = ProviderLikeness.named(ProviderLikeness.Name(rawValue: behaveLike) ?? .standard)
-        // A provider whose tokens never expire states no lifetime; ten years stands in for it.
-        if let accessTokenTTL {
-            configuration.accessTokenTTL = accessTokenTTL
-        } else if config == nil {
-            configuration.accessTokenTTL = likeness.accessTokenLifetime ?? 315_360_000
-        }
-        if let discoveryMaxAge { configuration.discoveryMaxAge = discoveryMaxAge }
-        if let deviceInterval { configuration.deviceInterval = deviceInterval }
-        if let pushedRequests { configuration.pushedRequests = pushedRequests }
-        if let narrowing { configuration.narrowing = narrowing }
-        if let dpop { configuration.dpop = dpop }
-        if let dpopBinds { configuration.dpopBinds = dpopBinds }
+        let configuration = try configuration(likeness)
         let faults = fault.compactMap { Fault(argument: $0, delaySeconds: faultDelay) }
 
         if exitWithStdin {
@@ -200,6 +187,34 @@ struct SandboxCommand: AsyncParsableCommand {
             // One line a parent process can wait for, written unbuffered so it arrives through a pipe at once.
             FileHandle.standardOutput.write(Data("listening \(url)\n".utf8))
         }
+    }
+}
+
+extension SandboxCommand {
+    /// The configuration file's (or the built-in one), with what the command line says over it.
+    func configuration(_ likeness: ProviderLikeness) throws -> SandboxConfiguration {
+        var configuration = SandboxConfiguration.defaults
+        if let config {
+            do {
+                configuration = try SandboxConfiguration.load(from: URL(fileURLWithPath: config))
+            } catch {
+                throw ValidationError("Cannot use \(config): \(error)")
+            }
+        }
+        // A provider whose tokens never expire states no lifetime; ten years stands in for it.
+        if let accessTokenTTL {
+            configuration.accessTokenTTL = accessTokenTTL
+        } else if config == nil {
+            configuration.accessTokenTTL = likeness.accessTokenLifetime ?? 315_360_000
+        }
+        if let discoveryMaxAge { configuration.discoveryMaxAge = discoveryMaxAge }
+        if let refreshTokenTTL { configuration.refreshTokenTTL = refreshTokenTTL }
+        if let deviceInterval { configuration.deviceInterval = deviceInterval }
+        if let pushedRequests { configuration.pushedRequests = pushedRequests }
+        if let narrowing { configuration.narrowing = narrowing }
+        if let dpop { configuration.dpop = dpop }
+        if let dpopBinds { configuration.dpopBinds = dpopBinds }
+        return configuration
     }
 }
 

@@ -165,4 +165,30 @@ import Testing
         hangUp.signal()
         _ = await waiting.value
     }
+
+    /// Out of line (nobody may be asked): a burst of a program's refusals is answered a `least` apart,
+    /// and past 16 waiting, a quiet after each came; not all at once whatever their number.
+    @Test func refusalsOutOfLineAreSpacedAndCapped() async throws {
+        let home = try await AgentHome()
+        try await home.signIn()
+        let agent = TokenAgent(
+            broker: home.broker(), grants: home.grants, asker: ScriptedPerson(answering: .allowOnce), logger: home.logger,
+            quietAfterDeny: .seconds(3), leastBeforeRefusal: .milliseconds(100))
+        var unasked = unknown(1)
+        unasked.interactive = false
+        let request = unasked
+        let clock = ContinuousClock()
+        let start = clock.now
+        let ended = await withTaskGroup(of: Duration.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    _ = await agent.answer(request, from: .thisProcess)
+                    return clock.now - start
+                }
+            }
+            return await group.reduce(into: [Duration]()) { $0.append($1) }.sorted()
+        }
+        // Eight turns a tenth of a second apart: the last no sooner than 0.8 s after the burst.
+        #expect(ended.last! >= .milliseconds(800), "\(ended)")
+    }
 }

@@ -1,13 +1,18 @@
 """End-to-end: no surprises (issue 40). Where nobody can be asked, every way in ends at once with a
 sentence and its own exit status, instead of a dialog or a sign-in nobody will see."""
 
+import datetime
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 
-from agent import DEST, Sandbox, dialog_processes, gdbus, git, git_server, latchkey, signed_in, stored
-from harness import BIN, assert_no_secrets, expect
+import jsonschema
+
+from agent import Sandbox, dialog_processes, gdbus, git, git_server, latchkey, own_provider, signed_in, stored
+from harness import BIN, ROOT, assert_no_secrets, expect
 
 NEEDS_PERSON = 6
 WITHOUT_DISPLAY = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -87,4 +92,61 @@ def no_interaction(home):
     assert_no_secrets(home, [agent_log], extra=[stored(home)["access_token"]])
 
 
-SCENARIOS = {"no_interaction": no_interaction}
+def moment(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def status_in_sight(home):
+    """A sandbox whose refresh tokens last seven days and say so (refresh_token_expires_in): the window says
+    when the sign-in ends; `latchkey status` says when it was signed in, when it ends and why, and which
+    program got its token last; `--format json` holds to data/status.schema.json and says the same; a
+    provider file's session_lifetime, sooner, is what is said then. Never a token."""
+    week = 7 * 86400
+    sandbox = Sandbox("--refresh-token-ttl", str(week))
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    try:
+        window.find("label", "This sign-in ends in 7 days, as the provider said.", exact=False)
+        window.screenshot("01-sign-in-ends")
+        window.quit()
+        gdbus_path = os.path.realpath(shutil.which("gdbus"))
+        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "latchkey agent allow gdbus")
+        call = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}")
+        expect(call.returncode == 0, f"gdbus GetToken: {call}")
+
+        text = latchkey("status")
+        print(text.stdout)
+        expect(text.returncode == 0, f"latchkey status: {text}")
+        lines = text.stdout.splitlines()
+        row = next((i for i, line in enumerate(lines) if line.startswith("mine ")), None)
+        expect(row is not None, f"the account's row: {text.stdout!r}")
+        under = lines[row + 1:row + 4]
+        expect(any(line.strip().startswith("signed in 20") for line in under), f"when it was signed in: {under}")
+        expect(any(", as the provider said" in line and "the sign-in ends 20" in line for line in under), f"when it ends: {under}")
+        expect(any(f"programs: {gdbus_path} (last got a token 20" in line for line in under), f"who used it: {under}")
+
+        with open(os.path.join(ROOT, "data", "status.schema.json")) as f:
+            schema = json.load(f)
+        printed = latchkey("status", "--format", "json")
+        document = json.loads(printed.stdout)
+        jsonschema.Draft202012Validator(schema).validate(document)
+        account = next(a for a in document["accounts"] if a["provider"] == "mine")
+        ends = account["sign_in_ends"]
+        expect(account["state"] == "signed-in" and account["renewable"] and ends["because"] == "provider", f"the account: {account}")
+        signed = moment(account["signed_in_at"])
+        expect(abs(moment(ends["at"]) - (signed + week)) <= 120, f"ends a week after the sign-in: {account}")
+        expect(account["programs"][0]["program"] == gdbus_path and account["programs"][0]["last_used_at"], f"programs: {account}")
+
+        # A session lifetime the provider file declares, sooner than the provider's word: that is the end said.
+        own_provider(home, sandbox, session_lifetime=3600)
+        account = next(a for a in json.loads(latchkey("status", "--format", "json").stdout)["accounts"] if a["provider"] == "mine")
+        expect(account["sign_in_ends"]["because"] == "session_lifetime"
+               and abs(moment(account["sign_in_ends"]["at"]) - (signed + 3600)) <= 1, f"session_lifetime: {account}")
+        token = stored(home)
+        for output in (text.stdout, printed.stdout):
+            expect(token["access_token"] not in output and token["refresh_token"] not in output, "status shows a token")
+    finally:
+        sandbox.stop()
+
+
+SCENARIOS = {"no_interaction": no_interaction, "status_in_sight": status_in_sight}

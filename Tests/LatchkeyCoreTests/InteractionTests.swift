@@ -33,5 +33,10 @@ import Testing
         }
         try "[credential]\n\tinteractive = false\n".write(to: home.appendingPathComponent(".gitconfig"), atomically: true, encoding: .utf8)
         #expect(Interaction.gitCredentialInteractiveIsFalse(environment: base), "in ~/.gitconfig")
+        // More than a pipe holds: git is not left blocked on it (and the helper with it), nor is it taken for false.
+        let long = String(repeating: "x", count: 200_000)
+        try "[credential]\n\tinteractive = \(long)\n".write(
+            to: home.appendingPathComponent(".gitconfig"), atomically: true, encoding: .utf8)
+        #expect(!Interaction.gitCredentialInteractiveIsFalse(environment: base), "a value longer than a pipe holds")
     }
 }

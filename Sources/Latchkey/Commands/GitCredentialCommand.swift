@@ -78,9 +78,10 @@ struct GitCredentialCommand: ParsableCommand {
     /// The token for `id`'s `account` (nil: the one in use), renewed when due or when the server refused
     /// it: from the agent when one runs. Refused tokens are noted under `refusedKey`.
     private func token(for id: String, account: String?, refused: RefusedTokens, refusedKey: String) -> Result<AgentToken, AgentRefusal> {
-        var answer = ask(id, account: account, minimum: Self.minimumValidity)
+        let mayAsk = Self.mayAsk(noInteraction: noInteraction)
+        var answer = ask(id, account: account, minimum: Self.minimumValidity, mayAsk: mayAsk)
         if case .success(let token) = answer, refused.isRefused(token.accessToken, provider: refusedKey) {
-            answer = ask(id, account: account, minimum: AgentRequest.renewNow)
+            answer = ask(id, account: account, minimum: AgentRequest.renewNow, mayAsk: mayAsk)
             if case .success(let renewed) = answer, refused.isRefused(renewed.accessToken, provider: refusedKey) {
                 return .failure(
                     AgentRefusal(
@@ -93,24 +94,21 @@ struct GitCredentialCommand: ParsableCommand {
     }
 
     /// Whether the agent may ask the person about git: not with `--no-interaction`, `CI`, or git's
-    /// `credential.interactive=false` (read only when it matters: git config is a program to start).
-    private var interaction: Interaction {
+    /// `credential.interactive=false` (read only when the others did not say: git config is a program to start).
+    static func mayAsk(noInteraction: Bool) -> Bool {
         let environment = ProcessInfo.processInfo.environment
-        let first = Interaction.decide(noInteraction: noInteraction, environment: environment)
-        guard first.mayAsk else { return first }
-        return Interaction.decide(
-            noInteraction: false, environment: environment, gitSaysNo: Interaction.gitCredentialInteractiveIsFalse(environment: environment)
-        )
+        guard Interaction.decide(noInteraction: noInteraction, environment: environment).mayAsk else { return false }
+        return !Interaction.gitCredentialInteractiveIsFalse(environment: environment)
     }
 
-    private func ask(_ id: String, account: String?, minimum: Int) -> Result<AgentToken, AgentRefusal> {
+    private func ask(_ id: String, account: String?, minimum: Int, mayAsk: Bool) -> Result<AgentToken, AgentRefusal> {
         // What git needs, where the provider file says: git's token carries no more (where the provider can narrow one).
         let scopes = (try? LatchkeyCommand.catalog.draft(named: id))?.gitScopes ?? []
         var request = AgentRequest(
             target: .provider(id), account: account, minimumValidity: minimum, scopes: scopes, applicationHint: "git")
         // A wish: a provider whose tokens live five minutes or less gives what it can, renewed once per half of it.
         request.minimumWithinLifetime = true
-        request.interactive = interaction.mayAsk
+        request.interactive = mayAsk
         if let answer = AgentClient.ask(request) { return answer }
         // No agent: the work is done here, as `latchkey token` does it.
         let tokens = TokenRequest(resource: nil, provider: id, account: account, minimumValidity: max(minimum, 0), waits: waits)

@@ -140,8 +140,8 @@ struct TokenRequest {
         if device || !hasDisplay, provider.configuration.deviceAuthorizationEndpoint != nil {
             return try signInOnDevice(provider)
         }
-        // No display, no device sign-in, and a person at the terminal: paste-back is offered.
-        if !device, !hasDisplay, isatty(STDIN_FILENO) == 1 { return try signInByPasting(provider) }
+        // No display, no device sign-in, and a person at the terminal (to read the address, and to paste): paste-back is offered.
+        if !device, !hasDisplay, hasTerminal, isatty(STDIN_FILENO) == 1 { return try signInByPasting(provider) }
         guard !device else {
             throw TokenCommand.fail(
                 "\(why), and \(provider.configuration.displayName) offers no sign-in on another device (no device_authorization_endpoint).",

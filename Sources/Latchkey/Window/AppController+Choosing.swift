@@ -15,7 +15,7 @@ extension AppController {
         guard state.allowsChoosingProvider else { return render() }
         generation += 1
         (signInTask, current, grantedScopes, accountEntry, accountPictures, picture) = (nil, nil, [], AccountList.Entry(), [:], nil)
-        keyKept = nil
+        (keyKept, futureLine) = (nil, nil)
         providerID = id
         providerName = providerEntries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
         agents.reset(for: providerName)

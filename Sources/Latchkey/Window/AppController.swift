@@ -33,6 +33,8 @@ final class AppController {
     var grantedScopes: [String] = []
     /// Where the key the sign-in's tokens are bound to is kept (`DPoPKey.whereKept`); nil: bearer tokens.
     var keyKept: String?
+    /// When the sign-in itself ends, where that is known (`SignInFuture.sentence`).
+    var futureLine: String?
     var signInTask: Task<Void, Never>?
     /// After a dialog: its sentence once the provider is ready, or the set-up of one added without credentials.
     var followUp = SetUpFollowUp()
@@ -128,22 +130,24 @@ final class AppController {
     /// What the work for an effect answers: the next event, with what the window shows beside it.
     private enum Answer: Sendable {
         case event(AppEvent?)
-        case signedIn((event: AppEvent, scopes: [String]), keyKept: String?)
+        case signedIn((event: AppEvent, scopes: [String]), keyKept: String?, future: String?)
         case profile((event: AppEvent, picture: [UInt8]?))
         case accounts(AccountList.Entry)
     }
 
-    /// A sign-in's answer, with where the key its tokens are bound to is kept (RFC 9449), if they are.
+    /// A sign-in's answer, with where the key its tokens are bound to is kept (RFC 9449), if they are, and when the sign-in ends, if known.
     private nonisolated static func signedIn(_ answer: (event: AppEvent, scopes: [String]), _ provider: Provider) async -> Answer {
-        .signedIn(answer, keyKept: DPoPKey.whereKept(await provider.session.currentToken()?.dpopKey))
+        let token = await provider.session.currentToken()
+        let future = token.flatMap { SignInFuture(token: $0, configuration: provider.configuration).sentence() }
+        return .signedIn(answer, keyKept: DPoPKey.whereKept(token?.dpopKey), future: future)
     }
 
     private func apply(_ answer: Answer) {
         switch answer {
         case .event(let event): event.map(send)
-        case .signedIn(let answer, let kept):
-            // What the sign-in allows, and where the key its tokens are bound to is, shown from the next render on.
-            (grantedScopes, keyKept) = (answer.scopes, kept)
+        case .signedIn(let answer, let kept, let future):
+            // What the sign-in allows, where the key its tokens are bound to is, and when it ends, shown from the next render on.
+            (grantedScopes, keyKept, futureLine) = (answer.scopes, kept, future)
             send(answer.event)
         case .profile(let answer):
             if case .profileLoaded = answer.event { picture = answer.picture }
@@ -263,7 +267,7 @@ final class AppController {
     func render() {
         var model = ViewModel(
             state: state, providerName: providerName, storeName: HomeFolder.shortened(providers.store.displayName),
-            userAgent: agents.chosen, scopes: grantedScopes, keyKept: keyKept, account: accountEntry.current)
+            userAgent: agents.chosen, scopes: grantedScopes, keyKept: keyKept, future: futureLine, account: accountEntry.current)
         model.status = HomeFolder.shortened(model.status)
         model.setUpVisible = model.setUpVisible && canSetUp
         let shown = ProviderEntry(id: providerID, displayName: providerName)

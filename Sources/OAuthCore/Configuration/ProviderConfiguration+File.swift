@@ -50,6 +50,8 @@ extension ProviderConfiguration {
         loginHintParameter = file.loginHintParameter.value
         narrowing = file.narrowing.value ?? .refresh
         dpop = file.dpop.value ?? false
+        idleLifetime = file.idleLifetime.value.map { TimeInterval($0.value) }
+        sessionLifetime = file.sessionLifetime.value.map { TimeInterval($0.value) }
         scopeDescriptions = FileReader.dictionary(file.scopeDescriptions.value)
         // The consumer secret signs; it is never sent as client authentication.
         if authProtocol == .oauth1 { clientAuthentication = .none }

@@ -138,6 +138,14 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     public var dpop = false
     /// How a narrower token is had (`narrowing`): by refresh unless the file (or discovery) says otherwise.
     public var narrowing = NarrowingMethod.refresh
+    /// Seconds a sign-in may go unrenewed before the provider ends it, where the provider documents it
+    /// but does not say it in its answers (`idle_lifetime`: Keycloak's SSO Session Idle, Okta's and
+    /// Auth0's inactivity lifetimes); each renewal starts it again. Nil: unknown.
+    public var idleLifetime: TimeInterval?
+    /// Seconds a sign-in lasts from when the person signed in, however often it is renewed
+    /// (`session_lifetime`: Keycloak's SSO Session Max, Auth0's absolute lifetime, seven days for a
+    /// Google app in testing); nil: unknown.
+    public var sessionLifetime: TimeInterval?
     /// What each scope lets a program do, in words a person asked about it reads
     /// (`"read_repository": "read your repositories"`); a scope not named is shown by its name.
     public var scopeDescriptions: [String: String] = [:]

@@ -171,6 +171,7 @@ extension ProviderFile {
         field("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
         field("require_pushed_authorization_requests", \.requirePushedAuthorizationRequests),
         field("narrowing", \.narrowing), nested("scope_descriptions", \.scopeDescriptions), field("dpop", \.dpop),
+        field("idle_lifetime", \.idleLifetime), field("session_lifetime", \.sessionLifetime),
     ]
 
     /// The keys whose value may be a path under the issuer.

@@ -95,6 +95,10 @@ public struct ProviderFile: Sendable, Equatable {
     public var loginHintParameter = Setting<String>.unset
     /// RFC 9449: tokens bound to a DPoP key (`ProviderConfiguration.dpop`).
     public var dpop = Setting<Bool>.unset
+    /// Seconds a sign-in may go unrenewed before the provider ends it (`ProviderConfiguration.idleLifetime`).
+    public var idleLifetime = Setting<Seconds>.unset
+    /// Seconds a sign-in lasts however often it is renewed (`ProviderConfiguration.sessionLifetime`).
+    public var sessionLifetime = Setting<Seconds>.unset
     /// How a narrower token is had: `refresh`, `token_exchange` or `none` (`ProviderConfiguration.narrowing`).
     public var narrowing = Setting<ProviderConfiguration.NarrowingMethod>.unset
     /// A scope's meaning in words, for the question a program's request shows.
@@ -238,4 +242,21 @@ public enum KeyList: Sendable, Equatable, JSONConvertible {
         case .many(let keys): keys.json
         }
     }
+}
+
+/// A whole number of seconds, from one second to ten years, as a provider file says a lifetime.
+public struct Seconds: Sendable, Equatable, JSONConvertible {
+    public let value: Int
+
+    public init(_ value: Int) {
+        self.value = value
+    }
+
+    public init(json: JSONValue) throws {
+        guard case .number(let digits) = json else { throw ProviderFile.wrongKind }
+        guard let value = Int(digits), value >= 1, Double(value) <= TokenResponse.longestLifetime else { throw ProviderFile.notValid }
+        self.value = value
+    }
+
+    public var json: JSONValue { .number(String(value)) }
 }

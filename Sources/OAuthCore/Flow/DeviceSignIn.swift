@@ -155,6 +155,7 @@ extension TokenClient {
                     try IDTokenClaims.validate(idToken, configuration: configuration, nonce: nil, now: now())
                     try await IDTokenSignature.verify(idToken, configuration: configuration, network: network)
                 }
+                token.signedInAt = token.receivedAt
                 token.issuedBy = configuration.tokenBinding
                 logger.info("Signed in on another device", metadata: ["token": "\(token)"])
                 return token

@@ -103,7 +103,7 @@ extension AuthSession {
             throw OAuthError.narrowing(
                 "Your sign-in at \(configuration.displayName) cannot be renewed, so no narrower token can be had from it.")
         }
-        let answer: (narrowed: Token, refreshToken: String?)
+        let answer: (narrowed: Token, refreshToken: String?, refreshExpiresAt: Date?)
         do { answer = try await tokenClient.refresh(token, narrowedTo: narrowing, now: now()) } catch { throw refusedNarrowing(error) }
         guard generation == started else {
             // Signed out, or in afresh, while the provider answered: what it gave must not outlive that.
@@ -115,6 +115,7 @@ extension AuthSession {
         if let rotated = answer.refreshToken, rotated != token.refreshToken {
             var kept = token
             kept.refreshToken = rotated
+            kept.refreshExpiresAt = answer.refreshExpiresAt
             await adopt(kept)
         }
         return answer.narrowed

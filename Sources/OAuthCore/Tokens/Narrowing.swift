@@ -63,7 +63,7 @@ extension TokenClient {
     /// narrowed one; its refresh token, where the provider rotated it, is the sign-in's from now on
     /// (the caller keeps it).
     public func refresh(_ token: Token, narrowedTo narrowing: Narrowing, now: Date = Date()) async throws -> (
-        narrowed: Token, refreshToken: String?
+        narrowed: Token, refreshToken: String?, refreshExpiresAt: Date?
     ) {
         guard let refreshToken = token.refreshToken, !refreshToken.isEmpty else {
             throw OAuthError.invalidGrant(description: "there is no refresh token")
@@ -78,8 +78,8 @@ extension TokenClient {
         var fresh = try TokenResponse.token(
             from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         try Self.checkBinding(fresh, proved: key)
-        let rotated = fresh.refreshToken
-        return (narrowed(token: &fresh, narrowing), rotated)
+        let (rotated, ends) = (fresh.refreshToken, fresh.refreshExpiresAt)
+        return (narrowed(token: &fresh, narrowing), rotated, ends)
     }
 
     /// The token as handed out: no refresh token, no ID token; its scopes those asked where the
@@ -88,6 +88,7 @@ extension TokenClient {
         token.refreshToken = nil
         token.idToken = nil
         token.dpopKey = nil
+        (token.refreshExpiresAt, token.signedInAt) = (nil, nil)
         if token.scope == nil, !narrowing.scopes.isEmpty { token.scope = narrowing.scopes.joined(separator: " ") }
         token.issuedBy = configuration.tokenBinding
         return token

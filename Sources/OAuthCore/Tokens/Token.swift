@@ -20,6 +20,13 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
     /// RFC 9449: the DPoP key its tokens are bound to (`DPoPKey.stored`), kept where the refresh token
     /// is; never sent, never shown.
     public var dpopKey: String?
+    /// When the refresh token ends, where the provider said (`refresh_token_expires_in`, GitHub Apps'
+    /// user tokens among others); nil: it did not say.
+    public var refreshExpiresAt: Date?
+    /// When the person signed in (the code, or the device code, exchanged): kept across renewals, so
+    /// that a session lifetime (`ProviderConfiguration.sessionLifetime`) counts from it. Nil for a
+    /// sign-in kept by an earlier release.
+    public var signedInAt: Date?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, scope: String? = nil,
@@ -91,6 +98,8 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         case issuedBy = "issued_by"
         case tokenSecret = "token_secret"
         case dpopKey = "dpop_key"
+        case refreshExpiresAt = "refresh_expires_at"
+        case signedInAt = "signed_in_at"
     }
 
     // Dates as seconds since 1970, whatever the encoder's strategy, so stored files stay readable.
@@ -108,6 +117,8 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         issuedBy = try c.decodeIfPresent(String.self, forKey: .issuedBy)
         tokenSecret = try c.decodeIfPresent(String.self, forKey: .tokenSecret)
         dpopKey = try c.decodeIfPresent(String.self, forKey: .dpopKey)
+        refreshExpiresAt = try c.decodeIfPresent(Double.self, forKey: .refreshExpiresAt).map { Date(timeIntervalSince1970: $0) }
+        signedInAt = try c.decodeIfPresent(Double.self, forKey: .signedInAt).map { Date(timeIntervalSince1970: $0) }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -122,5 +133,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         try c.encodeIfPresent(issuedBy, forKey: .issuedBy)
         try c.encodeIfPresent(tokenSecret, forKey: .tokenSecret)
         try c.encodeIfPresent(dpopKey, forKey: .dpopKey)
+        try c.encodeIfPresent(refreshExpiresAt?.timeIntervalSince1970, forKey: .refreshExpiresAt)
+        try c.encodeIfPresent(signedInAt?.timeIntervalSince1970, forKey: .signedInAt)
     }
 }

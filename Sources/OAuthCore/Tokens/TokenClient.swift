@@ -38,6 +38,7 @@ public struct TokenClient: Sendable {
             try IDTokenClaims.validate(idToken, configuration: configuration, nonce: request.nonce, now: now)
             try await IDTokenSignature.verify(idToken, configuration: configuration, network: network)
         }
+        token.signedInAt = token.receivedAt
         token.issuedBy = configuration.tokenBinding
         logger.info("Signed in", metadata: ["token": "\(token)"])
         return token
@@ -73,7 +74,12 @@ public struct TokenClient: Sendable {
                 fresh.idToken = nil
             }
         }
-        if fresh.refreshToken == nil { fresh.refreshToken = refreshToken }
+        if fresh.refreshToken == nil {
+            // The same refresh token: it ends when it did.
+            fresh.refreshToken = refreshToken
+            fresh.refreshExpiresAt = token.refreshExpiresAt
+        }
+        fresh.signedInAt = token.signedInAt
         if fresh.scope == nil { fresh.scope = token.scope }
         if fresh.idToken == nil { fresh.idToken = token.idToken }
         fresh.issuedBy = configuration.tokenBinding

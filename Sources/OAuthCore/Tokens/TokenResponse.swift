@@ -33,11 +33,16 @@ package enum TokenResponse {
         if let seconds = lifetime(fields["expires_in"]) {
             expiresAt = now.addingTimeInterval(seconds)
         }
-        return Token(
+        var token = Token(
             accessToken: accessToken, tokenType: bound ? "DPoP" : "Bearer",
             refreshToken: fields["refresh_token"]?.string.flatMap { $0.isEmpty ? nil : $0 },
             scope: scope, idToken: fields["id_token"]?.string, expiresAt: expiresAt,
             receivedAt: now)
+        // Not in RFC 6749, but sent by GitHub (its Apps' user tokens) and others: the refresh token's own end.
+        if token.refreshToken != nil, let seconds = lifetime(fields["refresh_token_expires_in"]) {
+            token.refreshExpiresAt = Token.wholeSecond(now.addingTimeInterval(seconds))
+        }
+        return token
     }
 
     /// The answer's fields (an object: a form-encoded answer's as one, its first value of each name),

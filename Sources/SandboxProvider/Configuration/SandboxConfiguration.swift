@@ -28,6 +28,10 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var dpop = DPoP.off
     /// RFC 9449: which of a DPoP sign-in's tokens are bound to its key.
     public var dpopBinds = DPoPBinding.all
+    /// Seconds a refresh token lives from when it was issued (each refresh issues a new one: an idle
+    /// lifetime), said in the answer as `refresh_token_expires_in` as GitHub's user tokens say theirs;
+    /// an older one is `invalid_grant`. Nil: refresh tokens never expire.
+    public var refreshTokenTTL: Int?
 
     public enum DPoPBinding: String, Codable, Sendable, CaseIterable {
         /// Access and refresh tokens (`token_type` `DPoP`): a resource wants a proof with the token.
@@ -92,6 +96,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         case pushedRequestTTL = "pushed_request_ttl"
         case narrowing, dpop
         case dpopBinds = "dpop_binds"
+        case refreshTokenTTL = "refresh_token_ttl"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -110,6 +115,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         narrowing = try c.decodeIfPresent(Narrowing.self, forKey: .narrowing) ?? .exchange
         dpop = try c.decodeIfPresent(DPoP.self, forKey: .dpop) ?? .off
         dpopBinds = try c.decodeIfPresent(DPoPBinding.self, forKey: .dpopBinds) ?? .all
+        refreshTokenTTL = try c.decodeIfPresent(Int.self, forKey: .refreshTokenTTL)
     }
 
     /// The redirect URIs an embedded web view can intercept, one of each kind.

@@ -88,7 +88,7 @@ extension SandboxServer {
             var grant = SandboxState.Grant(
                 clientID: client.clientID, username: username, scopes: device.scopes, resource: device.resource, issuer: issuer)
             grant.dpopKey = key
-            let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
+            let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL, refreshTTL: configuration.refreshTokenTTL)
             return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: device.grantsRefreshToken)
         }
     }

@@ -128,7 +128,7 @@ extension SandboxServer {
         var grant = SandboxState.Grant(
             clientID: client.clientID, username: code.username, scopes: code.scopes, resource: code.resource, issuer: issuer)
         grant.dpopKey = key
-        let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
+        let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL, refreshTTL: configuration.refreshTokenTTL)
         await state.attach(grantID: issued.grantID, toCode: codeValue)
         return tokenResponse(issued, grant: grant, nonce: code.nonce, withRefreshToken: code.grantsRefreshToken)
     }
@@ -149,6 +149,7 @@ extension SandboxServer {
         switch await state.redeemRefreshToken(value) {
         case .unknown: return .error("invalid_grant", "The refresh token is not known.")
         case .revoked: return .error("invalid_grant", "The refresh token was revoked.")
+        case .expired: return .error("invalid_grant", "The refresh token has expired.")
         case .replayed:
             return .error("invalid_grant", "The refresh token was already used; the grant is revoked.")
         case .redeemed(let id, let redeemed):
@@ -170,7 +171,8 @@ extension SandboxServer {
             }
         }
         let issued = await state.issueTokens(
-            for: grant, reusing: grantID, ttl: configuration.accessTokenTTL, scopes: scopes, audience: audience)
+            for: grant, reusing: grantID, ttl: configuration.accessTokenTTL, refreshTTL: configuration.refreshTokenTTL, scopes: scopes,
+            audience: audience)
         return tokenResponse(issued, grant: grant, nonce: nil, withRefreshToken: true)
     }
 
@@ -250,7 +252,10 @@ extension SandboxServer {
             fields.append(("token_type", likeness.answerFormat == .json ? "Bearer" : "bearer"))
         }
         if likeness.accessTokenLifetime != nil { fields.append(("expires_in", configuration.accessTokenTTL)) }
-        if withRefreshToken { fields.append(("refresh_token", issued.refreshToken)) }
+        if withRefreshToken {
+            fields.append(("refresh_token", issued.refreshToken))
+            if let lifetime = configuration.refreshTokenTTL { fields.append(("refresh_token_expires_in", lifetime)) }
+        }
         fields.append(("scope", issued.scopes.joined(separator: likeness.scopeSeparator)))
         for (name, value) in likeness.extraTokenFields.sorted(by: { $0.key < $1.key }) {
             // created_at is a moment, the others are lifetimes.

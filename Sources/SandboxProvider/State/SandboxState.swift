@@ -86,6 +86,8 @@ actor SandboxState {
     struct RefreshToken: Codable {
         let grantID: String
         var rotated = false
+        /// When it stops working (`SandboxConfiguration.refreshTokenTTL`); nil: never.
+        var expiresAt: Date?
     }
 
     private var pending: [String: PendingAuthorization] = [:]
@@ -228,8 +230,8 @@ actor SandboxState {
     /// refresh token always stands for the whole grant (RFC 6749 §6); the access token for `scopes`
     /// and `audience` where a refresh narrowed it.
     func issueTokens(
-        for grant: Grant, reusing grantID: String? = nil, ttl: Int, scopes: [String]? = nil, audience: String? = nil,
-        now: Date = Date()
+        for grant: Grant, reusing grantID: String? = nil, ttl: Int, refreshTTL: Int? = nil, scopes: [String]? = nil,
+        audience: String? = nil, now: Date = Date()
     ) -> IssuedTokens {
         let id = grantID ?? Base64URL.randomToken(bytes: 16)
         if grantID == nil { grants[id] = grant }
@@ -238,7 +240,7 @@ actor SandboxState {
         let scopes = scopes ?? grant.scopes
         accessTokens[access] = AccessToken(
             grantID: id, scopes: scopes, expiresAt: now.addingTimeInterval(TimeInterval(ttl)), audience: audience)
-        refreshTokens[refresh] = RefreshToken(grantID: id)
+        refreshTokens[refresh] = RefreshToken(grantID: id, expiresAt: refreshTTL.map { now.addingTimeInterval(TimeInterval($0)) })
         persist()
         return IssuedTokens(accessToken: access, refreshToken: refresh, grantID: id, scopes: scopes)
     }
@@ -258,14 +260,15 @@ actor SandboxState {
 
     enum RefreshRedemption {
         case redeemed(grantID: String, Grant)
-        case unknown, revoked, replayed
+        case unknown, revoked, replayed, expired
     }
 
     /// Rotates a refresh token: the presented one stops working. Presenting a
     /// rotated-out token again revokes the whole grant (OAuth 2.0 Security BCP §4.14).
-    func redeemRefreshToken(_ value: String) -> RefreshRedemption {
+    func redeemRefreshToken(_ value: String, now: Date = Date()) -> RefreshRedemption {
         guard var token = refreshTokens[value], let grant = grants[token.grantID] else { return .unknown }
         if grant.revoked { return .revoked }
+        if let expiresAt = token.expiresAt, expiresAt <= now { return .expired }
         if token.rotated {
             revokeGrant(token.grantID)
             return .replayed
