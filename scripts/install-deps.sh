@@ -34,6 +34,7 @@ test_packages=(
                            # sandbox's tests and checks OAuthCore's signatures (jwt, cryptography: its RSA-SHA1)
   oidc-agent-cli           # oidc-token, unmodified: a real client of the agent's socket
   python3-jsonschema       # checks latchkey status --format json against its published JSON Schema
+  notification-daemon      # a real org.freedesktop.Notifications service: the agent's notices, shown and clicked
   bubblewrap               # bwrap: a program confined as Flatpak confines an app, for the agent to tell apart
   git                      # real git over smart HTTP through the agent's credential helper
   zbar-tools               # zbarimg: a real QR code reader reads back every code Latchkey draws

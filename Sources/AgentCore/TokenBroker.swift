@@ -32,6 +32,12 @@ public actor TokenBroker {
     /// provider file added, changed or removed counts within that, as the store does, and a request
     /// does not read and parse its provider's files (a dozen stats and a JSON parse) each time.
     private var named: [String: (known: Result<Known, AgentRefusal>?, at: ContinuousClock.Instant)] = [:]
+    /// Told when a renewal found that the provider ended a sign-in (`AuthSession.ended`): the agent's notice.
+    private let onEnded: Ended?
+
+    /// The provider's id and name, the account's key and name (nil: its list names none), and why it ended.
+    public typealias Ended =
+        @Sendable (_ provider: (id: String, name: String), _ key: String, _ account: String?, AuthSession.Ended) async -> Void
 
     /// What a question about a provider says of it (`ProviderCatalog.questionWords`).
     struct Known {
@@ -42,8 +48,10 @@ public actor TokenBroker {
 
     public init(
         catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountList?,
-        zeroConfiguration: ZeroConfiguration?, storeRecheck: Duration = .seconds(1), configure: @escaping Configure
+        zeroConfiguration: ZeroConfiguration?, storeRecheck: Duration = .seconds(1), configure: @escaping Configure,
+        ended: Ended? = nil
     ) {
+        onEnded = ended
         self.storeRecheck = storeRecheck
         self.catalog = catalog
         self.store = store
@@ -215,6 +223,10 @@ public actor TokenBroker {
         } catch {
             let refusal = AgentRefusal(error)
             guard refusal.kind == .signedOut else { throw refusal }
+            if let ended = await session.ended, let onEnded {
+                let account = accounts?.entry(for: configuration.id).account(key: session.accountKey)?.label
+                await onEnded((configuration.id, configuration.displayName), session.accountKey, account, ended)
+            }
             throw AgentRefusal(.signedOut, "\(refusal.sentence) Sign in with: latchkey --provider \(configuration.id)")
         }
     }

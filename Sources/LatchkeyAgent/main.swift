@@ -29,14 +29,18 @@ struct AgentMain: ParsableCommand {
         let logger = Logger(label: "Latchkey.Agent")
         let environment = ProcessInfo.processInfo.environment
         let services = Services(waits)
+        // Before the broker, which tells it of sign-ins a renewal found ended.
+        let notices = AgentNotices(logger: logger)
         let broker = TokenBroker(
             catalog: services.catalog, store: services.tokens, network: services.network, accounts: LatchkeyFiles.accounts,
-            zeroConfiguration: services.zeroConfiguration(), configure: { id in try await services.configuration(of: id) })
+            zeroConfiguration: services.zeroConfiguration(), configure: { id in try await services.configuration(of: id) },
+            ended: notices.ended)
         let asker = ConsentChildren(environment: environment, logger: logger)
         let agent = TokenAgent(broker: broker, grants: LatchkeyFiles.allowedPrograms, asker: asker, logger: logger)
         let providers = AgentProviders(
             catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker,
             waitArguments: waits.arguments, display: asker)
+        notices.sweepRegularly(providers)
         let status = MainActor.assumeIsolated {
             let service = AgentService(
                 agent: agent, broker: broker, providers: providers, socketPath: AgentSocket.defaultPath(environment: environment),

@@ -75,6 +75,15 @@ public enum LatchkeyFiles {
                 "\(application)/allowed-programs"))
     }
 
+    /// Which kinds of notice the person wants (`latchkey notifications`): beside the provider files,
+    /// named so that the catalog never takes it for one.
+    public static var notificationSettings: URL {
+        xdg("XDG_CONFIG_HOME", ".config", ProcessInfo.processInfo.environment).appendingPathComponent("\(application)/notifications")
+    }
+
+    /// When the agent last said that each sign-in ends soon (`SignInNotices`).
+    public static var noticesSaid: URL { stateDirectory.appendingPathComponent("notices-said.json") }
+
     /// The provider last chosen in the window, remembered across launches.
     public static func chosenProvider(in directory: URL = stateDirectory) -> String? {
         let text = try? String(contentsOf: directory.appendingPathComponent(chosenProviderFile), encoding: .utf8)

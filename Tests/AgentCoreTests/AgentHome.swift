@@ -42,10 +42,10 @@ final class AgentHome: @unchecked Sendable {
     }
 
     /// The agent's broker over this home; `storeRecheck` zero: the store is read again at every request.
-    func broker(storeRecheck: Duration = .zero) -> TokenBroker {
+    func broker(storeRecheck: Duration = .zero, ended: TokenBroker.Ended? = nil) -> TokenBroker {
         TokenBroker(
             catalog: catalog, store: store, network: Network(), accounts: accounts, zeroConfiguration: nil, storeRecheck: storeRecheck,
-            configure: { [self] id in try configuration(id) })
+            configure: { [self] id in try configuration(id) }, ended: ended)
     }
 
     var accounts: AccountList { AccountList(directory: root.appendingPathComponent("state/accounts")) }

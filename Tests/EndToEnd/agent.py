@@ -467,17 +467,21 @@ def agent_sign_in_browser_stays_open(home):
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")])
 
 
-def dialog_processes():
-    """The agent's question dialogs running now (`latchkey-app agent ask`), by pid."""
+def dialog_processes(home):
+    """The agent's question dialogs running now (`latchkey-app agent ask`), by pid: this scenario's
+    alone (those of its home's agent), never those of a scenario running beside it."""
+    mine = f"XDG_RUNTIME_DIR={home.runtime}".encode()
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 words = f.read().split(b"\0")
+            if len(words) >= 3 and words[0].endswith(b"latchkey-app") and words[1:3] == [b"agent", b"ask"]:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if mine in f.read().split(b"\0"):
+                        found.append(int(pid))
         except OSError:
             continue
-        if len(words) >= 3 and words[0].endswith(b"latchkey-app") and words[1:3] == [b"agent", b"ask"]:
-            found.append(int(pid))
     return found
 
 
@@ -493,8 +497,8 @@ def agent_stuck_dialog_is_taken_back(home):
         listed = gdbus("--method", "io.github.latchkey.Agent1.ListProviders")  # D-Bus starts the agent
         expect(listed.returncode == 0, f"ListProviders: {listed}")
         first = oidc_token(home, "mine")
-        wait_until("the question's dialog", dialog_processes, 30)
-        dialog = dialog_processes()[0]
+        wait_until("the question's dialog", lambda: dialog_processes(home), 30)
+        dialog = dialog_processes(home)[0]
         Latchkey.attached(AGENT, home.shots).find("frame", "Allow a program to use your sign-in?", newest=True, timeout=30)
         os.kill(dialog, signal.SIGSTOP)
         first.kill()
@@ -506,7 +510,7 @@ def agent_stuck_dialog_is_taken_back(home):
         status, out, err = finished(again)
         expect(status == 1 and out == "" and "gets no token" in err, f"oidc-token asked anew, denied: {status} {err!r}")
     finally:
-        for pid in dialog_processes():
+        for pid in dialog_processes(home):
             os.kill(pid, signal.SIGKILL)
         sandbox.stop()
     assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])

@@ -12,6 +12,7 @@ import time
 import jsonschema
 
 from agent import Sandbox, dialog_processes, gdbus, git, git_server, latchkey, own_provider, signed_in, stored
+from driver import Latchkey, wait_until
 from harness import BIN, ROOT, assert_no_secrets, expect
 
 NEEDS_PERSON = 6
@@ -54,7 +55,7 @@ def no_interaction(home):
             result, seconds = timed(*arguments, environment=environment)
             print(f"{way}: status {result.returncode} in {seconds:.2f} s")
             expect(result.returncode == NEEDS_PERSON and said in result.stderr and result.stdout == "", f"{way}: {result}")
-            expect(not dialog_processes(), f"{way}: a question is on the screen")
+            expect(not dialog_processes(home), f"{way}: a question is on the screen")
 
         call = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'interactive': <false>}")
         expect(call.returncode != 0 and "io.github.latchkey.Agent1.Error.NeedsPerson" in call.stderr and said in call.stderr,
@@ -67,7 +68,7 @@ def no_interaction(home):
         listed = git(home, "-c", "credential.interactive=false", "ls-remote", url, check=False)
         print(f"git ls-remote with credential.interactive=false: status {listed.returncode} in {time.monotonic() - start:.2f} s")
         expect(listed.returncode != 0 and said in listed.stderr, f"git with credential.interactive=false: {listed}")
-        expect(not dialog_processes(), "git: a question is on the screen")
+        expect(not dialog_processes(home), "git: a question is on the screen")
 
         # Allowed beforehand, nobody needs asking: the token, as without --no-interaction.
         allowed = latchkey("agent", "allow", "--including-what-it-runs", os.path.realpath(sys.executable), "mine")
@@ -149,4 +150,134 @@ def status_in_sight(home):
         sandbox.stop()
 
 
-SCENARIOS = {"no_interaction": no_interaction, "status_in_sight": status_in_sight}
+class Notifications:
+    """Tests/EndToEnd/notification_server.py: the session's notification service, recording what it is sent."""
+
+    def __init__(self, home):
+        self.record = os.path.join(home.root, "notifications.jsonl")
+        self.process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "EndToEnd", "notification_server.py"), self.record],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        expect(self.process.stdout.readline().strip() == b"ready", "the notification service did not start")
+
+    def sent(self):
+        if not os.path.exists(self.record):
+            return []
+        with open(self.record) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def press(self, notification, label):
+        """The button `label` of a notification, pressed as a person does (the service says which action)."""
+        actions = notification["actions"]
+        key = actions[actions.index(label) - 1]
+        call = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications", "--object-path",
+                               "/org/freedesktop/Notifications", "--method", "io.github.latchkey.test.Notifications.Press",
+                               str(notification["id"]), key], capture_output=True, text=True, timeout=30)
+        expect(call.returncode == 0, f"pressing {label}: {call}")
+
+    def stop(self):
+        self.process.stdin.close()
+        self.process.wait(10)
+
+
+def windows_for(provider):
+    """latchkey-app processes showing `provider` (started with --provider), by pid."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                words = f.read().split(b"\0")
+        except OSError:
+            continue
+        if words[0].endswith(b"latchkey-app") and b"--provider" in words and provider.encode() in words:
+            found.append(int(pid))
+    return found
+
+
+def notify_ended(home):
+    """A sign-in whose refresh token outlived its life (the sandbox's --refresh-token-ttl): the agent's next
+    renewal finds it ended and the desktop's notification service is sent exactly one notice, naming the
+    provider and the account and never a token, with Sign in again; pressing that opens the window on the
+    provider. `latchkey notifications --ended off` keeps the setting."""
+    notifications = Notifications(home)
+    sandbox = Sandbox("--refresh-token-ttl", "3")
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    kept = stored(home)
+    agent_log = os.path.join(home.root, "agent.log")
+    try:
+        gdbus_path = os.path.realpath(shutil.which("gdbus"))
+        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "latchkey agent allow gdbus")
+        expect(gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}").returncode == 0, "a token while it lasts")
+        time.sleep(3.5)  # past the refresh token's three seconds (a slower run only makes it older)
+        for _ in range(2):
+            ended = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'min-valid': <-1>}")
+            expect(ended.returncode != 0 and "Error.SignedOut" in ended.stderr, f"a renewal of an ended sign-in: {ended}")
+        wait_until("the notice", lambda: notifications.sent(), 20)
+        said = notifications.sent()
+        print(json.dumps(said, indent=1))
+        expect(len(said) == 1, f"one notice: {said}")
+        notice = said[0]
+        expect(notice["summary"] == "Your sign-in to My sandbox (ada@sandbox.example) has ended"
+               and "no longer accepts your sign-in" in notice["body"] and "Sign in again" in notice["actions"], f"the notice: {notice}")
+        for secret in (kept["access_token"], kept["refresh_token"]):
+            expect(secret not in json.dumps(said), "a token in a notice")
+        expect(open(agent_log).read().count("Notified") == 1, "the agent said it notified once")
+
+        notifications.press(notice, "Sign in again")
+        wait_until("the window on the provider", lambda: windows_for("mine"), 20)
+        opened = Latchkey.attached(("latchkey", "Latchkey"), home.shots)
+        opened.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
+        opened.screenshot("01-sign-in-again")
+        for pid in windows_for("mine"):
+            os.kill(pid, 15)
+        wait_until("the window to close", lambda: not windows_for("mine"), 20)
+
+        # Turned off (SignInNoticesTests holds the agent to it); on again.
+        off = latchkey("notifications", "--ended", "off")
+        expect(off.returncode == 0 and "ended: off" in off.stdout and "ending: on" in off.stdout, f"--ended off: {off}")
+        expect(latchkey("notifications").stdout == off.stdout, "the setting is kept")
+        on = latchkey("notifications", "--ended", "on")
+        expect(on.returncode == 0 and "ended: on" in on.stdout, f"--ended on: {on}")
+    finally:
+        notifications.stop()
+        sandbox.stop()
+    assert_no_secrets(home, [agent_log], extra=[kept["access_token"]])
+
+
+def notify_ended_real_daemon(home):
+    """The same ending, shown by a real notification service, Debian's notification-daemon (GNOME's
+    reference one): its bubble names the provider and the account; its Sign in again button, pressed
+    through AT-SPI as a person would, opens the window on the provider."""
+    daemon = subprocess.Popen(["/usr/lib/notification-daemon/notification-daemon", "--replace"], stdout=subprocess.DEVNULL,
+                              stderr=open(os.path.join(home.root, "notification-daemon.log"), "ab"))
+    sandbox = Sandbox("--refresh-token-ttl", "3")
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    try:
+        gdbus_path = os.path.realpath(shutil.which("gdbus"))
+        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "latchkey agent allow gdbus")
+        expect(gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}").returncode == 0, "a token while it lasts")
+        time.sleep(3.5)  # past the refresh token's three seconds
+        ended = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'min-valid': <-1>}")
+        expect(ended.returncode != 0 and "Error.SignedOut" in ended.stderr, f"a renewal of an ended sign-in: {ended}")
+        bubble = Latchkey.attached(("notification-daemon",), home.shots)
+        bubble.find("label", "Your sign-in to My sandbox (ada@sandbox.example) has ended", exact=False, timeout=30)
+        bubble.screenshot("01-notification")
+        # A real pointer click, as a person clicks a bubble (its button takes no AT-SPI action).
+        bubble.click(bubble.button("Sign in again"))
+        wait_until("the window on the provider", lambda: windows_for("mine"), 20)
+        opened = Latchkey.attached(("latchkey", "Latchkey"), home.shots)
+        opened.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
+        opened.screenshot("02-sign-in-again")
+    finally:
+        for pid in windows_for("mine"):
+            os.kill(pid, 15)
+        daemon.terminate()
+        daemon.wait(10)
+        sandbox.stop()
+
+
+SCENARIOS = {"no_interaction": no_interaction, "status_in_sight": status_in_sight, "notify_ended": notify_ended,
+             "notify_ended_real_daemon": notify_ended_real_daemon}

@@ -19,7 +19,10 @@ struct LatchkeyCommand: ParsableCommand {
             `latchkey token` prints a fresh access token for scripts; `latchkey status` lists your sign-ins.
             """,
         version: OAuthCoreInfo.version,
-        subcommands: [WindowCommand.self, TokenCommand.self, StatusCommand.self, AgentCommand.self, GitCredentialCommand.self],
+        subcommands: [
+            WindowCommand.self, TokenCommand.self, StatusCommand.self, NotificationsCommand.self, AgentCommand.self,
+            GitCredentialCommand.self,
+        ],
         defaultSubcommand: WindowCommand.self)
 
     /// Read once per run: for the help text (which ArgumentParser builds at every

@@ -41,6 +41,10 @@ public actor AuthSession {
     /// Set when a renewed token could not be saved: it is in use in this process,
     /// and the next save tries again. Nil once a save succeeds.
     public private(set) var storageProblem: String?
+    /// Set when the provider ended the sign-in as this session tried to renew it (`invalid_grant`, or an
+    /// expired sign-in with no refresh token): why, and when this session found out. A program that
+    /// tells people (the agent's notifications) reads it after a `signedOut`; a new sign-in clears it.
+    public private(set) var ended: Ended?
 
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, tokenClient: TokenClient? = nil,
@@ -101,14 +105,6 @@ public actor AuthSession {
         }
     }
 
-    /// Whether a token is stored that is valid or can be renewed.
-    public var isSignedIn: Bool {
-        get async {
-            guard let token = await currentToken() else { return false }
-            return token.canRefresh || !token.expires(within: 0, now: now())
-        }
-    }
-
     /// Keeps a token that a sign-in just produced. Returns the store's sentence
     /// when it was kept somewhere other than usual (a keyring that did not answer).
     @discardableResult
@@ -117,6 +113,7 @@ public actor AuthSession {
         if token.issuedBy == nil { token.issuedBy = configuration.tokenBinding }
         // Before the first await: a refresh answering from now on must not replace this sign-in.
         generation += 1
+        ended = nil
         let mine = generation
         let notice = try await inOrder { [token] store, id in try await store.save(token, for: id) }
         // A sign-out or another sign-in asked for after this one has the last word.
@@ -275,9 +272,10 @@ public actor AuthSession {
         if let current = try superseded(since: started) { return current }
         if token.accessToken != held.accessToken, margin == .infinity || !token.expires(within: margin, now: now()) { return token }
         guard token.canRefresh else {
+            let reason = "Your sign-in at \(configuration.displayName) has expired and cannot be renewed. Sign in again."
+            ended = Ended(reason: reason, at: now())
             await forget()
-            throw OAuthError.signedOut(
-                reason: "Your sign-in at \(configuration.displayName) has expired and cannot be renewed. Sign in again.")
+            throw OAuthError.signedOut(reason: reason)
         }
         let fresh: Token
         do {
@@ -285,9 +283,10 @@ public actor AuthSession {
         } catch OAuthError.invalidGrant {
             // Refused after a sign-out or a new sign-in: that grant is not this one.
             if let current = try superseded(since: started) { return current }
+            let reason = "\(configuration.displayName) no longer accepts your sign-in (it may have been revoked or expired). Sign in again."
+            ended = Ended(reason: reason, at: now())
             await forget()
-            throw OAuthError.signedOut(
-                reason: "\(configuration.displayName) no longer accepts your sign-in (it may have been revoked or expired). Sign in again.")
+            throw OAuthError.signedOut(reason: reason)
         } catch {
             // Network trouble, a server error, a misconfiguration: the grant may be fine. Keep it.
             logger.notice("Refresh failed; keeping the stored token", metadata: ["error": "\(error)"])

@@ -104,3 +104,23 @@ public struct SignInFuture: Sendable, Equatable {
         return "less than a minute"
     }
 }
+
+extension AuthSession {
+    /// Whether a token is stored that is valid or can be renewed.
+    public var isSignedIn: Bool {
+        get async {
+            guard let token = await currentToken() else { return false }
+            return token.canRefresh || !token.expires(within: 0, now: now())
+        }
+    }
+
+    /// A sign-in the provider ended, as the session found out at a renewal (`AuthSession.ended`).
+    public struct Ended: Sendable, Equatable {
+        public let reason: String
+        public let at: Date
+
+        public init(reason: String, at: Date) {
+            (self.reason, self.at) = (reason, at)
+        }
+    }
+}

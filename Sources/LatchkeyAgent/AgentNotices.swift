@@ -1,0 +1,81 @@
+import AgentCore
+import CGio
+import FoundationEssentials
+import GioKit
+import InstallLayout
+import LatchkeyCore
+import Logging
+import OAuthCore
+
+/// The agent's notices on the desktop (issue 40 §2): sent through `DesktopNotifications`, logged
+/// (their kind and provider, never their words' particulars); "Sign in again" opens the window on
+/// the provider. Where no notification can be sent (no session bus), they are logged only.
+final class AgentNotices: Sendable {
+    private let logger: Logger
+    let notices: SignInNotices
+
+    /// How often the agent looks at every sign-in's known end (the first time a minute after it starts).
+    static let sweepEvery: UInt32 = 3_600_000
+
+    init(logger: Logger) {
+        self.logger = logger
+        let desktop = DesktopNotifications(id: AgentBusInterface.busName) { provider in
+            logger.info("Sign in again, from a notification", metadata: ["provider": "\(provider)"])
+            Self.openWindow(on: provider, logger: logger)
+        }
+        if desktop == nil { logger.warning("Notifications cannot be sent (no session bus): they are logged only") }
+        notices = SignInNotices(
+            sender: DesktopSender(desktop: desktop, logger: logger), settingsFile: LatchkeyFiles.notificationSettings,
+            stateFile: LatchkeyFiles.noticesSaid)
+    }
+
+    /// Each notice to the desktop, and a line in the log (its kind and id: never its words).
+    private struct DesktopSender: NoticeSender {
+        let desktop: DesktopNotifications?
+        let logger: Logger
+
+        func send(_ notice: Notice) async {
+            logger.notice("Notified", metadata: ["kind": "\(notice.kind.rawValue)", "notice": "\(notice.id)"])
+            desktop?.send(
+                id: notice.id, title: notice.title, body: notice.body, button: notice.signInAgain.map { ("Sign in again", $0) })
+        }
+    }
+
+    /// What the broker calls when a renewal found a sign-in ended.
+    var ended: TokenBroker.Ended {
+        { [notices] provider, key, account, ended in
+            await notices.ended(providerID: provider.id, providerName: provider.name, accountKey: key, account: account, ended)
+        }
+    }
+
+    /// Every account's known end, looked at now and each `sweepEvery` from then on.
+    func sweepRegularly(_ providers: AgentProviders) {
+        MainContext.after(milliseconds: 60_000) { [self] in
+            Task.detached { await self.sweep(providers) }
+            sweepRegularly(providers, every: Self.sweepEvery)
+        }
+    }
+
+    private func sweepRegularly(_ providers: AgentProviders, every milliseconds: UInt32) {
+        MainContext.after(milliseconds: milliseconds) { [self] in
+            Task.detached { await self.sweep(providers) }
+            sweepRegularly(providers, every: milliseconds)
+        }
+    }
+
+    func sweep(_ providers: AgentProviders) async {
+        await notices.sweep(await providers.futures())
+    }
+
+    /// `latchkey-app --provider ID`, reaped by GLib's loop when it ends.
+    static func openWindow(on provider: String, logger: Logger) {
+        let app = InstallLayout.current.beside("latchkey-app").path
+        var argv: [UnsafeMutablePointer<CChar>?] = [strdup(app), strdup("--provider"), strdup(provider), nil]
+        defer { for argument in argv { free(argument) } }
+        var error: UnsafeMutablePointer<GError>?
+        if g_spawn_async(nil, &argv, nil, G_SPAWN_DEFAULT, nil, nil, nil, &error) == 0 {
+            logger.warning("The window could not be opened: \(error.map { String(cString: $0.pointee.message) } ?? "?")")
+            if let error { g_error_free(error) }
+        }
+    }
+}
