@@ -43,6 +43,8 @@ manifest() {
         printf '%s\t%s\n' "$preset" "share/latchkey/providers/$(basename "$preset")"
     done
     printf '%s\t%s\n' "data/$id.desktop" "share/applications/$id.desktop"
+    # Not in the menu (NoDisplay): GNOME Shell shows an application's notifications only where it finds its desktop file.
+    printf '%s\t%s\n' "data/$agent.desktop" "share/applications/$agent.desktop"
     printf '%s\t%s\n' "data/icons/hicolor/scalable/apps/$id.svg" "share/icons/hicolor/scalable/apps/$id.svg"
     printf '%s\t%s\n' "data/$id.metainfo.xml" "share/metainfo/$id.metainfo.xml"
     printf '%s\t%s\n' "data/$agent.service" "share/dbus-1/services/$agent.service"
@@ -107,12 +109,13 @@ install)
         [ "$line" = "Exec=latchkey" ] && line="Exec=$exec_path"
         printf '%s\n' "$line"
     done < "$entry" > "$entry.new" && mv "$entry.new" "$entry"
-    # D-Bus starts the agent by the same full path (the session bus's PATH is not the person's).
-    service="$root/share/dbus-1/services/$agent.service"
-    while IFS= read -r line; do
-        [ "$line" = "Exec=latchkey agent" ] && line="Exec=${prefix%/}/bin/latchkey agent"
-        printf '%s\n' "$line"
-    done < "$service" > "$service.new" && mv "$service.new" "$service"
+    # D-Bus starts the agent by the same full path (the session bus's PATH is not the person's), and its desktop entry names it so.
+    for file in "$root/share/dbus-1/services/$agent.service" "$root/share/applications/$agent.desktop"; do
+        while IFS= read -r line; do
+            [ "$line" = "Exec=latchkey agent" ] && line="Exec=$exec_path agent"
+            printf '%s\n' "$line"
+        done < "$file" > "$file.new" && mv "$file.new" "$file"
+    done
     runtime=$(bundle_runtime)
     { cut -f2 < <(manifest); printf '%s\n' "$runtime"; echo "$record"; } > "$root/$record"
     refresh_icon_cache

@@ -43,11 +43,15 @@ public final class DesktopNotifications: @unchecked Sendable {
     deinit { g_object_unref(UnsafeMutableRawPointer(application)) }
 
     /// Shows (or replaces, by `id`) a notification; `button`: a label and the target its action gets,
-    /// which clicking the notification itself gets too.
-    public func send(id: String, title: String, body: String, button: (label: String, target: String)?) {
+    /// which clicking the notification itself gets too. `important`: urgent (GLib's word; the freedesktop
+    /// services' "critical"): where the service honours it (GNOME Shell, dunst) it stays on the screen
+    /// until dismissed, where a normal one goes after a few seconds, and shows through "do not disturb". For a sign-in that ended: programs fail until it is
+    /// signed in again, and a person away from the screen still finds it.
+    public func send(id: String, title: String, body: String, button: (label: String, target: String)?, important: Bool = false) {
         MainContext.idle { [self] in
             let notification = g_notification_new(title)
             g_notification_set_body(notification, body)
+            if important { g_notification_set_priority(notification, G_NOTIFICATION_PRIORITY_URGENT) }
             if let button {
                 let action = "app." + Self.actionName
                 g_notification_add_button_with_target_value(notification, button.label, action, g_variant_new_string(button.target))

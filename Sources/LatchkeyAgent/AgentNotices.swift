@@ -37,7 +37,8 @@ final class AgentNotices: Sendable {
         func send(_ notice: Notice) async {
             logger.notice("Notified", metadata: ["kind": "\(notice.kind.rawValue)", "notice": "\(notice.id)"])
             desktop?.send(
-                id: notice.id, title: notice.title, body: notice.body, button: notice.signInAgain.map { ("Sign in again", $0) })
+                id: notice.id, title: notice.title, body: notice.body, button: notice.signInAgain.map { ("Sign in again", $0) },
+                important: notice.kind == .ended)
         }
     }
 

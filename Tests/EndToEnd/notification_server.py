@@ -57,7 +57,8 @@ def main():
             number = replaces or counter[0]
             with open(record, "a") as f:
                 f.write(json.dumps({"id": number, "app_name": app_name, "replaces_id": replaces, "summary": summary,
-                                    "body": body, "actions": actions, "hints": sorted(hints), "sender": sender}) + "\n")
+                                    "body": body, "actions": actions, "hints": sorted(hints), "urgency": hints.get("urgency"),
+                                    "sender": sender}) + "\n")
             invocation.return_value(GLib.Variant("(u)", (number,)))
         elif method == "CloseNotification":
             (number,) = parameters.unpack()

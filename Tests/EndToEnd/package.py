@@ -86,6 +86,7 @@ def check_package(home):
     installed = [path for path in files if os.path.isfile(path) and not os.path.islink(path)]
     for expected in ("/usr/bin/latchkey", "/usr/bin/git-credential-latchkey", "/usr/lib/latchkey/latchkey-app",
                      "/usr/share/applications/io.github.latchkey.Latchkey.desktop",
+                     "/usr/share/applications/io.github.latchkey.Agent.desktop",
                      "/usr/share/metainfo/io.github.latchkey.Latchkey.metainfo.xml",
                      "/usr/share/dbus-1/services/io.github.latchkey.Agent.service",
                      "/usr/share/man/man1/latchkey.1.gz", "/usr/share/bash-completion/completions/latchkey",
@@ -94,6 +95,11 @@ def check_package(home):
         expect(expected in installed, f"{expected} is not installed: {installed}")
     run("appstreamcli", "validate", "--no-net", "/usr/share/metainfo/io.github.latchkey.Latchkey.metainfo.xml")
     run("desktop-file-validate", "/usr/share/applications/io.github.latchkey.Latchkey.desktop")
+    # The agent's entry (hidden from the menu): GNOME Shell shows its notifications only with it.
+    run("desktop-file-validate", "/usr/share/applications/io.github.latchkey.Agent.desktop")
+    with open("/usr/share/applications/io.github.latchkey.Agent.desktop") as f:
+        entry = f.read()
+    expect("Exec=/usr/bin/latchkey agent\n" in entry and "NoDisplay=true\n" in entry, f"the agent's entry: {entry!r}")
     # The menu and the session bus start the installed program by its path.
     with open("/usr/share/applications/io.github.latchkey.Latchkey.desktop") as f:
         expect("Exec=/usr/bin/latchkey\n" in f.read(), "the menu entry's Exec")
