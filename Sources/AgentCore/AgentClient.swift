@@ -24,7 +24,11 @@ public enum AgentClient {
     /// The agent's answer; nil only when nothing listens at `path` (the command then does the work
     /// itself): an agent that runs but does not take the request is a refusal.
     /// Waits for the answer as long as the person may take to answer the agent's question.
-    public static func ask(_ request: AgentRequest, at path: String, timeout: Int = 600) -> Result<AgentToken, AgentRefusal>? {
+    /// An agent that closes the connection having written nothing went away mid-request (ended, or
+    /// killed, and perhaps started again): asked once more, or, with none listening then, nil.
+    public static func ask(
+        _ request: AgentRequest, at path: String, timeout: Int = 600, again: Bool = true
+    ) -> Result<AgentToken, AgentRefusal>? {
         let fd = AgentSocket.connectTo(path)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -39,6 +43,7 @@ public enum AgentClient {
             return readAnswer(fd).map(OIDCAgentMessage.answer) ?? .failure(busy)
         }
         guard let answer = readAnswer(fd) else {
+            if again { return ask(request, at: path, timeout: timeout, again: false) }
             return .failure(AgentRefusal(.failed, "Latchkey's agent did not answer: the connection to it closed before its answer."))
         }
         return OIDCAgentMessage.answer(answer)

@@ -54,6 +54,17 @@ public actor TokenAgent {
         let provider: String
     }
 
+    /// Requests being answered now (`drained`).
+    private var answering = 0
+
+    /// Returns once no request is being answered (a `SIGTERM`'s drain: the agent ends when those under
+    /// way have their answers), or after `most`; true when none is.
+    public func drained(within most: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + most
+        while answering > 0, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return answering == 0
+    }
+
     public init(
         broker: TokenBroker, grants: ProgramGrants, asker: any ConsentAsker, logger: Logger, consentTimeout: Duration = .seconds(120),
         quietAfterDeny: Duration = .seconds(10), leastBeforeRefusal: Duration = .milliseconds(250)
@@ -75,6 +86,8 @@ public actor TokenAgent {
     public func answer(
         _ request: AgentRequest, from caller: Caller, stillTheSame: @escaping @Sendable () async -> Bool = { true }, hangUp: HangUp? = nil
     ) async -> Result<AgentToken, AgentRefusal> {
+        answering += 1
+        defer { answering -= 1 }
         // In the program's line from the moment it asks: a refusal before it is allowed is said in turn.
         let ticket = await refusals.enter(caller.program)
         switch await decide(request, from: caller, stillTheSame: stillTheSame, hangUp: hangUp) {

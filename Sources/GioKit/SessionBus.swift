@@ -79,4 +79,12 @@ public enum SessionBus {
         case let code: return .failed("the bus answered \(code.map(String.init) ?? "nothing")")
         }
     }
+
+    /// Gives `name` up (ReleaseName): calls to it from now on start (or wait for) another owner.
+    public static func releaseName(_ name: String, on connection: OpaquePointer) {
+        let reply = g_dbus_connection_call_sync(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
+            DBusValue.tuple([.string(name)]).makeVariant(), nil, G_DBUS_CALL_FLAGS_NONE, 5000, nil, nil)
+        if let reply { g_variant_unref(reply) }
+    }
 }

@@ -15,6 +15,7 @@ import Synchronization
 /// sentence, and the call may still finish when the person answers the prompt.
 /// The call is not cancelled: cancelling an unlock prompt makes gnome-keyring 42
 /// abort (an assertion in its unlock prompt), and libsecret then never returns.
+/// A keyring daemon that was replaced is reached anew (`call`).
 ///
 /// Sendable: `schema` and `key` are immutable once made, and `outstanding` is
 /// read and written only under `busy`.
@@ -82,7 +83,16 @@ final class SecretServiceItems: @unchecked Sendable {
         // The thread holds the items (and so the schema) until the call returns, however late.
         let outcome = await BlockingWork.run(waitingAtMost: timeout) { [self] () -> (T, String?) in
             var error: UnsafeMutablePointer<GError>?
-            let value = withAttributes(id) { body(schema, $0, &error) }
+            var value = withAttributes(id) { body(schema, $0, &error) }
+            if let failed = error, failed.pointee.domain == g_dbus_error_quark() {
+                // The keyring daemon went away since libsecret first reached it (replaced, restarted at a new
+                // login): libsecret keeps calling the old one's unique name, for good. Its connection is
+                // dropped, and the call made once more, to whichever daemon serves now.
+                g_error_free(failed)
+                error = nil
+                secret_service_disconnect()
+                value = withAttributes(id) { body(schema, $0, &error) }
+            }
             let message = error.map { error in
                 defer { g_error_free(error) }
                 return String(cString: error.pointee.message)

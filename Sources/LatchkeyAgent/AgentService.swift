@@ -88,16 +88,27 @@ final class AgentService {
         PlainLoop.run()
     }
 
-    /// SIGTERM and SIGINT end the agent cleanly: the socket file goes with it.
+    /// SIGTERM and SIGINT end the agent cleanly: it takes no more requests (the socket file goes, the
+    /// bus name is given up, so that the next agent can start), answers those under way (ten seconds at
+    /// most: a question on the screen is not waited for), then ends. A program asking meanwhile was
+    /// answered, not dropped (`make soak` ends the agent under 64 callers).
     private func stopOnSignals() {
         for number in [SIGTERM, SIGINT] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            let socket = self.socket
+            let (socket, agent, logger) = (self.socket, self.agent, self.logger)
+            let ownsName = export != nil
             source.setEventHandler { @Sendable in
                 socket?.stop()
-                CurlTransport.endAll()
-                exit(0)
+                if ownsName, case .success(let bus) = SessionBus.shared() { SessionBus.releaseName(Self.busName, on: bus) }
+                Task.detached {
+                    let drained = await agent.drained(within: .seconds(10))
+                    // The answers' last bytes: written right after each answer is made.
+                    try? await Task.sleep(for: .milliseconds(100))
+                    logger.info("Agent ended", metadata: ["drained": "\(drained)"])
+                    CurlTransport.endAll()
+                    exit(0)
+                }
             }
             source.resume()
             signals.append(source)

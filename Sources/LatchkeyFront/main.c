@@ -173,6 +173,9 @@ int main(int argc, char **argv) {
              seconds, may_ask(no_interaction) ? "" : ",\"interactive\":false");
     static char answer[LATCHKEY_AGENT_LARGEST_MESSAGE];
     long length = ask_agent(request, answer, sizeof answer);
+    // Closed having said nothing: the agent went away mid-request (ended or killed, perhaps started
+    // again). Asked once more; with none listening then, the app does the work itself.
+    if (length == 0) length = ask_agent(request, answer, sizeof answer);
     if (length == AGENT_BUSY) {
         fprintf(stderr, "latchkey: Latchkey's agent runs but did not take this request (it is busy); try again in a moment.\n");
         return FAILED;

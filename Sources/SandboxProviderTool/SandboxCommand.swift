@@ -25,6 +25,13 @@ struct SandboxCommand: AsyncParsableCommand {
         help: "Seconds a refresh token lives from when it was issued, said as refresh_token_expires_in (default: for ever).")
     var refreshTokenTTL: Int?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Say --refresh-token-ttl in each answer (refresh_token_expires_in), as GitHub does; --no-say-…: end them unsaid, as most providers do."
+    )
+    var sayRefreshTokenTTL = true
+
     @Option(name: .long, help: "Seconds a device must leave between checks in a sign-in on another device (RFC 8628; default 5).")
     var deviceInterval: Int?
 
@@ -209,6 +216,7 @@ extension SandboxCommand {
         }
         if let discoveryMaxAge { configuration.discoveryMaxAge = discoveryMaxAge }
         if let refreshTokenTTL { configuration.refreshTokenTTL = refreshTokenTTL }
+        if !sayRefreshTokenTTL { configuration.saysRefreshTokenTTL = false }
         if let deviceInterval { configuration.deviceInterval = deviceInterval }
         if let pushedRequests { configuration.pushedRequests = pushedRequests }
         if let narrowing { configuration.narrowing = narrowing }

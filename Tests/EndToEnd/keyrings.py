@@ -4,8 +4,10 @@ password prompt nobody answers."""
 
 import json
 import os
+import shutil
 import stat
 import subprocess
+import time
 
 from harness import BIN, admin, assert_no_secrets, expect, sandbox_url, sign_in, stored_token
 from driver import Desktop, wait_until
@@ -153,4 +155,41 @@ def keyring_locked(home):
     assert_no_secrets(home, [app.log_path, again.log_path], [token["access_token"], token["refresh_token"]])
 
 
-SCENARIOS = {"keyring": keyring, "keyring_appears": keyring_appears, "keyring_locked": keyring_locked}
+def keyring_replaced(home):
+    """The keyring daemon replaced under a running agent (a crash, a new login): the agent reaches the new
+    daemon at its next read of the sign-in, and a program still gets its token. libsecret kept calling
+    the old daemon's bus name, for good, and the agent took the sign-in for unreadable (found by make soak)."""
+    from agent import Sandbox, gdbus, latchkey, own_provider, signed_in
+    start_keyring()
+    sandbox = Sandbox()
+    own_provider(home, sandbox)
+    try:
+        window = signed_in(home)
+        window.quit()
+        token = keyring_item("mine")
+        expect(token is not None and not os.path.exists(os.path.join(home.state, "latchkey", "mine.json")), "the sign-in is in the keyring")
+        gdbus_path = os.path.realpath(shutil.which("gdbus"))
+        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "gdbus allowed")
+        first = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}")
+        expect(first.returncode == 0 and token["access_token"] in first.stdout, f"before: {first}")
+        replaced = subprocess.run(["gnome-keyring-daemon", "--replace", "--unlock", "--components=secrets"], input=KEYRING_PASSWORD,
+                                  capture_output=True, timeout=20)
+        expect(replaced.returncode == 0, f"the keyring replaced: {replaced.stderr!r}")
+        wait_until("the new keyring to hold the sign-in", lambda: keyring_item("mine") is not None, 20)
+        time.sleep(1.5)  # past the agent's one second between reads of the store (a slower run only reads sooner)
+        after = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}")
+        expect(after.returncode == 0 and token["access_token"] in after.stdout, f"after the keyring was replaced: {after}")
+        # A renewal: its tokens go to the new keyring (not to a file, as when the old daemon was still called).
+        renewed = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'min-valid': <-1>}")
+        expect(renewed.returncode == 0 and token["access_token"] not in renewed.stdout, f"renewed: {renewed}")
+        kept = keyring_item("mine")
+        expect(kept is not None and kept["access_token"] in renewed.stdout, "the new keyring holds the renewed sign-in")
+        expect(not os.path.exists(os.path.join(home.state, "latchkey", "mine.json")), "the renewed sign-in went to a file")
+        log = open(os.path.join(home.root, "agent.log")).read()
+        expect("unreadable" not in log and "did not answer" not in log, "the agent could not read the keyring")
+    finally:
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")], [token["access_token"], token["refresh_token"]])
+
+
+SCENARIOS = {"keyring_replaced": keyring_replaced, "keyring": keyring, "keyring_appears": keyring_appears, "keyring_locked": keyring_locked}

@@ -5,13 +5,16 @@ import datetime
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 
 import jsonschema
+import re
+import urllib.request
 
-from agent import Sandbox, dialog_processes, gdbus, git, git_server, latchkey, own_provider, signed_in, stored
+from agent import DEST, Sandbox, dialog_processes, gdbus, git, git_server, latchkey, own_provider, signed_in, stored
 from driver import Latchkey, wait_until
 from harness import BIN, ROOT, assert_no_secrets, expect
 
@@ -281,5 +284,38 @@ def notify_ended_real_daemon(home):
         sandbox.stop()
 
 
-SCENARIOS = {"no_interaction": no_interaction, "status_in_sight": status_in_sight, "notify_ended": notify_ended,
+def agent_drains_on_sigterm(home):
+    """SIGTERM while the agent waits on the provider for a renewal (a three-second delay at the token
+    endpoint): the caller (gdbus's GetToken) still gets its token; the agent takes nothing new
+    meanwhile (its name given up, its socket gone), then ends."""
+    sandbox_log = os.path.join(home.root, "sandbox.log")
+    sandbox = Sandbox("--access-token-ttl", "120", log=sandbox_log)
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    try:
+        expect(gdbus("--method", "io.github.latchkey.Agent1.ListProviders").returncode == 0, "the bus starts the agent")
+        gdbus_path = os.path.realpath(shutil.which("gdbus"))
+        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "allowed")
+        urllib.request.urlopen(urllib.request.Request(sandbox.base + "/_admin/faults", data=json.dumps(
+            {"endpoint": "token", "kind": "delay", "count": 1, "delay_seconds": 3}).encode(),
+            headers={"Content-Type": "application/json"}), timeout=10)
+        waiting = subprocess.Popen(["gdbus", "call", "--session", *DEST, "--method", "io.github.latchkey.Agent1.GetToken", "mine",
+                                    "{'min-valid': <-1>}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until("the renewal under way", lambda: "injecting fault delay into /token" in open(sandbox_log).read(), 20)
+        owner = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "io.github.latchkey.Agent"],
+                               capture_output=True, text=True).stdout
+        agent = int(re.search(r"uint32 (\d+)", owner).group(1))
+        os.kill(agent, signal.SIGTERM)
+        out, err = waiting.communicate(timeout=60)
+        expect(waiting.returncode == 0 and out.split("'")[1] == stored(home)["access_token"], f"answered: {waiting.returncode} {err!r}")
+        wait_until("the agent to end", lambda: not os.path.exists(f"/proc/{agent}"), 20)
+        expect("Agent ended drained=true" in open(os.path.join(home.root, "agent.log")).read(), "the agent said it drained")
+    finally:
+        sandbox.stop()
+    assert_no_secrets(home, [os.path.join(home.root, "agent.log")], extra=[stored(home)["access_token"]])
+
+
+SCENARIOS = {"agent_drains_on_sigterm": agent_drains_on_sigterm, "no_interaction": no_interaction, "status_in_sight": status_in_sight, "notify_ended": notify_ended,
              "notify_ended_real_daemon": notify_ended_real_daemon}

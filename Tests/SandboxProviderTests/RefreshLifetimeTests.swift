@@ -23,4 +23,14 @@ import Testing
         let first = try await Browser(sandbox: sandbox).tokens().json
         #expect(first["refresh_token"] != nil && first["refresh_token_expires_in"] == nil)
     }
+
+    @Test func aLifetimeMayGoUnsaid() async throws {
+        let sandbox = try await RunningSandbox.start(["--refresh-token-ttl", "1", "--no-say-refresh-token-ttl"])
+        let browser = Browser(sandbox: sandbox)
+        let first = try await browser.tokens().json
+        #expect(first["refresh_token_expires_in"] == nil)
+        let refresh = try #require(first["refresh_token"] as? String)
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(try await browser.refresh(refresh).error == "invalid_grant", "ended all the same")
+    }
 }

@@ -32,6 +32,9 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     /// lifetime), said in the answer as `refresh_token_expires_in` as GitHub's user tokens say theirs;
     /// an older one is `invalid_grant`. Nil: refresh tokens never expire.
     public var refreshTokenTTL: Int?
+    /// Whether answers say `refreshTokenTTL` (`refresh_token_expires_in`); false: as most providers, which
+    /// end refresh tokens left idle without saying when (Keycloak, Okta, Auth0).
+    public var saysRefreshTokenTTL = true
 
     public enum DPoPBinding: String, Codable, Sendable, CaseIterable {
         /// Access and refresh tokens (`token_type` `DPoP`): a resource wants a proof with the token.
@@ -97,6 +100,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         case narrowing, dpop
         case dpopBinds = "dpop_binds"
         case refreshTokenTTL = "refresh_token_ttl"
+        case saysRefreshTokenTTL = "says_refresh_token_ttl"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -116,6 +120,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         dpop = try c.decodeIfPresent(DPoP.self, forKey: .dpop) ?? .off
         dpopBinds = try c.decodeIfPresent(DPoPBinding.self, forKey: .dpopBinds) ?? .all
         refreshTokenTTL = try c.decodeIfPresent(Int.self, forKey: .refreshTokenTTL)
+        saysRefreshTokenTTL = try c.decodeIfPresent(Bool.self, forKey: .saysRefreshTokenTTL) ?? true
     }
 
     /// The redirect URIs an embedded web view can intercept, one of each kind.

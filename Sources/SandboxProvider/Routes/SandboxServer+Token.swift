@@ -254,7 +254,9 @@ extension SandboxServer {
         if likeness.accessTokenLifetime != nil { fields.append(("expires_in", configuration.accessTokenTTL)) }
         if withRefreshToken {
             fields.append(("refresh_token", issued.refreshToken))
-            if let lifetime = configuration.refreshTokenTTL { fields.append(("refresh_token_expires_in", lifetime)) }
+            if let lifetime = configuration.refreshTokenTTL, configuration.saysRefreshTokenTTL {
+                fields.append(("refresh_token_expires_in", lifetime))
+            }
         }
         fields.append(("scope", issued.scopes.joined(separator: likeness.scopeSeparator)))
         for (name, value) in likeness.extraTokenFields.sorted(by: { $0.key < $1.key }) {

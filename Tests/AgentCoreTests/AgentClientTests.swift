@@ -1,0 +1,76 @@
+import AgentCore
+import Dispatch
+import Foundation
+import OAuthCore
+import Testing
+
+/// Latchkey's own commands asking the agent: one that went away mid-request (ended or killed, and
+/// perhaps started again: the month's soak, issue 40 §4) is asked once more; with none listening
+/// then, the command does the work itself; silent twice, it is a refusal. The blocking calls (the
+/// client's, the server's) run on threads of their own, never Swift's cooperative pool.
+@Suite struct AgentClientTests {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString.prefix(8)).sock").path
+
+    /// A listening socket at `path`, serving one connection after another on a thread: each reads the
+    /// request, then `answers[n]` is written (nil: closed having said nothing); after the last, the
+    /// socket is closed and its file removed (nobody listens any more) before that connection closes.
+    func serve(_ answers: [String?]) -> DispatchSemaphore {
+        let path = self.path
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        listen(fd, 4)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            for (n, answer) in answers.enumerated() {
+                let connection = accept(fd, nil, nil)
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                _ = read(connection, &buffer, buffer.count)
+                if n == answers.count - 1 {
+                    // Nobody listens from here on, before the client can hear this connection close.
+                    close(fd)
+                    unlink(path)
+                }
+                if let answer { _ = answer.withCString { write(connection, $0, strlen($0)) } }
+                close(connection)
+            }
+            done.signal()
+        }
+        return done
+    }
+
+    let request = AgentRequest(target: .provider("github"))
+    let success = #"{"status":"success","access_token":"the-token","issuer":"https://github.com","expires_at":0}"#
+
+    @Test func anAgentThatWentAwayMidRequestIsAskedOnceMore() async {
+        let done = serve([nil, success])
+        let (request, path) = (request, path)
+        let answer = await BlockingWork.run { AgentClient.ask(request, at: path) }
+        let served = await BlockingWork.run { done.wait(timeout: .now() + 60) }
+        #expect(served == .success, "the server saw every connection it expected")
+        #expect((try? answer?.get())?.accessToken == "the-token")
+    }
+
+    @Test func withNoneListeningThenTheCommandDoesTheWorkItself() async {
+        let done = serve([nil])
+        let (request, path) = (request, path)
+        let answer = await BlockingWork.run { AgentClient.ask(request, at: path) }
+        let served = await BlockingWork.run { done.wait(timeout: .now() + 60) }
+        #expect(served == .success, "the server saw every connection it expected")
+        #expect(answer == nil)
+    }
+
+    @Test func silentTwiceIsARefusal() async {
+        let done = serve([nil, nil])
+        let (request, path) = (request, path)
+        let answer = await BlockingWork.run { AgentClient.ask(request, at: path) }
+        let served = await BlockingWork.run { done.wait(timeout: .now() + 60) }
+        #expect(served == .success, "the server saw every connection it expected")
+        guard case .failure(let refusal)? = answer else { return #expect(Bool(false), "\(String(describing: answer))") }
+        #expect(refusal.sentence.contains("closed before its answer"))
+    }
+}
