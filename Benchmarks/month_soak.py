@@ -50,10 +50,10 @@ def sandbox():
     return process, process.stdout.readline().decode().strip().split(" ", 1)[1]
 
 
-def start_keyring(replace=False):
+def start_keyring():
     """gnome-keyring-daemon's Secret Service in this session, its login keyring unlocked."""
-    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"] + (["--replace"] if replace else []),
-                   input=KEYRING_PASSWORD, capture_output=True, timeout=30, check=True)
+    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=KEYRING_PASSWORD, capture_output=True,
+                   timeout=30, check=True)
     started = subprocess.run(["gnome-keyring-daemon", "--start", "--components=secrets"], capture_output=True, timeout=30)
     for line in started.stdout.decode().splitlines():
         if "=" in line:
@@ -145,6 +145,8 @@ class Soak:
                     continue
                 if words[0].endswith(b"latchkey-app") and len(words) > 1 and words[1] == b"agent":
                     self.prompts.add((pid, b" ".join(words[1:3]).decode()))
+                elif words[0].endswith(b"gcr-prompter"):
+                    self.prompts.add((pid, "the keyring's password prompt"))
             time.sleep(0.2)
 
     def chaos(self, rng):
@@ -153,7 +155,10 @@ class Soak:
             how = rng.choice(["SIGTERM", "kill -9", "keyring"])
             self.kills.append((time.time(), how))
             if how == "keyring":
-                start_keyring(replace=True)
+                # As a crash and the next login's PAM do: the daemon gone, a new one started with the login keyring unlocked.
+                subprocess.run(["pkill", "-f", "gnome-keyring-daemon"], capture_output=True)
+                time.sleep(rng.uniform(0, 1))
+                start_keyring()
                 continue
             self.agent.send_signal(signal.SIGTERM if how == "SIGTERM" else signal.SIGKILL)
             self.agent.wait(30)
@@ -210,9 +215,16 @@ class Soak:
             for thread in threads:
                 thread.start()
             stats = {}
+            progress = (0, time.time())
             while True:
                 time.sleep(2)
                 stats = harness.admin(base, "/_admin/stats")
+                # Renewals stopped for a minute (the sign-in lost, the agent stuck): said, not waited for without end.
+                if stats.get("refresh_grants", 0) > progress[0]:
+                    progress = (stats["refresh_grants"], time.time())
+                elif time.time() - progress[1] > 60:
+                    print("no renewal for 60 s: stopped", file=sys.stderr, flush=True)
+                    break
                 print(f"{time.time() - started:6.0f} s: {stats.get('refresh_grants')} renewals, {sum(self.calls.values())} calls, "
                       f"{sum(self.failed.values())} failed", file=sys.stderr, flush=True)
                 if stats.get("refresh_grants", 0) >= RENEWALS:

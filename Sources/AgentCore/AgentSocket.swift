@@ -47,6 +47,8 @@ public final class AgentSocket: Sendable {
     let own: OwnExecutable
     /// The listening descriptor and the socket file it made (so that only that file is ever removed).
     private let listener = Mutex<(fd: Int32, file: FileStamp?)>((-1, nil))
+    /// The loop serving the listener, once it runs: `stop` wakes it.
+    private let serving = Mutex<SocketLoop?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let open = Mutex(OpenCounts())
 
@@ -144,7 +146,9 @@ public final class AgentSocket: Sendable {
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         listener.withLock { $0 = (fd, FileStamp(of: path)) }
-        guard let loop = SocketLoop(socket: self, listener: fd), BlockingWork.startThread({ loop.run() }) else {
+        let loop = SocketLoop(socket: self, listener: fd)
+        serving.withLock { $0 = loop }
+        guard let loop, BlockingWork.startThread({ loop.run() }) else {
             stop()
             close(fd)
             throw AgentRefusal(.failed, "The agent could not set up its socket's loop (no eventfd, or no thread to run it on).")
@@ -161,9 +165,11 @@ public final class AgentSocket: Sendable {
         guard fd >= 0 else { return }
         stopping.store(true, ordering: .relaxed)
         if let file, FileStamp(of: path) == file { unlink(path) }
-        // Wakes the loop, which closes the descriptor itself: closed here, its number could be taken by
-        // another socket before the loop's next accept, which would then serve it.
-        shutdown(fd, Int32(SHUT_RDWR))
+        // Wakes the loop, which takes the connections already waiting on the listener (a shutdown would
+        // reset them, and their callers would hear nothing: make soak's SIGTERM did so), then closes the
+        // descriptor itself: closed here, its number could be taken by another socket before the loop's
+        // next accept, which would then serve it. Unlinked, the listener gets no new connection.
+        serving.withLock { $0 }?.wakeUp()
     }
 
     // MARK: Serving

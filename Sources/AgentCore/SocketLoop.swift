@@ -37,14 +37,20 @@ final class SocketLoop: Sendable {
 
     deinit { close(wake) }
 
+    /// A turn of the loop with nothing new: it looks at whether the socket is stopping.
+    func wakeUp() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wake, &one, 8)
+    }
+
     func post(_ event: Event) {
         inbox.withLock { $0.append(event) }
         var one: UInt64 = 1
         _ = Glibc.write(wake, &one, 8)
     }
 
-    /// Serves until the socket stops (`AgentSocket.stop` shuts the listener down) and the
-    /// connections under way have finished.
+    /// Serves until the socket stops (`AgentSocket.stop` unlinks it and wakes the loop, which takes
+    /// the connections still waiting) and the connections under way have finished.
     func run() {
         var state = LoopState(socket: socket, loop: self)
         var listening = true
@@ -63,6 +69,10 @@ final class SocketLoop: Sendable {
             if ready < 0, errno != EINTR { usleep(10_000) }
             if ready > 0 {
                 if polled[0].revents != 0 { takeEvents(into: &state) }
+                // Stopping: what waits on the listener is taken (and served), then it is no longer listened to.
+                if listening, socket.isStopping, !acceptNow || polled[1].revents == 0, acceptAll(into: &state) == .stopped {
+                    listening = false
+                }
                 if acceptNow, polled[1].revents != 0 {
                     switch acceptAll(into: &state) {
                     case .stopped: listening = false

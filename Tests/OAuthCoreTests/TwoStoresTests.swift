@@ -271,3 +271,27 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
 func newerSignIn() -> Token {
     Token(accessToken: "at-newer", refreshToken: "rt-newer", expiresAt: Date().addingTimeInterval(7200), receivedAt: Date())
 }
+
+/// Found by `make soak` (issue 40 §4): a keyring daemon restarting is not running for a moment. A
+/// sign-in this process found there is then not signed out: the load says it cannot be read now, and
+/// a session keeps what it holds; one never kept there is signed out as before.
+@Suite struct KeyringRestartingTests {
+    @Test func aSignInKeptInTheKeyringIsNotSignedOutWhileTheKeyringRestarts() async throws {
+        let places = TwoStores()
+        let configuration = try Fixtures.configuration()
+        var kept = token("a")
+        kept.issuedBy = configuration.tokenBinding
+        try await places.store.save(kept, for: "sandbox")
+        places.keyring.mood = .notRunning
+        await #expect(throws: KeptWhereNotRunning.self) { try await places.store.load(for: "sandbox") }
+        #expect(try await places.store.load(for: "never-signed-in") == nil, "nothing kept anywhere: signed out")
+        let session = AuthSession(configuration: configuration, store: places.store, accountKey: "sandbox")
+        places.keyring.mood = .running
+        #expect(await session.currentToken() == kept)
+        places.keyring.mood = .notRunning
+        await session.rereadStoreAtNextUse()
+        #expect(await session.currentToken() == kept, "what it held, kept while the keyring restarts")
+        places.keyring.mood = .running
+        #expect(try await places.store.load(for: "sandbox") == kept, "and there when it is back")
+    }
+}

@@ -42,6 +42,14 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         lastPlace.withLock { $0 = name }
     }
 
+    /// The sign-ins this process last found or kept in the keyring: while no keyring runs (its daemon
+    /// restarting), one of these is not there to read, which is not the same as signed out.
+    private let inPreferred = Mutex<Set<String>>([])
+
+    private func note(_ provider: String, inPreferred held: Bool) {
+        inPreferred.withLock { if held { $0.insert(provider) } else { $0.remove(provider) } }
+    }
+
     public func load(for provider: String) async throws -> Token? {
         var fileDamage: (any Error)?
         var inFile: Token?
@@ -49,6 +57,10 @@ public final class FallbackTokenStore: TokenStore, Sendable {
 
         guard await preferredIsAvailable() else {
             if let fileDamage { throw fileDamage }
+            if inFile == nil, inPreferred.withLock({ $0.contains(provider) }) {
+                // A program that took this for "signed out" would forget what it holds, and ask for a new sign-in.
+                throw KeptWhereNotRunning(place: preferred.displayName)
+            }
             kept(in: fallback)
             return inFile
         }
@@ -71,9 +83,11 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         }
         guard let inFile else {
             kept(in: preferred)
+            note(provider, inPreferred: inPreferred != nil)
             return inPreferred
         }
         if let inPreferred, inPreferred.receivedAt >= inFile.receivedAt {
+            note(provider, inPreferred: true)
             // The file is an older copy (a save the keyring took late): the keyring's is the one.
             remember(inFile, replacedBy: inPreferred, for: provider)
             await removeQuietly(fallback, provider)
@@ -87,6 +101,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
             try fallback.remove(for: provider)
             logger.info("Moved the saved sign-in from the file into \(preferred.displayName)")
             kept(in: preferred)
+            note(provider, inPreferred: true)
         } catch {
             logger.warning("Could not move the saved sign-in into \(preferred.displayName)", metadata: ["error": "\(error)"])
             kept(in: fallback)
@@ -102,6 +117,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
                 try await preferred.save(token, for: provider)
                 await removeQuietly(fallback, provider)  // no older copy left behind to outlive a sign-out
                 kept(in: preferred)
+                note(provider, inPreferred: true)
                 return nil
             } catch {
                 refusal = error
@@ -109,6 +125,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         }
         try fallback.save(token, for: provider)
         kept(in: fallback)
+        note(provider, inPreferred: false)
         guard let refusal else { return nil }  // no keyring: the file is the usual place
         logger.warning("Saved the sign-in to the file instead", metadata: ["error": "\(refusal)"])
         return "\(Self.reason(refusal)) Your sign-in is kept in \(fallback.displayName) instead."
@@ -122,6 +139,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         }
         do { try fallback.remove(for: provider) } catch { failure = failure ?? error }
         if let failure { throw failure }
+        note(provider, inPreferred: false)
         _ = replaced.withLock { $0.removeValue(forKey: provider) }
     }
 
@@ -151,5 +169,16 @@ public final class FallbackTokenStore: TokenStore, Sendable {
     private static func reason(_ error: any Error) -> String {
         guard case OAuthError.storage(let reason) = error else { return "\(error)" }
         return OAuthError.sentence(reason)
+    }
+}
+
+/// The sign-in was kept in the keyring, and no keyring runs now (its daemon restarting): it cannot be
+/// read, which is not "signed out". A session keeps the token it holds, and renews none meanwhile (the
+/// keyring may hold a newer refresh token than the one held: sending the held one could be a replay).
+public struct KeptWhereNotRunning: Error, CustomStringConvertible {
+    public let place: String
+
+    public var description: String {
+        "Trouble with the saved sign-in: \(place) is not running now (restarting?); the sign-in kept there cannot be read until it is back."
     }
 }
