@@ -42,23 +42,33 @@ public enum AgentClient {
             // It may have said why before it closed.
             return readAnswer(fd).map(OIDCAgentMessage.answer) ?? .failure(busy)
         }
-        guard let answer = readAnswer(fd) else {
-            if again { return ask(request, at: path, timeout: timeout, again: false) }
+        let (read, hungUp) = readAnswerSayingHow(fd)
+        guard let answer = read else {
+            // Hung up on (not a wait that ran out: asked again, a question could show twice).
+            if again, hungUp { return ask(request, at: path, timeout: timeout, again: false) }
             return .failure(AgentRefusal(.failed, "Latchkey's agent did not answer: the connection to it closed before its answer."))
         }
         return OIDCAgentMessage.answer(answer)
     }
 
     /// What the agent wrote before it closed (or the receive timeout ran out); nil for nothing.
-    private static func readAnswer(_ fd: Int32) -> [UInt8]? {
+    private static func readAnswer(_ fd: Int32) -> [UInt8]? { readAnswerSayingHow(fd).answer }
+
+    /// As `readAnswer`, and whether the agent ended the connection (end of file, or reset) rather
+    /// than the receive timeout running out.
+    private static func readAnswerSayingHow(_ fd: Int32) -> (answer: [UInt8]?, hungUp: Bool) {
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
+        var hungUp = false
         while answer.count <= OIDCAgentChannel.largestMessage {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
+            guard n > 0 else {
+                hungUp = n == 0 || errno == ECONNRESET
+                break
+            }
             answer += chunk[0..<n]
         }
-        return answer.isEmpty ? nil : answer
+        return (answer.isEmpty ? nil : answer, hungUp)
     }
 }

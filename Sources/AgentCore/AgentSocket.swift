@@ -163,7 +163,7 @@ public final class AgentSocket: Sendable {
             return current
         }
         guard fd >= 0 else { return }
-        stopping.store(true, ordering: .relaxed)
+        stopping.store(true, ordering: .releasing)
         if let file, FileStamp(of: path) == file { unlink(path) }
         // Wakes the loop, which takes the connections already waiting on the listener (a shutdown would
         // reset them, and their callers would hear nothing: make soak's SIGTERM did so), then closes the
@@ -174,7 +174,18 @@ public final class AgentSocket: Sendable {
 
     // MARK: Serving
 
-    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    /// Set by the loop when it ends: every connection it took answered and closed.
+    let ended = Atomic(false)
+
+    /// Returns once the loop has served every connection it took since `stop` (true), or after `most`.
+    public func served(within most: Duration) async -> Bool {
+        guard serving.withLock({ $0 }) != nil else { return true }
+        let deadline = ContinuousClock.now + most
+        while !ended.load(ordering: .acquiring), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return ended.load(ordering: .acquiring)
+    }
 
     func admit(_ pid: Int32, _ program: String) -> Bool {
         open.withLock { counts in

@@ -58,8 +58,12 @@ public actor TokenAgent {
     private var answering = 0
 
     /// Returns once no request is being answered (a `SIGTERM`'s drain: the agent ends when those under
-    /// way have their answers), or after `most`; true when none is.
+    /// way have their answers), or after `most`; true when none is. Questions on the screen are taken
+    /// back first (their programs are refused), so that what is waited for is the work under way: a
+    /// renewal cut off after it sent a rotating refresh token, before it kept the new one, would end
+    /// the sign-in at the next agent's replay. `most` is that work's own bound, not a question's.
     public func drained(within most: Duration) async -> Bool {
+        for pending in asking.values { pending.answer.cancel() }
         let deadline = ContinuousClock.now + most
         while answering > 0, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         return answering == 0

@@ -87,4 +87,9 @@ public enum SessionBus {
             DBusValue.tuple([.string(name)]).makeVariant(), nil, G_DBUS_CALL_FLAGS_NONE, 5000, nil, nil)
         if let reply { g_variant_unref(reply) }
     }
+
+    /// Sends what is queued on `connection` (replies included) before the process ends.
+    public static func flush(_ connection: OpaquePointer) {
+        g_dbus_connection_flush_sync(connection, nil, nil)
+    }
 }

@@ -84,7 +84,7 @@ final class SecretServiceItems: @unchecked Sendable {
         let outcome = await BlockingWork.run(waitingAtMost: timeout) { [self] () -> (T, String?) in
             var error: UnsafeMutablePointer<GError>?
             var value = withAttributes(id) { body(schema, $0, &error) }
-            if let failed = error, failed.pointee.domain == g_dbus_error_quark() {
+            if let failed = error, failed.pointee.domain == g_dbus_error_quark(), Self.daemonGone.contains(failed.pointee.code) {
                 // The keyring daemon went away since libsecret first reached it (replaced, restarted at a new
                 // login): libsecret keeps calling the old one's unique name, for good. Its connection is
                 // dropped, and the call made once more, to whichever daemon serves now.
@@ -108,6 +108,14 @@ final class SecretServiceItems: @unchecked Sendable {
         if let message { throw OAuthError.storage("could not \(verb) the keyring (\(message)).") }
         return value
     }
+
+    /// D-Bus errors that say the daemon libsecret reached is gone (not that it was slow: a NoReply
+    /// may have been carried out, and a second try only doubles the wait).
+    private static let daemonGone: Set<Int32> = [
+        Int32(G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue), Int32(G_DBUS_ERROR_NAME_HAS_NO_OWNER.rawValue),
+        Int32(G_DBUS_ERROR_UNKNOWN_OBJECT.rawValue), Int32(G_DBUS_ERROR_UNKNOWN_METHOD.rawValue),
+        Int32(G_DBUS_ERROR_DISCONNECTED.rawValue),
+    ]
 
     private func withAttributes<T>(_ id: String, _ body: (OpaquePointer?) -> T) -> T {
         let attributes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)

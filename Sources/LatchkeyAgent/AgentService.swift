@@ -7,6 +7,7 @@ import LatchkeyCore
 import LatchkeyServices
 import Logging
 import OAuthCore
+import Synchronization
 
 /// The agent as a process of the session: the bus name `io.github.latchkey.Agent`
 /// (so D-Bus starts it on first use, and a second one yields), its D-Bus object,
@@ -89,9 +90,15 @@ final class AgentService {
     }
 
     /// SIGTERM and SIGINT end the agent cleanly: it takes no more requests (the socket file goes, the
-    /// bus name is given up, so that the next agent can start), answers those under way (ten seconds at
-    /// most: a question on the screen is not waited for), then ends. A program asking meanwhile was
-    /// answered, not dropped (`make soak` ends the agent under 64 callers).
+    /// bus name is given up, so that the next agent can start), takes back the questions on the screen,
+    /// answers the requests under way (a renewal included: as long as the provider and the keyring may
+    /// take), writes out every answer, then ends. A program asking meanwhile was answered, not dropped
+    /// (`make soak` ends the agent under 64 callers). A second signal while it drains ends it at once.
+    /// Set by the first signal: a second one ends the agent at once.
+    private nonisolated static let draining = Mutex(false)
+    /// How long a renewal under way may take: the provider (twice: a retry) and the keyring's wait.
+    private nonisolated static let longestRenewal = Duration.seconds(150)
+
     private func stopOnSignals() {
         for number in [SIGTERM, SIGINT] {
             signal(number, SIG_IGN)
@@ -99,13 +106,19 @@ final class AgentService {
             let (socket, agent, logger) = (self.socket, self.agent, self.logger)
             let ownsName = export != nil
             source.setEventHandler { @Sendable in
+                let first = Self.draining.withLock { was in
+                    defer { was = true }
+                    return !was
+                }
+                guard first else { _exit(0) }
                 socket?.stop()
                 if ownsName, case .success(let bus) = SessionBus.shared() { SessionBus.releaseName(Self.busName, on: bus) }
                 Task.detached {
-                    let drained = await agent.drained(within: .seconds(10))
-                    // The answers' last bytes: written right after each answer is made.
-                    try? await Task.sleep(for: .milliseconds(100))
-                    logger.info("Agent ended", metadata: ["drained": "\(drained)"])
+                    let drained = await agent.drained(within: Self.longestRenewal)
+                    // The socket's answers written out (its loop ends once every connection has), and the bus's sent.
+                    let written = await socket?.served(within: .seconds(5)) ?? true
+                    if ownsName, case .success(let bus) = SessionBus.shared() { SessionBus.flush(bus) }
+                    logger.info("Agent ended", metadata: ["drained": "\(drained && written)"])
                     CurlTransport.endAll()
                     exit(0)
                 }

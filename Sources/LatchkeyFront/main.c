@@ -96,14 +96,20 @@ long ask_agent(const char *request, char *answer, size_t capacity) {
         sent += (size_t)n;
     }
     size_t total = 0;
+    int hung_up = 0;
     while (total < capacity) {
         ssize_t n = read(fd, answer + total, capacity - total);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
+        if (n <= 0) {
+            hung_up = n == 0 || errno == ECONNRESET;
+            break;
+        }
         total += (size_t)n;
     }
     close(fd);
-    return sent < length && total == 0 ? AGENT_BUSY : (long)total;
+    if (sent < length && total == 0) return AGENT_BUSY;
+    // Nothing said: hung up on (0, the caller may ask again), or the wait ran out (AGENT_SILENT).
+    return total == 0 && !hung_up ? AGENT_SILENT : (long)total;
 }
 
 int may_ask(int flag) {
@@ -176,6 +182,10 @@ int main(int argc, char **argv) {
     // Closed having said nothing: the agent went away mid-request (ended or killed, perhaps started
     // again). Asked once more; with none listening then, the app does the work itself.
     if (length == 0) length = ask_agent(request, answer, sizeof answer);
+    if (length == AGENT_SILENT) {
+        fprintf(stderr, "latchkey: Latchkey's agent did not answer in time.\n");
+        return FAILED;
+    }
     if (length == AGENT_BUSY) {
         fprintf(stderr, "latchkey: Latchkey's agent runs but did not take this request (it is busy); try again in a moment.\n");
         return FAILED;
