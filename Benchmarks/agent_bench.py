@@ -64,15 +64,16 @@ def provider_home(name, issuer):
     return home
 
 
-def keep_token(home, token):
-    """The token file and the account list a sign-in to `mine` leaves (a program is allowed for the person signed in)."""
-    path = os.path.join(home.state, "latchkey", "mine.json")
+def keep_token(home, token, provider_id="mine"):
+    """The token file and the account list a sign-in to `provider_id` leaves (a program is allowed for the person signed in)."""
+    os.makedirs(os.path.join(home.state, "latchkey"), mode=0o700, exist_ok=True)
+    path = os.path.join(home.state, "latchkey", f"{provider_id}.json")
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         json.dump(token, f)
     accounts = os.path.join(home.state, "latchkey", "accounts")
     os.makedirs(accounts, mode=0o700, exist_ok=True)
-    with open(os.path.join(accounts, "mine.accounts.json"), "w") as f:
-        json.dump({"accounts": [{"key": "mine", "subject": hashlib.sha256(b"bench-subject").hexdigest(), "name": "Ada"}]}, f)
+    with open(os.path.join(accounts, f"{provider_id}.accounts.json"), "w") as f:
+        json.dump({"accounts": [{"key": provider_id, "subject": hashlib.sha256(b"bench-subject").hexdigest(), "name": "Ada"}]}, f)
     return path
 
 

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "EndToEnd"))
 # The release build, for the agent the session bus starts too (harness reads this at import).
@@ -32,6 +33,8 @@ os.environ.setdefault("LATCHKEY_BIN_DIR", os.path.join(os.path.dirname(os.path.a
 
 import agent_bench  # noqa: E402
 import harness  # noqa: E402
+from agent import own_provider  # noqa: E402
+from keyrings import start_keyring  # noqa: E402
 
 ROOT = harness.ROOT
 BIN = harness.BIN
@@ -39,7 +42,6 @@ RENEWALS = int(os.environ.get("SOAK_RENEWALS", "360"))
 CALLERS = int(os.environ.get("SOAK_CALLERS", "64"))
 IDLE_LIFE = 20
 SEED = int(os.environ.get("SOAK_SEED", str(int(time.time()))))
-KEYRING_PASSWORD = b"soak-password"
 
 
 def sandbox():
@@ -48,17 +50,6 @@ def sandbox():
          "--refresh-token-ttl", str(IDLE_LIFE), "--no-say-refresh-token-ttl"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     return process, process.stdout.readline().decode().strip().split(" ", 1)[1]
-
-
-def start_keyring():
-    """gnome-keyring-daemon's Secret Service in this session, its login keyring unlocked."""
-    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=KEYRING_PASSWORD, capture_output=True,
-                   timeout=30, check=True)
-    started = subprocess.run(["gnome-keyring-daemon", "--start", "--components=secrets"], capture_output=True, timeout=30)
-    for line in started.stdout.decode().splitlines():
-        if "=" in line:
-            key, value = line.split("=", 1)
-            os.environ[key] = value
 
 
 class Soak:
@@ -77,28 +68,15 @@ class Soak:
         self.kills = []  # (time, how)
         self.prompts = set()
 
-    def provider(self, provider_id, base, **extra):
-        with open(os.path.join(ROOT, "data", "providers", "sandbox.json")) as f:
-            preset = json.load(f)
-        preset.update({"id": provider_id, "display_name": provider_id.capitalize(), "issuer": base}, **extra)
-        directory = os.path.join(self.home.config, "latchkey")
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, f"{provider_id}.json"), "w") as f:
-            json.dump(preset, f)
-
     def sign_in(self, provider_id, base):
-        """Signs in over HTTP as the app does, and hands the tokens to `latchkey` to keep (a token file it takes
-        into the keyring at its first load)."""
+        """Signs in over HTTP as the app does, and keeps the tokens as the app would in a file (which the agent's
+        first load moves into the keyring)."""
         tokens = agent_bench.sign_in_over_http(base)
         now = time.time()
-        state = os.path.join(self.home.state, "latchkey")
-        os.makedirs(os.path.join(state, "accounts"), mode=0o700, exist_ok=True)
-        with open(os.open(os.path.join(state, f"{provider_id}.json"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            json.dump({"access_token": tokens["access_token"], "refresh_token": tokens["refresh_token"], "token_type": "Bearer",
-                       "expires_at": now + tokens["expires_in"], "received_at": now, "signed_in_at": now,
-                       "scope": tokens.get("scope"), "issued_by": "latchkey-desktop at http://127.0.0.1/token"}, f)
-        with open(os.path.join(state, "accounts", f"{provider_id}.accounts.json"), "w") as f:
-            json.dump({"accounts": [{"key": provider_id, "subject": f"soak-{provider_id}", "name": "Ada"}]}, f)
+        agent_bench.keep_token(self.home, {
+            "access_token": tokens["access_token"], "refresh_token": tokens["refresh_token"], "token_type": "Bearer",
+            "expires_at": now + tokens["expires_in"], "received_at": now, "signed_in_at": now, "scope": tokens.get("scope"),
+            "issued_by": "latchkey-desktop at http://127.0.0.1/token"}, provider_id)
 
     def start_agent(self):
         log = open(os.path.join(self.home.root, "agent.log"), "ab")
@@ -137,12 +115,7 @@ class Soak:
     def watch_prompts(self):
         """Any question of the agent's, or sign-in of its, shown meanwhile: a prompt."""
         while not self.stop.is_set():
-            for pid in filter(str.isdigit, os.listdir("/proc")):
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        words = f.read().split(b"\0")
-                except OSError:
-                    continue
+            for pid, words in harness.command_lines():
                 if words[0].endswith(b"latchkey-app") and len(words) > 1 and words[1] == b"agent":
                     self.prompts.add((pid, b" ".join(words[1:3]).decode()))
                 elif words[0].endswith(b"gcr-prompter"):
@@ -171,8 +144,9 @@ class Soak:
         process, base = sandbox()
         try:
             git_host = "git.soak.example"
-            self.provider("busy", base, git_hosts=[git_host], git_username="oauth2")
-            self.provider("idle", base)
+            sandbox_at = types.SimpleNamespace(base=base)
+            own_provider(self.home, sandbox_at, "busy", display_name="Busy", git_hosts=[git_host], git_username="oauth2")
+            own_provider(self.home, sandbox_at, "idle", display_name="Idle")
             self.sign_in("busy", base)
             self.sign_in("idle", base)
             recorder = subprocess.Popen(

@@ -40,9 +40,9 @@ public enum AgentClient {
             .failed, "Latchkey's agent runs but did not take this request (it is busy, or closed the connection); try again in a moment.")
         guard AgentSocket.writeAll(fd, Array(OIDCAgentMessage.encode(request).utf8)) else {
             // It may have said why before it closed.
-            return readAnswer(fd).map(OIDCAgentMessage.answer) ?? .failure(busy)
+            return readAnswer(fd).answer.map(OIDCAgentMessage.answer) ?? .failure(busy)
         }
-        let (read, hungUp) = readAnswerSayingHow(fd)
+        let (read, hungUp) = readAnswer(fd)
         guard let answer = read else {
             // Hung up on (not a wait that ran out: asked again, a question could show twice).
             if again, hungUp { return ask(request, at: path, timeout: timeout, again: false) }
@@ -51,12 +51,9 @@ public enum AgentClient {
         return OIDCAgentMessage.answer(answer)
     }
 
-    /// What the agent wrote before it closed (or the receive timeout ran out); nil for nothing.
-    private static func readAnswer(_ fd: Int32) -> [UInt8]? { readAnswerSayingHow(fd).answer }
-
-    /// As `readAnswer`, and whether the agent ended the connection (end of file, or reset) rather
-    /// than the receive timeout running out.
-    private static func readAnswerSayingHow(_ fd: Int32) -> (answer: [UInt8]?, hungUp: Bool) {
+    /// What the agent wrote before it closed (or the receive timeout ran out), nil for nothing; and
+    /// whether the agent ended the connection (end of file, or reset) rather than the timeout running out.
+    private static func readAnswer(_ fd: Int32) -> (answer: [UInt8]?, hungUp: Bool) {
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         var hungUp = false

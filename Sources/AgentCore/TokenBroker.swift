@@ -125,6 +125,26 @@ public actor TokenBroker {
         return await provider.signOut(account: key)
     }
 
+    /// The known future of every sign-in the agent holds now (an account a program asked for since it
+    /// started): read from memory, never the store, so that looking at them shows no keyring prompt.
+    public func futures() async -> [(providerID: String, providerName: String, accountKey: String, account: String?, future: SignInFuture)]
+    {
+        var found: [(providerID: String, providerName: String, accountKey: String, account: String?, future: SignInFuture)] = []
+        for provider in providers.values {
+            let configuration = provider.configuration
+            for session in provider.sessionsMade {
+                guard let token = await session.heldToken else { continue }
+                let label = accounts?.entry(for: configuration.id).account(key: session.accountKey)?.label
+                found.append(
+                    (
+                        configuration.id, configuration.displayName, session.accountKey, label,
+                        SignInFuture(token: token, configuration: configuration)
+                    ))
+            }
+        }
+        return found
+    }
+
     /// Another process (the sign-in the agent started, the window) changed what is stored: every
     /// account's sign-in is read again at its next use, not `storeRecheck` later.
     public func storeChangedElsewhere() {

@@ -49,23 +49,13 @@ final class AgentNotices: Sendable {
         }
     }
 
-    /// Every account's known end, looked at now and each `sweepEvery` from then on.
-    func sweepRegularly(_ providers: AgentProviders) {
-        MainContext.after(milliseconds: 60_000) { [self] in
-            Task.detached { await self.sweep(providers) }
-            sweepRegularly(providers, every: Self.sweepEvery)
+    /// The known end of every sign-in the agent holds, looked at `first` milliseconds from now and each
+    /// `sweepEvery` from then on (`TokenBroker.futures`: from memory, so no keyring prompt comes of it).
+    func sweepRegularly(_ broker: TokenBroker, first: UInt32 = 60_000) {
+        MainContext.after(milliseconds: first) { [self] in
+            Task.detached { await self.notices.sweep(await broker.futures()) }
+            sweepRegularly(broker, first: Self.sweepEvery)
         }
-    }
-
-    private func sweepRegularly(_ providers: AgentProviders, every milliseconds: UInt32) {
-        MainContext.after(milliseconds: milliseconds) { [self] in
-            Task.detached { await self.sweep(providers) }
-            sweepRegularly(providers, every: milliseconds)
-        }
-    }
-
-    func sweep(_ providers: AgentProviders) async {
-        await notices.sweep(await providers.futures())
     }
 
     /// `latchkey-app --provider ID`, reaped by GLib's loop when it ends.

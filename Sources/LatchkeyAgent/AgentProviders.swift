@@ -52,25 +52,6 @@ final class AgentProviders: Sendable {
         return rows
     }
 
-    /// Each signed-in account's known future (`SignInFuture`), for the agent's notices: read from the
-    /// store and the provider files, nothing asked of a provider.
-    func futures() async -> [(providerID: String, providerName: String, accountKey: String, account: String?, future: SignInFuture)] {
-        var found: [(providerID: String, providerName: String, accountKey: String, account: String?, future: SignInFuture)] = []
-        for (id, name) in catalog.availableProviders where !SandboxProviders.contains(id) {
-            for account in await SignInStatus.accounts(of: id, in: LatchkeyFiles.accounts, store: store) {
-                let (state, token, configuration) = await SignInStatus.read(
-                    of: id, key: account.key, catalog: catalog, store: store, secrets: secrets, isSandbox: false)
-                guard state.kind == .signedIn, let token else { continue }
-                found.append(
-                    (
-                        id, name, account.key, account.label == "-" ? nil : account.label,
-                        SignInFuture(token: token, configuration: configuration)
-                    ))
-            }
-        }
-        return found
-    }
-
     /// ListProviders' rows, as version 1 has always given them: id (or `provider/account`), name, and
     /// the state's sentence, with the account's label after it when the provider has one account.
     func list() async -> [(id: String, name: String, state: String)] {

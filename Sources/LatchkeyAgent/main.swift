@@ -40,7 +40,7 @@ struct AgentMain: ParsableCommand {
         let providers = AgentProviders(
             catalog: services.catalog, store: services.tokens, secrets: services.secrets, broker: broker,
             waitArguments: waits.arguments, display: asker)
-        notices.sweepRegularly(providers)
+        notices.sweepRegularly(broker)
         let status = MainActor.assumeIsolated {
             let service = AgentService(
                 agent: agent, broker: broker, providers: providers, socketPath: AgentSocket.defaultPath(environment: environment),

@@ -71,14 +71,13 @@ public enum LatchkeyFiles {
     /// named so that the catalog never takes it for one (`*.json` are providers).
     public static var allowedPrograms: ProgramGrants {
         ProgramGrants(
-            file: xdg("XDG_CONFIG_HOME", ".config", ProcessInfo.processInfo.environment).appendingPathComponent(
-                "\(application)/allowed-programs"))
+            file: configDirectory.appendingPathComponent("allowed-programs"))
     }
 
     /// Which kinds of notice the person wants (`latchkey notifications`): beside the provider files,
     /// named so that the catalog never takes it for one.
     public static var notificationSettings: URL {
-        xdg("XDG_CONFIG_HOME", ".config", ProcessInfo.processInfo.environment).appendingPathComponent("\(application)/notifications")
+        configDirectory.appendingPathComponent("notifications")
     }
 
     /// When the agent last said that each sign-in ends soon (`SignInNotices`).
@@ -104,6 +103,11 @@ public enum LatchkeyFiles {
         let candidates = [layout.share("icons")] + (layout.sourceTree.map { [$0.appendingPathComponent("data/icons")] } ?? [])
         return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent(icon).path) }?
             .appendingPathComponent("hicolor/scalable/apps")
+    }
+
+    /// `~/.config/latchkey`: the person's provider files, and beside them what is not one.
+    private static var configDirectory: URL {
+        xdg("XDG_CONFIG_HOME", ".config", ProcessInfo.processInfo.environment).appendingPathComponent(application)
     }
 
     private static func xdg(_ name: String, _ fallback: String, _ environment: [String: String]) -> URL {

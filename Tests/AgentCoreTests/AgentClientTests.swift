@@ -16,13 +16,7 @@ import Testing
     /// socket is closed and its file removed (nobody listens any more) before that connection closes.
     func serve(_ answers: [String?]) -> DispatchSemaphore {
         let path = self.path
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let fd = boundSocket(at: path)
         listen(fd, 4)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

@@ -114,3 +114,20 @@ extension Caller {
         return Caller(pid: me.pid + 1_000_000, uid: me.uid, program: me.program, file: me.file, commandLine: me.commandLine, started: 1)
     }
 }
+
+/// A Unix stream socket bound at `path` (not yet listening), or -1: a stale socket file, a display's
+/// socket, an agent of a test's own.
+func boundSocket(at path: String) -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard fd >= 0, bound == 0 else {
+        close(fd)
+        return -1
+    }
+    return fd
+}

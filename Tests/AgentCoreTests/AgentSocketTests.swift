@@ -111,14 +111,7 @@ final class Seen: @unchecked Sendable {
         #expect(await ask(Array(#"{"request":"access_token","account":"github"}"#.utf8)).contains("the-token"), "the first still answers")
         first.stop()
         // A socket file left by an agent that was killed: the next one takes its place.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        close(fd)
+        close(boundSocket(at: path))
         #expect(FileManager.default.fileExists(atPath: path))
         let third = try serve(Seen())
         defer { third.stop() }

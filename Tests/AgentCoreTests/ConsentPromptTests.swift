@@ -124,15 +124,9 @@ import Testing
         #expect(!AgentHelper.displayIsReachable(environment: ["WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": directory.path]))
         // A listening socket where Wayland's would be: reachable.
         let path = directory.appendingPathComponent("wayland-9").path
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = boundSocket(at: path)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
-        }
-        #expect(bound && listen(fd, 1) == 0)
+        #expect(fd >= 0 && listen(fd, 1) == 0)
         #expect(AgentHelper.displayIsReachable(environment: ["WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": directory.path]))
         #expect(AgentHelper.displayIsReachable(environment: ["WAYLAND_DISPLAY": path]))
         // An X display number nobody serves (X servers listen at /tmp/.X11-unix/X<n>).

@@ -14,7 +14,7 @@ import time
 import urllib.request
 
 from driver import Atspi, Failure, Latchkey, StateChanges, is_, name, wait_until
-from harness import BIN, ROOT, assert_no_secrets, expect, sign_in
+from harness import BIN, ROOT, assert_no_secrets, command_lines, expect, sign_in
 
 AGENT = ("latchkey-agent",)
 DEST = ["--dest", "io.github.latchkey.Agent", "--object-path", "/io/github/latchkey/Agent1"]
@@ -472,17 +472,36 @@ def dialog_processes(home):
     alone (those of its home's agent), never those of a scenario running beside it."""
     mine = f"XDG_RUNTIME_DIR={home.runtime}".encode()
     found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                words = f.read().split(b"\0")
-            if len(words) >= 3 and words[0].endswith(b"latchkey-app") and words[1:3] == [b"agent", b"ask"]:
+    for pid, words in command_lines():
+        if len(words) >= 3 and words[0].endswith(b"latchkey-app") and words[1:3] == [b"agent", b"ask"]:
+            try:
                 with open(f"/proc/{pid}/environ", "rb") as f:
                     if mine in f.read().split(b"\0"):
-                        found.append(int(pid))
-        except OSError:
-            continue
+                        found.append(pid)
+            except OSError:
+                continue
     return found
+
+
+def allow_gdbus(provider="mine"):
+    """`latchkey agent allow` for gdbus, the D-Bus caller of the scenarios; its path."""
+    path = os.path.realpath(shutil.which("gdbus"))
+    allowed = latchkey("agent", "allow", path, provider)
+    expect(allowed.returncode == 0, f"latchkey agent allow gdbus: {allowed}")
+    return path
+
+
+def renewal_held(home, sandbox, sandbox_log, seconds, min_valid):
+    """gdbus asking for a renewal (`min_valid`) that the sandbox holds `seconds` at its token endpoint;
+    (the waiting gdbus, the agent's pid) once the renewal is under way."""
+    allow_gdbus()
+    urllib.request.urlopen(urllib.request.Request(sandbox.base + "/_admin/faults", data=json.dumps(
+        {"endpoint": "token", "kind": "delay", "count": 1, "delay_seconds": seconds}).encode(),
+        headers={"Content-Type": "application/json"}), timeout=10)
+    waiting = subprocess.Popen(["gdbus", "call", "--session", *DEST, "--method", "io.github.latchkey.Agent1.GetToken", "mine",
+                                f"{{'min-valid': <{min_valid}>}}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until("the renewal under way", lambda: "injecting fault delay into /token" in open(sandbox_log).read(), 20)
+    return waiting, agent_pid(home)
 
 
 def agent_stuck_dialog_is_taken_back(home):
@@ -576,20 +595,10 @@ def agent_killed_mid_refresh(home):
         before = f.read()
     try:
         gdbus("--method", "io.github.latchkey.Agent1.ListProviders")
-        gdbus_path = os.path.realpath(shutil.which("gdbus"))
-        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "allowed")
-        urllib.request.urlopen(urllib.request.Request(sandbox.base + "/_admin/faults", data=json.dumps(
-            {"endpoint": "token", "kind": "delay", "count": 1, "delay_seconds": 20}).encode(),
-            headers={"Content-Type": "application/json"}), timeout=10)
         # More than the token's life left is asked: the agent renews, and waits on the provider. (A caller
         # of Latchkey's own, `latchkey token`, would ask again and do the work itself when none answers.)
-        waiting = subprocess.Popen(["gdbus", "call", "--session", *DEST, "--method", "io.github.latchkey.Agent1.GetToken", "mine",
-                                    "{'min-valid': <3000>}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wait_until("the renewal under way", lambda: "injecting fault delay into /token" in open(sandbox_log).read(), 20)
-        owner = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-                                "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "io.github.latchkey.Agent"],
-                               capture_output=True, text=True).stdout
-        os.kill(int(re.search(r"uint32 (\d+)", owner).group(1)), 9)
+        waiting, agent = renewal_held(home, sandbox, sandbox_log, 20, 3000)
+        os.kill(agent, 9)
         status, out, err = finished(waiting)
         expect(status != 0 and out == "" and "NoReply" in err, f"the caller: {status} {out!r} {err!r}")
         with open(token_file, "rb") as f:

@@ -25,6 +25,16 @@ BIN = os.environ.get("LATCHKEY_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
 OUTPUT = os.path.join(ROOT, "test-output", "e2e")
 
 
+def command_lines():
+    """(pid, the words of its command line) of every process running now."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                yield int(pid), f.read().split(b"\0")
+        except OSError:
+            continue
+
+
 def expect(condition, message):
     if not condition:
         raise Failure(message)

@@ -4,7 +4,6 @@ password prompt nobody answers."""
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import time
@@ -159,7 +158,7 @@ def keyring_replaced(home):
     """The keyring daemon replaced under a running agent (a crash, a new login): the agent reaches the new
     daemon at its next read of the sign-in, and a program still gets its token. libsecret kept calling
     the old daemon's bus name, for good, and the agent took the sign-in for unreadable (found by make soak)."""
-    from agent import Sandbox, gdbus, latchkey, own_provider, signed_in
+    from agent import Sandbox, allow_gdbus, gdbus, own_provider, signed_in
     start_keyring()
     sandbox = Sandbox()
     own_provider(home, sandbox)
@@ -168,8 +167,7 @@ def keyring_replaced(home):
         window.quit()
         token = keyring_item("mine")
         expect(token is not None and not os.path.exists(os.path.join(home.state, "latchkey", "mine.json")), "the sign-in is in the keyring")
-        gdbus_path = os.path.realpath(shutil.which("gdbus"))
-        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "gdbus allowed")
+        allow_gdbus()
         first = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}")
         expect(first.returncode == 0 and token["access_token"] in first.stdout, f"before: {first}")
         replaced = subprocess.run(["gnome-keyring-daemon", "--replace", "--unlock", "--components=secrets"], input=KEYRING_PASSWORD,

@@ -4,19 +4,16 @@ sentence and its own exit status, instead of a dialog or a sign-in nobody will s
 import datetime
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import jsonschema
-import re
-import urllib.request
 
-from agent import DEST, Sandbox, dialog_processes, gdbus, git, git_server, latchkey, own_provider, signed_in, stored
+from agent import Sandbox, allow_gdbus, dialog_processes, gdbus, git, git_server, latchkey, own_provider, renewal_held, signed_in, stored
 from driver import Latchkey, wait_until
-from harness import BIN, ROOT, assert_no_secrets, expect
+from harness import BIN, ROOT, assert_no_secrets, command_lines, expect
 
 NEEDS_PERSON = 6
 WITHOUT_DISPLAY = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -113,8 +110,7 @@ def status_in_sight(home):
         window.find("label", "This sign-in ends in 7 days, as the provider said.", exact=False)
         window.screenshot("01-sign-in-ends")
         window.quit()
-        gdbus_path = os.path.realpath(shutil.which("gdbus"))
-        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "latchkey agent allow gdbus")
+        gdbus_path = allow_gdbus()
         call = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}")
         expect(call.returncode == 0, f"gdbus GetToken: {call}")
 
@@ -184,16 +180,19 @@ class Notifications:
 
 def windows_for(provider):
     """latchkey-app processes showing `provider` (started with --provider), by pid."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                words = f.read().split(b"\0")
-        except OSError:
-            continue
-        if words[0].endswith(b"latchkey-app") and b"--provider" in words and provider.encode() in words:
-            found.append(int(pid))
-    return found
+    return [pid for pid, words in command_lines()
+            if words[0].endswith(b"latchkey-app") and b"--provider" in words and provider.encode() in words]
+
+
+def renew_after_its_life(times):
+    """gdbus (allowed) gets the sign-in's token, then, past its refresh token's three seconds (a slower
+    run only makes it older), asks `times` for a renewal: the agent finds the sign-in ended each time."""
+    allow_gdbus()
+    expect(gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}").returncode == 0, "a token while it lasts")
+    time.sleep(3.5)
+    for _ in range(times):
+        ended = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'min-valid': <-1>}")
+        expect(ended.returncode != 0 and "Error.SignedOut" in ended.stderr, f"a renewal of an ended sign-in: {ended}")
 
 
 def notify_ended(home):
@@ -209,13 +208,7 @@ def notify_ended(home):
     kept = stored(home)
     agent_log = os.path.join(home.root, "agent.log")
     try:
-        gdbus_path = os.path.realpath(shutil.which("gdbus"))
-        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "latchkey agent allow gdbus")
-        expect(gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}").returncode == 0, "a token while it lasts")
-        time.sleep(3.5)  # past the refresh token's three seconds (a slower run only makes it older)
-        for _ in range(2):
-            ended = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'min-valid': <-1>}")
-            expect(ended.returncode != 0 and "Error.SignedOut" in ended.stderr, f"a renewal of an ended sign-in: {ended}")
+        renew_after_its_life(times=2)
         wait_until("the notice", lambda: notifications.sent(), 20)
         said = notifications.sent()
         print(json.dumps(said, indent=1))
@@ -260,12 +253,7 @@ def notify_ended_real_daemon(home):
     window = signed_in(home)
     window.quit()
     try:
-        gdbus_path = os.path.realpath(shutil.which("gdbus"))
-        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "latchkey agent allow gdbus")
-        expect(gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}").returncode == 0, "a token while it lasts")
-        time.sleep(3.5)  # past the refresh token's three seconds
-        ended = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{'min-valid': <-1>}")
-        expect(ended.returncode != 0 and "Error.SignedOut" in ended.stderr, f"a renewal of an ended sign-in: {ended}")
+        renew_after_its_life(times=1)
         bubble = Latchkey.attached(("notification-daemon",), home.shots)
         bubble.find("label", "Your sign-in to My sandbox (ada@sandbox.example) has ended", exact=False, timeout=30)
         button = bubble.button("Sign in again")
@@ -295,18 +283,7 @@ def agent_drains_on_sigterm(home):
     window.quit()
     try:
         expect(gdbus("--method", "io.github.latchkey.Agent1.ListProviders").returncode == 0, "the bus starts the agent")
-        gdbus_path = os.path.realpath(shutil.which("gdbus"))
-        expect(latchkey("agent", "allow", gdbus_path, "mine").returncode == 0, "allowed")
-        urllib.request.urlopen(urllib.request.Request(sandbox.base + "/_admin/faults", data=json.dumps(
-            {"endpoint": "token", "kind": "delay", "count": 1, "delay_seconds": 3}).encode(),
-            headers={"Content-Type": "application/json"}), timeout=10)
-        waiting = subprocess.Popen(["gdbus", "call", "--session", *DEST, "--method", "io.github.latchkey.Agent1.GetToken", "mine",
-                                    "{'min-valid': <-1>}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wait_until("the renewal under way", lambda: "injecting fault delay into /token" in open(sandbox_log).read(), 20)
-        owner = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-                                "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "io.github.latchkey.Agent"],
-                               capture_output=True, text=True).stdout
-        agent = int(re.search(r"uint32 (\d+)", owner).group(1))
+        waiting, agent = renewal_held(home, sandbox, sandbox_log, 3, -1)
         os.kill(agent, signal.SIGTERM)
         out, err = waiting.communicate(timeout=60)
         expect(waiting.returncode == 0 and out.split("'")[1] == stored(home)["access_token"], f"answered: {waiting.returncode} {err!r}")

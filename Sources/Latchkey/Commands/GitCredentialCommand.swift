@@ -26,12 +26,7 @@ struct GitCredentialCommand: ParsableCommand {
     @Argument(help: "get, store or erase (as git calls it).")
     var operation: String
 
-    @Flag(
-        name: .customLong("no-interaction"),
-        help: ArgumentHelp(
-            "Never wait for a person (the agent's question): where one would have to allow git, answer nothing at once. "
-                + "Also when git's credential.interactive is false, or CI is set."))
-    var noInteraction = false
+    @OptionGroup var interactionOption: InteractionOption
 
     @OptionGroup var waits: Waits
 
@@ -78,7 +73,7 @@ struct GitCredentialCommand: ParsableCommand {
     /// The token for `id`'s `account` (nil: the one in use), renewed when due or when the server refused
     /// it: from the agent when one runs. Refused tokens are noted under `refusedKey`.
     private func token(for id: String, account: String?, refused: RefusedTokens, refusedKey: String) -> Result<AgentToken, AgentRefusal> {
-        let mayAsk = Self.mayAsk(noInteraction: noInteraction)
+        let mayAsk = Self.mayAsk(interactionOption)
         var answer = ask(id, account: account, minimum: Self.minimumValidity, mayAsk: mayAsk)
         if case .success(let token) = answer, refused.isRefused(token.accessToken, provider: refusedKey) {
             answer = ask(id, account: account, minimum: AgentRequest.renewNow, mayAsk: mayAsk)
@@ -95,10 +90,9 @@ struct GitCredentialCommand: ParsableCommand {
 
     /// Whether the agent may ask the person about git: not with `--no-interaction`, `CI`, or git's
     /// `credential.interactive=false` (read only when the others did not say: git config is a program to start).
-    static func mayAsk(noInteraction: Bool) -> Bool {
-        let environment = ProcessInfo.processInfo.environment
-        guard Interaction.decide(noInteraction: noInteraction, environment: environment).mayAsk else { return false }
-        return !Interaction.gitCredentialInteractiveIsFalse(environment: environment)
+    static func mayAsk(_ option: InteractionOption) -> Bool {
+        guard option.decide().mayAsk else { return false }
+        return !Interaction.gitCredentialInteractiveIsFalse(environment: ProcessInfo.processInfo.environment)
     }
 
     private func ask(_ id: String, account: String?, minimum: Int, mayAsk: Bool) -> Result<AgentToken, AgentRefusal> {

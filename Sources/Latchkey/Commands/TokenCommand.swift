@@ -67,12 +67,7 @@ struct TokenCommand: ParsableCommand {
                 + "the address the browser ended on. Without a display or a device sign-in, offered by itself at a terminal."))
     var paste = false
 
-    @Flag(
-        name: .customLong("no-interaction"),
-        help: ArgumentHelp(
-            "Never wait for a person: where one would have to sign in or allow this program, end at once (exit status 6). "
-                + "Also when CI is set."))
-    var noInteraction = false
+    @OptionGroup var interactionOption: InteractionOption
 
     @OptionGroup var narrowingOptions: NarrowingOptions
 
@@ -203,7 +198,7 @@ struct TokenCommand: ParsableCommand {
     }
 
     /// Whether a person may be asked (`--no-interaction`, `CI`).
-    var interaction: Interaction { Interaction.decide(noInteraction: noInteraction, environment: ProcessInfo.processInfo.environment) }
+    var interaction: Interaction { interactionOption.decide() }
 
     /// `--scope` and `--audience`: what of the sign-in the token is for.
     var narrowing: Narrowing { narrowingOptions.value }

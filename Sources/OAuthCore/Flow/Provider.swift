@@ -77,6 +77,9 @@ public final class Provider: Sendable {
         }
     }
 
+    /// The sessions made so far (one per account used), none made for this.
+    public var sessionsMade: [AuthSession] { clients.withLock { Array($0.sessions.values) } }
+
     var profileClient: ProfileClient { clients.withLock { $0.profileClient } }
     var tokenClient: TokenClient { clients.withLock { $0.tokenClient } }
 

@@ -44,10 +44,10 @@ public final class FallbackTokenStore: TokenStore, Sendable {
 
     /// The sign-ins this process last found or kept in the keyring: while no keyring runs (its daemon
     /// restarting), one of these is not there to read, which is not the same as signed out.
-    private let inPreferred = Mutex<Set<String>>([])
+    private let keptInPreferred = Mutex<Set<String>>([])
 
     private func note(_ provider: String, inPreferred held: Bool) {
-        inPreferred.withLock { if held { $0.insert(provider) } else { $0.remove(provider) } }
+        keptInPreferred.withLock { if held { $0.insert(provider) } else { $0.remove(provider) } }
     }
 
     public func load(for provider: String) async throws -> Token? {
@@ -57,7 +57,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
 
         guard await preferredIsAvailable() else {
             if let fileDamage { throw fileDamage }
-            if inFile == nil, inPreferred.withLock({ $0.contains(provider) }) {
+            if inFile == nil, keptInPreferred.withLock({ $0.contains(provider) }) {
                 // A program that took this for "signed out" would forget what it holds, and ask for a new sign-in.
                 throw KeptWhereNotRunning(place: preferred.displayName)
             }
@@ -178,7 +178,8 @@ public final class FallbackTokenStore: TokenStore, Sendable {
 public struct KeptWhereNotRunning: Error, CustomStringConvertible {
     public let place: String
 
-    public var description: String {
-        "Trouble with the saved sign-in: \(place) is not running now (restarting?); the sign-in kept there cannot be read until it is back."
-    }
+    /// Why, as `OAuthError.storage` takes it.
+    public var reason: String { "\(place) is not running now (restarting?); the sign-in kept there cannot be read until it is back." }
+
+    public var description: String { OAuthError.storage(reason).description }
 }

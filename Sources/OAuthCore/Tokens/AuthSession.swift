@@ -20,7 +20,7 @@ public actor AuthSession {
     let now: @Sendable () -> Date
 
     private(set) var token: Token?
-    private var loaded = false
+    private(set) var loaded = false
     /// The first read of the store, which every early caller waits for.
     private var loading: Task<Void, Never>?
     private var refreshing: Task<Token, any Error>?
@@ -342,7 +342,7 @@ public actor AuthSession {
         guard storageProblem == nil else { return held }
         let stored: Token?
         do { stored = try await inOrder { store, id in try await store.load(for: id) } } catch let absent as KeptWhereNotRunning {
-            throw OAuthError.storage(String(absent.description.dropFirst("Trouble with the saved sign-in: ".count)))
+            throw OAuthError.storage(absent.reason)
         } catch { return held }
         // Signed in or out while the store answered: what it said is out of date (the caller checks).
         guard generation == started else { return held }

@@ -69,13 +69,13 @@ public struct SignInFuture: Sendable, Equatable {
 
     /// Why it ends then, in words: "as the provider said", and so on.
     public var endsBecauseText: String? {
-        switch endsBecause {
-        case .provider?: "as the provider said"
-        case .idleLifetime?: "unless it is renewed before then (the provider file's idle_lifetime)"
-        case .sessionLifetime?: "however often it is renewed (the provider file's session_lifetime)"
-        case .accessToken?: "with its access token: it cannot be renewed"
-        case nil: nil
-        }
+        guard let endsBecause else { return nil }
+        let source: String? =
+            switch endsBecause {
+            case .idleLifetime, .sessionLifetime: "the provider file's \(endsBecause.rawValue)"
+            case .provider, .accessToken: nil
+            }
+        return Self.why(endsBecause) + (source.map { " (\($0))" } ?? "")
     }
 
     /// One sentence for the window, where the end is known: "This sign-in ends in 6 days, as the
@@ -83,15 +83,17 @@ public struct SignInFuture: Sendable, Equatable {
     public func sentence(now: Date = Date()) -> String? {
         guard let endsAt, let endsBecause else { return nil }
         let left = endsAt.timeIntervalSince(now)
-        let why =
-            switch endsBecause {
-            case .provider: "as the provider said"
-            case .idleLifetime: "unless it is renewed before then"
-            case .sessionLifetime: "however often it is renewed"
-            case .accessToken: "with its access token (it cannot be renewed)"
-            }
         guard left > 0 else { return "This sign-in has ended: sign in again." }
-        return "This sign-in ends in \(Self.span(left)), \(why)."
+        return "This sign-in ends in \(Self.span(left)), \(Self.why(endsBecause))."
+    }
+
+    private static func why(_ end: End) -> String {
+        switch end {
+        case .provider: "as the provider said"
+        case .idleLifetime: "unless it is renewed before then"
+        case .sessionLifetime: "however often it is renewed"
+        case .accessToken: "with its access token (it cannot be renewed)"
+        }
     }
 
     /// A span in the largest unit it holds a whole one of, to the nearest: "7 days" (for 6 days and 23
@@ -106,6 +108,9 @@ public struct SignInFuture: Sendable, Equatable {
 }
 
 extension AuthSession {
+    /// The token this session holds, once it has read the store; nil before (nothing is read for it).
+    public var heldToken: Token? { loaded ? token : nil }
+
     /// Whether a token is stored that is valid or can be renewed.
     public var isSignedIn: Bool {
         get async {
