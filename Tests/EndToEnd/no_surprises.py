@@ -12,7 +12,7 @@ import time
 import jsonschema
 
 from agent import Sandbox, allow_gdbus, dialog_processes, gdbus, git, git_server, latchkey, own_provider, renewal_held, signed_in, stored
-from driver import Latchkey, wait_until
+from driver import Failure, Latchkey, wait_until
 from harness import BIN, ROOT, assert_no_secrets, command_lines, expect
 
 NEEDS_PERSON = 6
@@ -184,6 +184,15 @@ def windows_for(provider):
             if words[0].endswith(b"latchkey-app") and b"--provider" in words and provider.encode() in words]
 
 
+def window_opened(provider, home):
+    """The window the agent opened on `provider`, as AT-SPI sees it; a window process that never showed
+    is said with whether it still runs (one run in a soak waited 20 s for it, on a loaded machine)."""
+    try:
+        return Latchkey.attached(("latchkey", "Latchkey"), home.shots, timeout=60)
+    except Failure as failure:
+        raise Failure(f"{failure}; window processes for {provider}: {windows_for(provider)}") from None
+
+
 def renew_after_its_life(times):
     """gdbus (allowed) gets the sign-in's token, then, past its refresh token's three seconds (a slower
     run only makes it older), asks `times` for a renewal: the agent finds the sign-in ended each time."""
@@ -223,7 +232,7 @@ def notify_ended(home):
 
         notifications.press(notice, "Sign in again")
         wait_until("the window on the provider", lambda: windows_for("mine"), 20)
-        opened = Latchkey.attached(("latchkey", "Latchkey"), home.shots)
+        opened = window_opened("mine", home)
         opened.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
         opened.screenshot("01-sign-in-again")
         for pid in windows_for("mine"):
@@ -261,7 +270,7 @@ def notify_ended_real_daemon(home):
         # too), as a person clicks a bubble: its button takes no AT-SPI action.
         bubble.click(button)
         wait_until("the window on the provider", lambda: windows_for("mine"), 20)
-        opened = Latchkey.attached(("latchkey", "Latchkey"), home.shots)
+        opened = window_opened("mine", home)
         opened.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
         opened.screenshot("01-sign-in-again")
     finally:
