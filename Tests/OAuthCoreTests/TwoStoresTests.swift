@@ -188,18 +188,6 @@ func token(_ name: String, receivedAt: Date = received) -> Token {
         #expect(try await live.refreshStatus(token.refreshToken!) == "invalid_grant", "revoked all the same")
     }
 
-    @Test func aStoreThatOnlySeemsEmptyLosesNothing() async throws {
-        let live = try await LiveSandbox()
-        let places = TwoStores()
-        let session = AuthSession(
-            configuration: live.configuration, store: places.store, tokenClient: live.tokenClient(), now: anHourLater)
-        _ = try await live.signIn(session)
-        places.keyring.mood = .notRunning  // the bus did not answer "is a keyring running?" in time
-        await #expect(throws: OAuthError.self) { try await session.freshToken() }
-        #expect(try places.keyring.files.load(for: "sandbox") != nil, "the keyring's sign-in is still there")
-        #expect(try await live.sandbox.statistics()["refresh_grants"] == 0)
-    }
-
     @Test func aSignOutWhileARefreshIsUnderWayIsNotUndoneByIt() async throws {
         let live = try await LiveSandbox()
         let session = live.session(now: anHourLater)
@@ -293,5 +281,103 @@ func newerSignIn() -> Token {
         #expect(await session.currentToken() == kept, "what it held, kept while the keyring restarts")
         places.keyring.mood = .running
         #expect(try await places.store.load(for: "sandbox") == kept, "and there when it is back")
+    }
+
+    /// The renewal a restarting keyring used to stop: under the refresh lock, the last save's mark
+    /// says the held refresh token is the newest, so it is sent; the new one waits in the file.
+    @Test func aRenewalWhileTheKeyringRestartsIsMadeWhenTheHeldTokenIsTheLastSaved() async throws {
+        let live = try await LiveSandbox()
+        let places = TwoStores()
+        let session = AuthSession(
+            configuration: live.configuration, store: places.store, tokenClient: live.tokenClient(), now: anHourLater)
+        let signedIn = try await live.signIn(session)
+        places.keyring.mood = .notRunning
+        let renewed = try await session.freshToken()
+        #expect(renewed.refreshToken != signedIn.refreshToken)
+        #expect(try await live.sandbox.statistics()["refresh_grants"] == 1)
+        #expect(try places.file.load(for: "sandbox") == renewed, "kept in the file while no keyring runs")
+        #expect(try places.keyring.files.load(for: "sandbox") == signedIn, "the keyring's copy is left alone")
+        places.keyring.mood = .running
+        let anotherProcess = TwoStores.store(places.keyring, places.file)
+        #expect(try await anotherProcess.load(for: "sandbox") == renewed, "what another process finds once it is back")
+        #expect(try places.keyring.files.load(for: "sandbox") == renewed, "moved into the keyring")
+        #expect(places.store.lastSaved(for: "sandbox") == SavedMark(place: .keyring, token: renewed))
+        #expect(try await live.refreshStatus(renewed.refreshToken!) == nil, "and the grant lives")
+    }
+
+    /// Another process renewed (and saved) since this one read the store: while the keyring cannot
+    /// be read — restarting, or locked and not answering — the held refresh token is not sent.
+    @Test(arguments: [StandInKeyring.Mood.notRunning, .notAnswering])
+    func noRenewalFromAHeldTokenAnotherProcessRenewedSince(_ mood: StandInKeyring.Mood) async throws {
+        let live = try await LiveSandbox()
+        let places = TwoStores()
+        let stale = AuthSession(
+            configuration: live.configuration, store: places.store, tokenClient: live.tokenClient(), now: anHourLater)
+        _ = try await live.signIn(stale)
+        let other = AuthSession(
+            configuration: live.configuration, store: TwoStores.store(places.keyring, places.file),
+            tokenClient: live.tokenClient(), now: anHourLater)
+        let renewedElsewhere = try await other.freshToken()
+        places.keyring.mood = mood
+        let error = await #expect(throws: OAuthError.self) { try await stale.freshToken() }
+        guard case .storage? = error else {
+            Issue.record("expected a storage error, got \(String(describing: error))")
+            return
+        }
+        #expect(try await live.sandbox.statistics()["refresh_grants"] == 1, "the rotated-away refresh token was not sent")
+        #expect(try await live.refreshStatus(renewedElsewhere.refreshToken!) == nil, "the grant lives")
+    }
+
+    @Test func aProcessStartedWhileTheKeyringRestartsKnowsTheSignInIsKeptThere() async throws {
+        let places = TwoStores()
+        try await places.store.save(token("a"), for: "sandbox")
+        places.keyring.mood = .notRunning
+        let fresh = TwoStores.store(places.keyring, places.file)
+        await #expect(throws: KeptWhereNotRunning.self) { try await fresh.load(for: "sandbox") }
+        places.keyring.mood = .running
+        try await fresh.remove(for: "sandbox")
+        places.keyring.mood = .notRunning
+        #expect(try await TwoStores.store(places.keyring, places.file).load(for: "sandbox") == nil, "signed out: no mark")
+    }
+}
+
+/// The record of the last save (`SavedMark`): written only once a save is kept, and read as
+/// "unknown" whenever it is anything but whole.
+@Suite struct SavedMarkTests {
+    @Test func aSaveMarksWhereItWentAndWhichRefreshTokenItHeld() async throws {
+        let places = TwoStores()
+        try await places.store.save(token("a"), for: "sandbox")
+        #expect(places.store.lastSaved(for: "sandbox") == SavedMark(place: .keyring, token: token("a")))
+        #expect(places.store.lastSaved(for: "sandbox")?.holds(token("a")) == true)
+        #expect(places.store.lastSaved(for: "sandbox")?.holds(token("b")) == false)
+        places.keyring.mood = .notAnswering
+        let later = token("b", receivedAt: received.addingTimeInterval(60))
+        try await places.store.save(later, for: "sandbox")
+        #expect(places.store.lastSaved(for: "sandbox") == SavedMark(place: .file, token: later))
+        places.keyring.mood = .running
+        #expect(try await places.store.load(for: "sandbox") == later)
+        #expect(places.store.lastSaved(for: "sandbox") == SavedMark(place: .keyring, token: later), "moved, and said so")
+    }
+
+    @Test func theMarkNeverHoldsTheRefreshTokenItself() async throws {
+        let places = TwoStores()
+        try await places.store.save(token("a"), for: "sandbox")
+        let text = try String(contentsOf: places.file.directory.appendingPathComponent(".sandbox.saved"), encoding: .utf8)
+        #expect(!text.contains("rt-a") && text.hasPrefix("keyring ") && text.count == "keyring ".count + 64 + 1)
+    }
+
+    @Test(arguments: ["", "keyring", "keyring abc\n", "elsewhere \(String(repeating: "0", count: 64))\n", "\u{0}\u{1}"])
+    func aDamagedMarkIsNoMark(_ text: String) async throws {
+        let places = TwoStores()
+        try await places.store.save(token("a"), for: "sandbox")
+        try Data(text.utf8).write(to: places.file.directory.appendingPathComponent(".sandbox.saved"))
+        #expect(places.store.lastSaved(for: "sandbox") == nil)
+    }
+
+    @Test func aSignOutClearsIt() async throws {
+        let places = TwoStores()
+        try await places.store.save(token("a"), for: "sandbox")
+        try await places.store.remove(for: "sandbox")
+        #expect(places.store.lastSaved(for: "sandbox") == nil)
     }
 }

@@ -55,15 +55,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         var inFile: Token?
         do { inFile = try fallback.load(for: provider) } catch { fileDamage = error }
 
-        guard await preferredIsAvailable() else {
-            if let fileDamage { throw fileDamage }
-            if inFile == nil, keptInPreferred.withLock({ $0.contains(provider) }) {
-                // A program that took this for "signed out" would forget what it holds, and ask for a new sign-in.
-                throw KeptWhereNotRunning(place: preferred.displayName)
-            }
-            kept(in: fallback)
-            return inFile
-        }
+        guard await preferredIsAvailable() else { return try loadWhileNoneRuns(provider, inFile: inFile, fileDamage: fileDamage) }
         let inPreferred: Token?
         do {
             inPreferred = try await preferred.load(for: provider)
@@ -99,6 +91,10 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         do {
             try await preferred.save(inFile, for: provider)
             try fallback.remove(for: provider)
+            // Only if no save came since this load read the file: a mark never names an older token.
+            fallback.savedMark(for: provider)?.update { now in
+                now == SavedMark(place: .file, token: inFile) ? SavedMark(place: .keyring, token: inFile) : now
+            }
             logger.info("Moved the saved sign-in from the file into \(preferred.displayName)")
             kept(in: preferred)
             note(provider, inPreferred: true)
@@ -109,12 +105,27 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         return inFile
     }
 
+    /// No keyring runs now: the file's copy, else nothing — unless the sign-in was kept in the keyring.
+    private func loadWhileNoneRuns(_ provider: String, inFile: Token?, fileDamage: (any Error)?) throws -> Token? {
+        if let fileDamage { throw fileDamage }
+        if inFile == nil, lastSaved(for: provider)?.place == .keyring || keptInPreferred.withLock({ $0.contains(provider) }) {
+            // A program that took this for "signed out" would forget what it holds, and ask for a new sign-in.
+            throw KeptWhereNotRunning(place: preferred.displayName)
+        }
+        kept(in: fallback)
+        return inFile
+    }
+
     @discardableResult
     public func save(_ token: Token, for provider: String) async throws -> String? {
         var refusal: (any Error)?
+        // No mark until this save is kept: a crash or a refusal between leaves none, never an older one.
+        let mark = fallback.savedMark(for: provider)
+        mark?.write(nil)
         if await preferredIsAvailable() {
             do {
                 try await preferred.save(token, for: provider)
+                mark?.write(SavedMark(place: .keyring, token: token))
                 await removeQuietly(fallback, provider)  // no older copy left behind to outlive a sign-out
                 kept(in: preferred)
                 note(provider, inPreferred: true)
@@ -124,6 +135,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
             }
         }
         try fallback.save(token, for: provider)
+        mark?.write(SavedMark(place: .file, token: token))
         kept(in: fallback)
         note(provider, inPreferred: false)
         guard let refusal else { return nil }  // no keyring: the file is the usual place
@@ -133,6 +145,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
 
     /// Clears both places; throws the first failure after trying both.
     public func remove(for provider: String) async throws {
+        fallback.savedMark(for: provider)?.write(nil)
         var failure: (any Error)?
         if await preferredIsAvailable() {
             do { try await preferred.remove(for: provider) } catch { failure = error }
@@ -156,6 +169,9 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         replaced.withLock { $0[provider, default: []].append(loser) }
     }
 
+    /// What the last save of this sign-in was, by any process; nil when unknown.
+    public func lastSaved(for provider: String) -> SavedMark? { fallback.savedMark(for: provider)?.read() }
+
     /// The file store's lock: it is the same for every process whichever place holds the sign-in.
     public func refreshLock(for provider: String) -> ProcessLock? { fallback.refreshLock(for: provider) }
 
@@ -173,8 +189,9 @@ public final class FallbackTokenStore: TokenStore, Sendable {
 }
 
 /// The sign-in was kept in the keyring, and no keyring runs now (its daemon restarting): it cannot be
-/// read, which is not "signed out". A session keeps the token it holds, and renews none meanwhile (the
-/// keyring may hold a newer refresh token than the one held: sending the held one could be a replay).
+/// read, which is not "signed out". A session keeps the token it holds, and renews it only when it is
+/// the last one saved (`SavedMark`): the keyring may hold a newer one, and sending the held one would
+/// then be a replay.
 public struct KeptWhereNotRunning: Error, CustomStringConvertible {
     public let place: String
 

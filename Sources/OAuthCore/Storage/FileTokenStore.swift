@@ -91,6 +91,12 @@ public struct FileTokenStore: TokenStore {
         return ProcessLock(path: directory.appendingPathComponent(".\(provider).lock").path)
     }
 
+    /// `.<provider>.saved` beside the lock: what the last save of this sign-in was (see `SavedMark`).
+    func savedMark(for provider: String) -> SavedMarkFile? {
+        guard AccountList.isStorageKey(provider), (try? prepareDirectory()) != nil else { return nil }
+        return SavedMarkFile(path: directory.appendingPathComponent(".\(provider).saved").path)
+    }
+
     public func remove(for provider: String) throws {
         let url = try file(for: provider)
         if unlink(url.path) != 0 && errno != ENOENT {

@@ -22,6 +22,9 @@ public protocol TokenStore: Sendable {
     /// provider runs at a time across processes; nil where the store is private
     /// to this process.
     func refreshLock(for provider: String) -> ProcessLock?
+    /// What the last save for `provider` was, by any process (where it went, which refresh token),
+    /// for a store that keeps such a record beside its lock; nil when unknown.
+    func lastSaved(for provider: String) -> SavedMark?
 }
 
 extension TokenStore {
@@ -30,4 +33,6 @@ extension TokenStore {
     }
 
     public func refreshLock(for provider: String) -> ProcessLock? { nil }
+
+    public func lastSaved(for provider: String) -> SavedMark? { nil }
 }

@@ -341,9 +341,9 @@ public actor AuthSession {
         // A token that only lives here (its save failed) has nothing newer in the store.
         guard storageProblem == nil else { return held }
         let stored: Token?
-        do { stored = try await inOrder { store, id in try await store.load(for: id) } } catch let absent as KeptWhereNotRunning {
-            throw OAuthError.storage(absent.reason)
-        } catch { return held }
+        do { stored = try await inOrder { store, id in try await store.load(for: id) } } catch {
+            return try heldWhileStoreUnread(held, error)
+        }
         // Signed in or out while the store answered: what it said is out of date (the caller checks).
         guard generation == started else { return held }
         guard let stored else {
