@@ -17,8 +17,25 @@ public struct Notice: Sendable, Equatable {
     public var id: String
     public var title: String
     public var body: String
-    /// The provider whose window "Sign in again" opens; nil: no such button.
-    public var signInAgain: String?
+    /// The account "Sign in again" opens the window on; nil: no such button.
+    public var signInAgain: Place?
+
+    /// A provider and one of its accounts, as "Sign in again" carries them: `"<provider> <account key>"`
+    /// (neither has a space: both are storage keys).
+    public struct Place: Sendable, Equatable {
+        public var providerID: String
+        public var accountKey: String
+
+        public init(providerID: String, accountKey: String) { (self.providerID, self.accountKey) = (providerID, accountKey) }
+
+        public var target: String { "\(providerID) \(accountKey)" }
+
+        public init?(target: String) {
+            let words = target.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard words.count == 2, AccountList.isStorageKey(words[0]), AccountList.isStorageKey(words[1]) else { return nil }
+            self.init(providerID: words[0], accountKey: words[1])
+        }
+    }
 }
 
 /// Which kinds of notice the person wants (`~/.config/latchkey/notifications`, written by
@@ -91,7 +108,7 @@ public actor SignInNotices {
             Notice(
                 kind: .ended, id: "ended-\(accountKey)", title: "Your sign-in to \(providerName)\(whose) has ended",
                 body: "\(ended.reason) Programs get no token from it until you sign in again.",
-                signInAgain: providerID))
+                signInAgain: Notice.Place(providerID: providerID, accountKey: accountKey)))
     }
 
     /// Looks at each account's known future: one whose end is within a week is said, once a day.
@@ -111,7 +128,7 @@ public actor SignInNotices {
                     kind: .ending, id: "ending-\(entry.accountKey)",
                     title: "Your sign-in to \(entry.providerName)\(whose) ends in \(SignInFuture.span(endsAt.timeIntervalSince(now)))",
                     body: (entry.future.sentence(now: now) ?? "") + " Sign in again before then, and nothing that uses it stops.",
-                    signInAgain: entry.providerID))
+                    signInAgain: Notice.Place(providerID: entry.providerID, accountKey: entry.accountKey)))
         }
         writeState(said)
     }

@@ -9,7 +9,7 @@ import OAuthCore
 
 /// The agent's notices on the desktop (issue 40 §2): sent through `DesktopNotifications`, logged
 /// (their kind and provider, never their words' particulars); "Sign in again" opens the window on
-/// the provider. Where no notification can be sent (no session bus), they are logged only.
+/// the provider and the account. Where no notification can be sent (no session bus), they are logged only.
 final class AgentNotices: Sendable {
     private let logger: Logger
     let notices: SignInNotices
@@ -19,9 +19,10 @@ final class AgentNotices: Sendable {
 
     init(logger: Logger) {
         self.logger = logger
-        let desktop = DesktopNotifications(id: AgentBusInterface.busName) { provider in
-            logger.info("Sign in again, from a notification", metadata: ["provider": "\(provider)"])
-            Self.openWindow(on: provider, logger: logger)
+        let desktop = DesktopNotifications(id: AgentBusInterface.busName) { target in
+            guard let place = Notice.Place(target: target) else { return logger.warning("A notification's button said nothing usable") }
+            logger.info("Sign in again, from a notification", metadata: ["provider": "\(place.providerID)"])
+            Self.openWindow(on: place, logger: logger)
         }
         if desktop == nil { logger.warning("Notifications cannot be sent (no session bus): they are logged only") }
         notices = SignInNotices(
@@ -37,7 +38,7 @@ final class AgentNotices: Sendable {
         func send(_ notice: Notice) async {
             logger.notice("Notified", metadata: ["kind": "\(notice.kind.rawValue)", "notice": "\(notice.id)"])
             desktop?.send(
-                id: notice.id, title: notice.title, body: notice.body, button: notice.signInAgain.map { ("Sign in again", $0) },
+                id: notice.id, title: notice.title, body: notice.body, button: notice.signInAgain.map { ("Sign in again", $0.target) },
                 important: notice.kind == .ended)
         }
     }
@@ -58,10 +59,13 @@ final class AgentNotices: Sendable {
         }
     }
 
-    /// `latchkey-app --provider ID`, reaped by GLib's loop when it ends.
-    static func openWindow(on provider: String, logger: Logger) {
+    /// `latchkey-app --provider ID --account KEY`, reaped by GLib's loop when it ends (a window already
+    /// open is asked to show that account instead).
+    static func openWindow(on place: Notice.Place, logger: Logger) {
         let app = InstallLayout.current.beside("latchkey-app").path
-        var argv: [UnsafeMutablePointer<CChar>?] = [strdup(app), strdup("--provider"), strdup(provider), nil]
+        var argv: [UnsafeMutablePointer<CChar>?] = [
+            strdup(app), strdup("--provider"), strdup(place.providerID), strdup("--account"), strdup(place.accountKey), nil,
+        ]
         defer { for argument in argv { free(argument) } }
         var error: UnsafeMutablePointer<GError>?
         if g_spawn_async(nil, &argv, nil, G_SPAWN_DEFAULT, nil, nil, nil, &error) == 0 {

@@ -38,7 +38,12 @@ final class RecordedNotices: NoticeSender, @unchecked Sendable {
         let said = recorded.all
         #expect(said.count == 1, "\(said)")
         let notice = try #require(said.first)
-        #expect(notice.kind == .ended && notice.signInAgain == "sandbox" && notice.id == "ended-sandbox")
+        #expect(notice.kind == .ended && notice.signInAgain == Notice.Place(providerID: "sandbox", accountKey: "sandbox"))
+        #expect(notice.id == "ended-sandbox" && notice.signInAgain?.target == "sandbox sandbox")
+        #expect(Notice.Place(target: "sandbox sandbox@1a2b") == Notice.Place(providerID: "sandbox", accountKey: "sandbox@1a2b"))
+        for unusable in ["sandbox", "sandbox a b", "../x sandbox", " sandbox", ""] {
+            #expect(Notice.Place(target: unusable) == nil, "\(unusable)")
+        }
         #expect(notice.title == "Your sign-in to Sandbox provider (offline demo) (ada@sandbox.example) has ended", "\(notice.title)")
         #expect(notice.body.contains("no longer accepts your sign-in"), "\(notice.body)")
         for secret in [kept.accessToken, kept.refreshToken ?? "-"] {

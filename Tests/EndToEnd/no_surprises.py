@@ -281,6 +281,39 @@ def notify_ended_real_daemon(home):
         sandbox.stop()
 
 
+def notify_ended_on_its_account(home):
+    """Two accounts, Grace's in use in an open window; Ada's sign-in ends at a renewal. Its notice names
+    Ada, and Sign in again makes the open window show Ada's account (now the one in use), ready to sign in
+    again, instead of only coming forward on Grace's."""
+    from accounts import ADA, GRACE, account_list, add_account, key_of
+    notifications = Notifications(home)
+    sandbox = Sandbox("--refresh-token-ttl", "3")
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    add_account(window, home, "grace", "compiler")
+    window.wait_status(f"Added {GRACE}.")
+    ada = f"mine/{ADA}"
+    try:
+        expect(account_list(home)["in_use"] == key_of(home, GRACE), f"Grace in use: {account_list(home)}")
+        allow_gdbus(ada)
+        expect(gdbus("--method", "io.github.latchkey.Agent1.GetToken", ada, "{}").returncode == 0, "Ada's token while it lasts")
+        time.sleep(3.5)
+        ended = gdbus("--method", "io.github.latchkey.Agent1.GetToken", ada, "{'min-valid': <-1>}")
+        expect(ended.returncode != 0 and "Error.SignedOut" in ended.stderr, f"Ada's renewal: {ended}")
+        wait_until("the notice", lambda: notifications.sent(), 20)
+        notice = notifications.sent()[0]
+        expect(notice["summary"] == f"Your sign-in to My sandbox ({ADA}) has ended", f"the notice: {notice}")
+        notifications.press(notice, "Sign in again")
+        wait_until("Ada's account in use", lambda: account_list(home)["in_use"] == key_of(home, ADA), 30)
+        window.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
+        window.screenshot("01-ada-to-sign-in-again")
+        # The agent's latchkey-app handed the account to the open window and ended: no second window.
+        wait_until("the launched window process to hand over and end", lambda: not windows_for("mine"), 30)
+    finally:
+        notifications.stop()
+        sandbox.stop()
+
+
 def agent_drains_on_sigterm(home):
     """SIGTERM while the agent waits on the provider for a renewal (a three-second delay at the token
     endpoint): the caller (gdbus's GetToken) still gets its token; the agent takes nothing new
@@ -304,4 +337,4 @@ def agent_drains_on_sigterm(home):
 
 
 SCENARIOS = {"agent_drains_on_sigterm": agent_drains_on_sigterm, "no_interaction": no_interaction, "status_in_sight": status_in_sight, "notify_ended": notify_ended,
-             "notify_ended_real_daemon": notify_ended_real_daemon}
+             "notify_ended_real_daemon": notify_ended_real_daemon, "notify_ended_on_its_account": notify_ended_on_its_account}

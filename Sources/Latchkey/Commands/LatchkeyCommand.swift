@@ -59,6 +59,12 @@ struct WindowCommand: ParsableCommand {
             valueName: "url"))
     var issuer: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The account to show, of the provider: its e-mail address, its name or its key (as `latchkey status` lists them). A window already open shows it.",
+            valueName: "account"))
+    var account: String?
+
     @Flag(name: .customLong("sign-out"), help: "Forget the stored sign-in for the provider (revoking it where possible), then exit.")
     var signOut = false
 
@@ -70,11 +76,12 @@ struct WindowCommand: ParsableCommand {
         if [provider, providerFile, resource, issuer].compactMap({ $0 }).count > 1 {
             throw ValidationError("Name a provider with one of --provider, --provider-file, --resource and --issuer.")
         }
+        if account != nil, signOut { throw ValidationError("--sign-out signs out of the account in use; choose it in the window.") }
     }
 
     func run() throws {
         try WindowLaunch(
-            provider: provider, providerFile: providerFile, resource: resource, issuer: issuer, signOut: signOut,
+            provider: provider, providerFile: providerFile, resource: resource, issuer: issuer, account: account, signOut: signOut,
             keyringTimeout: waits.keyringTimeout, networkTimeout: waits.networkTimeout,
             logLevel: logging.level(otherwise: WindowLaunch.defaultLogLevel)
         ).run()
@@ -89,6 +96,7 @@ struct WindowLaunch {
     var providerFile: String? = nil
     var resource: String? = nil
     var issuer: String? = nil
+    var account: String? = nil
     var signOut = false
     var keyringTimeout = KeyringWait.defaultSeconds
     var networkTimeout = Waits.defaultNetworkTimeout
@@ -111,6 +119,10 @@ struct WindowLaunch {
         let (providers, providerID, named) = chosen
         defer { providers.stop() }
         if signOut, let named { return try Self.signOutHere(named) }
+        if let account { try Self.use(account, of: providerID, in: providers) }
+        // Named on the command line (a notification's Sign in again), the provider is shown by a window
+        // already open, rather than that window only coming forward.
+        if provider != nil || account != nil, Self.showInRunningInstance(providerID) { return }
 
         // On the main thread (main.swift, or ArgumentParser's run of a synchronous command), which becomes GTK's.
         // The app is held for the whole run: GTK's callbacks reach it through weak references.
@@ -177,6 +189,25 @@ struct WindowLaunch {
         // the running instance still signs out this one.
         guard running.activate(LatchkeyApp.signOutAction, parameter: provider) else { return nil }
         return "Latchkey is running with this provider: it signs out there now (its window says when it is done)."
+    }
+
+    /// `--account`: made the account in use (for the window, as a choice in it would), before any window reads it.
+    private static func use(_ account: String, of providerID: String, in providers: Providers) throws {
+        do {
+            try wait {
+                let provider = try await providers.provider(for: providerID)
+                let entry = await provider.accounts()
+                provider.use(account: try entry.key(forAccount: account, of: providerID, displayName: provider.configuration.displayName))
+            }
+        } catch let error as OAuthError {
+            throw LaunchError(error.description)
+        }
+    }
+
+    /// Asks a running instance to show `providerID`; false when none runs (this one opens the window).
+    private static func showInRunningInstance(_ providerID: String) -> Bool {
+        guard let running = RunningApplication.find(id: LatchkeyApp.id) else { return false }
+        return running.activate(LatchkeyApp.showAction, parameter: providerID)
     }
 
     /// `--resource`: the provider for it, found and registered now (RFC 9728, RFC 7591)

@@ -29,10 +29,19 @@ final class LatchkeyApp {
     /// shown, so a command for another provider is not sent here.
     nonisolated static let signOutAction = "sign-out"
 
+    /// The action `latchkey window --provider ID` activates in a running instance: show provider ID
+    /// (its account in use already chosen by the launch that asks, with `--account`).
+    nonisolated static let showAction = "show"
+
     func run() -> Int32 {
         application.onActivate { [weak self] in self?.activate() }
         application.addAction(Self.signOutAction, state: providerID) { [weak self] id in
             self?.controller?.signOutRequestedElsewhere(provider: id)
+        }
+        application.addAction(Self.showAction, state: "") { [weak self] id in
+            guard let controller = self?.controller else { return }
+            controller.choose(id, remember: true)
+            controller.window.window.present()
         }
         return application.run(arguments: CommandLine.arguments)
     }
