@@ -174,13 +174,15 @@ class Soak:
             oidc_env = dict(self.env, OIDC_SOCK=os.path.join(self.home.runtime, "latchkey", "agent.sock"),
                             LD_PRELOAD=os.path.join(ROOT, "bench-output", "baselines", "cloexec-sockets.so"))
             git_env = dict(self.env, PATH=bin_dir + os.pathsep + self.env["PATH"], GIT_TERMINAL_PROMPT="0")
+            # gdbus's options typed: it learns the types from the agent's introspection, and with no agent
+            # running (the moment after a kill -9, while the bus starts the next) it would guess "{}" a string.
             kinds = [
                 ("oidc-token", [oidc_token, "busy"], oidc_env, None, lambda out: out.strip()),
                 ("latchkey token", [self.latchkey, "token", "--provider", "busy"], self.env, None, lambda out: out.strip()),
                 ("git", [git, "credential", "fill"], git_env, f"protocol=https\nhost={git_host}\n\n",
                  lambda out: next((line[9:] for line in out.splitlines() if line.startswith("password=")), None)),
                 ("gdbus", [gdbus, "call", "--session", "--dest", "io.github.latchkey.Agent", "--object-path",
-                           "/io/github/latchkey/Agent1", "--method", "io.github.latchkey.Agent1.GetToken", "busy", "{}"],
+                           "/io/github/latchkey/Agent1", "--method", "io.github.latchkey.Agent1.GetToken", "busy", "@a{sv} {}"],
                  self.env, None, lambda out: out.split("'")[1] if "'" in out else None),
             ]
             threads = [threading.Thread(target=self.caller, args=kinds[n % len(kinds)], daemon=True) for n in range(CALLERS)]

@@ -25,9 +25,11 @@ public enum AgentClient {
     /// itself): an agent that runs but does not take the request is a refusal.
     /// Waits for the answer as long as the person may take to answer the agent's question.
     /// An agent that closes the connection having written nothing went away mid-request (ended, or
-    /// killed, and perhaps started again): asked once more, or, with none listening then, nil.
+    /// killed, and perhaps started again): asked again, twice at most, or, with none listening then, nil.
+    /// The pause before each is for a killed agent's socket to be gone: until its process is torn down,
+    /// it still takes a connection, then resets it (`make soak` saw git fail so after a `kill -9`).
     public static func ask(
-        _ request: AgentRequest, at path: String, timeout: Int = 600, again: Bool = true
+        _ request: AgentRequest, at path: String, timeout: Int = 600, again: [UInt32] = [50_000, 250_000]
     ) -> Result<AgentToken, AgentRefusal>? {
         let fd = AgentSocket.connectTo(path)
         guard fd >= 0 else { return nil }
@@ -45,7 +47,10 @@ public enum AgentClient {
         let (read, hungUp) = readAnswer(fd)
         guard let answer = read else {
             // Hung up on (not a wait that ran out: asked again, a question could show twice).
-            if again, hungUp { return ask(request, at: path, timeout: timeout, again: false) }
+            if hungUp, let pause = again.first {
+                usleep(pause)
+                return ask(request, at: path, timeout: timeout, again: Array(again.dropFirst()))
+            }
             return .failure(AgentRefusal(.failed, "Latchkey's agent did not answer: the connection to it closed before its answer."))
         }
         return OIDCAgentMessage.answer(answer)

@@ -180,8 +180,14 @@ int main(int argc, char **argv) {
     static char answer[LATCHKEY_AGENT_LARGEST_MESSAGE];
     long length = ask_agent(request, answer, sizeof answer);
     // Closed having said nothing: the agent went away mid-request (ended or killed, perhaps started
-    // again). Asked once more; with none listening then, the app does the work itself.
-    if (length == 0) length = ask_agent(request, answer, sizeof answer);
+    // again). Asked again, twice at most, after a pause for a killed agent's socket to be gone (until its
+    // process is torn down it still takes a connection, then resets it); with none listening then, the
+    // app does the work itself.
+    static const useconds_t pauses[] = {50000, 250000};
+    for (size_t i = 0; length == 0 && i < sizeof pauses / sizeof pauses[0]; i++) {
+        usleep(pauses[i]);
+        length = ask_agent(request, answer, sizeof answer);
+    }
     if (length == AGENT_SILENT) {
         fprintf(stderr, "latchkey: Latchkey's agent did not answer in time.\n");
         return FAILED;

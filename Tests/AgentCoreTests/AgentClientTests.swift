@@ -5,8 +5,8 @@ import OAuthCore
 import Testing
 
 /// Latchkey's own commands asking the agent: one that went away mid-request (ended or killed, and
-/// perhaps started again: the month's soak, issue 40 §4) is asked once more; with none listening
-/// then, the command does the work itself; silent twice, it is a refusal. The blocking calls (the
+/// perhaps started again: the month's soak, issue 40 §4) is asked again, twice at most; with none
+/// listening then, the command does the work itself; silent three times, it is a refusal. The blocking calls (the
 /// client's, the server's) run on threads of their own, never Swift's cooperative pool.
 @Suite struct AgentClientTests {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString.prefix(8)).sock").path
@@ -49,6 +49,16 @@ import Testing
         #expect((try? answer?.get())?.accessToken == "the-token")
     }
 
+    /// A killed agent's socket takes a connection until its process is torn down, then resets it.
+    @Test func anAgentThatHungUpTwiceIsAskedOnceMore() async {
+        let done = serve([nil, nil, success])
+        let (request, path) = (request, path)
+        let answer = await BlockingWork.run { AgentClient.ask(request, at: path) }
+        let served = await BlockingWork.run { done.wait(timeout: .now() + 60) }
+        #expect(served == .success, "the server saw every connection it expected")
+        #expect((try? answer?.get())?.accessToken == "the-token")
+    }
+
     @Test func withNoneListeningThenTheCommandDoesTheWorkItself() async {
         let done = serve([nil])
         let (request, path) = (request, path)
@@ -58,8 +68,8 @@ import Testing
         #expect(answer == nil)
     }
 
-    @Test func silentTwiceIsARefusal() async {
-        let done = serve([nil, nil])
+    @Test func silentThreeTimesIsARefusal() async {
+        let done = serve([nil, nil, nil])
         let (request, path) = (request, path)
         let answer = await BlockingWork.run { AgentClient.ask(request, at: path) }
         let served = await BlockingWork.run { done.wait(timeout: .now() + 60) }
