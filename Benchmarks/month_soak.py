@@ -33,6 +33,7 @@ os.environ.setdefault("LATCHKEY_BIN_DIR", os.path.join(os.path.dirname(os.path.a
 
 import agent_bench  # noqa: E402
 import harness  # noqa: E402
+from activation import listening_socket, start_on  # noqa: E402
 from agent import own_provider  # noqa: E402
 from keyrings import start_keyring  # noqa: E402
 
@@ -42,6 +43,11 @@ RENEWALS = int(os.environ.get("SOAK_RENEWALS", "360"))
 CALLERS = int(os.environ.get("SOAK_CALLERS", "64"))
 IDLE_LIFE = 20
 SEED = int(os.environ.get("SOAK_SEED", str(int(time.time()))))
+# As the Debian package sets the agent up (latchkey-agent.socket under systemd --user): the soak is the
+# service manager, holding the socket and starting each agent on it; the bus, asked for the agent while
+# none runs, waits for the one the soak starts (as SystemdService= has systemd start it). 0: the agent
+# makes its own socket and the bus starts it, as without systemd.
+ACTIVATION = os.environ.get("SOAK_ACTIVATION", "1") != "0"
 
 
 def sandbox():
@@ -79,6 +85,10 @@ class Soak:
             "issued_by": "latchkey-desktop at http://127.0.0.1/token"}, provider_id)
 
     def start_agent(self):
+        if ACTIVATION:
+            # Its socket is there all along: what connects meanwhile waits in it for this agent.
+            self.agent = start_on(self.listener, os.path.join(self.home.root, "agent.log"), level="notice", environment=self.env)
+            return
         log = open(os.path.join(self.home.root, "agent.log"), "ab")
         self.agent = subprocess.Popen([self.latchkey, "agent", "--log-level", "notice"], env=self.env, stdout=log, stderr=log)
         sock = os.path.join(self.home.runtime, "latchkey", "agent.sock")
@@ -153,6 +163,8 @@ class Soak:
                 [sys.executable, os.path.join(ROOT, "Tests", "EndToEnd", "notification_server.py"),
                  os.path.join(self.home.root, "notifications.jsonl")], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             assert recorder.stdout.readline().strip() == b"ready"
+            if ACTIVATION:
+                self.listener, _ = listening_socket(self.home)
             self.start_agent()
             oidc_token = "/usr/bin/oidc-token"
             gdbus = "/usr/bin/gdbus"
@@ -221,7 +233,7 @@ class Soak:
                 notices = [json.loads(line) for line in f if line.strip()]
             recorder.stdin.close()
             return {
-                "seed": SEED, "seconds": round(seconds), "callers": CALLERS, "renewals": stats.get("refresh_grants"),
+                "seed": SEED, "activation": ACTIVATION, "seconds": round(seconds), "callers": CALLERS, "renewals": stats.get("refresh_grants"),
                 "distinct_tokens": len(self.tokens), "calls": self.calls, "failed": self.failed, "failures": self.failures,
                 "chaos": self.kills, "prompts": sorted(self.prompts), "busy_state": busy["state"], "idle_exit": idle.returncode,
                 "idle_said": idle.stderr.strip(), "notifications": [(n["summary"], n["urgency"]) for n in notices],
@@ -263,7 +275,9 @@ if __name__ == "__main__":
     if os.environ.get("LATCHKEY_SOAK_INSIDE") != "1":
         session = harness.Home("month-soak", under=os.path.join(ROOT, "bench-output"))
         os.environ["LATCHKEY_SOAK_INSIDE"] = "1"
+        waits = "/usr/bin/gdbus wait --session --timeout 60 io.github.latchkey.Agent" if ACTIVATION else None
         sys.exit(subprocess.run(
-            ["dbus-run-session", f"--config-file={harness.session_config(session)}", "--", sys.executable, __file__, *sys.argv[1:]],
+            ["dbus-run-session", f"--config-file={harness.session_config(session, agent_exec=waits)}", "--", sys.executable, __file__,
+             *sys.argv[1:]],
             env=os.environ).returncode)
     sys.exit(main())

@@ -41,6 +41,7 @@ test_packages=(
   openssh-server openssh-client  # a real sshd on 127.0.0.1: the agent's socket forwarded with ssh -R
   python3-venv             # .build/python-peers: the MCP Python SDK's authorization server, which Debian does not package
   python3-jeepney          # D-Bus in plain Python over a plain socket: a connection a forked child can still call on
+  systemd                  # systemd-analyze verify: the agent's units for systemd --user, read as systemd reads them
 )
 
 # Peers from PyPI, pinned, in a virtual environment of the project's own (never the system's Python).

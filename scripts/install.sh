@@ -13,6 +13,8 @@
 #   <prefix>/share/applications, icons, metainfo   what the desktop reads
 #   <prefix>/bin/git-credential-latchkey        git's name for the credential helper
 #   <prefix>/share/dbus-1/services/io.github.latchkey.Agent.service   D-Bus starts the agent on first use
+#   <prefix>/share/systemd/user/latchkey-agent.{socket,service}   systemd --user holds the agent's socket and
+#                                               starts it there (enabled: sockets.target.wants), D-Bus through it too
 #   <prefix>/lib/latchkey/libswift*.so, libFoundation*.so, …   the Swift runtime the programs load, copied
 #                                               from the toolchain: nothing installed needs the toolchain
 set -euo pipefail
@@ -48,6 +50,8 @@ manifest() {
     printf '%s\t%s\n' "data/icons/hicolor/scalable/apps/$id.svg" "share/icons/hicolor/scalable/apps/$id.svg"
     printf '%s\t%s\n' "data/$id.metainfo.xml" "share/metainfo/$id.metainfo.xml"
     printf '%s\t%s\n' "data/$agent.service" "share/dbus-1/services/$agent.service"
+    printf '%s\t%s\n' data/latchkey-agent.socket share/systemd/user/latchkey-agent.socket
+    printf '%s\t%s\n' data/latchkey-agent.service share/systemd/user/latchkey-agent.service
     printf '%s\t%s\n' data/status.schema.json share/latchkey/status.schema.json
 }
 # What install wrote, kept with it: uninstall removes exactly this list, whatever the tree holds by then.
@@ -110,14 +114,21 @@ install)
         printf '%s\n' "$line"
     done < "$entry" > "$entry.new" && mv "$entry.new" "$entry"
     # D-Bus starts the agent by the same full path (the session bus's PATH is not the person's), and its desktop entry names it so.
-    for file in "$root/share/dbus-1/services/$agent.service" "$root/share/applications/$agent.desktop"; do
+    for file in "$root/share/dbus-1/services/$agent.service" "$root/share/applications/$agent.desktop" \
+        "$root/share/systemd/user/latchkey-agent.service"; do
         while IFS= read -r line; do
             [ "$line" = "Exec=latchkey agent" ] && line="Exec=$exec_path agent"
+            [ "$line" = "ExecStart=latchkey agent" ] && line="ExecStart=$exec_path agent"
             printf '%s\n' "$line"
         done < "$file" > "$file.new" && mv "$file.new" "$file"
     done
+    # Enabled for every session of the person (or, under /usr, of everyone), as dbus-user-session enables its
+    # socket: a link in the target's wants directory. `systemctl --user mask latchkey-agent.socket` turns it off.
+    wants=share/systemd/user/sockets.target.wants
+    install -d "$root/$wants"
+    ln -sfn ../latchkey-agent.socket "$root/$wants/latchkey-agent.socket"
     runtime=$(bundle_runtime)
-    { cut -f2 < <(manifest); printf '%s\n' "$runtime"; echo "$record"; } > "$root/$record"
+    { cut -f2 < <(manifest); echo "$wants/latchkey-agent.socket"; printf '%s\n' "$runtime"; echo "$record"; } > "$root/$record"
     refresh_icon_cache
     echo "Installed Latchkey under $root; it is in the applications menu as Latchkey."
     ;;
@@ -128,7 +139,7 @@ uninstall)
         rm -f "$root/$target"
     done < "$root/$record"
     # The directories only Latchkey uses, when nothing else is left in them.
-    for directory in share/latchkey/providers share/latchkey lib/latchkey; do
+    for directory in share/latchkey/providers share/latchkey lib/latchkey share/systemd/user/sockets.target.wants share/systemd/user share/systemd; do
         rmdir "$root/$directory" 2>/dev/null || true
     done
     refresh_icon_cache

@@ -114,9 +114,18 @@ public final class AgentSocket: Sendable {
         return fd
     }
 
-    /// Starts listening, and serving on a thread of its own (`SocketLoop`). Throws a sentence when another agent
+    /// Starts listening, and serving on a thread of its own (`SocketLoop`): on the socket a service manager
+    /// passed (`AgentSocket+Activation`), else on one it makes. Throws a sentence when another agent
     /// serves this socket already (this one then leaves it be) or the socket cannot be made.
-    public func start() throws(AgentRefusal) {
+    public func start(environment: [String: String] = ProcessInfo.processInfo.environment) throws(AgentRefusal) {
+        if let passed = Self.passedListener(for: path, environment: environment) {
+            let fd = try passed.get()
+            guard Self.adoptPassed(fd) else {
+                throw AgentRefusal(.failed, "The agent cannot use the socket passed for \(path) (\(String(cString: strerror(errno)))).")
+            }
+            // Not its file to remove: the service manager's socket outlives this agent.
+            return try serve(fd, file: nil, passed: true)
+        }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         do { try PrivateFile.prepareDirectory(directory) } catch {
             throw AgentRefusal(.failed, "The agent's socket: \(error.sentence("cannot use"))")
@@ -145,7 +154,12 @@ public final class AgentSocket: Sendable {
             throw AgentRefusal(.failed, "The agent cannot listen at \(path) (\(reason)).")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        listener.withLock { $0 = (fd, FileStamp(of: path)) }
+        try serve(fd, file: FileStamp(of: path), passed: false)
+    }
+
+    /// Serves the listener `fd`; `file`: the socket file this agent made, removed when it stops.
+    private func serve(_ fd: Int32, file: FileStamp?, passed: Bool) throws(AgentRefusal) {
+        listener.withLock { $0 = (fd, file) }
         let loop = SocketLoop(socket: self, listener: fd)
         serving.withLock { $0 = loop }
         guard let loop, BlockingWork.startThread({ loop.run() }) else {
@@ -153,7 +167,7 @@ public final class AgentSocket: Sendable {
             close(fd)
             throw AgentRefusal(.failed, "The agent could not set up its socket's loop (no eventfd, or no thread to run it on).")
         }
-        logger.info("Agent listening", metadata: ["socket": "\(path)"])
+        logger.info("Agent listening", metadata: ["socket": "\(path)", "by": "\(passed ? "service manager" : "agent")"])
     }
 
     /// Stops listening and removes the socket file it made (and nothing else); connections under way finish.

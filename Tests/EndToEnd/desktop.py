@@ -568,6 +568,17 @@ def installed_app(home):
     with open(desktop_file) as f:
         expect(f"Exec={prefix}/bin/latchkey\n" in f.read(), "the menu entry starts the installed binary by its path")
     subprocess.run(["desktop-file-validate", desktop_file], check=True)
+    # systemd --user's units for the agent: enabled, and sound as systemd itself reads them (the program it starts
+    # must be there to run), without a user manager running.
+    units = os.path.join(prefix, "share/systemd/user")
+    expect(os.readlink(os.path.join(units, "sockets.target.wants", "latchkey-agent.socket")) == "../latchkey-agent.socket",
+           "the socket enabled")
+    with open(os.path.join(units, "latchkey-agent.service")) as f:
+        expect(f"ExecStart={prefix}/bin/latchkey agent\n" in f.read(), "the unit starts the installed binary by its path")
+    verified = subprocess.run(["systemd-analyze", "verify", "--user", os.path.join(units, "latchkey-agent.socket"),
+                               os.path.join(units, "latchkey-agent.service")], capture_output=True, text=True,
+                              env=dict(os.environ, XDG_RUNTIME_DIR=home.runtime))
+    expect(verified.returncode == 0 and not verified.stderr.strip(), f"systemd-analyze verify: {verified}")
 
     # From / with a PATH that holds nothing of Latchkey's: only the prefix can serve.
     unrelated = dict(PATH="/usr/bin:/bin")

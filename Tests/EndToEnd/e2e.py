@@ -19,6 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import accounts  # noqa: E402
+import activation  # noqa: E402
 import agent  # noqa: E402
 import basics  # noqa: E402
 import command_line  # noqa: E402
@@ -39,7 +40,7 @@ import zero_config  # noqa: E402
 
 SCENARIOS = {}
 for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, least_privilege, dpop,
-               accounts, no_browser, no_surprises, over_ssh, package):
+               accounts, no_browser, no_surprises, activation, over_ssh, package):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

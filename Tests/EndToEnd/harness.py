@@ -177,10 +177,10 @@ def stored_token(home):
 # Scenarios ----------------------------------------------------------------
 
 
-def session_config(home):
+def session_config(home, agent_exec=None):
     """A D-Bus session that can start the accessibility bus and nothing else:
     no portal, no keyring by activation. A scenario that wants a keyring starts
-    one itself."""
+    one itself. `agent_exec`: what the bus runs to start Latchkey's agent, when not the agent itself."""
     services = os.path.join(home.root, "dbus-services")
     os.makedirs(services, exist_ok=True)
     # The keyring's password prompt (gcr-prompter) too: it shows only when a
@@ -191,8 +191,9 @@ def session_config(home):
     # Latchkey's agent, started by the bus when a program first asks for it, as an installed one is.
     with open(os.path.join(services, "io.github.latchkey.Agent.service"), "w") as f:
         agent_log = os.path.join(home.root, "agent.log")
-        f.write("[D-BUS Service]\nName=io.github.latchkey.Agent\n"
-                f"Exec=/bin/sh -c 'exec {os.path.join(BIN, 'latchkey')} agent --log-level debug >>{agent_log} 2>&1'\n")
+        latchkey = os.path.join(BIN, "latchkey")
+        agent_exec = agent_exec or f"/bin/sh -c 'exec {latchkey} agent --log-level debug >>{agent_log} 2>&1'"
+        f.write(f"[D-BUS Service]\nName=io.github.latchkey.Agent\nExec={agent_exec}\n")
     config = os.path.join(home.root, "session.conf")
     with open(config, "w") as f:
         f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
