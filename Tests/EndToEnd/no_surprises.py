@@ -314,6 +314,40 @@ def notify_ended_on_its_account(home):
         sandbox.stop()
 
 
+def notify_ending(home):
+    """A sign-in the provider said ends in three days (refresh_token_expires_in, as GitHub Apps say it): once
+    a program used it, the agent's sweep (a minute after it starts, then hourly) sends one notice, not
+    urgent, naming the provider, the account and when, with Sign in again; never a token. Waits for that
+    minute: there is no way to hurry the agent's sweep from outside, on purpose."""
+    notifications = Notifications(home)
+    sandbox = Sandbox("--refresh-token-ttl", str(3 * 24 * 3600))
+    own_provider(home, sandbox)
+    window = signed_in(home)
+    window.quit()
+    kept = stored(home)
+    agent_log = os.path.join(home.root, "agent.log")
+    try:
+        expect(kept.get("refresh_expires_at"), f"the provider's word on the refresh token's life, kept: {sorted(kept)}")
+        allow_gdbus()
+        expect(gdbus("--method", "io.github.latchkey.Agent1.GetToken", "mine", "{}").returncode == 0, "a program uses the sign-in")
+        wait_until("the agent's first sweep", lambda: notifications.sent(), 150)
+        said = notifications.sent()
+        print(json.dumps(said, indent=1))
+        expect(len(said) == 1, f"one notice: {said}")
+        notice = said[0]
+        expect(notice["summary"] == "Your sign-in to My sandbox (ada@sandbox.example) ends in 3 days"
+               and "Sign in again" in notice["actions"] and notice["urgency"] != 2, f"the notice: {notice}")
+        for secret in (kept["access_token"], kept["refresh_token"]):
+            expect(secret not in json.dumps(said), "a token in a notice")
+        expect(open(agent_log).read().count("kind=ending") == 1, "the agent said it notified once, of this kind")
+        with open(os.path.join(home.state, "latchkey", "notices-said.json")) as f:
+            expect("mine" in f.read(), "kept, so a restarted agent does not say it again today")
+    finally:
+        notifications.stop()
+        sandbox.stop()
+    assert_no_secrets(home, [agent_log], extra=[kept["access_token"]])
+
+
 def agent_drains_on_sigterm(home):
     """SIGTERM while the agent waits on the provider for a renewal (a three-second delay at the token
     endpoint): the caller (gdbus's GetToken) still gets its token; the agent takes nothing new
@@ -337,4 +371,5 @@ def agent_drains_on_sigterm(home):
 
 
 SCENARIOS = {"agent_drains_on_sigterm": agent_drains_on_sigterm, "no_interaction": no_interaction, "status_in_sight": status_in_sight, "notify_ended": notify_ended,
-             "notify_ended_real_daemon": notify_ended_real_daemon, "notify_ended_on_its_account": notify_ended_on_its_account}
+             "notify_ended_real_daemon": notify_ended_real_daemon, "notify_ended_on_its_account": notify_ended_on_its_account,
+             "notify_ending": notify_ending}
