@@ -30,6 +30,9 @@ extension AgentSocket {
         return .success(fd)
     }
 
+    /// Whether a service manager passed this process its socket (`start` will serve that one).
+    public var isPassed: Bool { Self.passedListener(for: path, environment: ProcessInfo.processInfo.environment) != nil }
+
     /// Whether `fd` is a Unix stream socket listening at `path`.
     static func isListening(_ fd: Int32, at path: String) -> Bool {
         var value: Int32 = 0

@@ -53,6 +53,11 @@ final class AgentService {
     func run() -> Int32 {
         // Its own name on the desktop (window lists, the accessibility bus): not the window's.
         PlainLoop.setName("Latchkey agent", programName: "latchkey-agent")
+        // Passed by the service manager (systemd --user's latchkey-agent.socket), the socket is this agent's to
+        // serve whoever holds the bus name; and the name is this one's to serve whoever serves the socket. One
+        // agent serves both, except where the bus starts agents by itself beside systemd's socket (a session
+        // bus not run by systemd --user): then one each, sharing the store and its refresh lock.
+        let passed = socket?.isPassed ?? false
         var bus: OpaquePointer?
         switch SessionBus.shared() {
         case .success(let connection): bus = connection
@@ -68,6 +73,10 @@ final class AgentService {
             }
             switch SessionBus.requestName(Self.busName, on: bus) {
             case .owned: break
+            case .taken where passed:
+                logger.warning("The bus name \(Self.busName) is another agent's: serving the socket the service manager passed, only")
+                export?.unregister()
+                export = nil
             case .taken:
                 Descriptor.standardError.write("latchkey: Latchkey's agent already runs in this session; this one leaves it be.\n")
                 return 0
@@ -77,15 +86,22 @@ final class AgentService {
                 export = nil
             }
         }
+        var listening = socket != nil
         do {
             try socket?.start()
         } catch {
-            Descriptor.standardError.write("latchkey: \(error)\n")
-            return 0
+            guard export != nil, !passed, let path = socket?.path, AgentSocket.isServed(at: path) else {
+                Descriptor.standardError.write("latchkey: \(error)\n")
+                return 0
+            }
+            logger.warning("Another agent serves the socket (the service manager's): serving D-Bus only")
+            listening = false
         }
         if socket == nil { logger.warning("No XDG_RUNTIME_DIR: the oidc-agent socket is off; D-Bus only") }
         stopOnSignals()
-        logger.info("Agent ready", metadata: ["bus": "\(export == nil ? "none" : Self.busName)", "socket": "\(socket?.path ?? "none")"])
+        logger.info(
+            "Agent ready",
+            metadata: ["bus": "\(export == nil ? "none" : Self.busName)", "socket": "\(listening ? socket?.path ?? "none" : "none")"])
         PlainLoop.run()
     }
 

@@ -9,7 +9,7 @@ import signal
 import socket
 import subprocess
 
-from agent import Sandbox, latchkey, own_provider, signed_in, stored
+from agent import Sandbox, gdbus, latchkey, own_provider, signed_in, stored
 from driver import wait_until
 from harness import BIN, assert_no_secrets, expect
 
@@ -57,7 +57,10 @@ def ask(connection):
 def agent_socket_activated(home):
     """Killed outright (kill -9), the agent's socket stays, held by the service manager: a program
     that connects while none runs (oidc-agent's clients ask once) waits in its backlog and is answered
-    by the next agent, not refused. Ended with SIGTERM, the agent leaves the socket file alone."""
+    by the next agent, not refused. Ended with SIGTERM, the agent leaves the socket file alone. Where the bus
+    starts an agent by itself beside the service manager's socket (a session bus not run by systemd --user),
+    each serves what it has: that one D-Bus, the service manager's the socket; neither leaves the other's
+    callers without an answer."""
     sandbox = Sandbox()
     own_provider(home, sandbox)
     window = signed_in(home)
@@ -68,7 +71,15 @@ def agent_socket_activated(home):
     listener, path = listening_socket(home)
     log_path = os.path.join(home.root, "agent.log")
     agents = []
+    bus_agent = None
     try:
+        # The bus's own agent comes first: the socket is served (by the service manager's backlog), so it keeps to D-Bus.
+        listed = gdbus("--method", "io.github.latchkey.Agent1.ListProviders")
+        expect(listed.returncode == 0 and "mine" in listed.stdout, f"the bus's agent answers D-Bus: {listed}")
+        owner = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "io.github.latchkey.Agent"],
+                               capture_output=True, text=True, timeout=30)
+        bus_agent = int(owner.stdout.strip().strip("(),").split()[-1])
         agents.append(start_on(listener, log_path))
         wait_until("the agent on the passed socket", lambda: "by=service manager" in open(log_path).read(), 30)
         with socket.socket(socket.AF_UNIX) as first:
@@ -94,7 +105,12 @@ def agent_socket_activated(home):
             after.connect(path)  # still listened on, by the service manager's descriptor
         log = open(log_path).read()
         expect(log.count("by=service manager") == 2 and "by=agent" not in log, f"both on the passed socket: {log[-2000:]}")
+        expect("serving D-Bus only" in log and log.count("serving the socket the service manager passed, only") == 2,
+               f"one agent each: {log[-2000:]}")
+        expect(gdbus("--method", "io.github.latchkey.Agent1.ListProviders").returncode == 0, "the bus's agent still answers")
     finally:
+        if bus_agent:
+            os.kill(bus_agent, signal.SIGKILL)
         for agent in agents:
             if agent.poll() is None:
                 agent.kill()
