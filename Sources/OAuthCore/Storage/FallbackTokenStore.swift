@@ -62,6 +62,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         } catch {
             // Locked and unanswered, or damaged: what the file holds still serves this run.
             guard let inFile else { throw fileDamage ?? error }
+            if let mark = lastSaved(for: provider), mark.place == .keyring, !mark.holds(inFile) { throw error }
             logger.warning("\(preferred.displayName) did not answer; using the sign-in in the file", metadata: ["error": "\(error)"])
             kept(in: fallback)
             return inFile
@@ -108,7 +109,10 @@ public final class FallbackTokenStore: TokenStore, Sendable {
     /// No keyring runs now: the file's copy, else nothing — unless the sign-in was kept in the keyring.
     private func loadWhileNoneRuns(_ provider: String, inFile: Token?, fileDamage: (any Error)?) throws -> Token? {
         if let fileDamage { throw fileDamage }
-        if inFile == nil, lastSaved(for: provider)?.place == .keyring || keptInPreferred.withLock({ $0.contains(provider) }) {
+        let mark = lastSaved(for: provider)
+        // A copy left in the file beside a newer one saved to the keyring (a crash between the two) is not the sign-in.
+        if let inFile, let mark, mark.place == .keyring, !mark.holds(inFile) { throw KeptWhereNotRunning(place: preferred.displayName) }
+        if inFile == nil, mark?.place == .keyring || keptInPreferred.withLock({ $0.contains(provider) }) {
             // A program that took this for "signed out" would forget what it holds, and ask for a new sign-in.
             throw KeptWhereNotRunning(place: preferred.displayName)
         }
@@ -121,12 +125,14 @@ public final class FallbackTokenStore: TokenStore, Sendable {
         var refusal: (any Error)?
         // No mark until this save is kept: a crash or a refusal between leaves none, never an older one.
         let mark = fallback.savedMark(for: provider)
-        mark?.write(nil)
+        if let mark, !mark.clear() {
+            throw OAuthError.storage("the record of the last save (\(mark.path)) cannot be cleared; nothing was saved.")
+        }
         if await preferredIsAvailable() {
             do {
                 try await preferred.save(token, for: provider)
-                mark?.write(SavedMark(place: .keyring, token: token))
                 await removeQuietly(fallback, provider)  // no older copy left behind to outlive a sign-out
+                mark?.settle(SavedMark(place: .keyring, token: token))
                 kept(in: preferred)
                 note(provider, inPreferred: true)
                 return nil
@@ -135,7 +141,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
             }
         }
         try fallback.save(token, for: provider)
-        mark?.write(SavedMark(place: .file, token: token))
+        mark?.settle(SavedMark(place: .file, token: token))
         kept(in: fallback)
         note(provider, inPreferred: false)
         guard let refusal else { return nil }  // no keyring: the file is the usual place
@@ -145,7 +151,7 @@ public final class FallbackTokenStore: TokenStore, Sendable {
 
     /// Clears both places; throws the first failure after trying both.
     public func remove(for provider: String) async throws {
-        fallback.savedMark(for: provider)?.write(nil)
+        fallback.savedMark(for: provider)?.clear()
         var failure: (any Error)?
         if await preferredIsAvailable() {
             do { try await preferred.remove(for: provider) } catch { failure = error }
@@ -171,6 +177,13 @@ public final class FallbackTokenStore: TokenStore, Sendable {
 
     /// What the last save of this sign-in was, by any process; nil when unknown.
     public func lastSaved(for provider: String) -> SavedMark? { fallback.savedMark(for: provider)?.read() }
+
+    /// Whether this store keeps such records and has one for `provider` (written, or cleared for a save
+    /// that has not finished): false only for a sign-in saved before records were kept.
+    public func keepsSaveRecords(for provider: String) -> Bool {
+        guard let file = fallback.savedMark(for: provider) else { return false }
+        return file.reading() != .none
+    }
 
     /// The file store's lock: it is the same for every process whichever place holds the sign-in.
     public func refreshLock(for provider: String) -> ProcessLock? { fallback.refreshLock(for: provider) }

@@ -52,13 +52,36 @@ public struct SavedMark: Sendable, Equatable {
 struct SavedMarkFile: Sendable {
     let path: String
 
+    /// What the file says: no file at all (a sign-in saved before marks were kept), a mark, or
+    /// nothing usable (cleared for a save under way, a save that failed, damaged, unreadable).
+    enum Reading: Equatable {
+        case none, unknown
+        case mark(SavedMark)
+    }
+
     /// The mark, or nil when there is none (never written, cleared, unreadable, or damaged).
     func read() -> SavedMark? {
+        guard case .mark(let mark) = reading() else { return nil }
+        return mark
+    }
+
+    func reading() -> Reading {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+        guard descriptor >= 0 else { return errno == ENOENT ? .none : .unknown }
         defer { close(descriptor) }
-        guard flock(descriptor, LOCK_SH) == 0 else { return nil }
-        return Self.contents(of: descriptor).flatMap(SavedMark.init(line:))
+        guard Self.lock(descriptor, LOCK_SH) else { return .unknown }
+        return Self.contents(of: descriptor).flatMap(SavedMark.init(line:)).map(Reading.mark) ?? .unknown
+    }
+
+    /// The lock, polled (never a blocking wait: a holder stopped with SIGSTOP would hold a thread of the
+    /// cooperative pool for ever) for two seconds at most.
+    private static func lock(_ descriptor: Int32, _ kind: Int32) -> Bool {
+        for _ in 0..<400 {
+            if flock(descriptor, kind | LOCK_NB) == 0 { return true }
+            guard errno == EWOULDBLOCK || errno == EINTR else { return false }
+            usleep(5000)
+        }
+        return false
     }
 
     /// Replaces the mark with what `change` makes of the one there now (nil: no mark), in one step.
@@ -68,7 +91,7 @@ struct SavedMarkFile: Sendable {
         let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX) == 0 else { return false }
+        guard Self.lock(descriptor, LOCK_EX) else { return false }
         let now = Self.contents(of: descriptor).flatMap(SavedMark.init(line:))
         let next = change(now)
         guard next != now else { return true }
@@ -84,9 +107,18 @@ struct SavedMarkFile: Sendable {
         return true
     }
 
-    /// Nil clears it (truncated, not unlinked: a process writing as it goes would write to nowhere).
+    /// Clears it (truncated, not unlinked: a process writing as it goes would write to nowhere); where
+    /// that fails, the file is removed, and where that fails too, false (the old mark may stand).
     @discardableResult
-    func write(_ mark: SavedMark?) -> Bool { update { _ in mark } }
+    func clear() -> Bool {
+        update { _ in nil } || unlink(path) == 0 || errno == ENOENT
+    }
+
+    /// Writes `mark` once a save is kept, only if no other save marked since this one cleared it (a
+    /// sign-in's save is not under the refresh lock): else the mark is cleared, unknown.
+    func settle(_ mark: SavedMark) {
+        if !update({ now in now == nil ? mark : nil }) { clear() }
+    }
 
     private static func contents(of descriptor: Int32) -> String? {
         var buffer = [UInt8](repeating: 0, count: 256)

@@ -25,6 +25,8 @@ public protocol TokenStore: Sendable {
     /// What the last save for `provider` was, by any process (where it went, which refresh token),
     /// for a store that keeps such a record beside its lock; nil when unknown.
     func lastSaved(for provider: String) -> SavedMark?
+    /// Whether a record of saves is kept for `provider` (see `lastSaved`): with one, no mark means "unknown".
+    func keepsSaveRecords(for provider: String) -> Bool
 }
 
 extension TokenStore {
@@ -35,4 +37,6 @@ extension TokenStore {
     public func refreshLock(for provider: String) -> ProcessLock? { nil }
 
     public func lastSaved(for provider: String) -> SavedMark? { nil }
+
+    public func keepsSaveRecords(for provider: String) -> Bool { false }
 }

@@ -10,8 +10,13 @@ extension AuthSession {
     func heldWhileStoreUnread(_ held: Token, _ error: any Error) throws -> Token {
         let restarting = error as? KeptWhereNotRunning
         guard let mark = store.lastSaved(for: accountKey) else {
-            // Saved before such records were kept: only a keyring known to be gone stops it.
+            // A record cleared for a save that never finished (or damaged) is doubt, and doubt sends nothing;
+            // saved before such records were kept, only a keyring known to be gone stops it.
             if let restarting { throw OAuthError.storage(restarting.reason) }
+            if store.keepsSaveRecords(for: accountKey) {
+                throw OAuthError.storage(
+                    "it cannot be read now, and it is not known which refresh token was saved last. Try again in a moment.")
+            }
             return held
         }
         guard mark.holds(held) else {
