@@ -65,6 +65,12 @@ done
 
 for i in $(seq 1 "$e2e_runs"); do
     soak_run "e2e-$i" "^end-to-end:" "^FAIL " Tests/EndToEnd/run.sh
+    # The next run writes over test-output/e2e: a failed scenario's logs and screenshots are kept aside.
+    rm -rf "$log_dir/e2e-$i"
+    for name in $(sed -n 's/^FAIL \([A-Za-z0-9_]*\) .*/\1/p' "$log_dir/e2e-$i.log"); do
+        mkdir -p "$log_dir/e2e-$i"
+        cp -a "test-output/e2e/$name" "$log_dir/e2e-$i/" 2>/dev/null || true
+    done
 done
 
 echo

@@ -38,16 +38,14 @@ public enum AgentClient {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         // Connected, an agent runs: from here on, whatever goes wrong is its refusal, never "no agent"
         // (a busy agent taken for none would have the command sign in and hand the token out itself).
-        let busy = AgentRefusal(
-            .failed, "Latchkey's agent runs but did not take this request (it is busy, or closed the connection); try again in a moment.")
-        guard AgentSocket.writeAll(fd, Array(OIDCAgentMessage.encode(request).utf8)) else {
-            // It may have said why before it closed.
-            return readAnswer(fd).answer.map(OIDCAgentMessage.answer) ?? .failure(busy)
-        }
+        // A busy agent says so before it closes; one that closed having said nothing, whether before
+        // or after it took the request, hung up (as when ssh's forward takes the connection and finds
+        // no agent behind it).
+        let wrote = AgentSocket.writeAll(fd, Array(OIDCAgentMessage.encode(request).utf8))
         let (read, hungUp) = readAnswer(fd)
         guard let answer = read else {
             // Hung up on (not a wait that ran out: asked again, a question could show twice).
-            if hungUp, let pause = again.first {
+            if hungUp || !wrote, let pause = again.first {
                 usleep(pause)
                 return ask(request, at: path, timeout: timeout, again: Array(again.dropFirst()))
             }

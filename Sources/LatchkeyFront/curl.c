@@ -203,13 +203,8 @@ static int token_headers(const char *named, int interactive, int count, char **o
         }
     }
     long length = named ? ask_agent(request, answer, sizeof answer) : -1;
-    if (length == 0) length = ask_agent(request, answer, sizeof answer);  // the agent went away mid-request: once more
     if (length == AGENT_SILENT) {
         fprintf(stderr, "latchkey: Latchkey's agent did not answer in time.\n");
-        return FAILED;
-    }
-    if (length == AGENT_BUSY) {
-        fprintf(stderr, "latchkey: Latchkey's agent runs but did not take this request (it is busy); try again in a moment.\n");
         return FAILED;
     }
     if (length >= 0) {

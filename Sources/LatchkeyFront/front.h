@@ -6,8 +6,6 @@
 #include "latchkey_token.h"
 
 enum { FAILED = LatchkeyTokenExitFailed };
-// ask_agent's answer when an agent runs but took nothing of the request, and said nothing.
-enum { AGENT_BUSY = -2 };
 // ask_agent's answer when the agent said nothing before the wait ran out (not a hang-up: never asked again).
 enum { AGENT_SILENT = -3 };
 

@@ -61,11 +61,9 @@ const char *option(int argc, char **argv, int *i, const char *name) {
     return NULL;
 }
 
-// The agent's answer to a plain JSON request, into answer; its length, -1 when no agent answers,
-// or AGENT_BUSY. Asked where LATCHKEY_AGENT_SOCK says (the desktop's agent forwarded with ssh -R),
-// else at this session's socket.
-
-long ask_agent(const char *request, char *answer, size_t capacity) {
+// One asking of the agent: the answer's length, -1 when nothing listens, 0 when it hung up having said
+// nothing, AGENT_SILENT when the wait ran out.
+static long ask_agent_once(const char *request, char *answer, size_t capacity) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     const char *forwarded = getenv("LATCHKEY_AGENT_SOCK");
     if (forwarded && forwarded[0] == '/') {
@@ -87,7 +85,8 @@ long ask_agent(const char *request, char *answer, size_t capacity) {
     struct timeval wait = {.tv_sec = LATCHKEY_AGENT_CONNECTION_LIFETIME};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
     // Connected: an agent runs. From here on nothing is "no agent" (the app would then sign in and hand
-    // the token out itself): an agent that closed on us may have said why (it is busy), else it is busy.
+    // the token out itself). A busy agent says so before it closes; one that closed having said nothing,
+    // whether before or after it took the request, hung up.
     size_t length = strlen(request), sent = 0;
     while (sent < length) {
         ssize_t n = send(fd, request + sent, length - sent, MSG_NOSIGNAL);
@@ -107,9 +106,25 @@ long ask_agent(const char *request, char *answer, size_t capacity) {
         total += (size_t)n;
     }
     close(fd);
-    if (sent < length && total == 0) return AGENT_BUSY;
-    // Nothing said: hung up on (0, the caller may ask again), or the wait ran out (AGENT_SILENT).
-    return total == 0 && !hung_up ? AGENT_SILENT : (long)total;
+    // Nothing said: hung up on (0; a request it could not take is one it hung up on too, as when ssh's
+    // forward takes the connection and finds no agent behind it), or the wait ran out (AGENT_SILENT).
+    return total == 0 && !hung_up && sent == length ? AGENT_SILENT : (long)total;
+}
+
+// The agent's answer to a plain JSON request, into answer; its length, -1 when no agent answers, 0
+// when it hung up three times having said nothing, AGENT_SILENT when it did not answer in time.
+// Asked where LATCHKEY_AGENT_SOCK says (the desktop's agent forwarded with ssh -R), else at this
+// session's socket. One that hung up went away mid-request (ended or killed, perhaps started again):
+// asked again, twice at most, after a pause for a killed agent's socket to be gone (until its process
+// is torn down it still takes a connection, then resets it); with none listening then, -1.
+long ask_agent(const char *request, char *answer, size_t capacity) {
+    static const useconds_t pauses[] = {50000, 250000};
+    long length = ask_agent_once(request, answer, capacity);
+    for (size_t i = 0; length == 0 && i < sizeof pauses / sizeof pauses[0]; i++) {
+        usleep(pauses[i]);
+        length = ask_agent_once(request, answer, capacity);
+    }
+    return length;
 }
 
 int may_ask(int flag) {
@@ -179,21 +194,8 @@ int main(int argc, char **argv) {
              seconds, may_ask(no_interaction) ? "" : ",\"interactive\":false");
     static char answer[LATCHKEY_AGENT_LARGEST_MESSAGE];
     long length = ask_agent(request, answer, sizeof answer);
-    // Closed having said nothing: the agent went away mid-request (ended or killed, perhaps started
-    // again). Asked again, twice at most, after a pause for a killed agent's socket to be gone (until its
-    // process is torn down it still takes a connection, then resets it); with none listening then, the
-    // app does the work itself.
-    static const useconds_t pauses[] = {50000, 250000};
-    for (size_t i = 0; length == 0 && i < sizeof pauses / sizeof pauses[0]; i++) {
-        usleep(pauses[i]);
-        length = ask_agent(request, answer, sizeof answer);
-    }
     if (length == AGENT_SILENT) {
         fprintf(stderr, "latchkey: Latchkey's agent did not answer in time.\n");
-        return FAILED;
-    }
-    if (length == AGENT_BUSY) {
-        fprintf(stderr, "latchkey: Latchkey's agent runs but did not take this request (it is busy); try again in a moment.\n");
         return FAILED;
     }
     if (length < 0) return run_app(argv);  // no agent: the app does the work itself

@@ -14,7 +14,8 @@ import Testing
     /// A listening socket at `path`, serving one connection after another on a thread: each reads the
     /// request, then `answers[n]` is written (nil: closed having said nothing); after the last, the
     /// socket is closed and its file removed (nobody listens any more) before that connection closes.
-    func serve(_ answers: [String?]) -> DispatchSemaphore {
+    /// With `unreadFirst`, the first connection is closed before anything of the request is read.
+    func serve(_ answers: [String?], unreadFirst: Bool = false) -> DispatchSemaphore {
         let path = self.path
         let fd = boundSocket(at: path)
         listen(fd, 4)
@@ -22,8 +23,13 @@ import Testing
         Thread.detachNewThread {
             for (n, answer) in answers.enumerated() {
                 let connection = accept(fd, nil, nil)
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                _ = read(connection, &buffer, buffer.count)
+                if n == 0, unreadFirst {
+                    close(connection)
+                    continue
+                }
+                // The whole request (a JSON object: it ends with its closing brace).
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while case let got = read(connection, &buffer, buffer.count), got > 0, buffer[got - 1] != UInt8(ascii: "}") {}
                 if n == answers.count - 1 {
                     // Nobody listens from here on, before the client can hear this connection close.
                     close(fd)
@@ -53,6 +59,20 @@ import Testing
     @Test func anAgentThatHungUpTwiceIsAskedOnceMore() async {
         let done = serve([nil, nil, success])
         let (request, path) = (request, path)
+        let answer = await BlockingWork.run { AgentClient.ask(request, at: path) }
+        let served = await BlockingWork.run { done.wait(timeout: .now() + 60) }
+        #expect(served == .success, "the server saw every connection it expected")
+        #expect((try? answer?.get())?.accessToken == "the-token")
+    }
+
+    /// ssh's forward takes the connection and, finding no agent behind it (killed, not yet started
+    /// again), closes it unread: the request could not be written, and that is a hang-up too, not a
+    /// busy agent (which says so). The request is larger than the socket's buffer, so its writing
+    /// meets the close whatever the threads' timing.
+    @Test func anAgentThatClosedBeforeTakingTheRequestIsAskedAgain() async {
+        let done = serve([nil, success], unreadFirst: true)
+        let request = AgentRequest(target: .provider(String(repeating: "a", count: 1 << 20)))
+        let path = path
         let answer = await BlockingWork.run { AgentClient.ask(request, at: path) }
         let served = await BlockingWork.run { done.wait(timeout: .now() + 60) }
         #expect(served == .success, "the server saw every connection it expected")

@@ -190,7 +190,10 @@ def window_opened(provider, home):
     try:
         return Latchkey.attached(("latchkey", "Latchkey"), home.shots, timeout=60)
     except Failure as failure:
-        raise Failure(f"{failure}; window processes for {provider}: {windows_for(provider)}") from None
+        # The agent's log holds the window process's own (it is the agent's child): why it ended, if it did.
+        with open(os.path.join(home.root, "agent.log"), errors="replace") as log:
+            said = "".join(log.readlines()[-15:])
+        raise Failure(f"{failure}; window processes for {provider}: {windows_for(provider)}; the agent's log ends:\n{said}") from None
 
 
 def renew_after_its_life(times):
