@@ -248,7 +248,10 @@ let package = Package(
         .executableTarget(name: "ExitRace", dependencies: ["OAuthCore"], path: "Tests/ExitRace"),
         .testTarget(
             name: "OAuthCoreTests",
-            dependencies: ["OAuthCore", "InstallLayout", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "OAuthCore", "InstallLayout", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]),
         .testTarget(
             name: "GtkKitTests",
             dependencies: [

@@ -12,14 +12,17 @@ extension ProviderConfiguration {
         displayName = Redaction.printable(file.displayName.value ?? id)
         issuer = try read.url(\.issuer)
         requiresIssuerInResponse = file.requiresIssuerInResponse.value ?? false
-        authorizationEndpoint = try read.requiredURL(\.authorizationEndpoint)
-        tokenEndpoint = try read.requiredURL(\.tokenEndpoint)
+        grant = file.grant.value ?? .authorizationCode
+        (authorizationEndpoint, tokenEndpoint, redirectURI) = try read.endpoints(for: grant)
         revocationEndpoint = try read.url(\.revocationEndpoint)
         userinfoEndpoint = try read.url(\.userinfoEndpoint)
         clientID = try read.required(\.clientID)
         clientSecret = file.clientSecret.value
-        clientAuthentication = file.clientAuthentication.value ?? (clientSecret == nil ? .none : .clientSecretBasic)
-        redirectURI = try read.requiredURL(\.redirectURI)
+        // Unsaid: a secret is sent as Basic credentials; a key, where there is no secret, signs (private_key_jwt).
+        clientAuthentication =
+            file.clientAuthentication.value
+            ?? (clientSecret != nil
+                ? .clientSecretBasic : grant == .clientCredentials && file.privateKeyFile.value != nil ? .privateKeyJWT : .none)
         browserRedirectURI = try read.url(\.browserRedirectURI)
         scopes = file.scopes.value ?? []
         usePKCE = file.pkce.value ?? true
@@ -57,6 +60,9 @@ extension ProviderConfiguration {
         if authProtocol == .oauth1 { clientAuthentication = .none }
     }
 
+    /// The redirect URI of a client that sends nobody to sign in (client credentials): never used.
+    static let noRedirect = URL(string: "http://127.0.0.1/")!
+
     /// Reads a file's settings, naming the key of what is missing or unusable.
     struct FileReader {
         let file: ProviderFile
@@ -64,6 +70,16 @@ extension ProviderConfiguration {
         func required<Value>(_ path: KeyPath<ProviderFile, Setting<Value>> & Sendable) throws -> Value {
             guard let value = file[keyPath: path].value else { throw Self.missing(ProviderFile.key(of: path)) }
             return value
+        }
+
+        /// Where a person signs in, where tokens come from, and where the sign-in returns. Client
+        /// credentials send nobody anywhere: no authorization endpoint or redirect is needed (nor used).
+        func endpoints(for grant: Grant) throws -> (authorization: URL, token: URL, redirect: URL) {
+            guard grant == .clientCredentials else {
+                return (try requiredURL(\.authorizationEndpoint), try requiredURL(\.tokenEndpoint), try requiredURL(\.redirectURI))
+            }
+            let token = try requiredURL(\.tokenEndpoint)
+            return (try url(\.authorizationEndpoint) ?? token, token, try url(\.redirectURI) ?? ProviderConfiguration.noRedirect)
         }
 
         func url(_ path: KeyPath<ProviderFile, Setting<String>> & Sendable) throws -> URL? {

@@ -62,7 +62,18 @@ extension ProviderConfiguration {
             throw Self.fail(
                 "request_token_endpoint belongs to OAuth 1.0a: add \"protocol\": \"oauth1\" to the provider file, or remove it.")
         }
-        if authProtocol == .oauth2, clientAuthentication != .none, (clientSecret ?? "").isEmpty {
+        if grant == .clientCredentials, authProtocol == .oauth1 || clientAuthentication == .none {
+            throw Self.fail(
+                authProtocol == .oauth1
+                    ? "client_credentials is an OAuth 2.0 grant; an OAuth 1.0a provider cannot use it."
+                    : "\(displayName) gets tokens in the client's own name (client_credentials), so the client must prove who it is: set client_authentication to client_secret_basic (with its client secret) or private_key_jwt (with private_key_file)."
+            )
+        }
+        if authProtocol == .oauth2, clientAuthentication == .privateKeyJWT, (privateKeyFile ?? "").isEmpty {
+            throw Self.fail(
+                "\(displayName) authenticates with private_key_jwt: name the client's private key (a PEM file) in private_key_file.")
+        }
+        if authProtocol == .oauth2, needsClientSecret, (clientSecret ?? "").isEmpty {
             throw Self.fail(
                 "\(displayName) needs a client secret (\(clientAuthentication.rawValue))."
                     + (place("CLIENT_SECRET").map { " Put it in \($0)." } ?? ""))

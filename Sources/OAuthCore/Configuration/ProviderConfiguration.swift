@@ -11,7 +11,16 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     public enum ClientAuthentication: String, Codable, Sendable {
         case clientSecretBasic = "client_secret_basic"
         case clientSecretPost = "client_secret_post"
+        /// A JWT signed with the client's private key (`private_key_file`), RFC 7523 §2.2: no secret travels.
+        case privateKeyJWT = "private_key_jwt"
         case none
+    }
+
+    /// How the app gets its tokens: a person signs in (the authorization code grant, RFC 6749 §4.1),
+    /// or the client asks for them in its own name with nobody involved (client credentials, §4.4).
+    public enum Grant: String, Codable, Sendable {
+        case authorizationCode = "authorization_code"
+        case clientCredentials = "client_credentials"
     }
 
     /// How a token narrower than the sign-in (fewer scopes, one resource) is had from the provider.
@@ -138,6 +147,8 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     public var dpop = false
     /// How a narrower token is had (`narrowing`): by refresh unless the file (or discovery) says otherwise.
     public var narrowing = NarrowingMethod.refresh
+    /// `client_credentials`: tokens in the client's own name, asked for when needed (no person, no refresh token).
+    public var grant = Grant.authorizationCode
     /// Seconds a sign-in may go unrenewed before the provider ends it, where the provider documents it
     /// but does not say it in its answers (`idle_lifetime`: Keycloak's SSO Session Idle, Okta's and
     /// Auth0's inactivity lifetimes); each renewal starts it again. Nil: unknown.
@@ -221,7 +232,7 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     /// Whether signing in takes a client secret: for OAuth 2 the authentication method
     /// says; for OAuth 1.0a every signature method but RSA-SHA1 signs with the consumer secret.
     public var needsClientSecret: Bool {
-        authProtocol == .oauth1 ? signatureMethod != .rsaSHA1 : clientAuthentication != .none
+        authProtocol == .oauth1 ? signatureMethod != .rsaSHA1 : ![.none, .privateKeyJWT].contains(clientAuthentication)
     }
 
     /// A summary without the client secret.

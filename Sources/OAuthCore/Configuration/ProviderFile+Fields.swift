@@ -52,6 +52,7 @@ extension ProviderConfiguration.ClientAuthentication: JSONSpelled {}
 extension ProviderConfiguration.UserAgentKind: JSONSpelled {}
 extension ProviderConfiguration.AuthProtocol: JSONSpelled {}
 extension ProviderConfiguration.NarrowingMethod: JSONSpelled {}
+extension ProviderConfiguration.Grant: JSONSpelled {}
 extension OAuth1Signature.Method: JSONSpelled {}
 
 extension Layered: JSONConvertible where Value: JSONConvertible {
@@ -170,7 +171,7 @@ extension ProviderFile {
         field("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
         field("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
         field("require_pushed_authorization_requests", \.requirePushedAuthorizationRequests),
-        field("narrowing", \.narrowing), nested("scope_descriptions", \.scopeDescriptions), field("dpop", \.dpop),
+        field("grant", \.grant), field("narrowing", \.narrowing), nested("scope_descriptions", \.scopeDescriptions), field("dpop", \.dpop),
         field("idle_lifetime", \.idleLifetime), field("session_lifetime", \.sessionLifetime),
     ]
 

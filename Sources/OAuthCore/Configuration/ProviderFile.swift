@@ -99,6 +99,8 @@ public struct ProviderFile: Sendable, Equatable {
     public var idleLifetime = Setting<Seconds>.unset
     /// Seconds a sign-in lasts however often it is renewed (`ProviderConfiguration.sessionLifetime`).
     public var sessionLifetime = Setting<Seconds>.unset
+    /// `authorization_code` or `client_credentials` (`ProviderConfiguration.grant`).
+    public var grant = Setting<ProviderConfiguration.Grant>.unset
     /// How a narrower token is had: `refresh`, `token_exchange` or `none` (`ProviderConfiguration.narrowing`).
     public var narrowing = Setting<ProviderConfiguration.NarrowingMethod>.unset
     /// A scope's meaning in words, for the question a program's request shows.

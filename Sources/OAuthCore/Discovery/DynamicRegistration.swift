@@ -64,7 +64,8 @@ public enum DynamicRegistration {
         let secret = answer["client_secret"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         // Unsaid, RFC 7591 §2's default (client_secret_basic) where a secret came; else what was asked for.
         let method = answer["token_endpoint_auth_method"]?.string ?? (secret == nil ? "none" : "client_secret_basic")
-        guard let authentication = ProviderConfiguration.ClientAuthentication(rawValue: method) else {
+        // A key is registered by whoever holds it (private_key_jwt): a registration that sent none cannot use one.
+        guard let authentication = ProviderConfiguration.ClientAuthentication(rawValue: method), authentication != .privateKeyJWT else {
             throw OAuthError.invalidConfiguration(
                 "the provider registered \(clientName) for client authentication “\(Redaction.safeCode(method))”, which \(clientName) does not do."
             )

@@ -27,4 +27,19 @@ extension AuthSession {
         logger.debug("The saved sign-in cannot be read now; the held one is the last saved, so it is renewed")
         return held
     }
+
+    /// The shared lock for refreshing this provider's sign-in (nil where the store has none).
+    func refreshLock() async throws -> ProcessLock.Held? {
+        guard let shared = store.refreshLock(for: accountKey) else { return nil }
+        // The holder may wait on the network and, twice, on the keyring; past
+        // that, giving up beats refreshing unlocked and replaying its token.
+        switch await shared.acquire(timeout: 2 * tokenClient.timeout + 130) {
+        case .held(let held): return held
+        case .unavailable:
+            logger.warning("No refresh lock file; refreshing without it")
+            return nil
+        case .timedOut:
+            throw OAuthError.storage("another program is renewing this sign-in and has not finished. Try again in a moment.")
+        }
+    }
 }

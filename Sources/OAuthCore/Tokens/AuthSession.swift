@@ -19,7 +19,7 @@ public actor AuthSession {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    private(set) var token: Token?
+    var token: Token?
     private(set) var loaded = false
     /// The first read of the store, which every early caller waits for.
     private var loading: Task<Void, Never>?
@@ -150,7 +150,11 @@ public actor AuthSession {
 
     private func tokenOrRenewal(validFor seconds: TimeInterval, withinLifetime: Bool) async throws -> Fresh {
         guard let token = await currentToken() else {
-            throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
+            // A client in its own name has no sign-in to wait for: its grant is asked.
+            guard configuration.grant == .clientCredentials else {
+                throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
+            }
+            return .renewal(renewal(from: nil, margin: seconds))
         }
         let wanted = withinLifetime ? min(seconds, token.halfLifetime ?? seconds) : seconds
         let margin = max(wanted, renewalMargin(for: token))
@@ -170,6 +174,7 @@ public actor AuthSession {
     /// renewed since this one was read counts as renewed.
     public func renewedToken() async throws -> Token {
         guard let token = await currentToken() else {
+            if configuration.grant == .clientCredentials { return try await renewal(from: nil, margin: .infinity).value }
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
         return try await refresh(from: token, margin: .infinity)
@@ -247,19 +252,19 @@ public actor AuthSession {
     }
 
     /// The renewal under way, or a new one: it clears itself from `refreshing` as it ends.
-    private func renewal(from token: Token, margin: TimeInterval) -> Task<Token, any Error> {
+    private func renewal(from token: Token?, margin: TimeInterval) -> Task<Token, any Error> {
         if let refreshing { return refreshing }
         let task = inTurn { try await self.performRefreshThenClear(from: token, margin: margin) }
         refreshing = task
         return task
     }
 
-    private func performRefreshThenClear(from token: Token, margin: TimeInterval) async throws -> Token {
+    private func performRefreshThenClear(from token: Token?, margin: TimeInterval) async throws -> Token {
         defer { refreshing = nil }
         return try await performRefresh(from: token, margin: margin)
     }
 
-    private func performRefresh(from held: Token, margin: TimeInterval) async throws -> Token {
+    private func performRefresh(from held: Token?, margin: TimeInterval) async throws -> Token {
         // One refresh per provider across processes: a second instance of the
         // program (or a command signing out) holding the same refresh token must not replay
         // it, which a provider with reuse detection answers by revoking the grant.
@@ -267,6 +272,8 @@ public actor AuthSession {
         let lock = try await refreshLock()
         defer { lock?.release() }
         if let current = try superseded(since: started) { return current }
+        if configuration.grant == .clientCredentials { return try await renewClientToken(held, margin: margin, started: started) }
+        guard let held else { throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).") }
         // From what is held now: a narrower token's refresh before this one may have rotated the refresh token.
         let token = try await rereadBeforeRefreshing(self.token ?? held, started: started)
         if let current = try superseded(since: started) { return current }
@@ -300,21 +307,6 @@ public actor AuthSession {
         }
         await adopt(fresh)
         return fresh
-    }
-
-    /// The shared lock for refreshing this provider's sign-in (nil where the store has none).
-    func refreshLock() async throws -> ProcessLock.Held? {
-        guard let shared = store.refreshLock(for: accountKey) else { return nil }
-        // The holder may wait on the network and, twice, on the keyring; past
-        // that, giving up beats refreshing unlocked and replaying its token.
-        switch await shared.acquire(timeout: 2 * tokenClient.timeout + 130) {
-        case .held(let held): return held
-        case .unavailable:
-            logger.warning("No refresh lock file; refreshing without it")
-            return nil
-        case .timedOut:
-            throw OAuthError.storage("another program is renewing this sign-in and has not finished. Try again in a moment.")
-        }
     }
 
     /// The provider may have rotated the refresh token: from here the old one is dead (or,
@@ -364,14 +356,14 @@ public actor AuthSession {
     /// When a sign-in or sign-out came since `started`, what a refresh that
     /// began before it answers instead of its own result: the sign-in now in
     /// use, or "signed out". Nil when nothing came between.
-    private func superseded(since started: Int) throws -> Token? {
+    func superseded(since started: Int) throws -> Token? {
         guard generation != started else { return nil }
         if let token { return token }
         throw OAuthError.signedOut(reason: "You signed out of \(configuration.displayName).")
     }
 
     /// Runs a call on the store, for this account, after every one asked for before it.
-    private func inOrder<T: Sendable>(
+    func inOrder<T: Sendable>(
         _ call: @escaping @Sendable (_ store: any TokenStore, _ provider: String) async throws -> T
     ) async throws -> T {
         let (previous, store, provider) = (lastStoreCall, store, accountKey)

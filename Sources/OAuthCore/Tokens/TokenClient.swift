@@ -167,6 +167,14 @@ public struct TokenClient: Sendable {
             headers["Authorization"] = "Basic " + basicCredentials
         case .clientSecretPost:
             parameters += [("client_id", configuration.clientID), ("client_secret", configuration.clientSecret ?? "")]
+        case .privateKeyJWT:
+            // RFC 7523bis: the assertion is for the authorization server, named by its issuer (the token
+            // endpoint where it has none written down).
+            let audience = configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString
+            parameters += [
+                ("client_id", configuration.clientID), ("client_assertion_type", ClientKey.assertionType),
+                ("client_assertion", try ClientKey.of(configuration).assertion(clientID: configuration.clientID, audience: audience)),
+            ]
         case .none:
             parameters.append(("client_id", configuration.clientID))
         }

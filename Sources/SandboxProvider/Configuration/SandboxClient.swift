@@ -7,14 +7,18 @@ public struct SandboxClient: Codable, Sendable, Equatable {
     public var clientSecret: String?
     public var name: String
     public var redirectURIs: [String]
+    /// The public keys of a client that authenticates with `private_key_jwt` (RFC 7523 §2.2) instead
+    /// of a secret: JWKs, each member a string.
+    public var jwks: [[String: String]]?
 
-    public var isPublic: Bool { clientSecret == nil }
+    public var isPublic: Bool { clientSecret == nil && jwks == nil }
 
-    public init(clientID: String, clientSecret: String? = nil, name: String, redirectURIs: [String]) {
+    public init(clientID: String, clientSecret: String? = nil, name: String, redirectURIs: [String], jwks: [[String: String]]? = nil) {
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.name = name
         self.redirectURIs = redirectURIs
+        self.jwks = jwks
     }
 
     enum CodingKeys: String, CodingKey {
@@ -22,6 +26,17 @@ public struct SandboxClient: Codable, Sendable, Equatable {
         case clientID = "client_id"
         case clientSecret = "client_secret"
         case redirectURIs = "redirect_uris"
+        case jwks
+    }
+
+    /// A client that never sends anyone to sign in (client credentials) may list no redirect URI.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        clientID = try c.decode(String.self, forKey: .clientID)
+        clientSecret = try c.decodeIfPresent(String.self, forKey: .clientSecret)
+        name = try c.decode(String.self, forKey: .name)
+        redirectURIs = try c.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
+        jwks = try c.decodeIfPresent([[String: String]].self, forKey: .jwks)
     }
 
     /// RFC 6749 §3.1.2.3: the redirect URI must equal a registered one, except

@@ -164,8 +164,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         guard accessTokenTTL > 0, codeTTL > 0 else {
             throw SandboxConfigurationError("Lifetimes must be positive numbers of seconds.")
         }
-        for client in clients where client.redirectURIs.isEmpty {
-            throw SandboxConfigurationError("Client \(client.clientID) has no redirect URI.")
+        for client in clients where client.redirectURIs.isEmpty && client.isPublic {
+            throw SandboxConfigurationError("Client \(client.clientID) has no redirect URI. (Only a confidential client may have none.)")
         }
         for client in clients {
             for uri in client.redirectURIs {

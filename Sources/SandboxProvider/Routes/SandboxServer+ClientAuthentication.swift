@@ -38,6 +38,12 @@ extension SandboxServer {
         }
         let header = request.headers[.authorization]
         let bodySecret = parameters["client_secret"]
+        if parameters["client_assertion_type"] != nil || parameters["client_assertion"] != nil {
+            guard bodySecret == nil, header?.lowercased().hasPrefix("basic ") != true else {
+                return failure("invalid_request", "Use one client authentication method, not two.")
+            }
+            return await authenticateAssertion(parameters)
+        }
         if let header, header.lowercased().hasPrefix("basic ") {
             guard likeness.acceptsBasicAuthentication else {
                 // As LinkedIn answers: the secret is looked for in the body only.
@@ -61,6 +67,9 @@ extension SandboxServer {
         }
         guard let clientID = parameters["client_id"], let client = await lookUpClient(clientID) else {
             return failure("invalid_client", "Client authentication failed: unknown or missing client_id.")
+        }
+        if client.jwks != nil {
+            return failure("invalid_client", "This client authenticates with private_key_jwt: send a client_assertion.")
         }
         switch (client.clientSecret, bodySecret) {
         case (nil, nil):

@@ -18,15 +18,22 @@ extension SandboxServer {
         case .refused(let response): return response
         }
         guard case .valid(let grant, let scopes, let resource, let expiresAt) = await state.checkAccessToken(token),
-            grant.clientID == client.clientID, let user = configuration.user(grant.username)
+            grant.clientID == client.clientID
         else {
             return Self.json(.ok, ["active": false], headers: Self.noStore)
         }
         var answer: [String: Any] = [
             "active": true, "scope": scopes.joined(separator: " "), "client_id": grant.clientID, "token_type": "Bearer",
-            "sub": Self.subject(for: user), "username": user.username, "exp": Int(expiresAt.timeIntervalSince1970),
-            "iss": grant.issuer ?? issuer,
+            "exp": Int(expiresAt.timeIntervalSince1970), "iss": grant.issuer ?? issuer,
         ]
+        // A person's token names them; a client's own (client credentials, no user) names the client.
+        if grant.username.isEmpty {
+            answer["sub"] = grant.clientID
+        } else if let user = configuration.user(grant.username) {
+            (answer["sub"], answer["username"]) = (Self.subject(for: user), user.username)
+        } else {
+            return Self.json(.ok, ["active": false], headers: Self.noStore)
+        }
         if let resource { answer["aud"] = resource }
         if let key = grant.dpopKey, accessTokensBound(grant) { (answer["cnf"], answer["token_type"]) = (["jkt": key], "DPoP") }
         return Self.json(.ok, answer, headers: Self.noStore)

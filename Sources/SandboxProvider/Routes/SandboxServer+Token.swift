@@ -54,10 +54,13 @@ extension SandboxServer {
             return await refresh(parameters, client: client, key: key)
         case "urn:ietf:params:oauth:grant-type:device_code":
             return await deviceToken(parameters, client: client, key: key)
+        case "client_credentials":
+            return await clientCredentials(parameters, client: client, key: key)
         case Self.tokenExchange where configuration.narrowing == .exchange:
             return await exchangeToken(parameters, client: client, key: key)
         default:
-            return .error("unsupported_grant_type", "Only authorization_code, refresh_token and device_code are supported.")
+            return .error(
+                "unsupported_grant_type", "Only authorization_code, refresh_token, device_code and client_credentials are supported.")
         }
     }
 

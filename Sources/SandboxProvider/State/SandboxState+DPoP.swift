@@ -13,6 +13,14 @@ extension SandboxState {
         return true
     }
 
+    /// Whether an assertion's `jti` is new (and notes it until its `exp`, after which it is refused anyway).
+    func firstUse(ofAssertion jti: String, expiresAt: Double, now: Date = Date()) -> Bool {
+        if assertionsSeen.count > 10_000 { assertionsSeen = assertionsSeen.filter { $0.value >= now.timeIntervalSince1970 } }
+        guard assertionsSeen[jti] == nil else { return false }
+        assertionsSeen[jti] = expiresAt
+        return true
+    }
+
     func rotateDPoPNonce(to given: String? = nil) -> String {
         dpopNonce = given ?? Base64URL.randomToken(bytes: 16)
         return dpopNonce

@@ -8,6 +8,9 @@ extension SandboxState {
         var refreshGrants = 0
         /// RFC 8693 exchanges answered with a token.
         var tokenExchanges = 0
+        /// Clients that proved themselves with a JWT (private_key_jwt), and tokens given in a client's own name.
+        var clientAssertions = 0
+        var clientCredentialsGrants = 0
         var userinfoRequests = 0
         var revocationRequests = 0
         var registrations = 0
@@ -41,6 +44,8 @@ extension SandboxState {
             case authorizationCodeGrants = "authorization_code_grants"
             case refreshGrants = "refresh_grants"
             case tokenExchanges = "token_exchanges"
+            case clientAssertions = "client_assertions"
+            case clientCredentialsGrants = "client_credentials_grants"
             case userinfoRequests = "userinfo_requests"
             case revocationRequests = "revocation_requests"
             case registrations

@@ -113,6 +113,8 @@ actor SandboxState {
     /// Every DPoP proof's `jti` seen (§11.1), with its `iat`: a proof is used once, and is forgotten only
     /// once it is too old to be taken anyway.
     var dpopProofsSeen: [String: Double] = [:]
+    /// Every client assertion's and ID-JAG's `jti` seen, with its `exp`: each is used once (RFC 7523 §3).
+    var assertionsSeen: [String: Double] = [:]
     /// Where grants and tokens survive a restart, so a client's stored tokens
     /// still work after the sandbox (started afresh with each app launch) comes back.
     private let stateFile: URL?
