@@ -83,6 +83,7 @@ public final class SandboxServer: Sendable {
         addUserInfo(to: router)
         addRegistration(to: router)
         addSecondServer(to: router)
+        addEnterpriseGrants(to: router)
         addProtectedResources(to: router)
         addOAuth1(to: router)
         addAdministration(to: router)

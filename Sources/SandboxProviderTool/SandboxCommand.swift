@@ -120,6 +120,13 @@ struct SandboxCommand: AsyncParsableCommand {
             valueName: "where"))
     var resourceMetadataAt: String = "named"
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Act as an MCP server's authorization server that takes ID-JAGs from the identity provider with this issuer (Enterprise-Managed Authorization).",
+            valueName: "issuer"))
+    var trustIdp: String?
+
     @Flag(name: .long, help: "Exit when standard input closes: a parent process that dies takes the sandbox with it.")
     var exitWithStdin = false
 
@@ -221,6 +228,7 @@ extension SandboxCommand {
         if let pushedRequests { configuration.pushedRequests = pushedRequests }
         if let narrowing { configuration.narrowing = narrowing }
         if let dpop { configuration.dpop = dpop }
+        if let trustIdp { configuration.trustedIdentityProvider = trustIdp.hasSuffix("/") ? String(trustIdp.dropLast()) : trustIdp }
         if let dpopBinds { configuration.dpopBinds = dpopBinds }
         return configuration
     }

@@ -14,6 +14,8 @@ extension ProviderConfiguration {
         requiresIssuerInResponse = file.requiresIssuerInResponse.value ?? false
         grant = file.grant.value ?? .authorizationCode
         (authorizationEndpoint, tokenEndpoint, redirectURI) = try read.endpoints(for: grant)
+        enterpriseIdentityProvider = file.enterpriseIdentityProvider.value ?? false
+        identityProvider = file.identityProvider.value
         revocationEndpoint = try read.url(\.revocationEndpoint)
         userinfoEndpoint = try read.url(\.userinfoEndpoint)
         clientID = try read.required(\.clientID)
@@ -75,7 +77,7 @@ extension ProviderConfiguration {
         /// Where a person signs in, where tokens come from, and where the sign-in returns. Client
         /// credentials send nobody anywhere: no authorization endpoint or redirect is needed (nor used).
         func endpoints(for grant: Grant) throws -> (authorization: URL, token: URL, redirect: URL) {
-            guard grant == .clientCredentials else {
+            guard grant.mints else {
                 return (try requiredURL(\.authorizationEndpoint), try requiredURL(\.tokenEndpoint), try requiredURL(\.redirectURI))
             }
             let token = try requiredURL(\.tokenEndpoint)

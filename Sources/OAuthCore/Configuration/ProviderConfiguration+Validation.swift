@@ -62,6 +62,11 @@ extension ProviderConfiguration {
             throw Self.fail(
                 "request_token_endpoint belongs to OAuth 1.0a: add \"protocol\": \"oauth1\" to the provider file, or remove it.")
         }
+        if grant == .idJAG, (identityProvider ?? "").isEmpty || resource == nil {
+            throw Self.fail(
+                "\(displayName) is reached through the organisation's identity provider (id_jag): name that provider in identity_provider, and the MCP server in resource."
+            )
+        }
         if grant == .clientCredentials, authProtocol == .oauth1 || clientAuthentication == .none {
             throw Self.fail(
                 authProtocol == .oauth1

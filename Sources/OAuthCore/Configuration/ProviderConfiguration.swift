@@ -21,6 +21,12 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     public enum Grant: String, Codable, Sendable {
         case authorizationCode = "authorization_code"
         case clientCredentials = "client_credentials"
+        /// Enterprise-Managed Authorization: an ID-JAG from the organisation's identity provider
+        /// (`identityProvider`) traded for the token (the JWT bearer grant, RFC 7523).
+        case idJAG = "id_jag"
+
+        /// Whether tokens are had with nobody involved, each time one is needed (no refresh token).
+        public var mints: Bool { self != .authorizationCode }
     }
 
     /// How a token narrower than the sign-in (fewer scopes, one resource) is had from the provider.
@@ -149,6 +155,11 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     public var narrowing = NarrowingMethod.refresh
     /// `client_credentials`: tokens in the client's own name, asked for when needed (no person, no refresh token).
     public var grant = Grant.authorizationCode
+    /// The organisation's identity provider: people sign in there, once, for every MCP server that
+    /// takes its ID-JAGs (Enterprise-Managed Authorization).
+    public var enterpriseIdentityProvider = false
+    /// With the `id_jag` grant: the id of that identity provider's provider file.
+    public var identityProvider: String?
     /// Seconds a sign-in may go unrenewed before the provider ends it, where the provider documents it
     /// but does not say it in its answers (`idle_lifetime`: Keycloak's SSO Session Idle, Okta's and
     /// Auth0's inactivity lifetimes); each renewal starts it again. Nil: unknown.

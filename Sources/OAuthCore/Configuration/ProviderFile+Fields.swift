@@ -171,7 +171,9 @@ extension ProviderFile {
         field("device_authorization_endpoint", \.deviceAuthorizationEndpoint),
         field("pushed_authorization_request_endpoint", \.pushedAuthorizationRequestEndpoint),
         field("require_pushed_authorization_requests", \.requirePushedAuthorizationRequests),
-        field("grant", \.grant), field("narrowing", \.narrowing), nested("scope_descriptions", \.scopeDescriptions), field("dpop", \.dpop),
+        field("grant", \.grant), field("enterprise_idp", \.enterpriseIdentityProvider),
+        field("identity_provider", \.identityProvider), field("narrowing", \.narrowing), nested("scope_descriptions", \.scopeDescriptions),
+        field("dpop", \.dpop),
         field("idle_lifetime", \.idleLifetime), field("session_lifetime", \.sessionLifetime),
     ]
 

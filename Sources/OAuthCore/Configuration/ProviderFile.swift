@@ -101,6 +101,9 @@ public struct ProviderFile: Sendable, Equatable {
     public var sessionLifetime = Setting<Seconds>.unset
     /// `authorization_code` or `client_credentials` (`ProviderConfiguration.grant`).
     public var grant = Setting<ProviderConfiguration.Grant>.unset
+    /// `ProviderConfiguration.enterpriseIdentityProvider` and `identityProvider`.
+    public var enterpriseIdentityProvider = Setting<Bool>.unset
+    public var identityProvider = Setting<String>.unset
     /// How a narrower token is had: `refresh`, `token_exchange` or `none` (`ProviderConfiguration.narrowing`).
     public var narrowing = Setting<ProviderConfiguration.NarrowingMethod>.unset
     /// A scope's meaning in words, for the question a program's request shows.

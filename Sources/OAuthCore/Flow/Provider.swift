@@ -34,6 +34,8 @@ public final class Provider: Sendable {
     public let network: Network
     private let registrations: ZeroConfiguration?
     private let reachable: @Sendable () async throws -> Void
+    /// With the `id_jag` grant: the organisation's identity provider, whose sign-in gives the ID-JAGs.
+    public let identityProvider: Provider?
 
     /// - Parameters:
     ///   - accounts: where the provider's accounts are listed; nil: one sign-in, kept under its id.
@@ -43,8 +45,9 @@ public final class Provider: Sendable {
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, network: Network = Network(),
         accounts: AccountList? = nil, registrations: ZeroConfiguration? = nil,
-        reachable: @escaping @Sendable () async throws -> Void = {}
+        reachable: @escaping @Sendable () async throws -> Void = {}, identityProvider: Provider? = nil
     ) {
+        self.identityProvider = identityProvider
         self.store = store
         accountList = accounts
         self.network = network
@@ -70,8 +73,13 @@ public final class Provider: Sendable {
         let (store, logger) = (store, network.logger)
         return clients.withLock { clients in
             if let made = clients.sessions[key] { return made }
+            var enterprise: EnterpriseAssertion?
+            if let idp = identityProvider {
+                enterprise = { audience, resource, scopes in try await idp.idJAG(audience: audience, resource: resource, scopes: scopes) }
+            }
             let made = AuthSession(
-                configuration: clients.configuration, store: store, tokenClient: clients.tokenClient, logger: logger, accountKey: key)
+                configuration: clients.configuration, store: store, tokenClient: clients.tokenClient, logger: logger, accountKey: key,
+                enterprise: enterprise)
             clients.sessions[key] = made
             return made
         }

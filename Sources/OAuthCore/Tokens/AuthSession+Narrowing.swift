@@ -22,7 +22,7 @@ extension AuthSession {
     /// `renewing`: made anew whatever the one held has left (a program whose token was refused).
     public func narrowedToken(_ narrowing: Narrowing, validFor seconds: TimeInterval = 0, renewing: Bool = false) async throws -> Token {
         // Only while signed in: the store read again (another process may have signed out) says so.
-        guard await currentToken() != nil || configuration.grant == .clientCredentials else {
+        guard await currentToken() != nil || configuration.grant.mints else {
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
         if renewing { narrowed.kept[narrowing] = nil }
@@ -57,9 +57,9 @@ extension AuthSession {
     private func makeNarrowed(_ narrowing: Narrowing) async throws -> Token {
         let token: Token
         switch configuration.narrowing {
-        case _ where configuration.grant == .clientCredentials:
-            // The grant itself, naming the scopes and resource: a client's own tokens are narrowed at the source.
-            do { token = try await tokenClient.clientCredentials(narrowing, now: now()) } catch { throw refusedNarrowing(error) }
+        case _ where configuration.grant.mints:
+            // The grant itself, naming the scopes and resource: tokens had with nobody involved are narrowed at the source.
+            do { token = try await mint(narrowing) } catch { throw refusedNarrowing(error) }
         case .none:
             throw OAuthError.narrowing("\(configuration.displayName) gives its tokens whole; it cannot narrow one.")
         case .tokenExchange:

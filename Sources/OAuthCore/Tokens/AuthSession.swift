@@ -20,6 +20,8 @@ public actor AuthSession {
     let now: @Sendable () -> Date
 
     var token: Token?
+    /// With the `id_jag` grant: where its ID-JAGs come from (the identity provider's sign-in).
+    let enterprise: EnterpriseAssertion?
     private(set) var loaded = false
     /// The first read of the store, which every early caller waits for.
     private var loading: Task<Void, Never>?
@@ -49,8 +51,9 @@ public actor AuthSession {
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, tokenClient: TokenClient? = nil,
         refreshMargin: TimeInterval = 60, logger: Logger = Logger(label: "OAuthCore.AuthSession"),
-        now: @escaping @Sendable () -> Date = { Date() }, accountKey: String? = nil
+        now: @escaping @Sendable () -> Date = { Date() }, accountKey: String? = nil, enterprise: EnterpriseAssertion? = nil
     ) {
+        self.enterprise = enterprise
         self.configuration = configuration
         self.accountKey = accountKey ?? configuration.id
         self.store = store
@@ -151,7 +154,7 @@ public actor AuthSession {
     private func tokenOrRenewal(validFor seconds: TimeInterval, withinLifetime: Bool) async throws -> Fresh {
         guard let token = await currentToken() else {
             // A client in its own name has no sign-in to wait for: its grant is asked.
-            guard configuration.grant == .clientCredentials else {
+            guard configuration.grant.mints else {
                 throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
             }
             return .renewal(renewal(from: nil, margin: seconds))
@@ -174,7 +177,7 @@ public actor AuthSession {
     /// renewed since this one was read counts as renewed.
     public func renewedToken() async throws -> Token {
         guard let token = await currentToken() else {
-            if configuration.grant == .clientCredentials { return try await renewal(from: nil, margin: .infinity).value }
+            if configuration.grant.mints { return try await renewal(from: nil, margin: .infinity).value }
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
         return try await refresh(from: token, margin: .infinity)
@@ -272,7 +275,7 @@ public actor AuthSession {
         let lock = try await refreshLock()
         defer { lock?.release() }
         if let current = try superseded(since: started) { return current }
-        if configuration.grant == .clientCredentials { return try await renewClientToken(held, margin: margin, started: started) }
+        if configuration.grant.mints { return try await renewMinted(held, margin: margin, started: started) }
         guard let held else { throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).") }
         // From what is held now: a narrower token's refresh before this one may have rotated the refresh token.
         let token = try await rereadBeforeRefreshing(self.token ?? held, started: started)

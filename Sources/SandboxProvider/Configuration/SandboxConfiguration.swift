@@ -22,6 +22,9 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var pushedRequests = PushedRequests.off
     /// Seconds a pushed request's `request_uri` lives.
     public var pushedRequestTTL = 60
+    /// As an MCP server's authorization server: the issuer of the organisation's identity provider whose
+    /// ID-JAGs it takes (the JWT bearer grant, RFC 7523), nil for none.
+    public var trustedIdentityProvider: String?
     /// Whether a client may have a narrower token than its grant: fewer scopes, or one resource.
     public var narrowing = Narrowing.exchange
     /// RFC 9449: whether tokens are bound to the key of the client's DPoP proofs.

@@ -67,8 +67,11 @@ extension SandboxServer {
         }
         document["device_authorization_endpoint"] = "\(base)\(Self.devicePath)"
         document["grant_types_supported"] =
-            ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]
+            ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code", "client_credentials"]
             + (configuration.narrowing == .exchange ? [Self.tokenExchange] : [])
+            + (configuration.trustedIdentityProvider != nil ? [Self.jwtBearer] : [])
+        // Enterprise-Managed Authorization: this server takes ID-JAGs (id-jag-04 §7.2).
+        if configuration.trustedIdentityProvider != nil { document["authorization_grant_profiles_supported"] = [Self.idJAGProfile] }
         if configuration.dpop != .off { document["dpop_signing_alg_values_supported"] = ["ES256"] }
         document["introspection_endpoint"] = "\(base)\(Self.introspectionPath)"
         document["introspection_endpoint_auth_methods_supported"] = authMethods

@@ -56,6 +56,10 @@ extension SandboxServer {
             return await deviceToken(parameters, client: client, key: key)
         case "client_credentials":
             return await clientCredentials(parameters, client: client, key: key)
+        case Self.tokenExchange where parameters["requested_token_type"] == Self.idJAGType:
+            return await mintIDJAG(parameters, client: client)
+        case Self.jwtBearer where configuration.trustedIdentityProvider != nil:
+            return await redeemIDJAG(parameters, client: client, key: key)
         case Self.tokenExchange where configuration.narrowing == .exchange:
             return await exchangeToken(parameters, client: client, key: key)
         default:

@@ -21,6 +21,8 @@ extension SandboxState {
         return true
     }
 
+    func setIDJAGPolicy(_ policy: [IDJAGPolicy]) { idJAGPolicy = policy }
+
     func rotateDPoPNonce(to given: String? = nil) -> String {
         dpopNonce = given ?? Base64URL.randomToken(bytes: 16)
         return dpopNonce

@@ -11,6 +11,9 @@ extension SandboxState {
         /// Clients that proved themselves with a JWT (private_key_jwt), and tokens given in a client's own name.
         var clientAssertions = 0
         var clientCredentialsGrants = 0
+        /// ID-JAGs given (as an identity provider), and taken for a token (as an MCP server's authorization server).
+        var idJAGsIssued = 0
+        var idJAGsRedeemed = 0
         var userinfoRequests = 0
         var revocationRequests = 0
         var registrations = 0
@@ -46,6 +49,8 @@ extension SandboxState {
             case tokenExchanges = "token_exchanges"
             case clientAssertions = "client_assertions"
             case clientCredentialsGrants = "client_credentials_grants"
+            case idJAGsIssued = "id_jags_issued"
+            case idJAGsRedeemed = "id_jags_redeemed"
             case userinfoRequests = "userinfo_requests"
             case revocationRequests = "revocation_requests"
             case registrations

@@ -115,6 +115,8 @@ actor SandboxState {
     var dpopProofsSeen: [String: Double] = [:]
     /// Every client assertion's and ID-JAG's `jti` seen, with its `exp`: each is used once (RFC 7523 §3).
     var assertionsSeen: [String: Double] = [:]
+    /// As an organisation's identity provider: who may have an ID-JAG for which server (`POST /_admin/id-jag-policy`).
+    var idJAGPolicy: [IDJAGPolicy] = []
     /// Where grants and tokens survive a restart, so a client's stored tokens
     /// still work after the sandbox (started afresh with each app launch) comes back.
     private let stateFile: URL?

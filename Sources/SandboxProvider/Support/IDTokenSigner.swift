@@ -98,9 +98,13 @@ final class IDTokenSigner: Sendable {
         ["keys": keys.withLock { $0 }.compactMap { try? $0.jwk() }]
     }
 
-    func sign(claims: [String: Any]) throws -> String {
+    /// The public keys, each a JWK: what a token this signer signed is checked with.
+    var publicKeys: [[String: Any]] { keys.withLock { $0 }.compactMap { try? $0.jwk() } }
+
+    /// A JWT of `claims`, its header's `typ` as given (an ID-JAG's is `oauth-id-jag+jwt`).
+    func sign(claims: [String: Any], type: String = "JWT") throws -> String {
         let key = keys.withLock { $0[0] }
-        let header: [String: Any] = ["alg": key.algorithm.rawValue, "typ": "JWT", "kid": key.keyID]
+        let header: [String: Any] = ["alg": key.algorithm.rawValue, "typ": type, "kid": key.keyID]
         let encodedHeader = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
         let encodedClaims = Base64URL.encode(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
         let signingInput = "\(encodedHeader).\(encodedClaims)"

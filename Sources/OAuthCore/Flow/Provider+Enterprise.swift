@@ -1,0 +1,36 @@
+import FoundationEssentials
+
+extension Provider {
+    /// As the organisation's identity provider: an ID-JAG for the MCP server `resource` (whose
+    /// authorization server is `audience`), for `scopes`, from the sign-in in use here. Its ID token
+    /// goes in exchange, renewed first when it has ended or is about to (a refresh brings a new one);
+    /// without a current one, the person signs in here again. A refusal is said in a sentence that
+    /// names this provider and the server.
+    public func idJAG(audience: String, resource: URL, scopes: [String]) async throws -> String {
+        let session = self.session
+        var token = try await session.freshToken()
+        if !Self.current(token.idToken) { token = try await session.renewedToken() }
+        guard let idToken = token.idToken, Self.current(idToken) else {
+            throw OAuthError.signedOut(
+                reason:
+                    "Your sign-in at \(configuration.displayName) holds no current ID token, which the MCP server's token is had with. Sign in again: latchkey --provider \(configuration.id)"
+            )
+        }
+        do {
+            return try await tokenClient.idJAG(for: idToken, audience: audience, resource: resource, scopes: scopes)
+        } catch OAuthError.tokenEndpoint(let code, let description)
+            where ["access_denied", "invalid_target", "unauthorized_client"].contains(code)
+        {
+            throw OAuthError.narrowing(
+                "\(configuration.displayName), your organisation's identity provider, does not let you use \(Redaction.printable(resource.absoluteString))"
+                    + (description.map { ": \($0)" } ?? ".")
+            )
+        }
+    }
+
+    /// Whether an ID token lasts another minute (its `exp`); unreadable is not current.
+    static func current(_ idToken: String?, now: Date = Date()) -> Bool {
+        guard let expiry = idToken.flatMap(IDTokenClaims.claims(of:))?["exp"]?.numberText.flatMap(Double.init) else { return false }
+        return expiry > now.timeIntervalSince1970 + 60
+    }
+}
