@@ -275,7 +275,12 @@ public actor TokenBroker {
         }
         stale.remove(id)
         if let kept = providers[id], kept.configuration == configuration { return kept }
-        let provider = Provider(configuration: configuration, store: store, network: network, accounts: accounts)
+        let provider = Provider(
+            configuration: configuration, store: store, network: network, accounts: accounts,
+            identityProviders: { [weak self] id in
+                guard let self else { throw OAuthError.unknownProvider(id) }
+                return try await self.provider(id: id)
+            })
         providers[id] = provider
         return provider
     }

@@ -25,6 +25,7 @@ import basics  # noqa: E402
 import command_line  # noqa: E402
 import desktop  # noqa: E402
 import dpop  # noqa: E402
+import enterprise  # noqa: E402
 import harness  # noqa: E402
 import hostile  # noqa: E402
 import keyrings  # noqa: E402
@@ -40,7 +41,7 @@ import zero_config  # noqa: E402
 
 SCENARIOS = {}
 for module in (basics, presets, command_line, hostile, keyrings, desktop, zero_config, oauth1, trust, agent, least_privilege, dpop,
-               accounts, no_browser, no_surprises, activation, over_ssh, package):
+               accounts, no_browser, no_surprises, activation, over_ssh, enterprise, package):
     SCENARIOS.update(module.SCENARIOS)
 
 if __name__ == "__main__":

@@ -55,8 +55,11 @@ import Testing
                 presetDirectories: [], userConfigDirectory: file.deletingLastPathComponent(), environment: [:]
             ).configuration(named: name)
             return Provider(
-                configuration: configuration, store: idp.store, network: Network(logger: idp.log.logger), identityProvider: identityProvider
-            )
+                configuration: configuration, store: idp.store, network: Network(logger: idp.log.logger),
+                identityProviders: { [identityProvider] id in
+                    guard id == "sandbox" else { throw OAuthError.unknownProvider(id) }
+                    return identityProvider
+                })
         }
 
         func introspect(_ token: Token) async throws -> [String: Any] {

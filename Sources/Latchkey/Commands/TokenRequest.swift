@@ -52,9 +52,15 @@ struct TokenRequest {
 
     /// A provider over the shared store; one made for a resource is registered again should its server forget it.
     func provider(_ configuration: ProviderConfiguration) -> Provider {
-        Provider(
+        let (services, store, network) = (services, store, network)
+        return Provider(
             configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts,
-            registrations: resource == nil ? nil : zeroConfiguration)
+            registrations: resource == nil ? nil : zeroConfiguration,
+            identityProviders: { id in
+                Provider(
+                    configuration: try await services.configuration(of: id), store: store, network: network,
+                    accounts: LatchkeyFiles.accounts)
+            })
     }
 
     /// The resource's provider (found and registered now if need be), or the provider's; its saved
@@ -115,6 +121,10 @@ struct TokenRequest {
             // A resource's first sign-in happens here; a provider's only on another device, when asked for.
             guard case .signedOut = error, resource != nil || device || paste else {
                 throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error))
+            }
+            // The identity provider refused this server: why, before its own sign-in.
+            if provider.configuration.grant == .idJAG {
+                Descriptor.standardError.write("latchkey: \(error) Signing in at the server itself.\n")
             }
             return nil
         }

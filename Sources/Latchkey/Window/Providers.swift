@@ -101,7 +101,11 @@ final class Providers: @unchecked Sendable {
             // A provider given with --provider-file is that file's: never registered anew beside it.
             return Provider(
                 configuration: configuration, store: store, network: network, accounts: LatchkeyFiles.accounts,
-                registrations: isGivenFile(id) ? nil : zeroConfiguration)
+                registrations: isGivenFile(id) ? nil : zeroConfiguration,
+                identityProviders: { [weak self] id in
+                    guard let self else { throw OAuthError.unknownProvider(id) }
+                    return try await self.provider(for: id)
+                })
         }
         let child = try lock.withLock {
             if let sandbox { return sandbox }

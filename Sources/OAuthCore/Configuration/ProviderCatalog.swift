@@ -72,6 +72,16 @@ public struct ProviderCatalog: Sendable {
         }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
     }
 
+    /// The organisation's identity provider, where one is set up (a provider file says
+    /// `"enterprise_idp": true`; of several, the first by id): MCP servers that take its ID-JAGs are
+    /// reached through its sign-in.
+    public var enterpriseIdentityProvider: String? {
+        availableProviders.map(\.id).sorted().first { id in
+            [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readFile($0) }
+                .compactMap(\.enterpriseIdentityProvider.value).last == true
+        }
+    }
+
     /// Changes the person's own file for provider `id` (made if there is none), keeping
     /// everything else in it as it was written; written whole, readable by the person only.
     public func updateUserFile(for id: String, _ change: (inout ProviderFile) throws -> Void) throws {

@@ -7,6 +7,10 @@ extension Provider {
     /// without a current one, the person signs in here again. A refusal is said in a sentence that
     /// names this provider and the server.
     public func idJAG(audience: String, resource: URL, scopes: [String]) async throws -> String {
+        guard configuration.authProtocol == .oauth2, configuration.isOpenIDConnect, !configuration.grant.mints else {
+            throw OAuthError.invalidConfiguration(
+                "\(configuration.displayName) is named as an identity provider, but people do not sign in there with OpenID Connect.")
+        }
         let session = self.session
         var token = try await session.freshToken()
         if !Self.current(token.idToken) { token = try await session.renewedToken() }
@@ -21,9 +25,11 @@ extension Provider {
         } catch OAuthError.tokenEndpoint(let code, let description)
             where ["access_denied", "invalid_target", "unauthorized_client"].contains(code)
         {
-            throw OAuthError.narrowing(
-                "\(configuration.displayName), your organisation's identity provider, does not let you use \(Redaction.printable(resource.absoluteString))"
-                    + (description.map { ": \($0)" } ?? ".")
+            // Signed out of the server, as far as its token goes: where it has a sign-in of its own, that is the way left.
+            throw OAuthError.signedOut(
+                reason:
+                    "\(configuration.displayName), your organisation's identity provider, does not let you use \(Redaction.printable(resource.absoluteString))"
+                    + (description.map { ": \(Redaction.printable($0))" } ?? ".")
             )
         }
     }

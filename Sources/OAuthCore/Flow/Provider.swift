@@ -34,8 +34,10 @@ public final class Provider: Sendable {
     public let network: Network
     private let registrations: ZeroConfiguration?
     private let reachable: @Sendable () async throws -> Void
-    /// With the `id_jag` grant: the organisation's identity provider, whose sign-in gives the ID-JAGs.
-    public let identityProvider: Provider?
+    /// A provider by id, as the program finds one: with the `id_jag` grant, how the organisation's
+    /// identity provider (`ProviderConfiguration.identityProvider`), whose sign-in gives the ID-JAGs, is had.
+    public typealias Lookup = @Sendable (_ id: String) async throws -> Provider
+    private let identityProviders: Lookup?
 
     /// - Parameters:
     ///   - accounts: where the provider's accounts are listed; nil: one sign-in, kept under its id.
@@ -45,9 +47,9 @@ public final class Provider: Sendable {
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, network: Network = Network(),
         accounts: AccountList? = nil, registrations: ZeroConfiguration? = nil,
-        reachable: @escaping @Sendable () async throws -> Void = {}, identityProvider: Provider? = nil
+        reachable: @escaping @Sendable () async throws -> Void = {}, identityProviders: Lookup? = nil
     ) {
-        self.identityProvider = identityProvider
+        self.identityProviders = identityProviders
         self.store = store
         accountList = accounts
         self.network = network
@@ -74,8 +76,10 @@ public final class Provider: Sendable {
         return clients.withLock { clients in
             if let made = clients.sessions[key] { return made }
             var enterprise: EnterpriseAssertion?
-            if let idp = identityProvider {
-                enterprise = { audience, resource, scopes in try await idp.idJAG(audience: audience, resource: resource, scopes: scopes) }
+            if let lookup = identityProviders, let id = clients.configuration.identityProvider {
+                enterprise = { audience, resource, scopes in
+                    try await lookup(id).idJAG(audience: audience, resource: resource, scopes: scopes)
+                }
             }
             let made = AuthSession(
                 configuration: clients.configuration, store: store, tokenClient: clients.tokenClient, logger: logger, accountKey: key,

@@ -275,7 +275,8 @@ public actor AuthSession {
         let lock = try await refreshLock()
         defer { lock?.release() }
         if let current = try superseded(since: started) { return current }
-        if configuration.grant.mints { return try await renewMinted(held, margin: margin, started: started) }
+        // Minted anew, unless the held token came of a sign-in (the server's own, where the identity provider refused).
+        if configuration.grant.mints, held?.canRefresh != true { return try await renewMinted(held, margin: margin, started: started) }
         guard let held else { throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).") }
         // From what is held now: a narrower token's refresh before this one may have rotated the refresh token.
         let token = try await rereadBeforeRefreshing(self.token ?? held, started: started)

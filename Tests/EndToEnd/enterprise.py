@@ -1,0 +1,93 @@
+"""Enterprise-Managed Authorization (issue 41): the person signs in once, at the organisation's identity
+provider, and `latchkey token --resource` reaches each MCP server its policy allows with no page of its
+own: two real sandboxes, one the identity provider, one an MCP server's authorization server that takes
+its ID-JAGs."""
+
+import json
+import os
+import subprocess
+import time
+
+from agent import Sandbox, own_provider, signed_in
+from harness import BIN, admin, assert_no_secrets, expect
+from zero_config import resource_answer
+
+RESOURCES = ("/api/me", "/api/notes", "/api/open")
+
+
+def token(resource, *extra, display=True):
+    """`latchkey token --resource …` as a script runs it; without `display`, where no window could show."""
+    environment = dict(os.environ)
+    if not display:
+        environment.pop("DISPLAY", None)
+        environment.pop("WAYLAND_DISPLAY", None)
+    return subprocess.run([os.path.join(BIN, "latchkey"), "token", "--resource", resource, *extra],
+                          capture_output=True, text=True, timeout=120, env=environment)
+
+
+def registered_client(home, resource):
+    """The client id Latchkey registered at the MCP server's authorization server for `resource`."""
+    directory = os.path.join(home.config, "latchkey")
+    for name in os.listdir(directory):
+        with open(os.path.join(directory, name)) as f:
+            file = json.load(f)
+        if file.get("resource") == resource:
+            return file
+    raise AssertionError(f"no provider file for {resource}")
+
+
+def enterprise_sign_in(home):
+    idp = Sandbox(log=os.path.join(home.root, "idp.log"))
+    server = Sandbox("--trust-idp", idp.base, "--access-token-ttl", "4", log=os.path.join(home.root, "server.log"))
+    try:
+        own_provider(home, idp, "corp", enterprise_idp=True)
+        window = signed_in(home, "corp")
+        window.quit()
+        resources = [server.base + path for path in RESOURCES]
+
+        # Before the organisation allows anything: each server's refusal said, then its own sign-in
+        # (which nobody is here for). Latchkey registered itself at the server meanwhile.
+        for resource in resources:
+            refused = token(resource, "--no-interaction")
+            expect(refused.returncode == 6 and refused.stdout == "", f"refused {resource}: {refused.returncode} {refused.stderr!r}")
+            expect(f"your organisation's identity provider, does not let you use {resource}" in refused.stderr
+                   and "Signing in at the server itself." in refused.stderr, f"the sentence: {refused.stderr!r}")
+            file = registered_client(home, resource)
+            expect(file.get("grant") == "id_jag" and file.get("identity_provider") == "corp", f"the provider file: {file}")
+
+        # The organisation's policy: Ada may use the three servers, under the client ids Latchkey has there.
+        policy = [{"user": "ada", "audience": server.base, "resource": resource, "scopes": ["openid", "profile"],
+                   "client_id": registered_client(home, resource)["client_id"]} for resource in resources]
+        admin(idp.base, "/_admin/id-jag-policy", policy)
+        tokens = {}
+        ada = resource_answer(resources[0], token(resources[0], display=False).stdout.strip())[1]["sub"]
+        for resource in resources:
+            answer = token(resource, display=False)
+            expect(answer.returncode == 0 and answer.stderr == "", f"{resource}: {answer.returncode} {answer.stderr!r}")
+            tokens[resource] = answer.stdout.strip()
+            code, body = resource_answer(resource, tokens[resource])
+            expect(code == 200 and body["sub"] == ada, f"{resource} takes its token, Ada's: {code} {body}")
+        code, _ = resource_answer(resources[1], tokens[resources[0]])
+        expect(code == 401, f"each token is for its server alone: {code}")
+        idp_stats, server_stats = admin(idp.base, "/_admin/stats"), admin(server.base, "/_admin/stats")
+        expect(idp_stats["authorization_code_grants"] == 1, f"one sign-in, at the identity provider: {idp_stats}")
+        # Three at least: on a slow run a token may be past half its four seconds by the time it is asked again.
+        expect(server_stats["authorization_code_grants"] == 0 and server_stats["id_jags_redeemed"] >= 3
+               and server_stats["id_jags_redeemed"] == idp_stats["id_jags_issued"],
+               f"no page at the MCP server, an ID-JAG taken for each token: {server_stats} {idp_stats}")
+
+        # Past the servers' four-second tokens (a slower run only makes them older): a new ID-JAG, no page.
+        issued = admin(idp.base, "/_admin/stats")["id_jags_issued"]
+        time.sleep(4.5)
+        again = token(resources[0], display=False)
+        expect(again.returncode == 0 and again.stdout.strip() != tokens[resources[0]], f"minted again: {again.returncode} {again.stderr!r}")
+        expect(resource_answer(resources[0], again.stdout.strip())[0] == 200, "the new token is taken")
+        expect(admin(idp.base, "/_admin/stats")["id_jags_issued"] == issued + 1, "one ID-JAG more")
+        expect(admin(idp.base, "/_admin/stats")["authorization_code_grants"] == 1, "and still one sign-in")
+        assert_no_secrets(home, [os.path.join(home.root, "latchkey.log")], extra=list(tokens.values()) + [again.stdout.strip()])
+    finally:
+        server.stop()
+        idp.stop()
+
+
+SCENARIOS = {"enterprise_sign_in": enterprise_sign_in}
