@@ -189,7 +189,10 @@ public actor TokenBroker {
         if narrowing.resource == configuration.resource { narrowing = Narrowing(scopes: narrowing.scopes) }
         // A provider that gives its tokens whole: the whole token, as the person was told when asked.
         let narrowed = !narrowing.isWhole && configuration.narrowing != .none
-        if narrowed, let signedIn = await session.currentToken() {
+        if configuration.grant.mints {
+            // Had with nobody involved: no more than the provider file names, for its resource alone.
+            try Self.checkMinted(narrowing, request, configuration)
+        } else if narrowed, let signedIn = await session.currentToken() {
             // What the sign-in has not, no narrowing gives: said as it is said of the whole token.
             try Self.check(scopes: request.scopes, within: signedIn.allowedScopes(asked: configuration.scopes), configuration)
         }
@@ -247,7 +250,9 @@ public actor TokenBroker {
                 let account = accounts?.entry(for: configuration.id).account(key: session.accountKey)?.label
                 await onEnded((configuration.id, configuration.displayName), session.accountKey, account, ended)
             }
-            throw AgentRefusal(.signedOut, "\(refusal.sentence) Sign in with: latchkey --provider \(configuration.id)")
+            // Reached through the identity provider: the sign-in to make is there.
+            let signIn = configuration.grant == .idJAG ? configuration.identityProvider ?? configuration.id : configuration.id
+            throw AgentRefusal(.signedOut, "\(refusal.sentence) Sign in with: latchkey --provider \(signIn)")
         }
     }
 

@@ -25,6 +25,7 @@ import Testing
             let ecKey = try directory.write(ec.pemRepresentation, to: "ec.pem")
             let rsaKey = try directory.write(rsa.pemRepresentation, to: "rsa.pem")
             let strangerKey = try directory.write(P256.Signing.PrivateKey().pemRepresentation, to: "stranger.pem")
+            for key in [ecKey, rsaKey, strangerKey] { chmod(key.path, 0o600) }
             let clients: [[String: Any]] = [
                 ["client_id": "machine-basic", "client_secret": "machine-secret", "name": "A machine"],
                 ["client_id": "machine-ec", "name": "A machine with a P-256 key", "jwks": [try jwk(ecKey)]],
@@ -158,6 +159,15 @@ import Testing
         #expect(try await ask(once).0 == 200)
         let (again, replayed) = try await ask(once)
         #expect(again == 401 && replayed?.contains("used before") == true, "\(again) \(replayed ?? "")")
+    }
+
+    @Test func aKeyOthersCanReadIsRefusedInASentence() async throws {
+        let machines = try await Machines.start()
+        chmod(machines.ecKey.path, 0o644)
+        let configuration = try machines.configuration(#""client_id": "machine-ec", "private_key_file": "\#(machines.ecKey.path)""#)
+        let error = await #expect(throws: OAuthError.self) { try await machines.session(configuration, log: CapturedLog()).freshToken() }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("readable by others"), "\(String(describing: error))")
+        #expect(try await machines.sandbox.statistics()["token_requests"] == 0, "nothing was sent")
     }
 
     @Test func aProviderFileForClientCredentialsNeedsAClientThatCanProveItself() throws {

@@ -127,3 +127,20 @@ import Testing
         #expect(status == 400 && said?.contains("used before") == true, "\(status) \(said ?? "")")
     }
 }
+
+extension EnterpriseTests {
+    /// The server's token was had through Ada's sign-in at the identity provider: once she signs out
+    /// there, it is not served (though it has not ended), and a new one needs a new sign-in.
+    @Test func aSignOutAtTheIdentityProviderEndsTheServersTokensHere() async throws {
+        let organisation = try await Organisation.start()
+        let session = try organisation.mcpServer("/api/me").session
+        let token = try await session.freshToken()
+        #expect(try await session.freshToken().accessToken == token.accessToken, "served while the sign-in lasts")
+        _ = await organisation.identityProvider.session.signOut()
+        let error = await #expect(throws: OAuthError.self) { try await session.freshToken() }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("not signed in to Sandbox provider"), "\(String(describing: error))")
+        // Another process, reading the store: the same.
+        let other = try organisation.mcpServer("/api/me").session
+        await #expect(throws: OAuthError.self) { try await other.freshToken() }
+    }
+}

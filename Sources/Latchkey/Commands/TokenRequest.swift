@@ -119,7 +119,7 @@ struct TokenRequest {
             return token
         case .failure(let error):
             // A resource's first sign-in happens here; a provider's only on another device, when asked for.
-            guard case .signedOut = error, resource != nil || device || paste else {
+            guard case .signedOut = error, resource != nil || device || paste, provider.configuration.hasSignInPage else {
                 throw TokenCommand.fail("\(error)", TokenCommand.exit(for: error))
             }
             // The identity provider refused this server: why, before its own sign-in.

@@ -62,6 +62,18 @@ extension ProviderConfiguration {
             throw Self.fail(
                 "request_token_endpoint belongs to OAuth 1.0a: add \"protocol\": \"oauth1\" to the provider file, or remove it.")
         }
+        // An ID-JAG and a client assertion are for the issuer (their aud): they go to its own origin alone,
+        // where nobody else could redeem them as the person or the client.
+        if grant == .idJAG || clientAuthentication == .privateKeyJWT, let issuer, Self.origin(issuer) != Self.origin(tokenEndpoint) {
+            throw Self.fail(
+                "\(displayName)'s token endpoint (\(tokenEndpoint.absoluteString)) is not at its issuer (\(issuer.absoluteString)): what is signed for the issuer is sent there alone."
+            )
+        }
+        if grant == .idJAG, issuer == nil {
+            throw Self.fail(
+                "\(displayName) is reached through the organisation's identity provider (id_jag), whose ID-JAGs name its issuer: set issuer."
+            )
+        }
         if grant == .idJAG, (identityProvider ?? "").isEmpty || resource == nil {
             throw Self.fail(
                 "\(displayName) is reached through the organisation's identity provider (id_jag): name that provider in identity_provider, and the MCP server in resource."
@@ -239,5 +251,10 @@ extension ProviderConfiguration {
         case "http": isLoopback(url)
         default: false
         }
+    }
+
+    /// Scheme, host and port, as a browser compares origins.
+    static func origin(_ url: URL) -> String {
+        "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? ""):\(url.port ?? (url.scheme?.lowercased() == "http" ? 80 : 443))"
     }
 }

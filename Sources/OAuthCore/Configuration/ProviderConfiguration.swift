@@ -246,6 +246,10 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
         authProtocol == .oauth1 ? signatureMethod != .rsaSHA1 : ![.none, .privateKeyJWT].contains(clientAuthentication)
     }
 
+    /// Whether a person can sign in here: not to a client's own tokens, nor to a server reached through
+    /// the identity provider whose file names no authorization endpoint of its own.
+    public var hasSignInPage: Bool { grant == .authorizationCode || (grant == .idJAG && authorizationEndpoint != tokenEndpoint) }
+
     /// A summary without the client secret.
     public var description: String {
         if authProtocol == .oauth1 {

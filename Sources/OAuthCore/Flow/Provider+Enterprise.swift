@@ -13,7 +13,9 @@ extension Provider {
         }
         let session = self.session
         var token = try await session.freshToken()
-        if !Self.current(token.idToken) { token = try await session.renewedToken() }
+        // Renewed for its ID token only where it can be: a sign-in that cannot be renewed is kept as it
+        // is (its access token may still serve), and the person is asked to sign in again.
+        if !Self.current(token.idToken), token.canRefresh { token = try await session.renewedToken() }
         guard let idToken = token.idToken, Self.current(idToken) else {
             throw OAuthError.signedOut(
                 reason:
@@ -22,6 +24,11 @@ extension Provider {
         }
         do {
             return try await tokenClient.idJAG(for: idToken, audience: audience, resource: resource, scopes: scopes)
+        } catch OAuthError.invalidGrant {
+            throw OAuthError.signedOut(
+                reason:
+                    "\(configuration.displayName), your organisation's identity provider, no longer accepts your sign-in there. Sign in again: latchkey --provider \(configuration.id)"
+            )
         } catch OAuthError.tokenEndpoint(let code, let description)
             where ["access_denied", "invalid_target", "unauthorized_client"].contains(code)
         {
@@ -32,6 +39,13 @@ extension Provider {
                     + (description.map { ": \(Redaction.printable($0))" } ?? ".")
             )
         }
+    }
+
+    /// Who is signed in here now, as a minted token remembers it: this provider and the person's
+    /// `sub` (hashed: nothing of the person is kept beside another server's token); nil: nobody.
+    public func personSignedIn() async -> String? {
+        guard let subject = IDTokenClaims.subject(of: await session.currentToken()?.idToken) else { return nil }
+        return configuration.id + " " + Hex.sha256(subject)
     }
 
     /// Whether an ID token lasts another minute (its `exp`); unreadable is not current.

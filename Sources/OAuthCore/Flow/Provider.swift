@@ -75,11 +75,13 @@ public final class Provider: Sendable {
         let (store, logger) = (store, network.logger)
         return clients.withLock { clients in
             if let made = clients.sessions[key] { return made }
-            var enterprise: EnterpriseAssertion?
+            var enterprise: EnterpriseSource?
             if let lookup = identityProviders, let id = clients.configuration.identityProvider {
-                enterprise = { audience, resource, scopes in
-                    try await lookup(id).idJAG(audience: audience, resource: resource, scopes: scopes)
-                }
+                enterprise = EnterpriseSource(
+                    assertion: { audience, resource, scopes in
+                        try await lookup(id).idJAG(audience: audience, resource: resource, scopes: scopes)
+                    },
+                    person: { try? await lookup(id).personSignedIn() })
             }
             let made = AuthSession(
                 configuration: clients.configuration, store: store, tokenClient: clients.tokenClient, logger: logger, accountKey: key,

@@ -1,8 +1,20 @@
 import FoundationEssentials
 
-/// Where an `id_jag` session's ID-JAGs come from: one for the authorization server `audience` and the
-/// MCP server `resource`, for `scopes` (see `Provider.idJAG`).
-public typealias EnterpriseAssertion = @Sendable (_ audience: String, _ resource: URL, _ scopes: [String]) async throws -> String
+/// Where an `id_jag` session's ID-JAGs come from: the organisation's identity provider's sign-in.
+public struct EnterpriseSource: Sendable {
+    /// An ID-JAG for the authorization server `audience` and the MCP server `resource`, for `scopes` (`Provider.idJAG`).
+    public let assertion: @Sendable (_ audience: String, _ resource: URL, _ scopes: [String]) async throws -> String
+    /// Who is signed in there now (`Provider.personSignedIn`); nil: nobody.
+    public let person: @Sendable () async -> String?
+
+    public init(
+        assertion: @escaping @Sendable (_ audience: String, _ resource: URL, _ scopes: [String]) async throws -> String,
+        person: @escaping @Sendable () async -> String?
+    ) {
+        self.assertion = assertion
+        self.person = person
+    }
+}
 
 extension AuthSession {
     /// A token had with nobody involved (`ProviderConfiguration.Grant.mints`), under the refresh lock:
@@ -11,7 +23,7 @@ extension AuthSession {
     func renewMinted(_ held: Token?, margin: TimeInterval, started: Int) async throws -> Token {
         if let stored = try? await inOrder({ store, id in try await store.load(for: id) }), generation == started,
             stored.issuedBy == configuration.tokenBinding, stored.accessToken != held?.accessToken,
-            margin != .infinity, !stored.expires(within: margin, now: now())
+            margin != .infinity, !stored.expires(within: max(margin, renewalMargin(for: stored)), now: now())
         {
             token = stored
             return stored
@@ -36,10 +48,21 @@ extension AuthSession {
             }
             let audience = configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString
             let scopes = narrowing.scopes.isEmpty ? configuration.scopes : narrowing.scopes
-            let assertion = try await enterprise(audience, resource, scopes)
-            return try await tokenClient.jwtBearer(assertion, scopes: scopes, now: now())
+            let person = await enterprise.person()
+            let assertion = try await enterprise.assertion(audience, resource, scopes)
+            var token = try await tokenClient.jwtBearer(assertion, scopes: scopes, now: now())
+            token.heldFor = person
+            return token
         case .authorizationCode:
             throw OAuthError.signedOut(reason: "You are not signed in to \(configuration.displayName).")
         }
+    }
+
+    /// Whether `token` may be served: with the `id_jag` grant, only while the identity provider's
+    /// sign-in it was had through is the one there (not after a sign-out, nor to the next person).
+    func servable(_ token: Token) async -> Bool {
+        guard configuration.grant == .idJAG, token.refreshToken == nil else { return true }
+        guard let person = await enterprise?.person() else { return false }
+        return token.heldFor == person
     }
 }

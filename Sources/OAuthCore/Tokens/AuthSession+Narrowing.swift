@@ -27,7 +27,7 @@ extension AuthSession {
         }
         if renewing { narrowed.kept[narrowing] = nil }
         if let (made, token) = narrowed.kept[narrowing], made == generation,
-            !token.expires(within: max(seconds, renewalMargin(for: token)), now: now())
+            !token.expires(within: max(seconds, renewalMargin(for: token)), now: now()), await servable(token)
         {
             return token
         }

@@ -21,7 +21,7 @@ public actor AuthSession {
 
     var token: Token?
     /// With the `id_jag` grant: where its ID-JAGs come from (the identity provider's sign-in).
-    let enterprise: EnterpriseAssertion?
+    let enterprise: EnterpriseSource?
     private(set) var loaded = false
     /// The first read of the store, which every early caller waits for.
     private var loading: Task<Void, Never>?
@@ -51,7 +51,7 @@ public actor AuthSession {
     public init(
         configuration: ProviderConfiguration, store: any TokenStore, tokenClient: TokenClient? = nil,
         refreshMargin: TimeInterval = 60, logger: Logger = Logger(label: "OAuthCore.AuthSession"),
-        now: @escaping @Sendable () -> Date = { Date() }, accountKey: String? = nil, enterprise: EnterpriseAssertion? = nil
+        now: @escaping @Sendable () -> Date = { Date() }, accountKey: String? = nil, enterprise: EnterpriseSource? = nil
     ) {
         self.enterprise = enterprise
         self.configuration = configuration
@@ -159,6 +159,8 @@ public actor AuthSession {
             }
             return .renewal(renewal(from: nil, margin: seconds))
         }
+        // Had through another sign-in at the identity provider than the one there now: minted anew.
+        guard await servable(token) else { return .renewal(renewal(from: nil, margin: .infinity)) }
         let wanted = withinLifetime ? min(seconds, token.halfLifetime ?? seconds) : seconds
         let margin = max(wanted, renewalMargin(for: token))
         guard token.expires(within: margin, now: now()) else { return .token(token) }

@@ -1,6 +1,8 @@
 import Crypto
 import CryptoExtras
 import FoundationEssentials
+import Glibc
+import Synchronization
 
 /// A confidential client's private key, for `private_key_jwt` (OpenID Connect Core §9, RFC 7523
 /// §2.2): the client proves itself at the token endpoint with a short JWT it signs, and no secret
@@ -34,6 +36,12 @@ public struct ClientKey: Sendable {
             )
         }
         let file = URL(fileURLWithPath: PathText.expandingTilde(path))
+        // A key others can read (or put there) is not the client's alone: it proves nothing of the client.
+        var status = stat()
+        if stat(file.path, &status) == 0, status.st_uid != getuid() || status.st_mode & 0o077 != 0 {
+            throw OAuthError.invalidConfiguration(
+                "the client's private key file \(file.path) is readable by others or not yours: make it yours alone (chmod 600).")
+        }
         guard let data = FileManager.default.contents(atPath: file.path) else {
             throw OAuthError.invalidConfiguration("the client's private key file \(file.path) cannot be read.")
         }
@@ -89,8 +97,17 @@ public struct ClientKey: Sendable {
         ])
         let input =
             Base64URL.encode(Data(header.text(spaced: false).utf8)) + "." + Base64URL.encode(Data(claims.text(spaced: false).utf8))
-        return input + "." + Base64URL.encode(sign(Data(input.utf8)))
+        let assertion = input + "." + Base64URL.encode(sign(Data(input.utf8)))
+        Self.recent.withLock { recent in
+            recent.append(assertion)
+            if recent.count > 16 { recent.removeFirst() }
+        }
+        return assertion
     }
+
+    /// The assertions made last (for a minute each): what an error answer that echoes one is cleared of.
+    static let recent = Mutex<[String]>([])
+    static var recentAssertions: [String] { recent.withLock { $0 } }
 
     private func sign(_ input: Data) -> Data {
         // Signing with a key that was read whole does not fail; were it to, the server refuses an assertion that does not verify.

@@ -27,6 +27,9 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
     /// that a session lifetime (`ProviderConfiguration.sessionLifetime`) counts from it. Nil for a
     /// sign-in kept by an earlier release.
     public var signedInAt: Date?
+    /// With the `id_jag` grant: the identity provider's sign-in it was had through (`Provider.personSignedIn`):
+    /// served only while that sign-in is the one there, never after a sign-out or to the next person.
+    public var heldFor: String?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, scope: String? = nil,
@@ -100,6 +103,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         case dpopKey = "dpop_key"
         case refreshExpiresAt = "refresh_expires_at"
         case signedInAt = "signed_in_at"
+        case heldFor = "held_for"
     }
 
     // Dates as seconds since 1970, whatever the encoder's strategy, so stored files stay readable.
@@ -119,6 +123,7 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         dpopKey = try c.decodeIfPresent(String.self, forKey: .dpopKey)
         refreshExpiresAt = try c.decodeIfPresent(Double.self, forKey: .refreshExpiresAt).map { Date(timeIntervalSince1970: $0) }
         signedInAt = try c.decodeIfPresent(Double.self, forKey: .signedInAt).map { Date(timeIntervalSince1970: $0) }
+        heldFor = try c.decodeIfPresent(String.self, forKey: .heldFor)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -135,5 +140,6 @@ public struct Token: Codable, Sendable, Equatable, CustomStringConvertible, Cust
         try c.encodeIfPresent(dpopKey, forKey: .dpopKey)
         try c.encodeIfPresent(refreshExpiresAt?.timeIntervalSince1970, forKey: .refreshExpiresAt)
         try c.encodeIfPresent(signedInAt?.timeIntervalSince1970, forKey: .signedInAt)
+        try c.encodeIfPresent(heldFor, forKey: .heldFor)
     }
 }

@@ -107,8 +107,10 @@ public struct TokenClient: Sendable {
     /// The client secret in every form this client sends it: as it is (the body's
     /// form encoding is covered by redaction), and as the Basic credentials.
     var clientSecrets: [String?] {
-        guard let secret = configuration.clientSecret, !secret.isEmpty else { return [] }
-        return [secret, basicCredentials]
+        // A client assertion (private_key_jwt) is a credential for its minute: cleared from what is said too.
+        let assertions: [String?] = configuration.clientAuthentication == .privateKeyJWT ? ClientKey.recentAssertions : []
+        guard let secret = configuration.clientSecret, !secret.isEmpty else { return assertions }
+        return [secret, basicCredentials] + assertions
     }
 
     /// RFC 6749 §2.3.1: each part form-encoded before joining and base64.

@@ -49,7 +49,7 @@ extension SandboxServer {
         guard let jti = checked.claims["jti"] as? String, !jti.isEmpty, jti.count <= 256 else {
             return failure("The client assertion has no jti.")
         }
-        guard await state.firstUse(ofAssertion: client.clientID + " " + jti, expiresAt: expiry + 30, now: now) else {
+        guard await state.firstUse(ofAssertion: "client\u{0}" + client.clientID + "\u{0}" + jti, expiresAt: expiry + 30, now: now) else {
             return failure("The client assertion was used before.")
         }
         await state.count(\.clientAssertions)

@@ -45,6 +45,9 @@ extension SandboxServer {
         }
         let asked = parameters["scope"].map { $0.split(separator: " ").map(String.init) }
         let scopes = asked.map { $0.filter(line.scopes.contains) } ?? line.scopes
+        if let asked, !asked.isEmpty, scopes.isEmpty {
+            return .error("invalid_scope", "The policy allows none of the scopes asked for at \(resource).")
+        }
         let issued = Int(now.timeIntervalSince1970)
         let claims: [String: Any] = [
             "iss": tokenIssuer, "sub": sub, "aud": audience, "resource": resource, "client_id": line.clientID,
@@ -105,15 +108,21 @@ extension SandboxServer {
             return .error("invalid_grant", "The ID-JAG names no MCP server of this authorization server.")
         }
         guard let jti = jag.claims["jti"] as? String, !jti.isEmpty,
-            await state.firstUse(ofAssertion: "id-jag " + jti, expiresAt: expiry + 30, now: now)
+            await state.firstUse(ofAssertion: "id-jag\u{0}" + jti, expiresAt: expiry + 30, now: now)
         else { return .error("invalid_grant", "The ID-JAG was used before.") }
         // The intersection of what was asked and what the ID-JAG allows (all it allows, unasked).
         let allowed = ((jag.claims["scope"] as? String) ?? "").split(separator: " ").map(String.init)
         let asked = parameters["scope"].map { $0.split(separator: " ").map(String.init) }
         let scopes = asked.map { $0.filter(allowed.contains) } ?? allowed
-        let user = configuration.users.first { Self.subject(for: $0) == jag.claims["sub"] as? String }
+        if let asked, !asked.isEmpty, scopes.isEmpty {
+            return .error("invalid_scope", "The ID-JAG allows none of the scopes asked for.")
+        }
+        // A person this server knows: an ID-JAG about nobody here is never taken for the client's own token.
+        guard let user = configuration.users.first(where: { Self.subject(for: $0) == jag.claims["sub"] as? String }) else {
+            return .error("invalid_grant", "The ID-JAG is about a person this server does not know.")
+        }
         var grant = SandboxState.Grant(
-            clientID: client.clientID, username: user?.username ?? "", scopes: scopes, resource: resource, issuer: issuer)
+            clientID: client.clientID, username: user.username, scopes: scopes, resource: resource, issuer: issuer)
         grant.dpopKey = key
         let issued = await state.issueTokens(for: grant, ttl: configuration.accessTokenTTL)
         await state.count(\.idJAGsRedeemed)
