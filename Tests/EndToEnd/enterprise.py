@@ -5,8 +5,10 @@ its ID-JAGs."""
 
 import json
 import os
+import shutil
 import subprocess
 import time
+import urllib.request
 
 from agent import Sandbox, own_provider, signed_in
 from harness import BIN, admin, assert_no_secrets, expect
@@ -90,4 +92,82 @@ def enterprise_sign_in(home):
         idp.stop()
 
 
-SCENARIOS = {"enterprise_sign_in": enterprise_sign_in}
+def write_json(path, value, mode=0o600):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(value, f)
+    os.chmod(path, mode)
+
+
+def client_under_test(home, scenario, context):
+    """What the suite hands a client (MCP_CONFORMANCE_CONTEXT), set up as a person or an admin sets up
+    Latchkey: the MCP server's provider file with the client the scenario registered there and, for
+    enterprise-managed-authorization, the organisation's identity provider and the sign-in there the
+    context carries (the suite gives the ID token; it runs no sign-in page)."""
+    resource = context["server_url"]
+    config, state = os.path.join(home.config, "latchkey"), os.path.join(home.state, "latchkey")
+    metadata = json.load(urllib.request.urlopen(resource.rsplit("/", 1)[0] + "/.well-known/oauth-protected-resource/mcp", timeout=10))
+    as_base = metadata["authorization_servers"][0]
+    server = {"id": "127-0-0-1-" + resource.split(":")[2].replace("/", "-"), "display_name": f"Conformance {scenario}",
+              "issuer": as_base, "token_endpoint": "/token", "resource": resource, "origin": "resource",
+              "client_id": context["client_id"], "scopes": []}
+    if scenario == "enterprise-managed-authorization":
+        idp = {"id": "conformance-idp", "display_name": "Conformance IdP", "issuer": context["idp_issuer"],
+               "authorization_endpoint": "/authorize", "token_endpoint": context["idp_token_endpoint"],
+               "client_id": context["idp_client_id"], "client_authentication": "none", "redirect_uri": "http://127.0.0.1/callback",
+               "scopes": ["openid"], "enterprise_idp": True}
+        write_json(os.path.join(config, "conformance-idp.json"), idp)
+        now = int(time.time())
+        write_json(os.path.join(state, "conformance-idp.json"), {
+            "access_token": "conformance-idp-session", "token_type": "Bearer", "id_token": context["idp_id_token"],
+            "expires_at": now + 3600, "received_at": now, "signed_in_at": now,
+            "issued_by": f"{context['idp_client_id']} at http://127.0.0.1/token"})
+        server.update({"grant": "id_jag", "identity_provider": "conformance-idp", "client_secret": context["client_secret"]})
+    elif scenario == "client-credentials-basic":
+        server.update({"grant": "client_credentials", "client_secret": context["client_secret"]})
+    else:
+        key = os.path.join(home.root, "conformance-client-key.pem")
+        with open(key, "w") as f:
+            f.write(context["private_key_pem"])
+        os.chmod(key, 0o600)
+        server.update({"grant": "client_credentials", "client_authentication": "private_key_jwt", "private_key_file": key})
+    write_json(os.path.join(config, server["id"] + ".json"), server)
+    return resource
+
+
+def mcp_ext_auth_conformance(home):
+    """The MCP conformance suite's auth/enterprise-managed-authorization, auth/client-credentials-basic and
+    auth/client-credentials-jwt, re-created (Tests/EndToEnd/mcp_ext_auth_server.py): `latchkey token
+    --resource` gets the MCP server's token (an ID-JAG traded, or the client's own) with no window and
+    no display; `latchkey curl --resource` calls initialize, tools/list and tools/call with it; every
+    check the suite makes is SUCCESS."""
+    for scenario in ("enterprise-managed-authorization", "client-credentials-basic", "client-credentials-jwt"):
+        for directory in (os.path.join(home.config, "latchkey"), os.path.join(home.state, "latchkey")):
+            shutil.rmtree(directory, ignore_errors=True)
+        server = subprocess.Popen(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "mcp_ext_auth_server.py"), scenario],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            context = json.loads(server.stdout.readline())
+            resource = client_under_test(home, scenario, context)
+            answer = token(resource, display=False)
+            expect(answer.returncode == 0 and answer.stdout.strip(), f"latchkey token, {scenario}: {answer.returncode} {answer.stderr!r}")
+            for number, method in enumerate(("initialize", "tools/list", "tools/call"), 1):
+                message = {"jsonrpc": "2.0", "id": number, "method": method,
+                           "params": {"initialize": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                     "clientInfo": {"name": "latchkey curl", "version": "1"}},
+                                      "tools/call": {"name": "test-tool", "arguments": {}}}.get(method, {})}
+                sent = subprocess.run([os.path.join(BIN, "latchkey"), "curl", "--resource", resource, "--", "-sS", "-f", "-X", "POST",
+                                       "-H", "Content-Type: application/json", "-d", json.dumps(message), resource],
+                                      capture_output=True, text=True, timeout=60)
+                expect(sent.returncode == 0 and "result" in json.loads(sent.stdout or "{}"),
+                       f"{method}, {scenario}: {sent.returncode} {sent.stdout!r} {sent.stderr!r}")
+            with urllib.request.urlopen(resource.rsplit("/", 1)[0] + "/_checks", timeout=30) as reply:
+                checks = json.load(reply)
+            failed = [check for check in checks if check["status"] != "SUCCESS"]
+            expect(checks and not failed, f"the suite's checks, {scenario}: {failed or checks}")
+        finally:
+            server.kill()
+            server.wait(10)
+
+
+SCENARIOS = {"enterprise_sign_in": enterprise_sign_in, "mcp_ext_auth_conformance": mcp_ext_auth_conformance}
