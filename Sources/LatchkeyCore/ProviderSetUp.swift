@@ -48,6 +48,16 @@ public struct ProviderSetUp: Sendable {
     ///
     /// Every check that can refuse an id runs before anything stored under it is cleared (see
     /// `ZeroConfiguration.clearLeftBehind`): a name that belongs to another provider loses nothing.
+    /// With `organisationsIdentityProvider`, it is marked as the organisation's identity provider
+    /// (`"enterprise_idp": true`): MCP servers that take its ID-JAGs are reached through its sign-in.
+    public func add(_ source: SetUpForm.Source, organisationsIdentityProvider: Bool) async throws -> (id: String, notice: String?) {
+        let added = try await add(source)
+        if organisationsIdentityProvider {
+            try catalog.updateUserFile(for: added.id) { $0.enterpriseIdentityProvider = .value(true) }
+        }
+        return added
+    }
+
     public func add(_ source: SetUpForm.Source) async throws -> (id: String, notice: String?) {
         switch source {
         case .issuer(let issuer):

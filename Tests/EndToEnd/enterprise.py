@@ -10,8 +10,8 @@ import subprocess
 import time
 import urllib.request
 
-from agent import Sandbox, own_provider, signed_in
-from harness import BIN, admin, assert_no_secrets, expect
+from agent import Sandbox
+from harness import BIN, ISSUER_CHOICE, admin, assert_no_secrets, expect, sign_in
 from zero_config import resource_answer
 
 RESOURCES = ("/api/me", "/api/notes", "/api/open")
@@ -27,24 +27,50 @@ def token(resource, *extra, display=True):
                           capture_output=True, text=True, timeout=120, env=environment)
 
 
-def registered_client(home, resource):
-    """The client id Latchkey registered at the MCP server's authorization server for `resource`."""
+def provider_files(home):
+    """The person's provider files, read, each with its id."""
     directory = os.path.join(home.config, "latchkey")
-    for name in os.listdir(directory):
-        with open(os.path.join(directory, name)) as f:
-            file = json.load(f)
-        if file.get("resource") == resource:
-            return file
-    raise AssertionError(f"no provider file for {resource}")
+    files = []
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".json"):
+            with open(os.path.join(directory, name)) as f:
+                file = json.load(f)
+            file.setdefault("id", name[:-len(".json")])  # a file made for an issuer is named by its id alone
+            files.append(file)
+    return files
+
+
+def registered_client(home, resource):
+    """The provider file Latchkey wrote for `resource`, with the client it registered at its server."""
+    file = next((file for file in provider_files(home) if file.get("resource") == resource), None)
+    expect(file is not None, f"no provider file for {resource}")
+    return file
 
 
 def enterprise_sign_in(home):
     idp = Sandbox(log=os.path.join(home.root, "idp.log"))
     server = Sandbox("--trust-idp", idp.base, "--access-token-ttl", "4", log=os.path.join(home.root, "server.log"))
     try:
-        own_provider(home, idp, "corp", enterprise_idp=True)
-        window = signed_in(home, "corp")
-        window.quit()
+        # The identity provider, added in the window by its issuer, marked as the organisation's; signed in once.
+        window = home.launch()
+        try:
+            window.wait_status("Not signed in")
+            window.press(window.button("Add a provider"))
+            dialog = window.find("dialog", "Add a provider")
+            window.press(window.find("radio button", ISSUER_CHOICE, root=dialog))
+            window.type_into(window.find("text", "Issuer URL", root=dialog), idp.base)
+            window.press(window.find("check box", "My organisation's identity provider", exact=False, root=dialog))
+            window.screenshot("01-add-the-identity-provider")
+            window.press(window.find("push button", "Add", root=dialog))
+            host = idp.base.split("://", 1)[1]
+            window.wait_status(f"Not signed in. Sign in with {host}", timeout=30)
+            sign_in(window, home)
+            window.wait_status(f"Signed in with {host}")
+        finally:
+            window.quit()
+        idp_file = next(file for file in provider_files(home) if file.get("issuer", "").rstrip("/") == idp.base)
+        expect(idp_file.get("enterprise_idp") is True, f"the identity provider's file: {idp_file}")
+        idp_id = idp_file["id"]
         resources = [server.base + path for path in RESOURCES]
 
         # Before the organisation allows anything: each server's refusal said, then its own sign-in
@@ -55,7 +81,7 @@ def enterprise_sign_in(home):
             expect(f"your organisation's identity provider, does not let you use {resource}" in refused.stderr
                    and "Signing in at the server itself." in refused.stderr, f"the sentence: {refused.stderr!r}")
             file = registered_client(home, resource)
-            expect(file.get("grant") == "id_jag" and file.get("identity_provider") == "corp", f"the provider file: {file}")
+            expect(file.get("grant") == "id_jag" and file.get("identity_provider") == idp_id, f"the provider file: {file}")
 
         # The organisation's policy: Ada may use the three servers, under the client ids Latchkey has there.
         policy = [{"user": "ada", "audience": server.base, "resource": resource, "scopes": ["openid", "profile"],
@@ -171,3 +197,39 @@ def mcp_ext_auth_conformance(home):
 
 
 SCENARIOS = {"enterprise_sign_in": enterprise_sign_in, "mcp_ext_auth_conformance": mcp_ext_auth_conformance}
+
+
+def client_key_kept(home):
+    """A machine's key that Latchkey makes and keeps (`latchkey client-key`): its public key printed
+    and registered at the provider, the provider file naming no key file, then `latchkey token` gets
+    the client's own token with no person (client credentials, private_key_jwt); the key is shown
+    again, not made again, and never printed."""
+    made = subprocess.run([os.path.join(BIN, "latchkey"), "client-key", "--provider", "machine"], capture_output=True, text=True, timeout=60)
+    expect(made.returncode == 0 and "a new key, kept in" in made.stderr, f"client-key: {made.returncode} {made.stderr!r}")
+    jwks = json.loads(made.stdout)
+    key = jwks["keys"][0]
+    expect(key["kty"] == "EC" and key["alg"] == "ES256" and "d" not in key, f"a public key alone: {sorted(key)}")
+    again = subprocess.run([os.path.join(BIN, "latchkey"), "client-key", "--provider", "machine"], capture_output=True, text=True, timeout=60)
+    expect(again.returncode == 0 and json.loads(again.stdout) == jwks and "the key kept" in again.stderr, f"shown again: {again.stderr!r}")
+    config = os.path.join(home.root, "machine-sandbox.json")
+    write_json(config, {"users": [{"username": "ada", "password": "engine", "name": "Ada", "email": "ada@sandbox.example"}],
+                        "clients": [{"client_id": "build-bot", "name": "A build machine", "jwks": [key]}]})
+    sandbox = Sandbox("--config", config, log=os.path.join(home.root, "sandbox.log"))
+    try:
+        write_json(os.path.join(home.config, "latchkey", "machine.json"), {
+            "id": "machine", "issuer": sandbox.base, "token_endpoint": "/token", "grant": "client_credentials",
+            "client_id": "build-bot", "client_authentication": "private_key_jwt", "scopes": ["deploy"],
+            "resource": sandbox.base + "/api/open"})
+        answer = subprocess.run([os.path.join(BIN, "latchkey"), "token", "--provider", "machine", "--no-interaction"],
+                                capture_output=True, text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "DISPLAY"})
+        expect(answer.returncode == 0 and answer.stdout.strip().startswith("sbx_at_"), f"the machine's token: {answer.returncode} {answer.stderr!r}")
+        stats = admin(sandbox.base, "/_admin/stats")
+        expect(stats["client_assertions"] == 1 and stats["client_credentials_grants"] == 1, f"one assertion, one grant: {stats}")
+        code, body = resource_answer(sandbox.base + "/api/open", answer.stdout.strip())
+        expect(code == 200 and body["sub"] == "build-bot" and body["scopes"] == ["deploy"], f"the API takes it, as the machine's: {code} {body}")
+        expect(answer.stdout.strip() not in made.stderr + again.stderr, "no token where the key was said")
+    finally:
+        sandbox.stop()
+
+
+SCENARIOS["client_key_kept"] = client_key_kept

@@ -18,7 +18,8 @@ import Testing
         let rsaKey: URL
         let strangerKey: URL
 
-        static func start() async throws -> Machines {
+        /// `kept`: a key Latchkey keeps, registered for the client `machine-kept`.
+        static func start(kept: ClientKey? = nil) async throws -> Machines {
             let directory = try TemporaryDirectory()
             let ec = P256.Signing.PrivateKey()
             let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -26,12 +27,14 @@ import Testing
             let rsaKey = try directory.write(rsa.pemRepresentation, to: "rsa.pem")
             let strangerKey = try directory.write(P256.Signing.PrivateKey().pemRepresentation, to: "stranger.pem")
             for key in [ecKey, rsaKey, strangerKey] { chmod(key.path, 0o600) }
-            let clients: [[String: Any]] = [
-                ["client_id": "machine-basic", "client_secret": "machine-secret", "name": "A machine"],
-                ["client_id": "machine-ec", "name": "A machine with a P-256 key", "jwks": [try jwk(ecKey)]],
-                ["client_id": "machine-rsa", "name": "A machine with an RSA key", "jwks": [try jwk(rsaKey)]],
-                ["client_id": "latchkey-desktop", "name": "Latchkey", "redirect_uris": ["http://127.0.0.1/callback"]],
-            ]
+            let clients: [[String: Any]] =
+                [
+                    ["client_id": "machine-basic", "client_secret": "machine-secret", "name": "A machine"],
+                    ["client_id": "machine-ec", "name": "A machine with a P-256 key", "jwks": [try jwk(ecKey)]],
+                    ["client_id": "machine-rsa", "name": "A machine with an RSA key", "jwks": [try jwk(rsaKey)]],
+                    ["client_id": "latchkey-desktop", "name": "Latchkey", "redirect_uris": ["http://127.0.0.1/callback"]],
+                ]
+                + (kept.map { [["client_id": "machine-kept", "name": "A machine whose key Latchkey keeps", "jwks": [jwk(of: $0)]]] } ?? [])
             let users: [[String: Any]] = [["username": "ada", "password": "engine", "name": "Ada", "email": "ada@sandbox.example"]]
             let config = try directory.write(
                 String(decoding: try JSONSerialization.data(withJSONObject: ["users": users, "clients": clients]), as: UTF8.self),
@@ -42,7 +45,10 @@ import Testing
 
         /// The public JWK of the key in `file`, as OAuthCore makes it (with its `kid`).
         static func jwk(_ file: URL) throws -> [String: String] {
-            let key = try #require(ClientKey(pem: try String(contentsOf: file, encoding: .utf8)))
+            jwk(of: try #require(ClientKey(pem: try String(contentsOf: file, encoding: .utf8))))
+        }
+
+        static func jwk(of key: ClientKey) -> [String: String] {
             var members: [String: String] = [:]
             for member in key.publicJWK.members { members[member.key] = member.value.string }
             members["kid"] = key.keyID
@@ -80,7 +86,7 @@ import Testing
                 "\(sandbox.baseURL)/introspect",
                 [
                     ("token", token.accessToken), ("client_assertion_type", ClientKey.assertionType),
-                    ("client_assertion", key.assertion(clientID: client, audience: sandbox.baseURL)),
+                    ("client_assertion", try await key.assertion(clientID: client, audience: sandbox.baseURL)),
                 ]
             ).json
         }
@@ -152,13 +158,34 @@ import Testing
                 ])
             return (reply.status, reply.json["error_description"] as? String)
         }
-        let elsewhere = key.assertion(clientID: "machine-ec", audience: "https://elsewhere.example")
+        let elsewhere = try await key.assertion(clientID: "machine-ec", audience: "https://elsewhere.example")
         let (status, said) = try await ask(elsewhere)
         #expect(status == 401 && said?.contains("aud must name this authorization server") == true, "\(status) \(said ?? "")")
-        let once = key.assertion(clientID: "machine-ec", audience: machines.sandbox.baseURL)
+        let once = try await key.assertion(clientID: "machine-ec", audience: machines.sandbox.baseURL)
         #expect(try await ask(once).0 == 200)
         let (again, replayed) = try await ask(once)
         #expect(again == 401 && replayed?.contains("used before") == true, "\(again) \(replayed ?? "")")
+    }
+
+    /// A key Latchkey made and keeps where client secrets are (`latchkey client-key`): the file names no key.
+    @Test func aKeyLatchkeyKeepsProvesTheClientWithNoKeyFile() async throws {
+        let kept = await ClientKey.made()
+        let machines = try await Machines.start(kept: kept)
+        let directory = machines.directory.url
+        let file = try machines.directory.write(
+            #"{"id": "machine", "issuer": "\#(machines.sandbox.baseURL)", "token_endpoint": "/token", "grant": "client_credentials", "client_id": "machine-kept", "client_authentication": "private_key_jwt"}"#,
+            to: "kept/machine.json")
+        let catalog = ProviderCatalog(presetDirectories: [], userConfigDirectory: file.deletingLastPathComponent(), environment: [:])
+        let secrets = FileClientSecretStore(directory: directory.appendingPathComponent("secrets"))
+        let missing = await #expect(throws: OAuthError.self) { try await catalog.configuration(named: "machine", secrets: secrets) }
+        #expect("\(missing.map { "\($0)" } ?? "")".contains("have a key made and kept for it"), "\(String(describing: missing))")
+        try secrets.save(try #require(kept.stored), for: ProviderCatalog.clientKeyName("machine"))
+        let configuration = try await catalog.configuration(named: "machine", secrets: secrets)
+        let log = CapturedLog()
+        let token = try await machines.session(configuration, log: log).freshToken()
+        #expect(!token.accessToken.isEmpty)
+        #expect(try await machines.sandbox.statistics()["client_assertions"] == 1)
+        #expect(!log.text.contains(try #require(kept.stored)), "the key is never logged")
     }
 
     @Test func aKeyOthersCanReadIsRefusedInASentence() async throws {

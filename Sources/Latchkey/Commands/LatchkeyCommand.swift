@@ -21,7 +21,7 @@ struct LatchkeyCommand: ParsableCommand {
         version: OAuthCoreInfo.version,
         subcommands: [
             WindowCommand.self, TokenCommand.self, StatusCommand.self, NotificationsCommand.self, AgentCommand.self,
-            GitCredentialCommand.self,
+            GitCredentialCommand.self, ClientKeyCommand.self,
         ],
         defaultSubcommand: WindowCommand.self)
 

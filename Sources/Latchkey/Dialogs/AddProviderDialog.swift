@@ -15,6 +15,8 @@ final class AddProviderDialog: FormDialog {
     private let fieldLabel = Label("")
     private let explanation = Label("", wrap: true)
     private let choose = Button(label: "Choose…")
+    /// Enterprise-Managed Authorization: the provider added is the organisation's identity provider.
+    let organisations = CheckButton(label: "My organisation's identity provider: sign in once there for its MCP servers")
     private var chooser: FileChooser?
     private(set) var kind = SetUpForm.SourceKind.issuer
     /// What was typed for each kind: choosing another kind and back keeps it.
@@ -39,6 +41,7 @@ final class AddProviderDialog: FormDialog {
         choose.setAccessible(name: "Choose…", description: "Choose a provider file")
         choose.onClicked { [weak self] in self?.chooseFile() }
         addRow(fieldLabel, field, extra: choose)
+        addRow(Label(""), organisations)
         field.activatesDefault()
         show(.issuer)
     }
@@ -79,6 +82,9 @@ final class AddProviderDialog: FormDialog {
         field.text = typed[chosen] ?? ""
         explanation.text = sentence
         choose.isVisible = chosen == .file
+        // A service to reach is not where people sign in for the others.
+        organisations.isVisible = chosen != .resource
+        if chosen == .resource { organisations.isActive = false }
     }
 
     private func chooseFile() {

@@ -53,8 +53,9 @@ final class ProviderDialogs {
         let dialog = AddProviderDialog(parent: parent)
         present(dialog, focus: dialog.field) { dialog in
             guard let source = dialog.source() else { return nil }
+            let organisations = dialog.organisations.isActive
             return {
-                let (id, notice) = try await setUp.add(source)
+                let (id, notice) = try await setUp.add(source, organisationsIdentityProvider: organisations)
                 logger.info("Provider \(id) added")
                 return Done(id: id, notice: notice, added: true)
             }

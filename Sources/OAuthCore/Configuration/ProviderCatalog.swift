@@ -181,6 +181,10 @@ public struct ProviderCatalog: Sendable {
     /// `draft` with the client secret `secrets` keeps for it when no layer gives one, then checked.
     public func completed(_ draft: ProviderConfiguration, secrets: any ClientSecretStore) async throws -> ProviderConfiguration {
         var configuration = draft
+        // A client key Latchkey keeps, where the file names no key of its own.
+        if configuration.clientAuthentication == .privateKeyJWT, (configuration.privateKeyFile ?? "").isEmpty {
+            configuration.clientKey = try? await secrets.load(for: Self.clientKeyName(configuration.id))
+        }
         if configuration.lacksClientSecret {
             do {
                 configuration.clientSecret = try await secrets.load(for: configuration.id)
@@ -190,6 +194,10 @@ public struct ProviderCatalog: Sendable {
         }
         return try validated(configuration)
     }
+
+    /// Where the client key Latchkey keeps for provider `id` is, in the client secret store: beside client
+    /// secrets (keyed by id), under a name no provider id has (none begins with `_`).
+    public static func clientKeyName(_ id: String) -> String { "_client-key-" + id }
 
     public func presetFile(named name: String) -> URL? {
         guard Self.isPlainName(name) else { return nil }

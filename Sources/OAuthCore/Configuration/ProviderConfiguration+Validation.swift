@@ -86,9 +86,10 @@ extension ProviderConfiguration {
                     : "\(displayName) gets tokens in the client's own name (client_credentials), so the client must prove who it is: set client_authentication to client_secret_basic (with its client secret) or private_key_jwt (with private_key_file)."
             )
         }
-        if authProtocol == .oauth2, clientAuthentication == .privateKeyJWT, (privateKeyFile ?? "").isEmpty {
+        if authProtocol == .oauth2, clientAuthentication == .privateKeyJWT, (privateKeyFile ?? "").isEmpty, clientKey == nil {
             throw Self.fail(
-                "\(displayName) authenticates with private_key_jwt: name the client's private key (a PEM file) in private_key_file.")
+                "\(displayName) authenticates with private_key_jwt: name the client's private key (a PEM file) in private_key_file, or have a key made and kept for it where client secrets are kept."
+            )
         }
         if authProtocol == .oauth2, needsClientSecret, (clientSecret ?? "").isEmpty {
             throw Self.fail(

@@ -153,6 +153,9 @@ public struct ProviderConfiguration: Sendable, Equatable, CustomStringConvertibl
     public var dpop = false
     /// How a narrower token is had (`narrowing`): by refresh unless the file (or discovery) says otherwise.
     public var narrowing = NarrowingMethod.refresh
+    /// With `private_key_jwt` and no `private_key_file`: the client key Latchkey keeps for this provider
+    /// (`ClientKey.stored`, from the client secret store; never in a file of settings).
+    public var clientKey: String?
     /// `client_credentials`: tokens in the client's own name, asked for when needed (no person, no refresh token).
     public var grant = Grant.authorizationCode
     /// The organisation's identity provider: people sign in there, once, for every MCP server that

@@ -19,7 +19,7 @@ extension Provider {
         guard let idToken = token.idToken, Self.current(idToken) else {
             throw OAuthError.signedOut(
                 reason:
-                    "Your sign-in at \(configuration.displayName) holds no current ID token, which the MCP server's token is had with. Sign in again: latchkey --provider \(configuration.id)"
+                    "Your sign-in at \(configuration.displayName) holds no current ID token, which the MCP server's token is had with. Sign in there again."
             )
         }
         do {
@@ -27,7 +27,7 @@ extension Provider {
         } catch OAuthError.invalidGrant {
             throw OAuthError.signedOut(
                 reason:
-                    "\(configuration.displayName), your organisation's identity provider, no longer accepts your sign-in there. Sign in again: latchkey --provider \(configuration.id)"
+                    "\(configuration.displayName), your organisation's identity provider, no longer accepts your sign-in there. Sign in there again."
             )
         } catch OAuthError.tokenEndpoint(let code, let description)
             where ["access_denied", "invalid_target", "unauthorized_client"].contains(code)

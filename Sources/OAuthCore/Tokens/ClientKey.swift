@@ -14,6 +14,8 @@ public struct ClientKey: Sendable {
     enum Material: Sendable {
         case p256(P256.Signing.PrivateKey)
         case rsa(_RSA.Signing.PrivateKey)
+        /// A key Latchkey made and keeps (`latchkey client-key`), as it keeps DPoP keys: in the TPM where there is one.
+        case kept(DPoPKey)
     }
     let material: Material
 
@@ -28,11 +30,32 @@ public struct ClientKey: Sendable {
         }
     }
 
-    /// The key of `configuration` (its `private_key_file`), or why it cannot be had, in a sentence.
+    /// A key Latchkey keeps, as `DPoPKey.stored` wrote it; nil for anything else.
+    public init?(kept stored: String) {
+        guard let key = DPoPKey(stored: stored) else { return nil }
+        material = .kept(key)
+    }
+
+    /// A key made now for a client, in the machine's TPM where it has one, else in software.
+    public static func made() async -> ClientKey {
+        ClientKey(material: .kept(await DPoPKey.forNewSignIn().key))
+    }
+
+    init(material: Material) { self.material = material }
+
+    /// What is kept of a key Latchkey made (never the key itself where a TPM holds it); nil for a PEM file's.
+    public var stored: String? {
+        guard case .kept(let key) = material else { return nil }
+        return key.stored
+    }
+
+    /// The key of `configuration` (its `private_key_file`, else the one Latchkey keeps for it), or why
+    /// it cannot be had, in a sentence.
     public static func of(_ configuration: ProviderConfiguration) throws -> ClientKey {
         guard let path = configuration.privateKeyFile, !path.isEmpty else {
+            if let stored = configuration.clientKey, let key = ClientKey(kept: stored) { return key }
             throw OAuthError.invalidConfiguration(
-                "\(configuration.displayName) authenticates with private_key_jwt: name the client's private key (a PEM file) in private_key_file."
+                "\(configuration.displayName) authenticates with private_key_jwt: name the client's private key (a PEM file) in private_key_file, or have a key made and kept for it where client secrets are kept."
             )
         }
         let file = URL(fileURLWithPath: PathText.expandingTilde(path))
@@ -52,10 +75,16 @@ public struct ClientKey: Sendable {
         return key
     }
 
+    /// Where the private key is, in words.
+    public var whereKept: String {
+        guard case .kept(let key) = material else { return "in its PEM file" }
+        return key.stored.hasPrefix(TPMKey.prefix) ? "in the TPM, which never lets it out" : "in software (no TPM here)"
+    }
+
     /// The JWS algorithm the key signs with.
     public var algorithm: String {
         switch material {
-        case .p256: "ES256"
+        case .p256, .kept: "ES256"
         case .rsa: "RS256"
         }
     }
@@ -69,6 +98,8 @@ public struct ClientKey: Sendable {
                 .init("crv", .string("P-256")), .init("kty", .string("EC")), .init("x", .string(Base64URL.encode(point.prefix(32)))),
                 .init("y", .string(Base64URL.encode(point.suffix(32)))),
             ])
+        case .kept(let key):
+            return key.publicJWK
         case .rsa(let key):
             // A key read from PEM always yields its primitives.
             let primitives = try? key.publicKey.getKeyPrimitives()
@@ -85,7 +116,7 @@ public struct ClientKey: Sendable {
     /// The client assertion for one request (RFC 7523 §3): issued by the client and about it
     /// (`iss` and `sub` its id), for `audience` (the authorization server), lasting a minute, with a
     /// `jti` of its own so that a server refuses it used twice.
-    public func assertion(clientID: String, audience: String, now: Date = Date()) -> String {
+    public func assertion(clientID: String, audience: String, now: Date = Date()) async throws -> String {
         let header: JSONValue = .object([
             .init("alg", .string(algorithm)), .init("kid", .string(keyID)), .init("typ", .string("JWT")),
         ])
@@ -97,7 +128,7 @@ public struct ClientKey: Sendable {
         ])
         let input =
             Base64URL.encode(Data(header.text(spaced: false).utf8)) + "." + Base64URL.encode(Data(claims.text(spaced: false).utf8))
-        let assertion = input + "." + Base64URL.encode(sign(Data(input.utf8)))
+        let assertion = input + "." + Base64URL.encode(try await sign(Data(input.utf8)))
         Self.recent.withLock { recent in
             recent.append(assertion)
             if recent.count > 16 { recent.removeFirst() }
@@ -109,11 +140,13 @@ public struct ClientKey: Sendable {
     static let recent = Mutex<[String]>([])
     static var recentAssertions: [String] { recent.withLock { $0 } }
 
-    private func sign(_ input: Data) -> Data {
-        // Signing with a key that was read whole does not fail; were it to, the server refuses an assertion that does not verify.
+    private func sign(_ input: Data) async throws -> Data {
+        // Signing with a key that was read whole does not fail; were it to, the server refuses an assertion
+        // that does not verify. A TPM that cannot sign is a sentence.
         switch material {
-        case .p256(let key): (try? key.signature(for: input).rawRepresentation) ?? Data()
-        case .rsa(let key): (try? key.signature(for: input, padding: .insecurePKCS1v1_5).rawRepresentation) ?? Data()
+        case .p256(let key): return (try? key.signature(for: input).rawRepresentation) ?? Data()
+        case .rsa(let key): return (try? key.signature(for: input, padding: .insecurePKCS1v1_5).rawRepresentation) ?? Data()
+        case .kept(let key): return try await key.signature(for: input)
         }
     }
 

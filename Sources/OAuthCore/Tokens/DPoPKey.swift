@@ -117,6 +117,15 @@ public struct DPoPKey: Sendable {
         return input + "." + Base64URL.encode(Self.sign(input, with: key))
     }
 
+    /// An ES256 signature (r and s, 32 bytes each) of `input`: in software at once, or by the TPM on a
+    /// thread of its own. What a client assertion made with a kept client key is signed with.
+    func signature(for input: Data) async throws -> Data {
+        switch custody {
+        case .software(let key): return (try? key.signature(for: input).rawRepresentation) ?? Data()
+        case .tpm(let key): return try await key.sign(input)
+        }
+    }
+
     private static func sign(_ input: String, with key: P256.Signing.PrivateKey) -> Data {
         // Signing with a key made here does not fail; were it to, a proof that does not verify is refused by the server.
         (try? key.signature(for: Data(input.utf8)).rawRepresentation) ?? Data()

@@ -175,7 +175,7 @@ public struct TokenClient: Sendable {
             let audience = configuration.issuer?.absoluteString ?? configuration.tokenEndpoint.absoluteString
             parameters += [
                 ("client_id", configuration.clientID), ("client_assertion_type", ClientKey.assertionType),
-                ("client_assertion", try ClientKey.of(configuration).assertion(clientID: configuration.clientID, audience: audience)),
+                ("client_assertion", try await ClientKey.of(configuration).assertion(clientID: configuration.clientID, audience: audience)),
             ]
         case .none:
             parameters.append(("client_id", configuration.clientID))
