@@ -15,7 +15,7 @@ public actor TokenBroker {
     private let catalog: ProviderCatalog
     private let store: any TokenStore
     private let network: Network
-    private let accounts: AccountList?
+    let accounts: AccountList?
     private let zeroConfiguration: ZeroConfiguration?
     private let configure: Configure
     private var providers: [String: Provider] = [:]
@@ -40,11 +40,7 @@ public actor TokenBroker {
         @Sendable (_ provider: (id: String, name: String), _ key: String, _ account: String?, AuthSession.Ended) async -> Void
 
     /// What a question about a provider says of it (`ProviderCatalog.questionWords`).
-    struct Known {
-        let displayName: String
-        let narrows: Bool
-        let scopeWords: [String: String]
-    }
+    typealias Known = ProviderCatalog.QuestionWords
 
     public init(
         catalog: ProviderCatalog, store: any TokenStore, network: Network, accounts: AccountList?,
@@ -91,7 +87,7 @@ public actor TokenBroker {
         let several = entry.accounts.count > 1 || key != id
         return TokenOwner(
             providerID: id, accountKey: key, name: several && label != nil ? "\(displayName) (\(label!))" : displayName,
-            person: entry.account(key: key)?.subject, narrows: words.narrows, scopeWords: words.scopeWords)
+            person: entry.account(key: key)?.subject ?? standIn(words.standIn), narrows: words.narrows, scopeWords: words.scopeWords)
     }
 
     /// A token for `request`, from the provider its target names.
@@ -309,9 +305,7 @@ public actor TokenBroker {
         var known: Result<Known, AgentRefusal>?
         if catalog.contains(id) {
             do {
-                let words = try catalog.questionWords(named: id)
-                known = .success(
-                    Known(displayName: Redaction.printable(words.displayName), narrows: words.narrows, scopeWords: words.scopeWords))
+                known = .success(try catalog.questionWords(named: id))
             } catch {
                 known = .failure(AgentRefusal(.invalid, "\(error)"))
             }

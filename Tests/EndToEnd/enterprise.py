@@ -5,12 +5,13 @@ its ID-JAGs."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
 import urllib.request
 
-from agent import Sandbox
+from agent import Sandbox, allow_gdbus, gdbus
 from harness import BIN, ISSUER_CHOICE, admin, assert_no_secrets, expect, sign_in
 from zero_config import resource_answer
 
@@ -228,6 +229,17 @@ def client_key_kept(home):
         code, body = resource_answer(sandbox.base + "/api/open", answer.stdout.strip())
         expect(code == 200 and body["sub"] == "build-bot" and body["scopes"] == ["deploy"], f"the API takes it, as the machine's: {code} {body}")
         expect(answer.stdout.strip() not in made.stderr + again.stderr, "no token where the key was said")
+
+        # The agent serves it to a program allowed for it (gdbus, allowed beforehand), with no person: the kept
+        # token first, then, asked for a new one, the grant asked again in the machine's name.
+        allow_gdbus("machine")
+        kept = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "machine", "{}")
+        expect(kept.returncode == 0 and answer.stdout.strip() in kept.stdout, f"the agent's token: {kept.returncode} {kept.stderr!r}")
+        renewed = gdbus("--method", "io.github.latchkey.Agent1.GetToken", "machine", "{'min-valid': <-1>}")
+        expect(renewed.returncode == 0 and answer.stdout.strip() not in renewed.stdout, f"minted anew: {renewed.returncode} {renewed.stderr!r}")
+        expect(admin(sandbox.base, "/_admin/stats")["client_credentials_grants"] == 2, "the agent asked the grant once")
+        fresh = re.search(r"'(sbx_at_[^']+)'", renewed.stdout).group(1)
+        expect(resource_answer(sandbox.base + "/api/open", fresh)[0] == 200, "and the API takes the agent's token")
     finally:
         sandbox.stop()
 

@@ -90,7 +90,10 @@ struct ProgramName: ParsableArguments {
         get throws {
             let key = try provider
             let id = ProviderAccount(named).providerID
-            guard let person = LatchkeyFiles.accounts.entry(for: id).account(key: key)?.subject else {
+            // Where nobody signs in to the provider itself: the client's own, or the person at its identity provider.
+            let standIn = TokenBroker.person(
+                standIn: try? LatchkeyCommand.catalog.questionWords(named: id).standIn, accounts: LatchkeyFiles.accounts)
+            guard let person = LatchkeyFiles.accounts.entry(for: id).account(key: key)?.subject ?? standIn else {
                 throw LaunchError(
                     "Nobody Latchkey knows is signed in to \(named): a program is allowed for the person signed in. Sign in first.")
             }

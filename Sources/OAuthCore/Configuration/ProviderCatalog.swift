@@ -246,11 +246,37 @@ public struct ProviderCatalog: Sendable {
 
     /// What a question about provider `name`'s tokens says of it, from its files alone (no discovery,
     /// no keyring): its name, whether it can narrow a token, and its scopes in words.
-    public func questionWords(named name: String) throws -> (displayName: String, narrows: Bool, scopeWords: [String: String]) {
+    public func questionWords(named name: String) throws -> QuestionWords {
         let file = try layers(base: base(named: name), overrides: [:])
         var words: [String: String] = [:]
         for entry in file.scopeDescriptions.value?.entries ?? [] { words[entry.key] = entry.value.value.map(Redaction.printable) }
-        return (file.displayName.value ?? name, (file.narrowing.value ?? .refresh) != .none, words)
+        var stands: QuestionWords.StandIn?
+        switch file.grant.value {
+        case .clientCredentials?: stands = .client(Hex.sha256("client " + (file.clientID.value ?? name)))
+        case .idJAG?: stands = file.identityProvider.value.map(QuestionWords.StandIn.identityProvider)
+        default: stands = nil
+        }
+        return QuestionWords(
+            displayName: Redaction.printable(file.displayName.value ?? name), narrows: (file.narrowing.value ?? .refresh) != .none,
+            scopeWords: words,
+            standIn: stands)
+    }
+
+    /// What a question about a provider's tokens says of it, and whose tokens they are where no person
+    /// signs in to it.
+    public struct QuestionWords: Sendable {
+        public let displayName: String
+        public let narrows: Bool
+        public let scopeWords: [String: String]
+        /// Whom a program's permission names where nobody signs in to this provider itself: the client
+        /// (client credentials: the digest of its id), or the person signed in at the identity provider
+        /// it is reached through (`id_jag`: that provider's id).
+        public let standIn: StandIn?
+
+        public enum StandIn: Sendable, Equatable {
+            case client(String)
+            case identityProvider(String)
+        }
     }
 
     /// `readableID(named:)` for a provider described by `file`.
