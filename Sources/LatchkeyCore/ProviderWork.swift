@@ -35,10 +35,28 @@ extension Provider {
         using agent: some ExternalUserAgent, for choice: AccountChoice = .inUse, logger: Logger,
         step: @escaping @Sendable (AppEvent) -> Void
     ) async -> (event: AppEvent, scopes: [String]) {
-        await answer(for: choice, logger: logger) {
+        if configuration.grant.mints, choice == .inUse { return await minted(logger: logger) }
+        return await answer(for: choice, logger: logger) {
             try await signIn(using: agent, for: choice) {
                 step($0 == .redirectReceived ? .redirectReceived : .tokensReceived)
             }
+        }
+    }
+
+    /// Sign in, where nobody signs in here: the client's own token, or one had through the
+    /// organisation's identity provider, with no page of this server's; its refusal said.
+    private func minted(logger: Logger) async -> (event: AppEvent, scopes: [String]) {
+        do {
+            let token = try await session.freshToken()
+            let through =
+                configuration.grant == .idJAG
+                ? "Signed in through your organisation's identity provider, with no page of this server's."
+                : "This client's own token: nobody signs in."
+            return (.signInSucceeded(notice: through), token.allowedScopes(asked: configuration.scopes))
+        } catch {
+            let failure = error as? OAuthError ?? .userAgent("\(error)")
+            logger.notice("No token was had", metadata: ["error": "\(failure)"])
+            return (.signInFailed(failure), [])
         }
     }
 

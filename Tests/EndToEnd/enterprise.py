@@ -88,6 +88,18 @@ def enterprise_sign_in(home):
         policy = [{"user": "ada", "audience": server.base, "resource": resource, "scopes": ["openid", "profile"],
                    "client_id": registered_client(home, resource)["client_id"]} for resource in resources]
         admin(idp.base, "/_admin/id-jag-policy", policy)
+
+        # The window, on the third server: Sign in asks nobody anything (no page opens), and says how.
+        grants_before = admin(server.base, "/_admin/stats")["id_jags_redeemed"]
+        window = home.launch("--resource", resources[2])
+        try:
+            window.wait_status("Not signed in", timeout=30)
+            window.press(window.wait_sensitive("Sign in"))
+            window.wait_status("Signed in through your organisation's identity provider", timeout=30)
+            window.screenshot("02-signed-in-through-the-identity-provider")
+        finally:
+            window.quit()
+        expect(admin(server.base, "/_admin/stats")["id_jags_redeemed"] == grants_before + 1, "the window's token came of an ID-JAG")
         tokens = {}
         ada = resource_answer(resources[0], token(resources[0], display=False).stdout.strip())[1]["sub"]
         for resource in resources:

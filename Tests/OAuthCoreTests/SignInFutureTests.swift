@@ -90,3 +90,14 @@ import Testing
         #expect(try live.store.load(for: "sandbox")?.signedInAt == at, "kept as renewed")
     }
 }
+
+extension SignInFutureTests {
+    /// A token had anew whenever it ends (client credentials, or through the identity provider) does
+    /// not end the sign-in when it ends: nothing to warn of, and it is said to renew.
+    @Test func aMintedTokensEndIsNotTheSignInsEnd() {
+        let plain = SignInFuture(token: token(refresh: nil))
+        #expect(plain.endsAt != nil && !plain.renewable, "a token nobody can renew ends the sign-in")
+        let minted = SignInFuture(token: token(refresh: nil), minted: true)
+        #expect(minted.endsAt == nil && minted.renewable)
+    }
+}

@@ -35,15 +35,17 @@ public struct SignInFuture: Sendable, Equatable {
     public var endsBecause: End?
     public var key: KeyCustody?
 
-    public init(token: Token, idleLifetime: TimeInterval? = nil, sessionLifetime: TimeInterval? = nil) {
+    /// `minted`: a token had anew with nobody involved whenever it ends (`ProviderConfiguration.Grant.mints`):
+    /// renewable, and its access token's end is not the sign-in's.
+    public init(token: Token, idleLifetime: TimeInterval? = nil, sessionLifetime: TimeInterval? = nil, minted: Bool = false) {
         accessTokenExpiresAt = token.expiresAt
-        renewable = token.canRefresh
+        renewable = token.canRefresh || minted
         signedInAt = token.signedInAt
         lastRenewedAt = token.signedInAt.flatMap { token.receivedAt > $0 ? token.receivedAt : nil }
         key = token.dpopKey.map { $0.hasPrefix(TPMKey.prefix) ? .tpm : .withSignIn }
         var ends: [(Date, End)] = []
         if !token.canRefresh {
-            if let expiresAt = token.expiresAt { ends.append((expiresAt, .accessToken)) }
+            if let expiresAt = token.expiresAt, !minted { ends.append((expiresAt, .accessToken)) }
         } else {
             if let at = token.refreshExpiresAt { ends.append((at, .provider)) }
             // Idle: counted from the last renewal (or the sign-in), which starts it again.
@@ -58,7 +60,8 @@ public struct SignInFuture: Sendable, Equatable {
 
     public init(token: Token, configuration: ProviderConfiguration?) {
         self.init(
-            token: token, idleLifetime: configuration?.idleLifetime, sessionLifetime: configuration?.sessionLifetime)
+            token: token, idleLifetime: configuration?.idleLifetime, sessionLifetime: configuration?.sessionLifetime,
+            minted: configuration?.grant.mints == true && !token.canRefresh)
     }
 
     /// Whether the sign-in ends within `seconds` of `now` (known lifetimes only).
