@@ -9,6 +9,15 @@ extension TokenBroker {
         Self.person(standIn: standIn, accounts: accounts)
     }
 
+    /// Whose tokens a program is allowed: the person signed in here; with none, the stand-in. Reached
+    /// through an identity provider, both (a sign-in of the server's own, made where the identity
+    /// provider refused, is one person; the one at the identity provider, whose tokens are minted, may
+    /// be another): a change of either asks again.
+    public static func person(signedIn: String?, standIn: String?, _ kind: ProviderCatalog.QuestionWords.StandIn?) -> String? {
+        guard case .identityProvider? = kind, let signedIn, let standIn else { return signedIn ?? standIn }
+        return signedIn + " via " + standIn
+    }
+
     /// `standIn(_:)` for a command that reads the files itself (`latchkey agent allow`).
     public static func person(standIn: ProviderCatalog.QuestionWords.StandIn?, accounts: AccountList?) -> String? {
         switch standIn {
@@ -24,7 +33,8 @@ extension TokenBroker {
     static func checkMinted(_ narrowing: Narrowing, _ request: AgentRequest, _ configuration: ProviderConfiguration)
         throws(AgentRefusal)
     {
-        if !configuration.scopes.isEmpty { try check(scopes: request.scopes, within: configuration.scopes, configuration) }
+        // A file that names no scopes: the grant's defaults, whatever they are, and nothing asked for by name.
+        try check(scopes: request.scopes, within: configuration.scopes, configuration)
         if let resource = narrowing.resource, resource != configuration.resource {
             throw AgentRefusal(
                 .invalid,

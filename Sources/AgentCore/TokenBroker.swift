@@ -87,7 +87,8 @@ public actor TokenBroker {
         let several = entry.accounts.count > 1 || key != id
         return TokenOwner(
             providerID: id, accountKey: key, name: several && label != nil ? "\(displayName) (\(label!))" : displayName,
-            person: entry.account(key: key)?.subject ?? standIn(words.standIn), narrows: words.narrows, scopeWords: words.scopeWords)
+            person: Self.person(signedIn: entry.account(key: key)?.subject, standIn: standIn(words.standIn), words.standIn),
+            narrows: words.narrows, scopeWords: words.scopeWords)
     }
 
     /// A token for `request`, from the provider its target names.

@@ -91,9 +91,12 @@ struct ProgramName: ParsableArguments {
             let key = try provider
             let id = ProviderAccount(named).providerID
             // Where nobody signs in to the provider itself: the client's own, or the person at its identity provider.
-            let standIn = TokenBroker.person(
-                standIn: try? LatchkeyCommand.catalog.questionWords(named: id).standIn, accounts: LatchkeyFiles.accounts)
-            guard let person = LatchkeyFiles.accounts.entry(for: id).account(key: key)?.subject ?? standIn else {
+            let kind = try? LatchkeyCommand.catalog.questionWords(named: id).standIn
+            let standIn = TokenBroker.person(standIn: kind, accounts: LatchkeyFiles.accounts)
+            guard
+                let person = TokenBroker.person(
+                    signedIn: LatchkeyFiles.accounts.entry(for: id).account(key: key)?.subject, standIn: standIn, kind)
+            else {
                 throw LaunchError(
                     "Nobody Latchkey knows is signed in to \(named): a program is allowed for the person signed in. Sign in first.")
             }

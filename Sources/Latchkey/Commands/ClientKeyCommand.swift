@@ -16,7 +16,7 @@ struct ClientKeyCommand: ParsableCommand {
             (else in software), and kept where client secrets are (the keyring, else a private file). The provider's file \
             then says "client_authentication": "private_key_jwt" (and, for tokens with no person, "grant": \
             "client_credentials") with no private_key_file. Asked again, the same key is shown; --new makes another \
-            (register it before the old one goes).
+            in place of the kept one at once: its public key is to be registered at the provider before the next token.
             """)
 
     @Option(help: "The provider's id (its file's name in ~/.config/latchkey, without .json).")

@@ -252,7 +252,10 @@ public struct ProviderCatalog: Sendable {
         for entry in file.scopeDescriptions.value?.entries ?? [] { words[entry.key] = entry.value.value.map(Redaction.printable) }
         var stands: QuestionWords.StandIn?
         switch file.grant.value {
-        case .clientCredentials?: stands = .client(Hex.sha256("client " + (file.clientID.value ?? name)))
+        case .clientCredentials?:
+            // The client at its server: the same client id at another issuer is another client.
+            let server = file.issuer.value ?? file.tokenEndpoint.value ?? ""
+            stands = .client(Hex.sha256("client " + (file.clientID.value ?? name) + " at " + server))
         case .idJAG?: stands = file.identityProvider.value.map(QuestionWords.StandIn.identityProvider)
         default: stands = nil
         }

@@ -23,7 +23,7 @@ extension AuthSession {
     func renewMinted(_ held: Token?, margin: TimeInterval, started: Int) async throws -> Token {
         if let stored = try? await inOrder({ store, id in try await store.load(for: id) }), generation == started,
             stored.issuedBy == configuration.tokenBinding, stored.accessToken != held?.accessToken,
-            margin != .infinity, !stored.expires(within: max(margin, renewalMargin(for: stored)), now: now())
+            margin != .infinity, !stored.expires(within: max(margin, renewalMargin(for: stored)), now: now()), await servable(stored)
         {
             token = stored
             return stored

@@ -117,7 +117,7 @@ extension AuthSession {
     /// Whether a token is stored that is valid or can be renewed.
     public var isSignedIn: Bool {
         get async {
-            guard let token = await currentToken() else { return false }
+            guard let token = await currentToken(), await servable(token) else { return false }
             return token.canRefresh || !token.expires(within: 0, now: now())
         }
     }
