@@ -125,6 +125,20 @@ def enterprise_sign_in(home):
         expect(resource_answer(resources[0], again.stdout.strip())[0] == 200, "the new token is taken")
         expect(admin(idp.base, "/_admin/stats")["id_jags_issued"] == issued + 1, "one ID-JAG more")
         expect(admin(idp.base, "/_admin/stats")["authorization_code_grants"] == 1, "and still one sign-in")
+
+        # The organisation stops allowing the second server: the window's Sign in says so, then shows the
+        # server's own sign-in page, and the person signs in there.
+        admin(idp.base, "/_admin/id-jag-policy", policy[:1])
+        window = home.launch("--resource", resources[1])
+        try:
+            window.wait_status("Not signed in", timeout=30)
+            sign_in(window, home)  # Sign in, then the server's own page
+            window.wait_status("does not let you use", timeout=30)
+            expect("Signed in at the server itself." in window.status(), f"the window says so: {window.status()!r}")
+            window.screenshot("03-the-servers-own-sign-in-after-a-refusal")
+        finally:
+            window.quit()
+        expect(admin(server.base, "/_admin/stats")["authorization_code_grants"] == 1, "the server's own sign-in, once")
         assert_no_secrets(home, [os.path.join(home.root, "latchkey.log")], extra=list(tokens.values()) + [again.stdout.strip()])
     finally:
         server.stop()
