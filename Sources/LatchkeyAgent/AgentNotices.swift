@@ -2,6 +2,7 @@ import AgentCore
 import CGio
 import FoundationEssentials
 import GioKit
+import Glibc
 import InstallLayout
 import LatchkeyCore
 import Logging
@@ -68,9 +69,28 @@ final class AgentNotices: Sendable {
         ]
         defer { for argument in argv { free(argument) } }
         var error: UnsafeMutablePointer<GError>?
-        if g_spawn_async(nil, &argv, nil, G_SPAWN_DEFAULT, nil, nil, nil, &error) == 0 {
+        var pid: GPid = 0
+        if g_spawn_async(nil, &argv, nil, G_SPAWN_DO_NOT_REAP_CHILD, nil, nil, &pid, &error) == 0 {
             logger.warning("The window could not be opened: \(error.map { String(cString: $0.pointee.message) } ?? "?")")
             if let error { g_error_free(error) }
+            return
+        }
+        // Its end, heard on a thread of its own: a window that ended otherwise than a person closing it
+        // (a signal, a failure) is said in the log, where nothing else would say it.
+        let child = pid_t(pid)
+        Task.detached {
+            let status: Int32 = await BlockingWork.run {
+                var status: Int32 = 0
+                while waitpid(child, &status, 0) < 0, errno == EINTR {}
+                return status
+            }
+            let signalled = status & 0x7f
+            // Asked to end (SIGTERM, SIGINT, SIGHUP: a logout, a person's kill) is an end like closing it.
+            if signalled != 0 && signalled != 0x7f && ![SIGTERM, SIGINT, SIGHUP].contains(signalled) {
+                logger.warning("The window opened from a notification ended by a signal", metadata: ["signal": "\(signalled)"])
+            } else if (status >> 8) & 0xff != 0 {
+                logger.notice("The window opened from a notification ended with a failure", metadata: ["status": "\((status >> 8) & 0xff)"])
+            }
         }
     }
 }

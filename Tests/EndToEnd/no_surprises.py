@@ -178,10 +178,19 @@ class Notifications:
         self.process.wait(10)
 
 
-def windows_for(provider):
-    """latchkey-app processes showing `provider` (started with --provider), by pid."""
+def windows_for(provider, home):
+    """latchkey-app processes of this scenario showing `provider` (started with --provider), by pid. Only
+    this scenario's (its home in their environment): a scenario beside it, on a provider of the same id,
+    has windows of its own, which are not this one's to wait for, nor to end (a soak saw one scenario's
+    clean-up end the other's new window)."""
+    def ours(pid):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                return home.root.encode() in f.read()
+        except OSError:
+            return False
     return [pid for pid, words in command_lines()
-            if words[0].endswith(b"latchkey-app") and b"--provider" in words and provider.encode() in words]
+            if words[0].endswith(b"latchkey-app") and b"--provider" in words and provider.encode() in words and ours(pid)]
 
 
 def window_opened(provider, home):
@@ -193,7 +202,7 @@ def window_opened(provider, home):
         # The agent's log holds the window process's own (it is the agent's child): why it ended, if it did.
         with open(os.path.join(home.root, "agent.log"), errors="replace") as log:
             said = "".join(log.readlines()[-15:])
-        raise Failure(f"{failure}; window processes for {provider}: {windows_for(provider)}; the agent's log ends:\n{said}") from None
+        raise Failure(f"{failure}; window processes for {provider}: {windows_for(provider, home)}; the agent's log ends:\n{said}") from None
 
 
 def renew_after_its_life(times):
@@ -234,13 +243,13 @@ def notify_ended(home):
         expect(open(agent_log).read().count("Notified") == 1, "the agent said it notified once")
 
         notifications.press(notice, "Sign in again")
-        wait_until("the window on the provider", lambda: windows_for("mine"), 20)
+        wait_until("the window on the provider", lambda: windows_for("mine", home), 20)
         opened = window_opened("mine", home)
         opened.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
         opened.screenshot("01-sign-in-again")
-        for pid in windows_for("mine"):
+        for pid in windows_for("mine", home):
             os.kill(pid, 15)
-        wait_until("the window to close", lambda: not windows_for("mine"), 20)
+        wait_until("the window to close", lambda: not windows_for("mine", home), 20)
 
         # Turned off (SignInNoticesTests holds the agent to it); on again.
         off = latchkey("notifications", "--ended", "off")
@@ -272,12 +281,12 @@ def notify_ended_real_daemon(home):
         # A real pointer click, at once (this service takes a bubble down after five seconds, an urgent one
         # too), as a person clicks a bubble: its button takes no AT-SPI action.
         bubble.click(button)
-        wait_until("the window on the provider", lambda: windows_for("mine"), 20)
+        wait_until("the window on the provider", lambda: windows_for("mine", home), 20)
         opened = window_opened("mine", home)
         opened.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
         opened.screenshot("01-sign-in-again")
     finally:
-        for pid in windows_for("mine"):
+        for pid in windows_for("mine", home):
             os.kill(pid, 15)
         daemon.terminate()
         daemon.wait(10)
@@ -311,7 +320,7 @@ def notify_ended_on_its_account(home):
         window.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
         window.screenshot("01-ada-to-sign-in-again")
         # The agent's latchkey-app handed the account to the open window and ended: no second window.
-        wait_until("the launched window process to hand over and end", lambda: not windows_for("mine"), 30)
+        wait_until("the launched window process to hand over and end", lambda: not windows_for("mine", home), 30)
     finally:
         notifications.stop()
         sandbox.stop()
