@@ -35,26 +35,21 @@ extension Provider {
         using agent: some ExternalUserAgent, for choice: AccountChoice = .inUse, logger: Logger,
         step: @escaping @Sendable (AppEvent) -> Void
     ) async -> (event: AppEvent, scopes: [String]) {
-        if configuration.grant.mints, choice == .inUse {
-            let minted = await minted(logger: logger)
-            // The identity provider refused (or nobody is signed in there), on a server with a sign-in
-            // of its own: that one, after saying why.
-            guard case .signInFailed(.signedOut(let reason)) = minted.event, configuration.grant == .idJAG, configuration.hasSignInPage
-            else { return minted }
-            let own = await answer(for: choice, logger: logger) {
-                try await signIn(using: agent, for: choice) { step($0 == .redirectReceived ? .redirectReceived : .tokensReceived) }
-            }
-            guard case .signInSucceeded(let notice) = own.event else { return own }
-            return (
-                .signInSucceeded(
-                    notice: ([reason, "Signed in at the server itself."] + [notice].compactMap { $0 }).joined(separator: " ")), own.scopes
-            )
-        }
-        return await answer(for: choice, logger: logger) {
-            try await signIn(using: agent, for: choice) {
-                step($0 == .redirectReceived ? .redirectReceived : .tokensReceived)
+        let signInHere = {
+            await self.answer(for: choice, logger: logger) {
+                try await self.signIn(using: agent, for: choice) { step($0 == .redirectReceived ? .redirectReceived : .tokensReceived) }
             }
         }
+        guard configuration.grant.mints, choice == .inUse else { return await signInHere() }
+        let minted = await minted(logger: logger)
+        // The identity provider refused (or nobody is signed in there), on a server with a sign-in of
+        // its own: that one, after saying why.
+        guard case .signInFailed(.signedOut(let reason)) = minted.event, configuration.grant == .idJAG, configuration.hasSignInPage
+        else { return minted }
+        let own = await signInHere()
+        guard case .signInSucceeded(let notice) = own.event else { return own }
+        let said = ([reason, "Signed in at the server itself."] + [notice].compactMap { $0 }).joined(separator: " ")
+        return (.signInSucceeded(notice: said), own.scopes)
     }
 
     /// Sign in, where nobody signs in here: the client's own token, or one had through the

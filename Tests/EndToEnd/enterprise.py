@@ -12,7 +12,7 @@ import time
 import urllib.request
 
 from agent import Sandbox, allow_gdbus, gdbus
-from harness import BIN, ISSUER_CHOICE, admin, assert_no_secrets, expect, sign_in
+from harness import BIN, add_by_issuer, admin, assert_no_secrets, expect, sign_in
 from zero_config import resource_answer
 
 RESOURCES = ("/api/me", "/api/notes", "/api/open")
@@ -56,15 +56,11 @@ def enterprise_sign_in(home):
         window = home.launch()
         try:
             window.wait_status("Not signed in")
-            window.press(window.button("Add a provider"))
-            dialog = window.find("dialog", "Add a provider")
-            window.press(window.find("radio button", ISSUER_CHOICE, root=dialog))
-            window.type_into(window.find("text", "Issuer URL", root=dialog), idp.base)
-            window.press(window.find("check box", "My organisation's identity provider", exact=False, root=dialog))
-            window.screenshot("01-add-the-identity-provider")
-            window.press(window.find("push button", "Add", root=dialog))
-            host = idp.base.split("://", 1)[1]
-            window.wait_status(f"Not signed in. Sign in with {host}", timeout=30)
+
+            def mark_as_the_organisations(dialog):
+                window.press(window.find("check box", "My organisation's identity provider", exact=False, root=dialog))
+                window.screenshot("01-add-the-identity-provider")
+            host = add_by_issuer(window, idp.base, before_add=mark_as_the_organisations)
             sign_in(window, home)
             window.wait_status(f"Signed in with {host}")
         finally:

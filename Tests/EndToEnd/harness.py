@@ -139,6 +139,21 @@ ISSUER_CHOICE = "A provider, by its issuer URL"
 RESOURCE_CHOICE = "A service you want to reach (an API, an MCP server), by its URL"
 
 
+def add_by_issuer(app, issuer, before_add=None):
+    """The window's + : a provider added by its issuer URL (`before_add(dialog)` runs just before Add, for a
+    box to tick or a screenshot); waits until the window shows it, ready to sign in; returns its host."""
+    app.press(app.button("Add a provider"))
+    dialog = app.find("dialog", "Add a provider")
+    app.press(app.find("radio button", ISSUER_CHOICE, root=dialog))
+    app.type_into(app.find("text", "Issuer URL", root=dialog), issuer)
+    if before_add:
+        before_add(dialog)
+    app.press(app.find("push button", "Add", root=dialog))
+    host = issuer.split("://", 1)[1]
+    app.wait_status(f"Not signed in. Sign in with {host}", timeout=30)
+    return host
+
+
 def open_sign_in(app):
     """Presses Sign in and waits for the page's Username field; returns it."""
     app.press(app.wait_sensitive("Sign in"))

@@ -28,7 +28,6 @@ Checks, by the suite's ids: sep-1932-client-token-request-proof, sep-1932-client
 sep-1932-client-fresh-proof, and with --nonce sep-1932-client-as-nonce and sep-1932-client-rs-nonce.
 """
 
-import base64
 import hashlib
 import json
 import secrets
@@ -36,23 +35,17 @@ import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
+from conformance_http import JSONHandler, b64url, b64url_decode
+
 NONCE_MODE = "--nonce" in sys.argv
 AS_NONCE, RS_NONCE = "conformance-as-dpop-nonce", "conformance-rs-dpop-nonce"
-
-
-def b64url_decode(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 def thumbprint(jwk):
@@ -155,30 +148,10 @@ CHECKS = Checks()
 CHALLENGES = {}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *arguments):
-        pass
-
+class Handler(JSONHandler):
     @property
     def base(self):
         return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def answer(self, status, body=None, headers=()):
-        data = b"" if body is None else json.dumps(body).encode()
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        if body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def form(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        return {k: v[0] for k, v in urllib.parse.parse_qs(self.rfile.read(length).decode()).items()}
 
     def do_GET(self):
         path = urllib.parse.urlsplit(self.path)
@@ -269,23 +242,7 @@ class Handler(BaseHTTPRequestHandler):
         if NONCE_MODE and proved:
             with CHECKS.lock:
                 CHECKS.rs_honored = CHECKS.rs_challenged
-        try:
-            message = json.loads(body)
-        except ValueError:
-            return self.answer(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
-        if "id" not in message:
-            return self.answer(202)
-        method, result = message.get("method"), None
-        if method == "initialize":
-            result = {"protocolVersion": message.get("params", {}).get("protocolVersion", "2025-11-25"), "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "conformance-dpop", "version": "1"}}
-        elif method == "tools/list":
-            result = {"tools": [{"name": "test-tool", "inputSchema": {"type": "object"}}]}
-        elif method == "tools/call":
-            result = {"content": [{"type": "text", "text": "test"}]}
-        if result is None:
-            return self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}})
-        self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        self.answer_mcp(body, "conformance-dpop")
 
 
 if __name__ == "__main__":

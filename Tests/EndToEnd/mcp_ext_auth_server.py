@@ -24,18 +24,19 @@ Servers, each on a port of its own on 127.0.0.1:
 
 import base64
 import json
-import secrets
 import sys
 import threading
 import time
 import urllib.parse
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+
+from conformance_http import JSONHandler, b64url, b64url_decode
 
 SCENARIO = sys.argv[1] if len(sys.argv) > 1 else "enterprise-managed-authorization"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -44,14 +45,6 @@ ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 XAA_CLIENT, XAA_SECRET, IDP_CLIENT = "conformance-test-xaa-client", "conformance-test-xaa-secret", "conformance-test-idp-client"
 CC_CLIENT, CC_SECRET = "conformance-test-client", "conformance-test-secret"
 DEMO_USER = "demo-user@example.com"
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def b64url_decode(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def sign(claims, key, header):
@@ -118,30 +111,10 @@ GRANT_KEYS = {}
 URLS = {}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *arguments):
-        pass
-
+class Handler(JSONHandler):
     @property
     def role(self):
         return next(role for role, url in URLS.items() if url.endswith(f":{self.server.server_address[1]}"))
-
-    def answer(self, status, body=None, headers=()):
-        data = b"" if body is None else json.dumps(body).encode()
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        if body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def form(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        return {k: v[0] for k, v in urllib.parse.parse_qs(self.rfile.read(length).decode()).items()}
 
     def do_GET(self):
         path, role = urllib.parse.urlsplit(self.path).path, self.role
@@ -299,18 +272,7 @@ class Handler(BaseHTTPRequestHandler):
                 CHECKS.add("invalid-bearer-token", "FAILURE", "Client presented a token the server does not take")
             return self.answer(401, {"error": "invalid_token"}, headers=[("WWW-Authenticate", f'Bearer resource_metadata="{metadata}"')])
         CHECKS.add("valid-bearer-token", "SUCCESS", "Client presented a valid bearer token")
-        message = json.loads(body or b"{}")
-        if "id" not in message:
-            return self.answer(202)
-        results = {
-            "initialize": {"protocolVersion": message.get("params", {}).get("protocolVersion", "2025-11-25"),
-                           "capabilities": {"tools": {}}, "serverInfo": {"name": "conformance-ext-auth", "version": "1"}},
-            "tools/list": {"tools": [{"name": "test-tool", "inputSchema": {"type": "object"}}]},
-            "tools/call": {"content": [{"type": "text", "text": "test"}]},
-        }
-        if message.get("method") not in results:
-            return self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}})
-        self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": results[message["method"]]})
+        self.answer_mcp(body, "conformance-ext-auth")
 
 
 def serve(role):

@@ -259,7 +259,7 @@ def pushed_requests(home):
     then by paste-back with no display; each page is opened with only client_id and a request_uri;
     the classic request, sent to it by hand, is refused on its page."""
     import desktop
-    from harness import ISSUER_CHOICE, admin, sign_in
+    from harness import add_by_issuer, admin, sign_in
     with presets.sandbox_running(home, "standard", "--pushed-requests", "required") as base:
         host = base.split("://", 1)[1]
         try:
@@ -272,12 +272,7 @@ def pushed_requests(home):
         app = home.launch()
         try:
             app.wait_status("Not signed in")
-            app.press(app.button("Add a provider"))
-            dialog = app.find("dialog", "Add a provider")
-            app.press(app.find("radio button", ISSUER_CHOICE, root=dialog))
-            app.type_into(app.find("text", "Issuer URL", root=dialog), base)
-            app.press(app.find("push button", "Add", root=dialog))
-            app.wait_status(f"Not signed in. Sign in with {host}", timeout=30)
+            add_by_issuer(app, base)
 
             sign_in(app, home)
             app.wait_status(f"Signed in with {host}")

@@ -38,6 +38,9 @@ public final class Provider: Sendable {
     /// identity provider (`ProviderConfiguration.identityProvider`), whose sign-in gives the ID-JAGs, is had.
     public typealias Lookup = @Sendable (_ id: String) async throws -> Provider
     private let identityProviders: Lookup?
+    /// The identity provider as first found (`identityProviders`): one lookup (files, keyring, perhaps
+    /// discovery) for every token and every check of who is signed in there, not one each.
+    private let identityProviderFound = FoundOnce<Provider>()
 
     /// - Parameters:
     ///   - accounts: where the provider's accounts are listed; nil: one sign-in, kept under its id.
@@ -77,11 +80,14 @@ public final class Provider: Sendable {
             if let made = clients.sessions[key] { return made }
             var enterprise: EnterpriseSource?
             if let lookup = identityProviders, let id = clients.configuration.identityProvider {
+                // Held by the session, which may outlive this provider: what it needs, not the provider.
+                let found = identityProviderFound
+                let identityProvider: @Sendable () async throws -> Provider = { try await found.value { try await lookup(id) } }
                 enterprise = EnterpriseSource(
                     assertion: { audience, resource, scopes in
-                        try await lookup(id).idJAG(audience: audience, resource: resource, scopes: scopes)
+                        try await identityProvider().idJAG(audience: audience, resource: resource, scopes: scopes)
                     },
-                    person: { try? await lookup(id).personSignedIn() })
+                    person: { try? await identityProvider().personSignedIn() })
             }
             let made = AuthSession(
                 configuration: clients.configuration, store: store, tokenClient: clients.tokenClient, logger: logger, accountKey: key,
@@ -179,5 +185,23 @@ public final class Provider: Sendable {
         let outcome = await session(key: key).signOut()
         forgetAccount(key)
         return outcome
+    }
+}
+
+/// A value found once by async work and kept; work that failed is tried again at the next ask.
+final class FoundOnce<Value: Sendable>: Sendable {
+    private let finding = Mutex<Task<Value, any Error>?>(nil)
+
+    func value(_ find: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let task = finding.withLock { held in
+            if let held { return held }
+            let task = Task { try await find() }
+            held = task
+            return task
+        }
+        do { return try await task.value } catch {
+            finding.withLock { if $0 == task { $0 = nil } }
+            throw error
+        }
     }
 }

@@ -12,17 +12,23 @@ extension TokenClient {
         if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: " "))) }
         if let resource = narrowing.resource ?? configuration.resource { parameters.append(("resource", resource.absoluteString)) }
         logger.info("Asking for a token in the client's own name", metadata: ["endpoint": "\(configuration.tokenEndpoint.host ?? "?")"])
+        return try await minted(parameters, secrets: [], now: now)
+    }
+
+    /// A token asked for with nobody involved (`parameters` name the grant), bound to a key of its own
+    /// where the provider binds tokens, and kept alone: no refresh token, no ID token (the grant is
+    /// asked again when it ends).
+    func minted(_ parameters: [(String, String)], secrets: [String?], now: Date) async throws -> Token {
         let key = configuration.dpop ? DPoPKey() : nil
-        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: [], dpop: key)
-        var token = try TokenResponse.token(from: answer, secrets: clientSecrets, errorAliases: configuration.errorAliases, now: now)
+        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: secrets, dpop: key)
+        var token = try TokenResponse.token(
+            from: answer, secrets: secrets + clientSecrets, errorAliases: configuration.errorAliases, now: now)
         try Self.checkBinding(token, proved: key)
         token.dpopKey = key?.stored
-        token.refreshToken = nil
-        token.refreshExpiresAt = nil
-        token.idToken = nil
+        (token.refreshToken, token.refreshExpiresAt, token.idToken) = (nil, nil, nil)
         token.signedInAt = token.receivedAt
         token.issuedBy = configuration.tokenBinding
-        logger.info("Client token received", metadata: ["token": "\(token)"])
+        logger.info("Token received", metadata: ["token": "\(token)"])
         return token
     }
 }

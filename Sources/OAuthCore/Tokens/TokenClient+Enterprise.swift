@@ -43,20 +43,11 @@ extension TokenClient {
         var parameters = [("grant_type", Self.jwtBearer), ("assertion", assertion)]
         if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: " "))) }
         logger.info("Trading an ID-JAG for a token", metadata: ["endpoint": "\(configuration.tokenEndpoint.host ?? "?")"])
-        let key = configuration.dpop ? DPoPKey() : nil
-        let answer = try await post(parameters, to: configuration.tokenEndpoint, endpoint: .token, secrets: [assertion], dpop: key)
-        var token = try TokenResponse.token(
-            from: answer, secrets: [assertion] + clientSecrets, errorAliases: configuration.errorAliases, now: now)
-        try Self.checkBinding(token, proved: key)
+        let token = try await minted(parameters, secrets: [assertion], now: now)
         if !scopes.isEmpty, let given = token.scope, !Set(given.split(separator: " ").map(String.init)).isSubset(of: scopes) {
             throw OAuthError.malformedResponse(
                 endpoint: .token, reason: "it gave more scopes than were asked for (\(Redaction.printable(given)))")
         }
-        token.dpopKey = key?.stored
-        (token.refreshToken, token.refreshExpiresAt, token.idToken) = (nil, nil, nil)
-        token.signedInAt = token.receivedAt
-        token.issuedBy = configuration.tokenBinding
-        logger.info("Token had through the identity provider", metadata: ["token": "\(token)"])
         return token
     }
 }
