@@ -32,6 +32,8 @@ import driver  # noqa: E402
 import harness  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_TOKEN_ROUNDS", "200"))
+# Another build of the front (`latchkey`) to measure beside this one's `latchkey curl`: BENCH_BEFORE_FRONT=path.
+BEFORE_FRONT = os.environ.get("BENCH_BEFORE_FRONT")
 LOAD_SECONDS = int(os.environ.get("BENCH_LOAD_SECONDS", "600"))
 CALLERS = 64
 
@@ -396,6 +398,9 @@ def curl_rows(bin_dir, baselines, sandbox_process_factory):
             "latchkey_bearer": ([latchkey, "curl", "--provider", "mine", "--", *quiet, bearer_base + "/userinfo"], bearer_env),
             "latchkey_dpop": ([latchkey, "curl", "--provider", "mine", "--", *quiet, dpop_base + "/userinfo"], dpop_env),
         }
+        if BEFORE_FRONT:  # another build of the front, in the same rounds (an A/B run)
+            commands["before_bearer"] = ([BEFORE_FRONT, "curl", "--provider", "mine", "--", *quiet, bearer_base + "/userinfo"], bearer_env)
+            commands["before_dpop"] = ([BEFORE_FRONT, "curl", "--provider", "mine", "--", *quiet, dpop_base + "/userinfo"], dpop_env)
         for home, env in ((bearer_home, bearer_env), (dpop_home, dpop_env)):
             log = open(os.path.join(home.root, "agent.log"), "ab")
             agent, _ = start_agent(latchkey, env, log)
@@ -403,6 +408,9 @@ def curl_rows(bin_dir, baselines, sandbox_process_factory):
             # latchkey curl asks for the program that ran it: this interpreter, which runs others.
             subprocess.run([latchkey, "agent", "allow", "--including-what-it-runs", os.path.realpath(sys.executable), "mine"],
                            env=env, check=True, stdout=subprocess.DEVNULL)
+            if BEFORE_FRONT:  # not Latchkey's own front (that is the one beside the agent): a program of its own
+                subprocess.run([latchkey, "agent", "allow", "--including-what-it-runs", os.path.realpath(BEFORE_FRONT), "mine"], env=env, check=True,
+                               stdout=subprocess.DEVNULL)
         # Plain curl with the bound token needs a fresh proof each time (a proof is good once): made before each round.
         dpop_token = tokens["access_token"]
         proved_file = os.path.join(dpop_home.root, "header")

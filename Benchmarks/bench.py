@@ -563,6 +563,11 @@ def main():
         row("latchkey curl through the agent, a DPoP-bound token and its proof (warm)", median(curls["latchkey_dpop"]),
             median(curls["curl_dpop"]), 1.2, "≤ 1.2 × curl",
             baseline_name="curl with the bound token and a fresh proof made beforehand, same request")
+        if "before_bearer" in curls:
+            row("latchkey curl, a bearer token (BENCH_BEFORE_FRONT)", median(curls["before_bearer"]), median(curls["curl"]), None, "A/B",
+                baseline_name="curl with the token in a header file, same request")
+            row("latchkey curl, a DPoP-bound token (BENCH_BEFORE_FRONT)", median(curls["before_dpop"]), median(curls["curl_dpop"]), None,
+                "A/B", baseline_name="curl with the bound token and a fresh proof made beforehand, same request")
 
     if "fail-fast" in sections:
         print("fail fast where nobody may be asked …", file=sys.stderr, flush=True)

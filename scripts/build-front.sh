@@ -19,5 +19,5 @@ mkdir -p "$out"
     -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE -pie -Wl,-z,relro,-z,now -Wl,--as-needed -Wl,--build-id \
     "-ffile-prefix-map=$PWD=." \
     -I Sources/CAgentAnswer/include \
-    -o "$out/latchkey.new" Sources/LatchkeyFront/main.c Sources/LatchkeyFront/curl.c Sources/CAgentAnswer/agent_answer.c
+    -o "$out/latchkey.new" Sources/LatchkeyFront/main.c Sources/LatchkeyFront/curl.c Sources/LatchkeyFront/child.c Sources/CAgentAnswer/agent_answer.c
 mv -f "$out/latchkey.new" "$out/latchkey"

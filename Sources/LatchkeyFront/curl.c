@@ -5,9 +5,15 @@
 // nonce (401, use_dpop_nonce, §9), the request is made once more with a proof carrying it.
 //
 // The token and the proof reach curl in a file only it and this process can open (`-H @/dev/fd/N`,
-// a memfd), never on a command line another program could read in /proc. The token comes from the
-// agent itself when one runs and only --provider (and --account) are given; otherwise from
-// `latchkey token --format header` (the app: with or without an agent, narrowed, signed in first).
+// a memfd; or the pipe below), never on a command line another program could read in /proc. The
+// token comes from the agent itself when one runs and only --provider (and --account) are given;
+// otherwise from `latchkey token --format header` (the app: with or without an agent, narrowed,
+// signed in first).
+//
+// Asking the agent, curl is started at once (child.c), for its load (most of what this command
+// costs) to overlap the agent's answer: it waits for its URL and header lines on a pipe (`-K
+// /dev/fd/N`), and is ended unused when there is no token, or one that needs a proof (whose request
+// is run as before). This process then waits for it and ends as it ended.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -74,18 +80,41 @@ static int takes_value(const char *name) {
     return 0;
 }
 
-// What curl's arguments say of the request: its one URL and its method (-X/--request, else HEAD for
-// -I, PUT for -T, GET for -G, POST for a body: -d, --data…, -F, --form…, --json; else GET). NULL, with
-// `problem` set, when they name no URL, or more than one place the token would go to.
-static const char *curl_request(int count, char **arguments, const char **method, const char **problem) {
+// What curl's arguments say of the request.
+struct request {
+    const char *url;
+    // -X/--request, else HEAD for -I, PUT for -T, GET for -G, POST for a body (-d, --data…, -F, --form…,
+    // --json); else GET.
+    const char *method;
+    int url_at, url_span;  // where the URL is among them: --url URL spans 2
+    int own_output;        // they name where the answer goes: -o FILE, -O, --remote-name(-all)
+    // Something of curl's goes to standard output besides the answer (-w, -o -, --trace -, …), or to
+    // where the front reads the answer's header lines (-D): its first try cannot be kept aside by
+    // its configuration, only by its standard output.
+    int elsewhere;
+};
+
+static const char *elsewhere_options[] = {"--write-out", "--dump-header", "--trace", "--trace-ascii", "--stderr",
+                                          "--libcurl",   "--help",        "--version", "--manual"};
+
+static int writes_elsewhere(const char *name) {
+    for (size_t k = 0; k < sizeof elsewhere_options / sizeof *elsewhere_options; k++)
+        if (strcmp(name, elsewhere_options[k]) == 0) return 1;
+    return 0;
+}
+
+// `request` from curl's arguments; 0, or -1 with `problem` set when they name no URL, or more than one
+// place the token would go to.
+static int curl_request(int count, char **arguments, struct request *request, const char **problem) {
     const char *url = NULL, *asked = NULL, *implied = "GET";
     int urls = 0, get = 0;
     for (int i = 0; i < count; i++) {
         const char *a = arguments[i], *value = NULL;
+        int started = i;
         if (strcmp(a, "--next") == 0 || strcmp(a, "-:") == 0 || strcmp(a, "--config") == 0 || strcmp(a, "-K") == 0 ||
             strncmp(a, "--config=", 9) == 0 || strncmp(a, "-K", 2) == 0) {
             *problem = "latchkey curl sends one request: --next and --config (-K) are not taken.";
-            return NULL;
+            return -1;
         }
         if (strncmp(a, "--", 2) == 0 && a[2]) {
             const char *equals = strchr(a, '=');
@@ -96,13 +125,15 @@ static const char *curl_request(int count, char **arguments, const char **method
             name[n] = 0;
             if (equals) value = equals + 1;
             else if (takes_value(name) && i + 1 < count) value = arguments[++i];
-            if (strcmp(name, "--url") == 0 && value) url = value, urls++;
+            if (strcmp(name, "--url") == 0 && value) url = value, urls++, request->url_at = started, request->url_span = i - started + 1;
             else if (strcmp(name, "--request") == 0) asked = value;
             else if (strcmp(name, "--head") == 0) implied = "HEAD";
             else if (strcmp(name, "--upload-file") == 0) implied = "PUT";
             else if (strcmp(name, "--get") == 0) get = 1;
             else if (strncmp(name, "--data", 6) == 0 || strncmp(name, "--form", 6) == 0 || strcmp(name, "--json") == 0)
                 implied = strcmp(implied, "GET") == 0 ? "POST" : implied;
+            else if (strcmp(name, "--output") == 0 || strncmp(name, "--remote-name", 13) == 0) request->own_output = 1;
+            request->elsewhere |= writes_elsewhere(name);
         } else if (a[0] == '-' && a[1]) {
             // A cluster of short options (-sS, -sXPUT, -sd @body): a value-taking one ends it.
             for (const char *c = a + 1; *c; c++) {
@@ -111,27 +142,36 @@ static const char *curl_request(int count, char **arguments, const char **method
                     if (*c == 'X') asked = value;
                     else if (*c == 'T') implied = "PUT";
                     else if ((*c == 'd' || *c == 'F') && strcmp(implied, "GET") == 0) implied = "POST";
+                    else if (*c == 'o') request->own_output = 1;
+                    else if (*c == 'w' || *c == 'D') request->elsewhere = 1;
                     break;
                 }
                 if (*c == 'I') implied = "HEAD";
                 else if (*c == 'G') get = 1;
+                else if (*c == 'O') request->own_output = 1;
+                else if (*c == 'h' || *c == 'V' || *c == 'M') request->elsewhere = 1;
             }
         } else {
             // A plain argument is a URL to curl, whatever it looks like: one without http(s):// would get the token too.
             if (!starts_with_http(a)) {
                 *problem = "name the request's URL in full, with https:// (or http:// on this computer).";
-                return NULL;
+                return -1;
             }
             url = a;
             urls++;
+            request->url_at = i;
+            request->url_span = 1;
         }
+        // A file named "-" is standard input or output (-o -, -c -, -T -, --trace -): tried once, as it is.
+        if (value && strcmp(value, "-") == 0) request->elsewhere = 1;
     }
     if (urls != 1) {
         *problem = urls ? "latchkey curl sends one request: name one URL." : "name the request's URL (https://…).";
-        return NULL;
+        return -1;
     }
-    *method = asked ? asked : (get && strcmp(implied, "HEAD") != 0 ? "GET" : implied);
-    return url;
+    request->url = url;
+    request->method = asked ? asked : (get && strcmp(implied, "HEAD") != 0 ? "GET" : implied);
+    return 0;
 }
 
 // A memfd holding `text`, its descriptor open across exec (curl reads it as /dev/fd/N); -1 on failure.
@@ -165,27 +205,12 @@ static long read_all(int fd, char *out, size_t capacity) {
     return pread(fd, &probe, 1, (off_t)total) > 0 ? -1 : (long)total;
 }
 
-// Runs `path` with `argv`, its standard output into `output` (-1: this process's); its exit status
-// (128 + the signal for one killed), or -1 when it could not be started.
-static int run(const char *path, char **argv, int output) {
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (output >= 0 && dup2(output, STDOUT_FILENO) < 0) _exit(127);
-        execvp(path, argv);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // The header lines (`Authorization: …` and, for a bound token, `DPoP: …`) for `method` `url` into
 // `headers`, from the agent (`named` set: only --provider and --account were given) or from
-// `latchkey token --format header`. 0, or the exit status to end with (its sentence said).
+// `latchkey token --format header`. 0, or the exit status to end with (its sentence said). `early`
+// (when given) is started once the agent has the request.
 static int token_headers(const char *named, int interactive, int count, char **options, const char *method, const char *url, const char *nonce,
-                         char *headers, size_t capacity) {
+                         char *headers, size_t capacity, struct early_curl *early) {
     static char request[8192], answer[LATCHKEY_AGENT_LARGEST_MESSAGE], token[LATCHKEY_AGENT_LARGEST_MESSAGE];
     if (named) {
         char account[1100], quoted_method[128], quoted_url[4200], quoted_nonce[2100] = "";
@@ -202,7 +227,7 @@ static int token_headers(const char *named, int interactive, int count, char **o
             if (written < 0 || written >= (int)sizeof request) named = NULL;
         }
     }
-    long length = named ? ask_agent(request, answer, sizeof answer) : -1;
+    long length = named ? ask_agent(request, answer, sizeof answer, early ? early_curl_start : NULL, early) : -1;
     if (length == AGENT_SILENT) {
         fprintf(stderr, "latchkey: Latchkey's agent did not answer in time.\n");
         return FAILED;
@@ -279,6 +304,66 @@ static int last_answer(char *dump, char *nonce, size_t capacity) {
     return status;
 }
 
+// curl run with `headers` (in a memfd, -H @/dev/fd/N): becoming it, or for a bound token's first try
+// (`proved`), its answer and header lines kept aside in `kept`'s memfds (made here when it has none). What it ended
+// with; -1 when it could not be run (said).
+static int run_curl(const char *headers, int proved, const struct request *request, int count, char **arguments, struct early_curl *kept) {
+    int header_file = memory_file("latchkey-curl-headers", headers);
+    if (header_file < 0) return -1;
+    if (proved && kept->body < 0) kept->body = memfd_create("latchkey-curl-body", MFD_CLOEXEC);
+    if (proved && kept->dumped < 0) kept->dumped = memfd_create("latchkey-curl-dump", 0);
+    if (proved && (kept->body < 0 || kept->dumped < 0)) return -1;
+    char header_argument[32], dump_path[32];
+    snprintf(header_argument, sizeof header_argument, "@/dev/fd/%d", header_file);
+    snprintf(dump_path, sizeof dump_path, "/dev/fd/%d", kept->dumped);
+    char *curl[MOST_ARGUMENTS + 12];
+    int n = 0;
+    curl[n++] = "curl";
+    curl[n++] = "--globoff";  // the URL is the one the proof is for, never a pattern of several
+    curl[n++] = "-H";
+    curl[n++] = header_argument;
+    if (proved) {
+        curl[n++] = "-D";
+        curl[n++] = dump_path;
+        // Its output goes to a file first: no progress meter where curl would show none, on a terminal.
+        if (!request->own_output && isatty(STDOUT_FILENO)) curl[n++] = "--no-progress-meter";
+    }
+    for (int i = 0; i < count; i++) curl[n++] = arguments[i];
+    curl[n] = NULL;
+    if (!proved) {
+        execvp("curl", curl);
+        fprintf(stderr, "latchkey: curl could not be started (%s); install it (apt install curl).\n", strerror(errno));
+        return -1;
+    }
+    int status = run("curl", curl, kept->body);
+    close(header_file);
+    if (status == 127 || status < 0) {
+        fprintf(stderr, "latchkey: curl could not be started; install it (apt install curl).\n");
+        return -1;
+    }
+    return status;
+}
+
+// Whether the answer whose header lines curl wrote to `dumped` asks for a nonce (put in `nonce`).
+static int resource_asks_nonce(int dumped, char *nonce, size_t capacity) {
+    static char dump[65536];
+    long length = read_all(dumped, dump, sizeof dump);
+    return length >= 0 && last_answer(dump, nonce, capacity) == 401 && *nonce;
+}
+
+// The answer as curl wrote it to `body`, onto standard output.
+static void copy_out(int body) {
+    struct stat size;
+    off_t offset = 0;
+    if (fstat(body, &size) == 0)
+        while (offset < size.st_size) {
+            char chunk[65536];
+            ssize_t got = pread(body, chunk, sizeof chunk, offset);
+            if (got <= 0 || write(STDOUT_FILENO, chunk, (size_t)got) != got) break;
+            offset += got;
+        }
+}
+
 int curl_command(int argc, char **argv) {
     // Latchkey's options first (up to `--`, or the first that is none of them), then curl's.
     int first = 2, others = 0, no_interaction = 0;
@@ -296,10 +381,11 @@ int curl_command(int argc, char **argv) {
     int options = first - 2;
     if (first < argc && strcmp(argv[first], "--") == 0) first++;
     int count = argc - first;
-    const char *method = "GET", *problem = NULL;
-    const char *url = options + count <= MOST_ARGUMENTS ? curl_request(count, argv + first, &method, &problem) : NULL;
-    if (url && strlen(url) > 4096) url = NULL, problem = "the URL is longer than Latchkey signs proofs for (4096 bytes).";
-    if (!url) {
+    const char *problem = NULL;
+    struct request request = {0};
+    if (options + count > MOST_ARGUMENTS || curl_request(count, argv + first, &request, &problem) != 0) request.url = NULL;
+    if (request.url && strlen(request.url) > 4096) request.url = NULL, problem = "the URL is longer than Latchkey signs proofs for (4096 bytes).";
+    if (!request.url) {
         fprintf(stderr,
                 "latchkey: %s\n"
                 "usage: latchkey curl [--provider ID | --resource URL] [latchkey token's options] [--] [curl's options] URL\n",
@@ -308,67 +394,52 @@ int curl_command(int argc, char **argv) {
     }
     char named[512];
     // Asked of the agent here, when only a provider (and an account) are named, and the URL is one the agent takes.
-    int direct = provider && !others && !strchr(provider, '/') && (!account || *account) && strlen(url) <= 2000;
+    int direct = provider && !others && !strchr(provider, '/') && (!account || *account) && strlen(request.url) <= 2000;
     if (direct) {
         int written = account ? snprintf(named, sizeof named, "%s/%s", provider, account) : snprintf(named, sizeof named, "%s", provider);
         if (written < 0 || written >= (int)sizeof named) direct = 0;
     }
-    static char headers[2 * LATCHKEY_AGENT_LARGEST_MESSAGE], dump[65536];
+    static char headers[2 * LATCHKEY_AGENT_LARGEST_MESSAGE];
     char nonce[1100];
+    // Asking the agent, curl is started with its arguments, its URL and header lines to come in its
+    // configuration; with the memfds a bound token's first try is kept aside in, should that be the answer.
+    static char *early_argv[MOST_ARGUMENTS + 12];
+    struct early_curl early = {.argv = early_argv, .url = request.url, .body = -1, .dumped = -1};
+    int n = 0;
+    early_argv[n++] = "curl";
+    early_argv[n++] = "--globoff";
+    early_argv[n++] = "-K";
+    early_argv[n++] = early.configuration;
+    for (int i = 0; i < count; i++)
+        if (i < request.url_at || i >= request.url_at + request.url_span) early_argv[n++] = argv[first + i];
+    early_argv[n] = NULL;
+    if (direct && !request.elsewhere) {
+        early.body = memfd_create("latchkey-curl-body", 0);
+        early.dumped = memfd_create("latchkey-curl-dump", 0);
+    }
     for (int attempt = 1;; attempt++) {
-        int ended = token_headers(direct ? named : NULL, may_ask(no_interaction), options, argv + 2, method, url, attempt == 1 ? NULL : nonce, headers, sizeof headers);
-        if (ended != 0) return ended;
-        int header_file = memory_file("latchkey-curl-headers", headers);
-        if (header_file < 0) return FAILED;
-        char header_argument[32], dump_path[32];
-        snprintf(header_argument, sizeof header_argument, "@/dev/fd/%d", header_file);
+        int ended = token_headers(direct ? named : NULL, may_ask(no_interaction), options, argv + 2, request.method, request.url,
+                                  attempt == 1 ? NULL : nonce, headers, sizeof headers, direct && attempt == 1 ? &early : NULL);
         // A bound token's first try is kept aside: should the resource ask for its nonce, it is tried again.
-        int proved = strstr(headers, "\nDPoP: ") != NULL && attempt == 1;
-        int body = proved ? memfd_create("latchkey-curl-body", MFD_CLOEXEC) : -1;
-        int dumped = proved ? memfd_create("latchkey-curl-dump", 0) : -1;
-        if (proved && (body < 0 || dumped < 0)) return FAILED;
-        snprintf(dump_path, sizeof dump_path, "/dev/fd/%d", dumped);
-        char *curl[MOST_ARGUMENTS + 12];
-        int n = 0;
-        curl[n++] = "curl";
-        curl[n++] = "--globoff";  // the URL is the one the proof is for, never a pattern of several
-        curl[n++] = "-H";
-        curl[n++] = header_argument;
-        if (proved) {
-            curl[n++] = "-D";
-            curl[n++] = dump_path;
-            // Its output goes to a file first: no progress meter where curl would show none, on a terminal.
-            if (isatty(STDOUT_FILENO)) curl[n++] = "--no-progress-meter";
+        int proved = ended == 0 && strstr(headers, "\nDPoP: ") != NULL && attempt == 1;
+        int status;
+        if (early.pid > 0 && ended == 0 && !proved) return ending(early_curl_run(&early, headers, 0, 0));
+        if (early.pid > 0 && ended == 0 && early.body >= 0 && early.dumped >= 0) {
+            int waited = early_curl_run(&early, headers, 1, request.own_output);
+            if (waited < 0 || (WIFEXITED(waited) && WEXITSTATUS(waited) == 127)) return ending(waited);
+            status = WIFEXITED(waited) ? WEXITSTATUS(waited) : 128 + WTERMSIG(waited);
+        } else {
+            early_curl_end(&early);
+            if (ended != 0) return ended;
+            status = run_curl(headers, proved, &request, count, argv + first, &early);
+            if (status < 0) return FAILED;
         }
-        for (int i = 0; i < count; i++) curl[n++] = argv[first + i];
-        curl[n] = NULL;
-        if (!proved) {
-            execvp("curl", curl);
-            fprintf(stderr, "latchkey: curl could not be started (%s); install it (apt install curl).\n", strerror(errno));
-            return FAILED;
-        }
-        int status = run("curl", curl, body);
-        close(header_file);
-        if (status == 127 || status < 0) {
-            fprintf(stderr, "latchkey: curl could not be started; install it (apt install curl).\n");
-            return FAILED;
-        }
-        long length = read_all(dumped, dump, sizeof dump);
-        close(dumped);
-        if (length < 0 || last_answer(dump, nonce, sizeof nonce) != 401 || !*nonce) {
-            // The answer as curl wrote it.
-            struct stat size;
-            off_t offset = 0;
-            if (fstat(body, &size) == 0)
-                while (offset < size.st_size) {
-                    char chunk[65536];
-                    ssize_t got = pread(body, chunk, sizeof chunk, offset);
-                    if (got <= 0 || write(STDOUT_FILENO, chunk, (size_t)got) != got) break;
-                    offset += got;
-                }
-            close(body);
+        if (!resource_asks_nonce(early.dumped, nonce, sizeof nonce)) {
+            if (!request.own_output) copy_out(early.body);
             return status;
         }
-        close(body);
+        close(early.body);
+        close(early.dumped);
+        early.body = early.dumped = -1;
     }
 }

@@ -62,8 +62,8 @@ const char *option(int argc, char **argv, int *i, const char *name) {
 }
 
 // One asking of the agent: the answer's length, -1 when nothing listens, 0 when it hung up having said
-// nothing, AGENT_SILENT when the wait ran out.
-static long ask_agent_once(const char *request, char *answer, size_t capacity) {
+// nothing, AGENT_SILENT when the wait ran out. `sent` (when given) is called once the request is sent.
+static long ask_agent_once(const char *request, char *answer, size_t capacity, void (*sent_hook)(void *), void *context) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     const char *forwarded = getenv("LATCHKEY_AGENT_SOCK");
     if (forwarded && forwarded[0] == '/') {
@@ -94,6 +94,7 @@ static long ask_agent_once(const char *request, char *answer, size_t capacity) {
         if (n <= 0) break;
         sent += (size_t)n;
     }
+    if (sent == length && sent_hook) sent_hook(context);
     size_t total = 0;
     int hung_up = 0;
     while (total < capacity) {
@@ -117,12 +118,12 @@ static long ask_agent_once(const char *request, char *answer, size_t capacity) {
 // session's socket. One that hung up went away mid-request (ended or killed, perhaps started again):
 // asked again, twice at most, after a pause for a killed agent's socket to be gone (until its process
 // is torn down it still takes a connection, then resets it); with none listening then, -1.
-long ask_agent(const char *request, char *answer, size_t capacity) {
+long ask_agent(const char *request, char *answer, size_t capacity, void (*sent)(void *), void *context) {
     static const useconds_t pauses[] = {50000, 250000};
-    long length = ask_agent_once(request, answer, capacity);
+    long length = ask_agent_once(request, answer, capacity, sent, context);
     for (size_t i = 0; length == 0 && i < sizeof pauses / sizeof pauses[0]; i++) {
         usleep(pauses[i]);
-        length = ask_agent_once(request, answer, capacity);
+        length = ask_agent_once(request, answer, capacity, sent, context);
     }
     return length;
 }
@@ -193,7 +194,7 @@ int main(int argc, char **argv) {
              "{\"request\":\"access_token\",\"account\":%s,\"min_valid_period\":%ld,\"application_hint\":\"latchkey token\"%s}", quoted,
              seconds, may_ask(no_interaction) ? "" : ",\"interactive\":false");
     static char answer[LATCHKEY_AGENT_LARGEST_MESSAGE];
-    long length = ask_agent(request, answer, sizeof answer);
+    long length = ask_agent(request, answer, sizeof answer, NULL, NULL);
     if (length == AGENT_SILENT) {
         fprintf(stderr, "latchkey: Latchkey's agent did not answer in time.\n");
         return FAILED;

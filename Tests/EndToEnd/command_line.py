@@ -1,11 +1,15 @@
 """End-to-end: starting latchkey — what it refuses, and what it does when its
 sandbox child never answers."""
 
+import http.server
 import json
 import os
+import select
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 from harness import BIN, ROOT, expect
@@ -139,4 +143,100 @@ server.serve_forever()
 """
 
 
-SCENARIOS = {"bad_numbers": bad_numbers, "narrowing_refusals": narrowing_refusals, "plain_launch_refusals": plain_launch_refusals, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}
+class Heard(http.server.BaseHTTPRequestHandler):
+    """A resource that answers with the Authorization header it got (404 under /missing), and counts."""
+    requests = []
+
+    def do_GET(self):
+        Heard.requests.append(self.path)
+        body = json.dumps({"authorization": self.headers.get("Authorization")}).encode()
+        self.send_response(404 if self.path.startswith("/missing") else 200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class StandInAgent:
+    """The agent's socket (LATCHKEY_AGENT_SOCK), answering each request with `answer`, or with nothing
+    until the asker goes when it is None; `asked` is set once a request has come."""
+
+    def __init__(self, path):
+        self.path, self.answer, self.asked = path, None, threading.Event()
+        self.listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listening.bind(path)
+        self.listening.listen(8)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            connection, _ = self.listening.accept()
+            with connection:
+                request = connection.recv(65536)
+                self.asked.set()
+                if json.loads(request).get("request") != "access_token":
+                    continue
+                if self.answer is None:
+                    connection.recv(1)  # until the asker closes (or is killed)
+                else:
+                    connection.sendall(json.dumps(self.answer).encode())
+
+
+def curl_started_early(home):
+    """latchkey curl starts curl while the agent works on the request (so that its load overlaps the
+    agent's answer): the token reaches it, curl's own status is the command's, a refusal ends it unused,
+    and the front killed while the agent has not answered leaves curl without a URL: nothing is sent."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Heard)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    agent = StandInAgent(os.path.join(home.root, "agent.sock"))
+    environment = dict(os.environ, **home.env, LATCHKEY_AGENT_SOCK=agent.path)
+    latchkey = os.path.join(BIN, "latchkey")
+
+    def run(*arguments):
+        return subprocess.run([latchkey, "curl", "--provider", "mine", "--", *arguments], env=environment, capture_output=True,
+                              text=True, timeout=120)
+
+    try:
+        # A token with characters curl's configuration quotes, to a URL with some too.
+        agent.answer = {"status": "success", "access_token": 'token-"quoted"\\back', "token_type": "bearer"}
+        fetched = run("-sS", f'{base}/notes?q="x"')
+        expect(fetched.returncode == 0 and json.loads(fetched.stdout)["authorization"] == 'Bearer token-"quoted"\\back'
+               and Heard.requests == ['/notes?q="x"'], f"latchkey curl with the agent's token: {fetched} {Heard.requests}")
+        missing = run("-sS", "-f", "--url", f"{base}/missing")
+        expect(missing.returncode == 22 and Heard.requests[-1] == "/missing", f"curl's own status: {missing.returncode} {missing.stderr!r}")
+        agent.answer = {"status": "failure", "error": "You said no to this program.", "kind": "Denied"}
+        before = len(Heard.requests)
+        refused = run("-sS", f"{base}/notes")
+        expect(refused.returncode == 5 and "You said no to this program." in refused.stderr and refused.stdout == ""
+               and len(Heard.requests) == before, f"a refusal: {refused} {Heard.requests}")
+
+        # The front killed (SIGKILL: nothing of it runs) while the agent has not answered: curl, started, ends unheard.
+        agent.answer, agent.asked = None, threading.Event()
+        front = subprocess.Popen([latchkey, "curl", "--provider", "mine", "--", "-sS", f"{base}/notes"], env=environment,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        expect(agent.asked.wait(120), "the front asked the stand-in agent")
+        children = f"/proc/{front.pid}/task/{front.pid}/children"
+
+        def started():  # the child, once it is curl (forked, it is the front until its exec)
+            for child in open(children).read().split():
+                with open(f"/proc/{child}/cmdline") as f:
+                    arguments = f.read().split("\0")
+                if arguments[0] == "curl":
+                    return int(child), arguments
+        curl, arguments = wait_until("curl to be started beside the question", started, 60)
+        expect(not any(base in a for a in arguments), f"curl started without its URL: {arguments}")
+        ended = os.pidfd_open(curl)
+        front.kill()
+        front.wait(60)
+        expect(select.select([ended], [], [], 60)[0], "curl ended with the front")
+        os.close(ended)
+        said = front.stderr.read().decode()
+        expect(len(Heard.requests) == before and front.stdout.read() == b"", f"nothing was sent: {Heard.requests} {said!r}")
+    finally:
+        server.shutdown()
+
+
+SCENARIOS = {"curl_started_early": curl_started_early, "bad_numbers": bad_numbers, "narrowing_refusals": narrowing_refusals, "plain_launch_refusals": plain_launch_refusals, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}

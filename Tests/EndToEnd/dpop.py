@@ -98,6 +98,20 @@ def dpop(home):
         fetched = latchkey("curl", "--provider", "mine", "--", "-H", "Accept: application/json", userinfo)
         expect(fetched.returncode == 0 and json.loads(fetched.stdout).get("sub"),
                f"latchkey curl through the agent: {fetched.returncode} {fetched.stdout!r} {fetched.stderr!r}")
+        # The resource's nonce renewed before each: the first try (kept aside) is asked for it, the second answered,
+        # and only the second is seen: curl started early writing to Latchkey's files (-i: its header lines too),
+        # or to the person's own (-o), or — with -w, which writes to standard output — started afterwards.
+        saved = os.path.join(home.root, "profile.json")
+        for turn, (arguments, check) in enumerate((
+                (["-i"], lambda out: out.count("HTTP/1.1 ") == 1 and "HTTP/1.1 200" in out and '"sub"' in out),
+                (["-o", saved], lambda out: out == "" and json.load(open(saved)).get("sub")),
+                (["-w", "%{http_code}\n"], lambda out: out.endswith("}200\n") and "401" not in out))):
+            urllib.request.urlopen(urllib.request.Request(f"{sandbox.base}/_admin/dpop-nonce", data=f"nonce=turn-{turn}".encode()),
+                                   timeout=30).read()
+            before = stats(sandbox)["userinfo_requests"]
+            fetched = latchkey("curl", "--provider", "mine", "--", "-sS", *arguments, userinfo)
+            expect(fetched.returncode == 0 and check(fetched.stdout) and stats(sandbox)["userinfo_requests"] - before == 2,
+                   f"latchkey curl {arguments} through the agent, asked for the nonce: {fetched.returncode} {fetched.stdout!r} {fetched.stderr!r}")
         called = subprocess.run(["gdbus", "call", "--session", *DEST, "--method", "io.github.latchkey.Agent1.GetProvedToken", "mine", "{}",
                                  "GET", userinfo], capture_output=True, text=True, timeout=60)
         expect(called.returncode == 0, f"GetProvedToken: {called.stderr!r}")
