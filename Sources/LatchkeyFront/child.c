@@ -47,7 +47,10 @@ void early_curl_start(void *context) {
     if (pid == 0) {
         // This process ending (killed, say) ends curl too: it never goes on without its header lines.
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
-        if (fcntl(ends[0], F_SETFD, 0) != 0) _exit(127);  // the read end is curl's (the write end closes at exec)
+        // The read end is curl's (the write end closes at exec), and the files a bound token's first try is kept aside in.
+        if (fcntl(ends[0], F_SETFD, 0) != 0 || (early->body >= 0 && fcntl(early->body, F_SETFD, 0) != 0) ||
+            (early->dumped >= 0 && fcntl(early->dumped, F_SETFD, 0) != 0))
+            _exit(127);
         execvp("curl", early->argv);
         _exit(127);
     }
@@ -107,11 +110,11 @@ int early_curl_run(struct early_curl *early, const char *headers, int keep_aside
     signal(SIGPIPE, SIG_IGN);  // a curl that ended early is a write error here, not this process's end
     FILE *out = fdopen(early->written, "w");
     if (out) {
-        setting(out, "url", early->url, strlen(early->url));
         for (const char *line = headers; *line;) {
             const char *end = strchr(line, '\n');
             size_t length = end ? (size_t)(end - line) : strlen(line);
-            if (length) setting(out, "header", line, length);
+            // Each line is a header curl sends as it is (`@…` would be a file of them it reads).
+            if (length && line[0] != '@') setting(out, "header", line, length);
             line += length + (end ? 1 : 0);
         }
         if (keep_aside) {
@@ -121,14 +124,19 @@ int early_curl_run(struct early_curl *early, const char *headers, int keep_aside
             if (!own_output) {
                 snprintf(path, sizeof path, "/dev/fd/%d", early->body);
                 setting(out, "output", path, strlen(path));
+                setting(out, "output-dir", "", 0);  // not one a .curlrc names: the file above is where it goes
                 // No progress meter where curl, writing to a terminal, would show none.
                 if (isatty(STDOUT_FILENO)) setting(out, "no-progress-meter", NULL, 0);
             }
         }
+        // The URL last: a configuration cut short (this process killed while writing it) has none,
+        // and curl then sends nothing.
+        setting(out, "url", early->url, strlen(early->url));
         fclose(out);
     } else {
         close(early->written);
     }
+    signal(SIGPIPE, SIG_DFL);
     int status;
     while (waitpid(early->pid, &status, 0) < 0)
         if (errno != EINTR) return -1;

@@ -16,6 +16,8 @@
 // is run as before). This process then waits for it and ends as it ended.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,13 +91,15 @@ struct request {
     int url_at, url_span;  // where the URL is among them: --url URL spans 2
     int own_output;        // they name where the answer goes: -o FILE, -O, --remote-name(-all)
     // Something of curl's goes to standard output besides the answer (-w, -o -, --trace -, …), or to
-    // where the front reads the answer's header lines (-D): its first try cannot be kept aside by
-    // its configuration, only by its standard output.
+    // where the front reads the answer's header lines (-D), or its output files are put elsewhere
+    // (--output-dir): its first try cannot be kept aside by its configuration, only by its standard output.
     int elsewhere;
+    int in_place;  // the URL must stay where it is among them (--remote-name-all): curl is not started early
+
 };
 
-static const char *elsewhere_options[] = {"--write-out", "--dump-header", "--trace", "--trace-ascii", "--stderr",
-                                          "--libcurl",   "--help",        "--version", "--manual"};
+static const char *elsewhere_options[] = {"--write-out", "--dump-header", "--trace",  "--trace-ascii", "--stderr",
+                                          "--libcurl",   "--help",        "--version", "--manual",     "--output-dir"};
 
 static int writes_elsewhere(const char *name) {
     for (size_t k = 0; k < sizeof elsewhere_options / sizeof *elsewhere_options; k++)
@@ -111,9 +115,15 @@ static int curl_request(int count, char **arguments, struct request *request, co
     for (int i = 0; i < count; i++) {
         const char *a = arguments[i], *value = NULL;
         int started = i;
-        if (strcmp(a, "--next") == 0 || strcmp(a, "-:") == 0 || strcmp(a, "--config") == 0 || strcmp(a, "-K") == 0 ||
-            strncmp(a, "--config=", 9) == 0 || strncmp(a, "-K", 2) == 0) {
-            *problem = "latchkey curl sends one request: --next and --config (-K) are not taken.";
+        // Each of these would let curl send the token elsewhere: another request (--next, -:, a
+        // configuration's), every argument after a second `--` taken for a URL, globbing again.
+        static const char one_request[] = "latchkey curl sends one request: --next, -: and --config (-K) are not taken.";
+        if (strcmp(a, "--next") == 0 || strcmp(a, "--config") == 0 || strncmp(a, "--config=", 9) == 0) {
+            *problem = one_request;
+            return -1;
+        }
+        if (strcmp(a, "--") == 0 || strcmp(a, "--no-globoff") == 0) {
+            *problem = "latchkey curl sends one request, to the URL named: a second -- and --no-globoff are not taken.";
             return -1;
         }
         if (strncmp(a, "--", 2) == 0 && a[2]) {
@@ -132,11 +142,17 @@ static int curl_request(int count, char **arguments, struct request *request, co
             else if (strcmp(name, "--get") == 0) get = 1;
             else if (strncmp(name, "--data", 6) == 0 || strncmp(name, "--form", 6) == 0 || strcmp(name, "--json") == 0)
                 implied = strcmp(implied, "GET") == 0 ? "POST" : implied;
-            else if (strcmp(name, "--output") == 0 || strncmp(name, "--remote-name", 13) == 0) request->own_output = 1;
+            else if (strcmp(name, "--output") == 0 || strcmp(name, "--remote-name") == 0) request->own_output = 1;
+            // It holds for the URLs after it, and the early curl's comes from its configuration, read first.
+            else if (strcmp(name, "--remote-name-all") == 0) request->own_output = request->in_place = 1;
             request->elsewhere |= writes_elsewhere(name);
         } else if (a[0] == '-' && a[1]) {
             // A cluster of short options (-sS, -sXPUT, -sd @body): a value-taking one ends it.
             for (const char *c = a + 1; *c; c++) {
+                if (*c == 'K' || *c == ':') {
+                    *problem = one_request;
+                    return -1;
+                }
                 if (strchr(short_values, *c)) {
                     value = c[1] ? c + 1 : (i + 1 < count ? arguments[++i] : NULL);
                     if (*c == 'X') asked = value;
@@ -313,6 +329,7 @@ static int run_curl(const char *headers, int proved, const struct request *reque
     if (proved && kept->body < 0) kept->body = memfd_create("latchkey-curl-body", MFD_CLOEXEC);
     if (proved && kept->dumped < 0) kept->dumped = memfd_create("latchkey-curl-dump", 0);
     if (proved && (kept->body < 0 || kept->dumped < 0)) return -1;
+    if (proved && fcntl(kept->dumped, F_SETFD, 0) != 0) return -1;  // curl's to write to (one made for the early curl is not)
     char header_argument[32], dump_path[32];
     snprintf(header_argument, sizeof header_argument, "@/dev/fd/%d", header_file);
     snprintf(dump_path, sizeof dump_path, "/dev/fd/%d", kept->dumped);
@@ -365,6 +382,7 @@ static void copy_out(int body) {
 }
 
 int curl_command(int argc, char **argv) {
+    signal(SIGCHLD, SIG_DFL);  // one ignored where this started would leave curl's status unknown
     // Latchkey's options first (up to `--`, or the first that is none of them), then curl's.
     int first = 2, others = 0, no_interaction = 0;
     const char *provider = NULL, *account = NULL;
@@ -410,16 +428,18 @@ int curl_command(int argc, char **argv) {
     early_argv[n++] = "--globoff";
     early_argv[n++] = "-K";
     early_argv[n++] = early.configuration;
+    // The URL's place is kept, by a flag already given: an option before it that curl takes a value
+    // for (one the front does not know) takes the same argument as it would have.
     for (int i = 0; i < count; i++)
-        if (i < request.url_at || i >= request.url_at + request.url_span) early_argv[n++] = argv[first + i];
+        early_argv[n++] = i < request.url_at || i >= request.url_at + request.url_span ? argv[first + i] : "--globoff";
     early_argv[n] = NULL;
     if (direct && !request.elsewhere) {
-        early.body = memfd_create("latchkey-curl-body", 0);
-        early.dumped = memfd_create("latchkey-curl-dump", 0);
+        early.body = memfd_create("latchkey-curl-body", MFD_CLOEXEC);
+        early.dumped = memfd_create("latchkey-curl-dump", MFD_CLOEXEC);
     }
     for (int attempt = 1;; attempt++) {
         int ended = token_headers(direct ? named : NULL, may_ask(no_interaction), options, argv + 2, request.method, request.url,
-                                  attempt == 1 ? NULL : nonce, headers, sizeof headers, direct && attempt == 1 ? &early : NULL);
+                                  attempt == 1 ? NULL : nonce, headers, sizeof headers, direct && !request.in_place && attempt == 1 ? &early : NULL);
         // A bound token's first try is kept aside: should the resource ask for its nonce, it is tried again.
         int proved = ended == 0 && strstr(headers, "\nDPoP: ") != NULL && attempt == 1;
         int status;

@@ -19,7 +19,10 @@ const char *option(int argc, char **argv, int *i, const char *name);
 long ask_agent(const char *request, char *answer, size_t capacity, void (*sent)(void *), void *context);
 /// The agent's answer (`length` bytes) read: a refusal said on stderr, its exit status returned; else 0,
 /// the token in `token` and its scheme in `type` ("Bearer", or as the agent names it: "DPoP").
+/// A token or a scheme from anything but the agent's own answer is refused (the sentence said) unless visible_ascii.
 int agent_token(const char *answer, long length, char *token, size_t capacity, char *type, size_t type_capacity);
+/// Whether `text` is all visible ASCII (0x21–0x7e): no space, line break, control or other character.
+int visible_ascii(const char *text);
 int curl_command(int argc, char **argv);
 /// Whether the agent may ask the person (Interaction.decide in the app): not with --no-interaction
 /// (`flag`), nor when CI is set to anything but empty, false, 0, no or off.

@@ -155,7 +155,19 @@ int agent_token(const char *answer, long length, char *token, size_t capacity, c
     // Bearer as RFC 6750 writes it, whatever case the provider used; other schemes (DPoP) as given.
     if (agent_answer_string(answer, (size_t)length, "token_type", type, type_capacity) < 0 || strcasecmp(type, "bearer") == 0)
         snprintf(type, type_capacity, "Bearer");
+    // As the app takes none other from a provider: whatever answers on the socket (a forwarded one
+    // too) puts no second line, nor a space, into what is printed or handed to curl.
+    if (!visible_ascii(token) || !visible_ascii(type)) {
+        fprintf(stderr, "latchkey: Latchkey's agent answered a token with spaces, line breaks, control or non-ASCII characters, which no token has.\n");
+        return FAILED;
+    }
     return 0;
+}
+
+int visible_ascii(const char *text) {
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        if (*c < 0x21 || *c > 0x7e) return 0;
+    return 1;
 }
 
 int main(int argc, char **argv) {

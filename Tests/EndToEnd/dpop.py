@@ -76,7 +76,9 @@ def dpop(home):
     expect(stats(sandbox)["userinfo_requests"] - before == 2, "the first proof was asked for the nonce, the second answered")
     # One request, to the URL named: never the token sent to a second place, nor to a host without a scheme.
     for arguments, words in (([userinfo, f"{sandbox.base}/api/me"], "one URL"), (["127.0.0.1:9/x"], "in full"),
-                             (["--next", userinfo], "--next"), (["-K", "/dev/null", userinfo], "--config")):
+                             (["--next", userinfo], "--next"), (["-K", "/dev/null", userinfo], "--config"),
+                             (["-sK/dev/null", userinfo], "--config"), (["-s:", userinfo], "-:"),
+                             ([userinfo, "--", "-s@127.0.0.1:9"], "a second --"), (["--no-globoff", userinfo], "--no-globoff")):
         refused = latchkey("curl", "--provider", "mine", "--", *arguments)
         expect(refused.returncode == 64 and words in refused.stderr, f"latchkey curl {arguments}: {refused.returncode} {refused.stderr!r}")
     refused = latchkey("token", "--provider", "mine", "--dpop-url", userinfo)
