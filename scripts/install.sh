@@ -104,13 +104,16 @@ install)
         [[ " ${programs[*]/#/lib/latchkey/} " == *" $target "* ]] && mode=755
         install -D -m "$mode" "$source" "$root/$target"
     done < <(manifest)
-    # The menu starts the app by its full path: a launcher's PATH need not hold the prefix.
-    # Quoted when it holds a space (Desktop Entry Specification, "The Exec key").
+    # The menu starts the app by its full path: a launcher's PATH need not hold the prefix. The app
+    # itself, not the front in bin (which would only exec it): one program load less at each start
+    # from the menu (docs/performance.md). Quoted when it holds a space (Desktop Entry
+    # Specification, "The Exec key").
     exec_path="${prefix%/}/bin/latchkey"
-    case "$exec_path" in *' '*) exec_path="\"$exec_path\"" ;; esac
+    app_path="${prefix%/}/lib/latchkey/latchkey-app"
+    case "$exec_path" in *' '*) exec_path="\"$exec_path\"" app_path="\"$app_path\"" ;; esac
     entry="$root/share/applications/$id.desktop"
     while IFS= read -r line; do
-        [ "$line" = "Exec=latchkey" ] && line="Exec=$exec_path"
+        [ "$line" = "Exec=latchkey" ] && line="Exec=$app_path"
         printf '%s\n' "$line"
     done < "$entry" > "$entry.new" && mv "$entry.new" "$entry"
     # D-Bus starts the agent by the same full path (the session bus's PATH is not the person's), and its desktop entry names it so.

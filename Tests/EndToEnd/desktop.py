@@ -566,7 +566,7 @@ def installed_app(home):
     expect("lib/latchkey/libswiftCore.so" in files, f"the Swift runtime copied: {files}")
     desktop_file = os.path.join(prefix, "share/applications/io.github.latchkey.Latchkey.desktop")
     with open(desktop_file) as f:
-        expect(f"Exec={prefix}/bin/latchkey\n" in f.read(), "the menu entry starts the installed binary by its path")
+        expect(f"Exec={prefix}/lib/latchkey/latchkey-app\n" in f.read(), "the menu entry starts the installed app by its path")
     subprocess.run(["desktop-file-validate", desktop_file], check=True)
     # systemd --user's units for the agent: enabled, and sound as systemd itself reads them (the program it starts
     # must be there to run), without a user manager running.

@@ -102,7 +102,7 @@ def check_package(home):
     expect("Exec=/usr/bin/latchkey agent\n" in entry and "NoDisplay=true\n" in entry, f"the agent's entry: {entry!r}")
     # The menu and the session bus start the installed program by its path.
     with open("/usr/share/applications/io.github.latchkey.Latchkey.desktop") as f:
-        expect("Exec=/usr/bin/latchkey\n" in f.read(), "the menu entry's Exec")
+        expect("Exec=/usr/lib/latchkey/latchkey-app\n" in f.read(), "the menu entry starts the app itself")
     with open("/usr/share/dbus-1/services/io.github.latchkey.Agent.service") as f:
         expect("Exec=/usr/bin/latchkey agent\n" in f.read(), "the agent's D-Bus activation's Exec")
 
