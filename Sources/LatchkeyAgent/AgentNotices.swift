@@ -90,6 +90,9 @@ final class AgentNotices: Sendable {
                 logger.warning("The window opened from a notification ended by a signal", metadata: ["signal": "\(signalled)"])
             } else if (status >> 8) & 0xff != 0 {
                 logger.notice("The window opened from a notification ended with a failure", metadata: ["status": "\((status >> 8) & 0xff)"])
+            } else {
+                // Ended well: closed, or handed to a window already open (which then shows the account).
+                logger.info("The window opened from a notification ended", metadata: ["signal": "\(signalled)"])
             }
         }
     }

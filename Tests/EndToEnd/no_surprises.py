@@ -193,6 +193,23 @@ def windows_for(provider, home):
             if words[0].endswith(b"latchkey-app") and b"--provider" in words and provider.encode() in words and ours(pid)]
 
 
+def say_windows(home):
+    """What a wait for a window found instead: every latchkey-app on the machine, whether it is this
+    scenario's, where it waits in the kernel, and the end of the agent's log."""
+    for pid, words in command_lines():
+        if words and words[0].endswith(b"latchkey-app"):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    ours = home.root.encode() in f.read()
+                with open(f"/proc/{pid}/wchan") as f:
+                    waits = f.read()
+            except OSError as error:
+                ours, waits = None, str(error)
+            print(f"latchkey-app {pid}: ours {ours}, waits in {waits}: {b' '.join(words).decode(errors='replace')}")
+    with open(os.path.join(home.root, "agent.log"), errors="replace") as f:
+        print("agent log:\n" + "".join(f.readlines()[-15:]))
+
+
 def window_opened(provider, home):
     """The window the agent opened on `provider`, as AT-SPI sees it; a window process that never showed
     is said with whether it still runs (one run in a soak waited 20 s for it, on a loaded machine)."""
@@ -281,7 +298,11 @@ def notify_ended_real_daemon(home):
         # A real pointer click, at once (this service takes a bubble down after five seconds, an urgent one
         # too), as a person clicks a bubble: its button takes no AT-SPI action.
         bubble.click(button)
-        wait_until("the window on the provider", lambda: windows_for("mine", home), 20)
+        try:
+            wait_until("the window on the provider", lambda: windows_for("mine", home), 20)
+        except Failure:
+            say_windows(home)
+            raise
         opened = window_opened("mine", home)
         opened.find("label", "Sign in with My sandbox.", exact=False, timeout=30)
         opened.screenshot("01-sign-in-again")
