@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,7 +108,7 @@ static void setting(FILE *out, const char *name, const char *value, size_t lengt
 }
 
 int early_curl_run(struct early_curl *early, const char *headers, int keep_aside, int own_output) {
-    signal(SIGPIPE, SIG_IGN);  // a curl that ended early is a write error here, not this process's end
+    void (*previous)(int) = signal(SIGPIPE, SIG_IGN);  // a curl that ended early is a write error here, not this process's end
     FILE *out = fdopen(early->written, "w");
     if (out) {
         for (const char *line = headers; *line;) {
@@ -129,14 +130,24 @@ int early_curl_run(struct early_curl *early, const char *headers, int keep_aside
                 if (isatty(STDOUT_FILENO)) setting(out, "no-progress-meter", NULL, 0);
             }
         }
-        // The URL last: a configuration cut short (this process killed while writing it) has none,
+        // The URL last, in one write of less than PIPE_BUF (which a pipe takes whole or not at all): a
+        // configuration cut short (this process killed while writing it) has none, nor a part of one,
         // and curl then sends nothing.
-        setting(out, "url", early->url, strlen(early->url));
+        fflush(out);
+        static char line[PIPE_BUF];
+        FILE *url = fmemopen(line, sizeof line, "w");
+        if (url) {
+            setting(url, "url", early->url, strlen(early->url));
+            long length = ftell(url);
+            int whole = !ferror(url) && length > 0 && length < (long)sizeof line;
+            fclose(url);
+            if (whole) (void)!write(early->written, line, (size_t)length);
+        }
         fclose(out);
     } else {
         close(early->written);
     }
-    signal(SIGPIPE, SIG_DFL);
+    signal(SIGPIPE, previous);
     int status;
     while (waitpid(early->pid, &status, 0) < 0)
         if (errno != EINTR) return -1;

@@ -107,6 +107,32 @@ static int writes_elsewhere(const char *name) {
     return 0;
 }
 
+// Long options whose meaning the front must know, beside long_values and elsewhere_options.
+static const char *known_flags[] = {"--next",  "--config", "--no-globoff", "--globoff", "--remote-name", "--remote-name-all",
+                                    "--head",  "--get",    "--output",     "--url",     "--request"};
+
+static int in(const char *name, const char **list, size_t count) {
+    for (size_t k = 0; k < count; k++)
+        if (strcmp(name, list[k]) == 0) return 1;
+    return 0;
+}
+
+static int abbreviated(const char *name, const char **list, size_t count) {
+    size_t n = strlen(name);
+    for (size_t k = 0; k < count; k++)
+        if (strlen(list[k]) > n && strncmp(list[k], name, n) == 0) return 1;
+    return 0;
+}
+
+// Whether `name` is a shortening of a long option the front must know: curl takes any unique start of
+// one (--nex for --next, --no-glob for --no-globoff), which the front would not recognise.
+static int shortened(const char *name) {
+#define ALL(list) list, sizeof list / sizeof *list
+    if (in(name, ALL(long_values)) || in(name, ALL(elsewhere_options)) || in(name, ALL(known_flags))) return 0;
+    return abbreviated(name, ALL(long_values)) || abbreviated(name, ALL(elsewhere_options)) || abbreviated(name, ALL(known_flags));
+#undef ALL
+}
+
 // `request` from curl's arguments; 0, or -1 with `problem` set when they name no URL, or more than one
 // place the token would go to.
 static int curl_request(int count, char **arguments, struct request *request, const char **problem) {
@@ -122,8 +148,16 @@ static int curl_request(int count, char **arguments, struct request *request, co
             *problem = one_request;
             return -1;
         }
+        // `-- URL` at the end (curl takes every argument after `--` for a URL): the URL, and `--` with it.
+        if (strcmp(a, "--") == 0 && i == count - 2 && starts_with_http(arguments[i + 1])) {
+            url = arguments[++i];
+            urls++;
+            request->url_at = started;
+            request->url_span = 2;
+            continue;
+        }
         if (strcmp(a, "--") == 0 || strcmp(a, "--no-globoff") == 0) {
-            *problem = "latchkey curl sends one request, to the URL named: a second -- and --no-globoff are not taken.";
+            *problem = "latchkey curl sends one request, to the URL named: a second -- (but before the URL, last) and --no-globoff are not taken.";
             return -1;
         }
         if (strncmp(a, "--", 2) == 0 && a[2]) {
@@ -133,6 +167,10 @@ static int curl_request(int count, char **arguments, struct request *request, co
             if (n >= sizeof name) continue;
             memcpy(name, a, n);
             name[n] = 0;
+            if (shortened(name)) {
+                *problem = "write curl's long options in full: a shortened one could be one latchkey curl must know.";
+                return -1;
+            }
             if (equals) value = equals + 1;
             else if (takes_value(name) && i + 1 < count) value = arguments[++i];
             if (strcmp(name, "--url") == 0 && value) url = value, urls++, request->url_at = started, request->url_span = i - started + 1;
@@ -256,6 +294,10 @@ static int token_headers(const char *named, int interactive, int count, char **o
             fprintf(stderr, "latchkey: Latchkey's agent gave a token bound to a key without the proof that goes with it.\n");
             return FAILED;
         }
+        if (!visible_ascii(proof)) {  // as the token: no second header line, no raw carriage return
+            fprintf(stderr, "latchkey: Latchkey's agent answered a proof with spaces, line breaks, control or non-ASCII characters.\n");
+            return FAILED;
+        }
         int written = snprintf(headers, capacity, "Authorization: %s %s\n%s%s%s", type, token, *proof ? "DPoP: " : "", proof, *proof ? "\n" : "");
         return written > 0 && (size_t)written < capacity ? 0 : FAILED;
     }
@@ -368,17 +410,26 @@ static int resource_asks_nonce(int dumped, char *nonce, size_t capacity) {
     return length >= 0 && last_answer(dump, nonce, capacity) == 401 && *nonce;
 }
 
-// The answer as curl wrote it to `body`, onto standard output.
-static void copy_out(int body) {
+// The answer as curl wrote it to `body`, onto standard output; 0, or 23 (curl's "write error") when
+// it could not all be written there.
+static int copy_out(int body) {
     struct stat size;
     off_t offset = 0;
-    if (fstat(body, &size) == 0)
-        while (offset < size.st_size) {
-            char chunk[65536];
-            ssize_t got = pread(body, chunk, sizeof chunk, offset);
-            if (got <= 0 || write(STDOUT_FILENO, chunk, (size_t)got) != got) break;
-            offset += got;
+    if (fstat(body, &size) != 0) return 23;
+    while (offset < size.st_size) {
+        char chunk[65536];
+        ssize_t got = pread(body, chunk, sizeof chunk, offset);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return 23;
+        for (ssize_t sent = 0; sent < got;) {
+            ssize_t n = write(STDOUT_FILENO, chunk + sent, (size_t)(got - sent));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return 23;
+            sent += n;
         }
+        offset += got;
+    }
+    return 0;
 }
 
 int curl_command(int argc, char **argv) {
@@ -455,7 +506,7 @@ int curl_command(int argc, char **argv) {
             if (status < 0) return FAILED;
         }
         if (!resource_asks_nonce(early.dumped, nonce, sizeof nonce)) {
-            if (!request.own_output) copy_out(early.body);
+            if (!request.own_output && copy_out(early.body) != 0 && status == 0) status = 23;
             return status;
         }
         close(early.body);

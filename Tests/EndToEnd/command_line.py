@@ -209,6 +209,8 @@ def curl_started_early(home):
         expect(missing.returncode == 22 and Heard.requests[-1] == "/missing", f"curl's own status: {missing.returncode} {missing.stderr!r}")
         joined = run("-sS", "-HAccept: application/json", f"{base}/joined")  # a value joined to its option, holding a ':'
         expect(joined.returncode == 0 and Heard.requests[-1] == "/joined", f"-HAccept: … joined: {joined}")
+        dashed = run("-sS", "--", f"{base}/dashed")  # `-- URL`, last: curl's own way to say what follows is the URL
+        expect(dashed.returncode == 0 and Heard.requests[-1] == "/dashed", f"-- before the URL: {dashed}")
         # --remote-name-all holds for the URLs after it: the URL keeps its place, so it is curl's as before.
         folder = os.path.join(home.root, "downloads")
         os.makedirs(folder)
@@ -227,6 +229,9 @@ def curl_started_early(home):
             odd = run("-sS", f"{base}/notes")
             expect(odd.returncode == 1 and "which no token has" in odd.stderr and len(Heard.requests) == before,
                    f"a token with {token!r}: {odd} {Heard.requests}")
+        agent.answer = {"status": "success", "access_token": "tok", "token_type": "DPoP", "dpop_proof": "a.b.c\rX-Evil: 1"}
+        odd = run("-sS", f"{base}/notes")
+        expect(odd.returncode == 1 and "proof with spaces" in odd.stderr and len(Heard.requests) == before, f"a proof with a CR: {odd}")
 
         # The front killed (SIGKILL: nothing of it runs) while the agent has not answered: curl, started, ends unheard.
         agent.answer, agent.asked = None, threading.Event()

@@ -78,7 +78,10 @@ def dpop(home):
     for arguments, words in (([userinfo, f"{sandbox.base}/api/me"], "one URL"), (["127.0.0.1:9/x"], "in full"),
                              (["--next", userinfo], "--next"), (["-K", "/dev/null", userinfo], "--config"),
                              (["-sK/dev/null", userinfo], "--config"), (["-s:", userinfo], "-:"),
-                             ([userinfo, "--", "-s@127.0.0.1:9"], "a second --"), (["--no-globoff", userinfo], "--no-globoff")):
+                             ([userinfo, "--", "-s@127.0.0.1:9"], "a second --"), (["--no-globoff", userinfo], "--no-globoff"),
+                             # curl takes any unique start of a long option: --nex is --next, --no-glob is --no-globoff.
+                             (["--nex", userinfo], "in full"), (["--conf", "/dev/null", userinfo], "in full"),
+                             (["--no-glob", userinfo], "in full"), (["--ur", userinfo], "in full")):
         refused = latchkey("curl", "--provider", "mine", "--", *arguments)
         expect(refused.returncode == 64 and words in refused.stderr, f"latchkey curl {arguments}: {refused.returncode} {refused.stderr!r}")
     refused = latchkey("token", "--provider", "mine", "--dpop-url", userinfo)
