@@ -26,6 +26,17 @@ public enum MainContext {
             G_PRIORITY_DEFAULT, descriptor, condition, readable, Unmanaged.passRetained(ClosureBox(body)).toOpaque(), release)
     }
 
+    /// `body` on the default context's thread once the child `pid` (spawned with
+    /// G_SPAWN_DO_NOT_REAP_CHILD) has ended, with its wait status as waitpid gives it: GLib's loop
+    /// reaps it, and no thread waits for it.
+    public static func whenEnded(_ pid: Int32, _ body: @escaping @Sendable (Int32) -> Void) {
+        g_child_watch_add_full(G_PRIORITY_DEFAULT, pid, ended, Unmanaged.passRetained(ClosureBox(body)).toOpaque(), release)
+    }
+
+    private static let ended: GChildWatchFunc = { _, status, data in
+        Unmanaged<ClosureBox<@Sendable (Int32) -> Void>>.fromOpaque(data!).takeUnretainedValue().value(status)
+    }
+
     private static let readable: GUnixFDSourceFunc = { _, _, data in
         Unmanaged<ClosureBox<@Sendable () -> Bool>>.fromOpaque(data!).takeUnretainedValue().value() ? 1 : 0
     }

@@ -75,15 +75,9 @@ final class AgentNotices: Sendable {
             if let error { g_error_free(error) }
             return
         }
-        // Its end, heard on a thread of its own: a window that ended otherwise than a person closing it
+        // Its end, heard on the agent's loop: a window that ended otherwise than a person closing it
         // (a signal, a failure) is said in the log, where nothing else would say it.
-        let child = pid_t(pid)
-        Task.detached {
-            let status: Int32 = await BlockingWork.run {
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) < 0, errno == EINTR {}
-                return status
-            }
+        MainContext.whenEnded(pid) { status in
             let signalled = status & 0x7f
             // Asked to end (SIGTERM, SIGINT, SIGHUP: a logout, a person's kill) is an end like closing it.
             if signalled != 0 && signalled != 0x7f && ![SIGTERM, SIGINT, SIGHUP].contains(signalled) {

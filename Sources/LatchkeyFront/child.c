@@ -14,12 +14,22 @@
 
 #include "front.h"
 
-int child_status(pid_t pid) {
+// The wait status of the child `pid` once it ends (as waitpid gives it); -1 on failure.
+static int waited(pid_t pid) {
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return status;
 }
+
+int exit_status(int wait_status) {
+    if (wait_status < 0) return -1;
+    return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+}
+
+int child_status(pid_t pid) { return exit_status(waited(pid)); }
+
+void say_no_curl(void) { fprintf(stderr, "latchkey: curl could not be started; install it (apt install curl).\n"); }
 
 int run(const char *path, char **argv, int output) {
     pid_t pid = fork();
@@ -77,7 +87,7 @@ void early_curl_end(struct early_curl *early) {
 int ending(int wait_status) {
     if (wait_status < 0) return FAILED;
     if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 127) {  // curl's own statuses end well below
-        fprintf(stderr, "latchkey: curl could not be started; install it (apt install curl).\n");
+        say_no_curl();
         return FAILED;
     }
     if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
@@ -148,9 +158,7 @@ int early_curl_run(struct early_curl *early, const char *headers, int keep_aside
         close(early->written);
     }
     signal(SIGPIPE, previous);
-    int status;
-    while (waitpid(early->pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
+    int status = waited(early->pid);
     early->pid = 0;
     return status;
 }

@@ -76,9 +76,13 @@ static const char *long_values[] = {
     "--user-agent", "--write-out",
 };
 
-static int takes_value(const char *name) {
-    for (size_t k = 0; k < sizeof long_values / sizeof *long_values; k++)
-        if (strcmp(name, long_values[k]) == 0) return 1;
+// A list of names, and how many: for in() and abbreviated().
+#define LIST(list) list, sizeof list / sizeof *list
+
+// Whether `name` is one of `list`'s.
+static int in(const char *name, const char **list, size_t count) {
+    for (size_t k = 0; k < count; k++)
+        if (strcmp(name, list[k]) == 0) return 1;
     return 0;
 }
 
@@ -95,28 +99,17 @@ struct request {
     // (--output-dir): its first try cannot be kept aside by its configuration, only by its standard output.
     int elsewhere;
     int in_place;  // the URL must stay where it is among them (--remote-name-all): curl is not started early
-
 };
 
 static const char *elsewhere_options[] = {"--write-out", "--dump-header", "--trace",  "--trace-ascii", "--stderr",
                                           "--libcurl",   "--help",        "--version", "--manual",     "--output-dir"};
 
-static int writes_elsewhere(const char *name) {
-    for (size_t k = 0; k < sizeof elsewhere_options / sizeof *elsewhere_options; k++)
-        if (strcmp(name, elsewhere_options[k]) == 0) return 1;
-    return 0;
-}
 
 // Long options whose meaning the front must know, beside long_values and elsewhere_options.
 static const char *known_flags[] = {"--next",  "--config", "--no-globoff", "--globoff", "--remote-name", "--remote-name-all",
                                     "--head",  "--get",    "--output",     "--url",     "--request"};
 
-static int in(const char *name, const char **list, size_t count) {
-    for (size_t k = 0; k < count; k++)
-        if (strcmp(name, list[k]) == 0) return 1;
-    return 0;
-}
-
+// Whether `name` is the start of one of `list`'s, and not the whole of it.
 static int abbreviated(const char *name, const char **list, size_t count) {
     size_t n = strlen(name);
     for (size_t k = 0; k < count; k++)
@@ -127,10 +120,8 @@ static int abbreviated(const char *name, const char **list, size_t count) {
 // Whether `name` is a shortening of a long option the front must know: curl takes any unique start of
 // one (--nex for --next, --no-glob for --no-globoff), which the front would not recognise.
 static int shortened(const char *name) {
-#define ALL(list) list, sizeof list / sizeof *list
-    if (in(name, ALL(long_values)) || in(name, ALL(elsewhere_options)) || in(name, ALL(known_flags))) return 0;
-    return abbreviated(name, ALL(long_values)) || abbreviated(name, ALL(elsewhere_options)) || abbreviated(name, ALL(known_flags));
-#undef ALL
+    if (in(name, LIST(long_values)) || in(name, LIST(elsewhere_options)) || in(name, LIST(known_flags))) return 0;
+    return abbreviated(name, LIST(long_values)) || abbreviated(name, LIST(elsewhere_options)) || abbreviated(name, LIST(known_flags));
 }
 
 // `request` from curl's arguments; 0, or -1 with `problem` set when they name no URL, or more than one
@@ -172,7 +163,7 @@ static int curl_request(int count, char **arguments, struct request *request, co
                 return -1;
             }
             if (equals) value = equals + 1;
-            else if (takes_value(name) && i + 1 < count) value = arguments[++i];
+            else if (in(name, LIST(long_values)) && i + 1 < count) value = arguments[++i];
             if (strcmp(name, "--url") == 0 && value) url = value, urls++, request->url_at = started, request->url_span = i - started + 1;
             else if (strcmp(name, "--request") == 0) asked = value;
             else if (strcmp(name, "--head") == 0) implied = "HEAD";
@@ -183,7 +174,7 @@ static int curl_request(int count, char **arguments, struct request *request, co
             else if (strcmp(name, "--output") == 0 || strcmp(name, "--remote-name") == 0) request->own_output = 1;
             // It holds for the URLs after it, and the early curl's comes from its configuration, read first.
             else if (strcmp(name, "--remote-name-all") == 0) request->own_output = request->in_place = 1;
-            request->elsewhere |= writes_elsewhere(name);
+            request->elsewhere |= in(name, LIST(elsewhere_options));
         } else if (a[0] == '-' && a[1]) {
             // A cluster of short options (-sS, -sXPUT, -sd @body): a value-taking one ends it.
             for (const char *c = a + 1; *c; c++) {
@@ -391,13 +382,13 @@ static int run_curl(const char *headers, int proved, const struct request *reque
     curl[n] = NULL;
     if (!proved) {
         execvp("curl", curl);
-        fprintf(stderr, "latchkey: curl could not be started (%s); install it (apt install curl).\n", strerror(errno));
+        say_no_curl();
         return -1;
     }
     int status = run("curl", curl, kept->body);
     close(header_file);
     if (status == 127 || status < 0) {
-        fprintf(stderr, "latchkey: curl could not be started; install it (apt install curl).\n");
+        say_no_curl();
         return -1;
     }
     return status;
@@ -498,7 +489,7 @@ int curl_command(int argc, char **argv) {
         if (early.pid > 0 && ended == 0 && early.body >= 0 && early.dumped >= 0) {
             int waited = early_curl_run(&early, headers, 1, request.own_output);
             if (waited < 0 || (WIFEXITED(waited) && WEXITSTATUS(waited) == 127)) return ending(waited);
-            status = WIFEXITED(waited) ? WEXITSTATUS(waited) : 128 + WTERMSIG(waited);
+            status = exit_status(waited);
         } else {
             early_curl_end(&early);
             if (ended != 0) return ended;

@@ -34,6 +34,10 @@ int may_ask(int flag);
 int run(const char *path, char **argv, int output);
 /// The exit status of the child `pid`, once it ends (128 + the signal for one killed); -1 on failure.
 int child_status(pid_t pid);
+/// A wait status as an exit status (128 + the signal for one killed); -1 for -1.
+int exit_status(int wait_status);
+/// Says on stderr that curl could not be started, and how to get it.
+void say_no_curl(void);
 /// curl started before its header lines are known: it reads its URL and them from a pipe (`-K
 /// /dev/fd/N`, the path in `configuration`) before anything else, and waits there. Its URL comes there
 /// too: should this process end before they are written, curl has no URL and sends nothing.

@@ -143,12 +143,12 @@ server.serve_forever()
 """
 
 
-class Heard(http.server.BaseHTTPRequestHandler):
+class Resource(http.server.BaseHTTPRequestHandler):
     """A resource that answers with the Authorization header it got (404 under /missing), and counts."""
     requests = []
 
     def do_GET(self):
-        Heard.requests.append(self.path)
+        Resource.requests.append(self.path)
         body = json.dumps({"authorization": self.headers.get("Authorization")}).encode()
         self.send_response(404 if self.path.startswith("/missing") else 200)
         self.send_header("Content-Length", str(len(body)))
@@ -188,7 +188,7 @@ def curl_started_early(home):
     """latchkey curl starts curl while the agent works on the request (so that its load overlaps the
     agent's answer): the token reaches it, curl's own status is the command's, a refusal ends it unused,
     and the front killed while the agent has not answered leaves curl without a URL: nothing is sent."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Heard)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Resource)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     agent = StandInAgent(os.path.join(home.root, "agent.sock"))
@@ -204,13 +204,13 @@ def curl_started_early(home):
         agent.answer = {"status": "success", "access_token": 'token-"quoted"\\back', "token_type": "bearer"}
         fetched = run("-sS", f'{base}/notes?q="x"')
         expect(fetched.returncode == 0 and json.loads(fetched.stdout)["authorization"] == 'Bearer token-"quoted"\\back'
-               and Heard.requests == ['/notes?q="x"'], f"latchkey curl with the agent's token: {fetched} {Heard.requests}")
+               and Resource.requests == ['/notes?q="x"'], f"latchkey curl with the agent's token: {fetched} {Resource.requests}")
         missing = run("-sS", "-f", "--url", f"{base}/missing")
-        expect(missing.returncode == 22 and Heard.requests[-1] == "/missing", f"curl's own status: {missing.returncode} {missing.stderr!r}")
+        expect(missing.returncode == 22 and Resource.requests[-1] == "/missing", f"curl's own status: {missing.returncode} {missing.stderr!r}")
         joined = run("-sS", "-HAccept: application/json", f"{base}/joined")  # a value joined to its option, holding a ':'
-        expect(joined.returncode == 0 and Heard.requests[-1] == "/joined", f"-HAccept: … joined: {joined}")
+        expect(joined.returncode == 0 and Resource.requests[-1] == "/joined", f"-HAccept: … joined: {joined}")
         dashed = run("-sS", "--", f"{base}/dashed")  # `-- URL`, last: curl's own way to say what follows is the URL
-        expect(dashed.returncode == 0 and Heard.requests[-1] == "/dashed", f"-- before the URL: {dashed}")
+        expect(dashed.returncode == 0 and Resource.requests[-1] == "/dashed", f"-- before the URL: {dashed}")
         # --remote-name-all holds for the URLs after it: the URL keeps its place, so it is curl's as before.
         folder = os.path.join(home.root, "downloads")
         os.makedirs(folder)
@@ -218,20 +218,20 @@ def curl_started_early(home):
         expect(named.returncode == 0 and named.stdout == "" and os.path.exists(os.path.join(folder, "named")),
                f"--remote-name-all: {named} {os.listdir(folder)}")
         agent.answer = {"status": "failure", "error": "You said no to this program.", "kind": "Denied"}
-        before = len(Heard.requests)
+        before = len(Resource.requests)
         refused = run("-sS", f"{base}/notes")
         expect(refused.returncode == 5 and "You said no to this program." in refused.stderr and refused.stdout == ""
-               and len(Heard.requests) == before, f"a refusal: {refused} {Heard.requests}")
+               and len(Resource.requests) == before, f"a refusal: {refused} {Resource.requests}")
         # Whatever answers on the socket (a forwarded agent) puts no second line into curl's headers: none would
         # read a file of them (@path), nor send a raw carriage return.
         for token in ("tok\n@/etc/passwd", "tok\rX-Evil: 1", "tok en"):
             agent.answer = {"status": "success", "access_token": token, "token_type": "Bearer"}
             odd = run("-sS", f"{base}/notes")
-            expect(odd.returncode == 1 and "which no token has" in odd.stderr and len(Heard.requests) == before,
-                   f"a token with {token!r}: {odd} {Heard.requests}")
+            expect(odd.returncode == 1 and "which no token has" in odd.stderr and len(Resource.requests) == before,
+                   f"a token with {token!r}: {odd} {Resource.requests}")
         agent.answer = {"status": "success", "access_token": "tok", "token_type": "DPoP", "dpop_proof": "a.b.c\rX-Evil: 1"}
         odd = run("-sS", f"{base}/notes")
-        expect(odd.returncode == 1 and "proof with spaces" in odd.stderr and len(Heard.requests) == before, f"a proof with a CR: {odd}")
+        expect(odd.returncode == 1 and "proof with spaces" in odd.stderr and len(Resource.requests) == before, f"a proof with a CR: {odd}")
 
         # The front killed (SIGKILL: nothing of it runs) while the agent has not answered: curl, started, ends unheard.
         agent.answer, agent.asked = None, threading.Event()
@@ -257,7 +257,7 @@ def curl_started_early(home):
         expect(select.select([ended], [], [], 60)[0], "curl ended with the front")
         os.close(ended)
         said = front.stderr.read().decode()
-        expect(len(Heard.requests) == before and front.stdout.read() == b"", f"nothing was sent: {Heard.requests} {said!r}")
+        expect(len(Resource.requests) == before and front.stdout.read() == b"", f"nothing was sent: {Resource.requests} {said!r}")
     finally:
         server.shutdown()
 
