@@ -148,7 +148,7 @@ static int curl_request(int count, char **arguments, struct request *request, co
             continue;
         }
         if (strcmp(a, "--") == 0 || strcmp(a, "--no-globoff") == 0) {
-            *problem = "latchkey curl sends one request, to the URL named: a second -- (but before the URL, last) and --no-globoff are not taken.";
+            *problem = "latchkey curl sends one request, to the URL named: a second -- (other than one just before the URL, at the end) and --no-globoff are not taken.";
             return -1;
         }
         if (strncmp(a, "--", 2) == 0 && a[2]) {
