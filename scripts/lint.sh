@@ -118,4 +118,24 @@ if found=$(grep -rnE "$on_command_line" README.md docs packaging data --include=
     status=1
 fi
 
+# 9. No test changes this process's environment, except inside an exit test (its own process). Tests run
+#    side by side in one process, and others start programs with its `environ`: a `setenv` that grows the
+#    array frees the one a `posix_spawn` is reading ("latchkey-sandbox could not be started: Bad address",
+#    once, in CI). A test hands a child its environment instead, or runs in #expect(processExitsWith:).
+changes_env() {
+    awk '/func [A-Za-z0-9_]+\(/ { exiting = 0 } /processExitsWith/ { exiting = 1 }
+         /(^|[^A-Za-z0-9_.])(setenv|unsetenv|putenv|clearenv)\(/ && $0 !~ /^[[:space:]]*\/\// && !exiting { print FILENAME ":" FNR ": " $0 }' "$@"
+}
+sample=$(mktemp -d)
+printf 'func a() {\n    setenv("X", "1", 1)\n}\n' >"$sample/changes.swift"
+printf 'func b() async {\n    await #expect(processExitsWith: .success) {\n        setenv("X", "1", 1)\n    }\n}\n// unsetenv(x)\n' >"$sample/exits.swift"
+[[ -n "$(changes_env "$sample/changes.swift")" ]] || { echo "lint: the environment pattern misses a setenv in a test" >&2; exit 2; }
+[[ -z "$(changes_env "$sample/exits.swift")" ]] || { echo "lint: the environment pattern wrongly matches an exit test's setenv" >&2; exit 2; }
+rm -r "$sample"
+if found=$(changes_env $(find Tests -name '*.swift')) && [[ -n "$found" ]]; then
+    echo "lint: a test changes the environment of the process every test shares; do it in an exit test or a child:" >&2
+    echo "$found" >&2
+    status=1
+fi
+
 exit $status
