@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <tss2/tss2_esys.h>  // libtss2-dev; the libraries themselves are opened with dlopen, and only Recommended by the package
@@ -47,9 +48,33 @@ static void *symbol(void *library, const char *name, int *missing) {
     return found;
 }
 
+extern char **environ;
+
+// Quiet: tpm2-tss logs to stderr unless TSS2_LOG says otherwise (3.2 has no other way: no call sets its
+// log handler), and Latchkey says what went wrong itself. A TSS2_LOG already set is kept, for whoever
+// wants tpm2-tss's own words; the programs Latchkey starts afterwards inherit the variable.
+//
+// Not setenv: this runs when a sign-in first reaches the TPM, beside threads that start programs with
+// `environ` (GTK's, WebKit's, the agent's), and setenv grows the array by realloc, which may free the one
+// such a start is reading (seen in tests: posix_spawn failing with EFAULT). Nor before main: a Swift
+// program linked with -static-stdlib finds its arguments by way of `environ`, and a moved
+// array leaves it none (CommandLine.arguments empty: the app ignored --provider). So a grown copy is put
+// in place of the array, which is never freed: whoever read the old pointer keeps reading a whole array.
+static void quiet_tss(void) {
+    if (getenv("TSS2_LOG")) return;
+    char **old = environ;
+    size_t count = 0;
+    while (old && old[count]) count++;
+    char **grown = malloc((count + 2) * sizeof *grown);
+    if (!grown) return;  // tpm2-tss's words are not worth failing for
+    if (count) memcpy(grown, old, count * sizeof *grown);
+    grown[count] = "TSS2_LOG=all+NONE";
+    grown[count + 1] = NULL;
+    __atomic_store_n(&environ, grown, __ATOMIC_RELEASE);  // filled before it is seen
+}
+
 static void load_tss(void) {
-    // Quiet: tpm2-tss logs to stderr unless told not to, and Latchkey says what went wrong itself.
-    setenv("TSS2_LOG", "all+NONE", 0);
+    quiet_tss();
     void *esys = dlopen("libtss2-esys.so.0", RTLD_NOW | RTLD_LOCAL), *tctildr = dlopen("libtss2-tctildr.so.0", RTLD_NOW | RTLD_LOCAL);
     void *mu = dlopen("libtss2-mu.so.0", RTLD_NOW | RTLD_LOCAL), *rc = dlopen("libtss2-rc.so.0", RTLD_NOW | RTLD_LOCAL);
     int missing = 0;

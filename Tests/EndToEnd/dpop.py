@@ -7,6 +7,7 @@ GetProvedToken get the resource's answer with a proof the key's holder signed.""
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -230,6 +231,7 @@ def dpop_tpm(home):
         gone = latchkey("curl", "--provider", "mine", userinfo)
         expect(gone.returncode == 1 and "The TPM that holds the sign-in's key" in gone.stderr and "Your sign-in is kept" in gone.stderr,
                f"latchkey curl with the TPM gone: {gone.returncode} {gone.stderr!r}")
+        expect(not re.search(r"(ERROR|WARNING):(tcti|esys|sys|mu)\b", gone.stderr), f"tpm2-tss's own words, not quieted: {gone.stderr!r}")
         expect(stored(home) == kept, "nothing kept was changed or lost")
 
         # The same TPM again, and an agent started anew: it signs again.

@@ -99,4 +99,27 @@ import Testing
         #expect(TPM.ofThisMachine(environment: [:], device: "/nonexistent/tpmrm0") == nil)
         #expect(DPoPKey(stored: "tpm2.bm9uZQ.AAAA.AAAA") == nil, "a blob that is no key's")
     }
+
+    /// Reaching tpm2-tss quiets it (TSS2_LOG) without freeing or changing the environment array anyone
+    /// may be reading: a `setenv` there, beside a thread starting a program with `environ`, could free the
+    /// array that start was reading (a test's posix_spawn failed with EFAULT). In a process of its own (an
+    /// exit test), where tpm2-tss is reached the first time; the array is glibc's own first (a `setenv`),
+    /// the kind a later `setenv` would move, and something is allocated after it, so that it would.
+    @Test func reachingTheTPMQuietsItAndFreesNoEnvironment() async {
+        await #expect(processExitsWith: .success) {
+            unsetenv("TSS2_LOG")
+            setenv("LATCHKEY_GROWN_BY_GLIBC", "1", 1)
+            let before = environ
+            var entries: [UnsafeMutablePointer<CChar>?] = []
+            while let entry = before[entries.count] { entries.append(entry) }
+            let after = malloc(64)
+            defer { free(after) }
+            let socket = FileManager.default.temporaryDirectory.appendingPathComponent("no-tpm-\(getpid())").path
+            guard (try? TPMKey.make(in: TPM(tcti: "swtpm:path=\(socket)"))) == nil else { exit(2) }  // nothing answers there
+            guard let quiet = getenv("TSS2_LOG"), String(cString: quiet) == "all+NONE" else { exit(3) }
+            for (index, entry) in entries.enumerated() where before[index] != entry { exit(4) }
+            guard before[entries.count] == nil else { exit(5) }
+            exit(0)
+        }
+    }
 }
