@@ -59,7 +59,7 @@ extern char **environ;
 // such a start is reading (seen in tests: posix_spawn failing with EFAULT). Nor before main: a Swift
 // program linked with -static-stdlib finds its arguments by way of `environ`, and a moved
 // array leaves it none (CommandLine.arguments empty: the app ignored --provider). So a grown copy is put
-// in place of the array, which is never freed: whoever read the old pointer keeps reading a whole array.
+// in place of the array, which this never frees: whoever read the old pointer keeps reading a whole array.
 static void quiet_tss(void) {
     if (getenv("TSS2_LOG")) return;
     char **old = environ;
