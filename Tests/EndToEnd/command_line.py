@@ -262,4 +262,15 @@ def curl_started_early(home):
         server.shutdown()
 
 
-SCENARIOS = {"curl_started_early": curl_started_early, "bad_numbers": bad_numbers, "narrowing_refusals": narrowing_refusals, "plain_launch_refusals": plain_launch_refusals, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}
+def unknown_provider(home):
+    """With no agent, a provider that is not one of yours is one sentence and status 1, as a refusal of the
+    agent's is: never a usage line (`latchkey curl` runs `latchkey token`, whose usage is not the one typed).
+    (Through the agent, a program not allowed learns nothing, not even that: `agent_programs`.)"""
+    said = "latchkey: There is no provider called “nope”; `latchkey status` lists them.\n"
+    for words in (["token", "--provider", "nope"], ["curl", "--provider", "nope", "https://example.invalid/"]):
+        result = subprocess.run([os.path.join(BIN, "latchkey"), *words], capture_output=True, text=True, timeout=60)
+        expect(result.returncode == 1 and result.stderr == said and result.stdout == "",
+               f"latchkey {words[0]} --provider nope: {result.returncode} {result.stderr!r}")
+
+
+SCENARIOS = {"unknown_provider": unknown_provider, "curl_started_early": curl_started_early, "bad_numbers": bad_numbers, "narrowing_refusals": narrowing_refusals, "plain_launch_refusals": plain_launch_refusals, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}

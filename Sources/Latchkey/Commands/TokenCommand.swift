@@ -97,8 +97,10 @@ struct TokenCommand: ParsableCommand {
         }
         // Asked of a forwarded agent (another machine's), the provider is that machine's to know.
         let forwarded = AgentSocket.clientPath()?.forwarded ?? false
+        // Said as the agent says it (status 1, no usage line): the command line was right, the name is not
+        // one of yours; and `latchkey curl` runs this command, whose usage would not be the one typed.
         if let provider, !forwarded, !LatchkeyCommand.catalog.contains(provider) {
-            throw ValidationError("There is no provider called “\(provider)”; `latchkey status` lists them.")
+            throw Self.fail("There is no provider called “\(provider)”; `latchkey status` lists them.", .failed)
         }
         if device, paste { throw ValidationError("Choose one of --device and --paste.") }
         if account != nil, provider == nil {
