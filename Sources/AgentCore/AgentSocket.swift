@@ -193,6 +193,13 @@ public final class AgentSocket: Sendable {
     /// Set by the loop when it ends: every connection it took answered and closed.
     let ended = Atomic(false)
 
+    /// The loop's last word: every connection answered and closed. The socket lets go of it, which holds
+    /// the socket in turn: kept, the two (and whatever the handler holds) outlived a stopped socket.
+    func loopEnded() {
+        ended.store(true, ordering: .releasing)
+        serving.withLock { $0 = nil }
+    }
+
     /// Returns once the loop has served every connection it took since `stop` (true), or after `most`.
     public func served(within most: Duration) async -> Bool {
         guard serving.withLock({ $0 }) != nil else { return true }

@@ -88,7 +88,7 @@ final class SocketLoop: Sendable {
             state.expire(now: DispatchTime.now().uptimeNanoseconds)
         }
         close(listener)
-        socket.ended.store(true, ordering: .releasing)
+        socket.loopEnded()
     }
 
     private func takeEvents(into state: inout LoopState) {

@@ -65,6 +65,31 @@ final class Seen: @unchecked Sendable {
         #expect(seen.all.map(\.0) == [AgentSocket.Peer(pid: getpid(), uid: getuid())])
     }
 
+    /// A socket stopped once its loop has served everything is freed, and with it what its handler
+    /// holds: its loop and it held each other, so every stopped socket kept its handler's world alive
+    /// (in the tests, a whole home with its sandbox, which outlived `swift test` as an orphan).
+    @Test func aStoppedSocketIsFreedWithWhatItsHandlerHolds() async throws {
+        final class Held: Sendable {}
+        weak var held: Held?
+        weak var weakSocket: AgentSocket?
+        do {
+            let kept = Held()
+            held = kept
+            let socket = AgentSocket(path: path, logger: Logger(label: "test")) { _, _ in
+                withExtendedLifetime(kept) { .failure(AgentRefusal(.denied, "Not this one.")) }
+            }
+            weakSocket = socket
+            try socket.start()
+            _ = await ask(Array(#"{"request":"access_token","account":"github"}"#.utf8))
+            socket.stop()
+            #expect(await socket.served(within: .seconds(60)))
+        }
+        // The loop's thread lets go of it last, once its run has returned: a moment after `served`.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while held != nil || weakSocket != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(weakSocket == nil && held == nil, "the stopped socket, or what its handler held, is still there")
+    }
+
     /// An oidc-agent client that sends its key and then half-closes: the agent answers with its own
     /// key, hears the end, and ends the connection once. (It used to read the closed descriptor
     /// again, whose number another part of the agent may have had by then: a debug build traps.)
