@@ -12,7 +12,7 @@ public final class RunningSandbox: @unchecked Sendable {
     public let process: Spawned
     public let baseURL: String
     public let logURL: URL
-    /// The sandbox's standard input; closing it ends a sandbox started with --exit-with-stdin.
+    /// The sandbox's standard input; closing it ends the sandbox (always started with --exit-with-stdin).
     public let input = Pipe().closedOnExec()
 
     /// Where `swift build` put the executables: beside this test binary.
@@ -38,8 +38,12 @@ public final class RunningSandbox: @unchecked Sendable {
         let stdout = Pipe().closedOnExec()
         let log = open(logURL.path, O_WRONLY | O_CLOEXEC)
         defer { close(log) }
+        // Always --exit-with-stdin, whose other end only this process holds: a sandbox ends with the test run
+        // even when nothing let go of it (one held by a task that outlived its test outlived every
+        // `swift test`, an orphan listening on a port until the machine restarted).
+        let ending = arguments.contains("--exit-with-stdin") ? [] : ["--exit-with-stdin"]
         process = try Spawned(
-            executable.path, ["--port", "0"] + arguments, input: input.fileHandleForReading.fileDescriptor,
+            executable.path, ["--port", "0"] + ending + arguments, input: input.fileHandleForReading.fileDescriptor,
             output: stdout.fileHandleForWriting.fileDescriptor, errors: log)
         // Ours no more: the child has its copy, and end-of-file must come when it goes.
         try? stdout.fileHandleForWriting.close()
