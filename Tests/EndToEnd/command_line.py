@@ -271,6 +271,11 @@ def unknown_provider(home):
         result = subprocess.run([os.path.join(BIN, "latchkey"), *words], capture_output=True, text=True, timeout=60)
         expect(result.returncode == 1 and result.stderr == said and result.stdout == "",
                f"latchkey {words[0]} --provider nope: {result.returncode} {result.stderr!r}")
+    # A name with a terminal's escape in it is said without the escape, as the agent says it.
+    result = subprocess.run([os.path.join(BIN, "latchkey"), "token", "--provider", "no\x1b]0;owned\x07pe"],
+                            capture_output=True, text=True, timeout=60)
+    expect(result.returncode == 1 and "There is no provider called" in result.stderr and "\x1b" not in result.stderr
+           and "\x07" not in result.stderr, f"an escape in the name: {result.returncode} {result.stderr!r}")
 
 
 SCENARIOS = {"unknown_provider": unknown_provider, "curl_started_early": curl_started_early, "bad_numbers": bad_numbers, "narrowing_refusals": narrowing_refusals, "plain_launch_refusals": plain_launch_refusals, "silent_sandbox": silent_sandbox, "planted_preset": planted_preset}

@@ -100,7 +100,8 @@ struct TokenCommand: ParsableCommand {
         // Said as the agent says it (status 1, no usage line): the command line was right, the name is not
         // one of yours; and `latchkey curl` runs this command, whose usage would not be the one typed.
         if let provider, !forwarded, !LatchkeyCommand.catalog.contains(provider) {
-            throw Self.fail("There is no provider called “\(provider)”; `latchkey status` lists them.", .failed)
+            let named = Redaction.printable(String(provider.prefix(64)))  // as the agent names it: no terminal's escapes
+            throw Self.fail("There is no provider called “\(named)”; `latchkey status` lists them.", .failed)
         }
         if device, paste { throw ValidationError("Choose one of --device and --paste.") }
         if account != nil, provider == nil {
