@@ -104,7 +104,6 @@ struct request {
 static const char *elsewhere_options[] = {"--write-out", "--dump-header", "--trace",  "--trace-ascii", "--stderr",
                                           "--libcurl",   "--help",        "--version", "--manual",     "--output-dir"};
 
-
 // Long options whose meaning the front must know, beside long_values and elsewhere_options.
 static const char *known_flags[] = {"--next",  "--config", "--no-globoff", "--globoff", "--remote-name", "--remote-name-all",
                                     "--head",  "--get",    "--output",     "--url",     "--request"};

@@ -209,6 +209,12 @@ def curl_started_early(home):
         expect(missing.returncode == 22 and Resource.requests[-1] == "/missing", f"curl's own status: {missing.returncode} {missing.stderr!r}")
         joined = run("-sS", "-HAccept: application/json", f"{base}/joined")  # a value joined to its option, holding a ':'
         expect(joined.returncode == 0 and Resource.requests[-1] == "/joined", f"-HAccept: … joined: {joined}")
+        # The longest URL taken (4096 bytes), whose line in curl's configuration is longer than a pipe takes in
+        # one write (PIPE_BUF, 4 KiB): sent all the same, and whole.
+        long_path = "/long?q="
+        long_path += "x" * (4096 - len(base) - len(long_path))
+        long = run("-sS", f"{base}{long_path}")
+        expect(long.returncode == 0 and Resource.requests[-1] == long_path, f"a 4 KiB URL: {long.returncode} {long.stderr!r}")
         dashed = run("-sS", "--", f"{base}/dashed")  # `-- URL`, last: curl's own way to say what follows is the URL
         expect(dashed.returncode == 0 and Resource.requests[-1] == "/dashed", f"-- before the URL: {dashed}")
         # --remote-name-all holds for the URLs after it: the URL keeps its place, so it is curl's as before.
