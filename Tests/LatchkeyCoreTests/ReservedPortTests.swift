@@ -24,11 +24,17 @@ import Testing
         #expect(late.bound == false)
     }
 
+    /// Tried three times: other tests in this process bind port 0 meanwhile, and the system may hand one of
+    /// them the port just let go (soak: once in nine runs, on a loaded machine). A port never let go would
+    /// stay taken all three times.
     @Test func aReleasedPortIsFreeAgain() throws {
-        let held = try #require(ReservedPort())
-        held.release()
-        let other = try #require(Listener(port: held.port, reuseAddress: false))
-        #expect(other.bound)
+        var bound: [Bool] = []
+        for _ in 0..<3 where !bound.contains(true) {
+            let held = try #require(ReservedPort())
+            held.release()
+            bound.append(try #require(Listener(port: held.port, reuseAddress: false)).bound)
+        }
+        #expect(bound.contains(true), "a released port was taken each time: \(bound)")
     }
 
     /// A socket bound (or not) to 127.0.0.1:port, closed with this value.
