@@ -186,7 +186,11 @@ def windows_for(provider, home):
     def ours(pid):
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
-                return home.root.encode() in f.read()
+                values = [entry.split(b"=", 1)[-1] for entry in f.read().split(b"\0")]
+            # A whole path, not a part of one: notify_ended's home is the start of notify_ended_real_daemon's,
+            # and its clean-up ended the other's new window (SIGTERM 23 ms after it started; soak).
+            root = home.root.encode()
+            return any(value == root or value.startswith(root + b"/") for value in values)
         except OSError:
             return False
     return [pid for pid, words in command_lines()
