@@ -26,6 +26,8 @@ func linkedLean(orderedBy list: String) -> [LinkerSetting] {
             // no export table, so fewer pages to map and relocate at launch; relative relocations
             // packed (DT_RELR, glibc 2.36 as in Debian 12), which lld writes.
             "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+            // The runtime's C++ library linked in too (the 28 functions it calls, ~200 KiB), not loaded beside it.
+            "-L\(Context.packageDirectory)/scripts/static-libstdc++",
             // Installed, they are in <prefix>/lib/latchkey with their libraries; a build has them beside them.
             "-Xlinker", "-rpath", "-Xlinker", "$ORIGIN",
             "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/\(list)", "-Xlinker", "--no-warn-symbol-ordering",
