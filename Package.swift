@@ -77,9 +77,6 @@ let package = Package(
             name: "CWebKit", pkgConfig: "webkit2gtk-4.1",
             providers: [.apt(["libwebkit2gtk-4.1-dev"])]),
         .systemLibrary(
-            name: "CSecret", pkgConfig: "libsecret-1",
-            providers: [.apt(["libsecret-1-dev"])]),
-        .systemLibrary(
             name: "CGio", pkgConfig: "gio-2.0",
             providers: [.apt(["libglib2.0-dev"])]),
 
@@ -91,6 +88,8 @@ let package = Package(
         // The shared OAuth module: no GTK, usable by any Swift program on Linux.
         // libcurl's header and a dlopen shim: OAuthCore's HTTP, loaded on first use.
         .target(name: "CCurl"),
+        // libsecret, opened the first time a keyring is used (Sources/CSecret/include/csecret.h).
+        .target(name: "CSecret"),
         // QR codes of sign-in addresses, for the terminal and the window.
         .target(name: "QRCode"),
         // The socket and descriptor calls Swift's Glibc module does not show (accept4, eventfd, netlink).

@@ -9,8 +9,9 @@
 set -euo pipefail
 
 run_packages=(
-  pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev
+  pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev
   libstdc++-12-dev         # libstdc++.a: the Swift runtime's C++ library, linked into the app and the agent
+  libsecret-1-0            # the keyring's library (opened at run time, the first time a keyring is used)
   libcurl4-openssl-dev     # curl.h for OAuthCore's HTTP (libcurl itself is opened at run time)
   libtss2-dev              # tpm2-tss's headers: DPoP keys in a TPM (its libraries are opened at run time)
   glib-networking          # TLS for the provider's https pages and endpoints

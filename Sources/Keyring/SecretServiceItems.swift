@@ -17,10 +17,12 @@ import Synchronization
 /// abort (an assertion in its unlock prompt), and libsecret then never returns.
 /// A keyring daemon that was replaced is reached anew (`call`).
 ///
-/// Sendable: `schema` and `key` are immutable once made, and `outstanding` is
-/// read and written only under `busy`.
-final class SecretServiceItems: @unchecked Sendable {
-    private let schema: UnsafeMutablePointer<SecretSchema>
+/// libsecret itself is opened by the first call (`CSecret`): where no Secret Service runs, nothing
+/// here is ever called, and the library is never loaded.
+///
+/// Sendable: `schemaName` and `key` are immutable, and `outstanding` is a `Mutex`.
+final class SecretServiceItems: Sendable {
+    private let schemaName: String
     private let key: String
     let timeout: Double
     /// Set while a call runs, including one given up on whose prompt is still
@@ -30,25 +32,16 @@ final class SecretServiceItems: @unchecked Sendable {
     private let outstanding = Mutex(false)
 
     init(schemaName: String, key: String, timeout: Double) {
+        self.schemaName = schemaName
         self.key = key
         self.timeout = timeout
-        let types = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, nil)
-        // A NULL value is SECRET_SCHEMA_ATTRIBUTE_STRING (0).
-        g_hash_table_insert(types, g_strdup("application"), nil)
-        g_hash_table_insert(types, g_strdup(key), nil)
-        // DONT_MATCH_NAME: gnome-keyring matches no locked item on the schema's
-        // name, so a lookup would answer "nothing" instead of offering to unlock.
-        schema = secret_schema_newv(schemaName, SECRET_SCHEMA_DONT_MATCH_NAME, types)
-        g_hash_table_unref(types)
     }
-
-    deinit { secret_schema_unref(schema) }
 
     /// The item's text for `id`; nil when there is none.
     func lookup(_ id: String) async throws -> String? {
         try await call("read", id) { schema, attributes, error in
-            guard let secret = secret_password_lookupv_sync(schema, attributes, nil, &error) else { return nil }
-            defer { secret_password_free(secret) }
+            guard let secret = csecret_password_lookupv_sync(schema, attributes, nil, &error) else { return nil }
+            defer { csecret_password_free(secret) }
             return String(cString: secret)
         }
     }
@@ -56,21 +49,46 @@ final class SecretServiceItems: @unchecked Sendable {
     /// Stores `text` as the item for `id`, replacing the old one; false when the keyring stayed locked.
     func store(_ text: String, for id: String, label: String) async throws -> Bool {
         try await call("write to", id) { schema, attributes, error in
-            secret_password_storev_sync(schema, attributes, "default", label, text, nil, &error) != 0
+            csecret_password_storev_sync(schema, attributes, "default", label, text, nil, &error) != 0
         }
     }
 
     func clear(_ id: String) async throws {
         let _: Bool = try await call("clear", id) { schema, attributes, error in
-            secret_password_clearv_sync(schema, attributes, nil, &error) != 0
+            csecret_password_clearv_sync(schema, attributes, nil, &error) != 0
         }
+    }
+
+    /// The GType name of libsecret's schemas, libsecret opened for it; nil, with the reason, when it cannot be.
+    static func schemaTypeName() -> Result<String, OAuthError> {
+        if let failure = Self.load() { return .failure(failure) }
+        return .success(String(cString: g_type_name(GType(csecret_schema_get_type()))))
+    }
+
+    /// Opens libsecret (once per process); nil when it is open.
+    private static func load() -> OAuthError? {
+        var reason = [CChar](repeating: 0, count: 256)
+        guard csecret_load(&reason, reason.count) != 0 else { return nil }
+        let sentence = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return .storage("the keyring cannot be used: \(sentence)")
+    }
+
+    /// The schema of these items, made for one call. DONT_MATCH_NAME: gnome-keyring matches no locked
+    /// item on the schema's name, so a lookup would answer "nothing" instead of offering to unlock.
+    private func makeSchema() -> UnsafeMutableRawPointer {
+        let types = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, nil)
+        defer { g_hash_table_unref(types) }
+        // A NULL value is SECRET_SCHEMA_ATTRIBUTE_STRING (0).
+        g_hash_table_insert(types, g_strdup("application"), nil)
+        g_hash_table_insert(types, g_strdup(key), nil)
+        return csecret_schema_newv(schemaName, Int32(CSECRET_SCHEMA_DONT_MATCH_NAME), UnsafeMutableRawPointer(types))
     }
 
     /// Runs one libsecret call on a thread of its own and waits (suspended, not
     /// blocking a thread) at most `timeout` seconds for it; its GError becomes a sentence.
     private func call<T: Sendable>(
         _ verb: String, _ id: String,
-        _ body: @escaping @Sendable (UnsafeMutablePointer<SecretSchema>, OpaquePointer?, inout UnsafeMutablePointer<GError>?) -> T
+        _ body: @escaping @Sendable (UnsafeRawPointer, UnsafeMutableRawPointer?, inout UnsafeMutableRawPointer?) -> T
     ) async throws -> T {
         let claimed = outstanding.withLock { outstanding -> Bool in
             if outstanding { return false }
@@ -80,33 +98,37 @@ final class SecretServiceItems: @unchecked Sendable {
         guard claimed else {
             throw OAuthError.storage("the keyring is still waiting for an answer to its password prompt.")
         }
-        // The thread holds the items (and so the schema) until the call returns, however late.
-        let outcome = await BlockingWork.run(waitingAtMost: timeout) { [self] () -> (T, String?) in
-            var error: UnsafeMutablePointer<GError>?
+        // The thread holds the items until the call returns, however late.
+        let outcome = await BlockingWork.run(waitingAtMost: timeout) { [self] () -> Result<T, OAuthError> in
+            // Free before waking the caller, whose next call may follow at once.
+            defer { outstanding.withLock { $0 = false } }
+            if let failure = Self.load() { return .failure(failure) }
+            let schema = makeSchema()
+            defer { csecret_schema_unref(schema) }
+            var error: UnsafeMutableRawPointer?
             var value = withAttributes(id) { body(schema, $0, &error) }
-            if let failed = error, failed.pointee.domain == g_dbus_error_quark(), Self.daemonGone.contains(failed.pointee.code) {
+            if let failed = error?.assumingMemoryBound(to: GError.self), failed.pointee.domain == g_dbus_error_quark(),
+                Self.daemonGone.contains(failed.pointee.code)
+            {
                 // The keyring daemon went away since libsecret first reached it (replaced, restarted at a new
                 // login): libsecret keeps calling the old one's unique name, for good. Its connection is
                 // dropped, and the call made once more, to whichever daemon serves now.
                 g_error_free(failed)
                 error = nil
-                secret_service_disconnect()
+                csecret_service_disconnect()
                 value = withAttributes(id) { body(schema, $0, &error) }
             }
-            let message = error.map { error in
-                defer { g_error_free(error) }
-                return String(cString: error.pointee.message)
+            if let failed = error?.assumingMemoryBound(to: GError.self) {
+                defer { g_error_free(failed) }
+                return .failure(.storage("could not \(verb) the keyring (\(String(cString: failed.pointee.message)))."))
             }
-            // Free before waking the caller, whose next call may follow at once.
-            outstanding.withLock { $0 = false }
-            return (value, message)
+            return .success(value)
         }
-        guard let (value, message) = outcome else {
+        guard let outcome else {
             throw OAuthError.storage(
                 "the keyring did not answer within \(Int(timeout)) s (it may be locked, waiting for its password).")
         }
-        if let message { throw OAuthError.storage("could not \(verb) the keyring (\(message)).") }
-        return value
+        return try outcome.get()
     }
 
     /// D-Bus errors that say the daemon libsecret reached is gone (not that it was slow: a NoReply
@@ -117,12 +139,12 @@ final class SecretServiceItems: @unchecked Sendable {
         Int32(G_DBUS_ERROR_DISCONNECTED.rawValue),
     ]
 
-    private func withAttributes<T>(_ id: String, _ body: (OpaquePointer?) -> T) -> T {
+    private func withAttributes<T>(_ id: String, _ body: (UnsafeMutableRawPointer?) -> T) -> T {
         let attributes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)
         g_hash_table_insert(attributes, g_strdup("application"), g_strdup("latchkey"))
         g_hash_table_insert(attributes, g_strdup(key), g_strdup(id))
         defer { g_hash_table_unref(attributes) }
-        return body(attributes)
+        return body(UnsafeMutableRawPointer(attributes))
     }
 }
 

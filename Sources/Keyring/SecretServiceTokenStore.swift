@@ -24,8 +24,9 @@ public final class SecretServiceTokenStore: TokenStore, Sendable {
 
     public var displayName: String { "the keyring" }
 
-    /// Proves libsecret linked: its schema type registers with GObject.
-    public static var schemaTypeName: String { String(cString: g_type_name(secret_schema_get_type())) }
+    /// Proves libsecret opens: its schema type registers with GObject. Opening it is otherwise left to
+    /// the first call on a keyring.
+    public static func schemaTypeName() throws -> String { try SecretServiceItems.schemaTypeName().get() }
 
     /// Whether a Secret Service runs on the session bus now (asked without
     /// starting one), asked on a thread of its own: a D-Bus round trip blocks.

@@ -63,9 +63,14 @@ def keyring(home):
     assert_no_secrets(home, [app.log_path], [token["access_token"], token["refresh_token"]])
 
 
+def libsecret_loaded(app):
+    with open(f"/proc/{app.process.pid}/maps") as maps:
+        return "libsecret-1.so" in maps.read()
+
+
 def keyring_appears(home):
-    """Signed in while no keyring ran; the next launch, with a keyring, finds that
-    sign-in and moves it into the keyring; `latchkey --sign-out` typed while the
+    """Signed in while no keyring ran (libsecret never loaded); the next launch, with a keyring,
+    finds that sign-in and moves it into the keyring; `latchkey --sign-out` typed while the
     window is open signs out in that window and revokes at the provider."""
     first = home.launch(log_name="first-run.log")
     try:
@@ -76,6 +81,14 @@ def keyring_appears(home):
     finally:
         first.quit()
     in_file = stored_token(home)
+    # Signed in, with no keyring running: the window reads its file and never loads libsecret (WebKitGTK
+    # links it, so a launch that prepares a sign-in in the window has it all the same).
+    again = home.launch(log_name="file-run.log")
+    try:
+        again.wait_status("Signed in with Sandbox provider")
+        expect(not libsecret_loaded(again), "no keyring ran, so libsecret was never loaded")
+    finally:
+        again.quit()
 
     start_keyring()
     app = home.launch(log_name="second-run.log")
@@ -85,6 +98,7 @@ def keyring_appears(home):
         moved = keyring_item()
         expect(moved and moved["refresh_token"] == in_file["refresh_token"], "the file's sign-in is in the keyring")
         expect(not os.path.exists(home.token_file), "and the file is gone")
+        expect(libsecret_loaded(app), "libsecret, loaded for the keyring")
         app.screenshot("01-moved-into-keyring")
 
         base = sandbox_url(app)
@@ -101,7 +115,7 @@ def keyring_appears(home):
         app.screenshot("02-signed-out-from-the-command-line")
     finally:
         app.quit()
-    assert_no_secrets(home, [first.log_path, app.log_path], [in_file["access_token"], in_file["refresh_token"]])
+    assert_no_secrets(home, [first.log_path, again.log_path, app.log_path], [in_file["access_token"], in_file["refresh_token"]])
 
 
 def keyring_locked(home):

@@ -21,7 +21,7 @@ import WebSignIn
         #expect(version / 100 % 100 >= 40)
     }
 
-    @Test func libsecretLinksAndRegistersItsTypes() {
-        #expect(SecretServiceTokenStore.schemaTypeName == "SecretSchema")
+    @Test func libsecretOpensAndRegistersItsTypes() throws {
+        #expect(try SecretServiceTokenStore.schemaTypeName() == "SecretSchema")
     }
 }
