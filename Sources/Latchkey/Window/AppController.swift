@@ -47,6 +47,8 @@ final class AppController {
     var picture: [UInt8]?
     /// The providers listed, once read (see `listProviders`); until then, the list holds the one shown.
     var providerEntries: [ProviderEntry] = []
+    /// Where the window is in drawing its first frame (see `render`).
+    private var firstFrame = FirstFrame.composing
 
     private(set) var state = AppState.starting {
         didSet {
@@ -85,8 +87,29 @@ final class AppController {
     /// Shows the provider chosen at launch; then, once the window is up, the whole list.
     func start() {
         logger.debug("main window shown")
+        window.afterFirstFrame { [weak self] in self?.firstFrameDone() }
+        // A window the window manager keeps unmapped (started minimised) draws nothing: what it shows
+        // is brought up to date all the same, for a screen reader and for when it is shown.
+        MainLoop.after(milliseconds: 250) { [weak self] in self?.firstFrameDone() }
         choose(providerID, remember: false)
         listProviders()
+        firstFrame = .waiting(renderDue: false)
+    }
+
+    /// A window's first frame: what `start` renders. What comes between `start` and that frame (the
+    /// provider ready, with where to sign in shown for the first time: ~5 ms of GTK's styling) waits
+    /// until the frame is drawn; rendered at once, it came before the window was even mapped in about
+    /// half the launches, and held it back by as much (docs/performance.md).
+    private enum FirstFrame {
+        case composing
+        case waiting(renderDue: Bool)
+        case drawn
+    }
+
+    private func firstFrameDone() {
+        let due = if case .waiting(true) = firstFrame { true } else { false }
+        firstFrame = .drawn
+        if due { render() }
     }
 
     // MARK: The runner
@@ -265,6 +288,10 @@ final class AppController {
 
     /// Shows the state, with every path under the home folder as `~/…`.
     func render() {
+        if case .waiting = firstFrame {
+            firstFrame = .waiting(renderDue: true)
+            return
+        }
         var model = ViewModel(
             state: state, providerName: providerName, storeName: HomeFolder.shortened(providers.store.displayName),
             userAgent: agents.chosen, scopes: grantedScopes, keyKept: keyKept, future: futureLine, account: accountEntry.current)

@@ -135,6 +135,18 @@ final class MainWindow {
         window.showAll()
     }
 
+    /// `body`, once, on the turn of the loop after the window's first frame is drawn.
+    func afterFirstFrame(_ body: @escaping @MainActor @Sendable () -> Void) {
+        var waiting = true
+        window.onBool("draw") {
+            if waiting {
+                waiting = false
+                MainLoop.perform(body)
+            }
+            return false  // drawn as ever
+        }
+    }
+
     /// What the person does in the window, told as it happens.
     struct Handlers {
         /// A button of the state machine's: Sign in, Cancel, Get my profile, Open profile, Sign out.
