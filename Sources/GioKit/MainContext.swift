@@ -13,9 +13,10 @@ public enum MainContext {
         g_idle_add_full(G_PRIORITY_DEFAULT, runOnce, retain(body), release)
     }
 
-    /// `body` on the default context's thread after `milliseconds`.
-    public static func after(milliseconds: UInt32, _ body: @escaping @Sendable () -> Void) {
-        g_timeout_add_full(G_PRIORITY_DEFAULT, guint(milliseconds), runOnce, retain(body), release)
+    /// `body` on the default context's thread after `milliseconds`; `yielding`: behind everything
+    /// else due then, GTK's drawing included (G_PRIORITY_LOW rather than the default).
+    public static func after(milliseconds: UInt32, yielding: Bool = false, _ body: @escaping @Sendable () -> Void) {
+        g_timeout_add_full(yielding ? G_PRIORITY_LOW : G_PRIORITY_DEFAULT, guint(milliseconds), runOnce, retain(body), release)
     }
 
     /// `body` on the default context's thread each time `descriptor` is readable or hung up, until

@@ -39,9 +39,9 @@ public enum MainLoop {
         Task.detached { await job() }
     }
 
-    /// Runs `work` on the GTK thread after `milliseconds`.
-    public static func after(milliseconds: UInt32, _ work: @escaping @MainActor @Sendable () -> Void) {
-        MainContext.after(milliseconds: milliseconds) { GtkThread.assumeIsolated { work() } }
+    /// Runs `work` on the GTK thread after `milliseconds`; `yielding`: only once a frame then due is drawn.
+    public static func after(milliseconds: UInt32, yielding: Bool = false, _ work: @escaping @MainActor @Sendable () -> Void) {
+        MainContext.after(milliseconds: milliseconds, yielding: yielding) { GtkThread.assumeIsolated { work() } }
     }
 
     /// Runs `work` on the GTK thread and waits for its result, from any task.

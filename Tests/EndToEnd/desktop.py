@@ -564,6 +564,12 @@ def installed_app(home):
         linked = subprocess.run(["ldd", os.path.join(prefix, path)], capture_output=True, text=True).stdout
         expect(toolchain not in linked and "not found" not in linked, f"ldd {path}:\n{linked}")
     expect("lib/latchkey/libswiftCore.so" in files, f"the Swift runtime copied: {files}")
+    # The app and the agent load at start neither the C++ library (linked in: scripts/static-libstdc++) nor
+    # libsecret (opened at the first keyring call): a linker that took libstdc++.so after all fails here.
+    for program in ("lib/latchkey/latchkey-app", "lib/latchkey/latchkey-agent"):
+        dynamic = subprocess.run(["readelf", "-d", os.path.join(prefix, program)], capture_output=True, text=True, check=True).stdout
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+        expect(needed and not {"libstdc++.so.6", "libgcc_s.so.1", "libsecret-1.so.0"} & set(needed), f"{program} needs {needed}")
     desktop_file = os.path.join(prefix, "share/applications/io.github.latchkey.Latchkey.desktop")
     with open(desktop_file) as f:
         expect(f"Exec={prefix}/lib/latchkey/latchkey-app\n" in f.read(), "the menu entry starts the installed app by its path")

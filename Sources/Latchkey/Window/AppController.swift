@@ -89,8 +89,9 @@ final class AppController {
         logger.debug("main window shown")
         window.afterFirstFrame { [weak self] in self?.firstFrameDone() }
         // A window the window manager keeps unmapped (started minimised) draws nothing: what it shows
-        // is brought up to date all the same, for a screen reader and for when it is shown.
-        MainLoop.after(milliseconds: 250) { [weak self] in self?.firstFrameDone() }
+        // is brought up to date all the same, for a screen reader and for when it is shown. Behind a
+        // frame due by then, so that on a launch slower than that the frame still comes first.
+        MainLoop.after(milliseconds: 250, yielding: true) { [weak self] in self?.firstFrameDone() }
         choose(providerID, remember: false)
         listProviders()
         firstFrame = .waiting(renderDue: false)
