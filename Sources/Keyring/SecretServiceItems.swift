@@ -59,10 +59,10 @@ final class SecretServiceItems: Sendable {
         }
     }
 
-    /// The GType name of libsecret's schemas, libsecret opened for it; nil, with the reason, when it cannot be.
-    static func schemaTypeName() -> Result<String, OAuthError> {
-        if let failure = Self.load() { return .failure(failure) }
-        return .success(String(cString: g_type_name(GType(csecret_schema_get_type()))))
+    /// The GType name of libsecret's schemas, libsecret opened for it; the reason when it cannot be.
+    static func schemaTypeName() throws -> String {
+        if let failure = load() { throw failure }
+        return String(cString: g_type_name(GType(csecret_schema_get_type())))
     }
 
     /// Opens libsecret (once per process); nil when it is open.

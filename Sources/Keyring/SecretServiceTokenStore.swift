@@ -26,7 +26,7 @@ public final class SecretServiceTokenStore: TokenStore, Sendable {
 
     /// Proves libsecret opens: its schema type registers with GObject. Opening it is otherwise left to
     /// the first call on a keyring.
-    public static func schemaTypeName() throws -> String { try SecretServiceItems.schemaTypeName().get() }
+    public static func schemaTypeName() throws -> String { try SecretServiceItems.schemaTypeName() }
 
     /// Whether a Secret Service runs on the session bus now (asked without
     /// starting one), asked on a thread of its own: a D-Bus round trip blocks.

@@ -47,8 +47,8 @@ final class AppController {
     var picture: [UInt8]?
     /// The providers listed, once read (see `listProviders`); until then, the list holds the one shown.
     var providerEntries: [ProviderEntry] = []
-    /// Where the window is in drawing its first frame (see `render`).
-    private var firstFrame = FirstFrame.composing
+    /// Whether renders wait for the window's first frame (see `FirstFrame`).
+    private var firstFrame = FirstFrame.atOnce
 
     private(set) var state = AppState.starting {
         didSet {
@@ -94,7 +94,7 @@ final class AppController {
         MainLoop.after(milliseconds: 250, yielding: true) { [weak self] in self?.firstFrameDone() }
         choose(providerID, remember: false)
         listProviders()
-        firstFrame = .waiting(renderDue: false)
+        firstFrame = .held(due: false)
     }
 
     /// A window's first frame: what `start` renders. What comes between `start` and that frame (the
@@ -102,14 +102,14 @@ final class AppController {
     /// until the frame is drawn; rendered at once, it came before the window was even mapped in about
     /// half the launches, and held it back by as much (docs/performance.md).
     private enum FirstFrame {
-        case composing
-        case waiting(renderDue: Bool)
-        case drawn
+        /// Before `start` has returned, and once the frame is drawn.
+        case atOnce
+        case held(due: Bool)
     }
 
     private func firstFrameDone() {
-        let due = if case .waiting(true) = firstFrame { true } else { false }
-        firstFrame = .drawn
+        let due = if case .held(true) = firstFrame { true } else { false }
+        firstFrame = .atOnce
         if due { render() }
     }
 
@@ -289,8 +289,8 @@ final class AppController {
 
     /// Shows the state, with every path under the home folder as `~/…`.
     func render() {
-        if case .waiting = firstFrame {
-            firstFrame = .waiting(renderDue: true)
+        if case .held = firstFrame {
+            firstFrame = .held(due: true)
             return
         }
         var model = ViewModel(
