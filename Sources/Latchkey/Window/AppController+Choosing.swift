@@ -29,13 +29,15 @@ extension AppController {
     /// and shows it, the chosen provider still chosen.
     func listProviders(then next: (@MainActor @Sendable (AppController) -> Void)? = nil) {
         let providers = self.providers
-        MainLoop.work {
-            providers.readEntries()
-        } then: { [weak self] entries in
-            guard let self else { return }
-            self.providerEntries = entries
-            self.render()
-            next?(self)
+        whenDrawn {
+            MainLoop.work {
+                providers.readEntries()
+            } then: { [weak self] entries in
+                guard let self else { return }
+                self.providerEntries = entries
+                self.render()
+                next?(self)
+            }
         }
     }
 

@@ -49,6 +49,9 @@ final class AppController {
     var providerEntries: [ProviderEntry] = []
     /// Whether renders wait for the window's first frame (see `FirstFrame`).
     private var firstFrame = FirstFrame.atOnce
+    /// Work `start` begins (reading the provider, the list of providers), begun once the first frame
+    /// is drawn; nil from then on (see `whenDrawn`).
+    private var beforeFirstFrame: [@MainActor () -> Void]? = []
 
     private(set) var state = AppState.starting {
         didSet {
@@ -111,6 +114,21 @@ final class AppController {
         let due = if case .held(true) = firstFrame { true } else { false }
         firstFrame = .atOnce
         if due { render() }
+        let waiting = beforeFirstFrame ?? []
+        beforeFirstFrame = nil
+        for begin in waiting { begin() }
+    }
+
+    /// `begin` now once the window's first frame is drawn, and until then, when it is. The work it
+    /// starts (threads of the pool, files read, a provider's file parsed: ~1.5 ms of CPU) would share
+    /// the machine's cores with the X server drawing that frame, and its answer waits for the frame
+    /// all the same (`FirstFrame`).
+    func whenDrawn(_ begin: @escaping @MainActor () -> Void) {
+        if beforeFirstFrame != nil {
+            beforeFirstFrame?.append(begin)
+        } else {
+            begin()
+        }
     }
 
     // MARK: The runner
@@ -241,11 +259,14 @@ final class AppController {
 
     /// Off GTK's thread: the provider's client secret may be asked of the keyring.
     private func loadProvider() {
-        let (providers, id) = (self.providers, providerID)
-        work {
-            await Result.catching { try await providers.provider(for: id) }
-        } then: {
-            $0.adopt($1)
+        let (providers, id, generation) = (self.providers, providerID, self.generation)
+        whenDrawn { [weak self] in
+            guard let self, self.generation == generation else { return }
+            self.work {
+                await Result.catching { try await providers.provider(for: id) }
+            } then: {
+                $0.adopt($1)
+            }
         }
     }
 
