@@ -80,7 +80,10 @@ def rss_of(pid, keep=lambda command: True):
 
 
 def stop(process):
-    for p in driver.descendants(process.pid):
+    """Ends process and every process below it, and returns once all of them are gone: the next
+    launch measured must not share the cores with this one's WebKit processes still exiting."""
+    below = driver.descendants(process.pid)
+    for p in below:
         try:
             os.kill(p, 15)
         except OSError:
@@ -91,6 +94,18 @@ def stop(process):
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(alive(p) for p in below):
+        time.sleep(0.005)
+
+
+def alive(pid):
+    """Whether pid still runs (a zombie, its exit done, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 # Launch to first window ---------------------------------------------------------
@@ -176,7 +191,9 @@ def launch_pairs(watcher):
     results = {key: [] for kind in kinds for key in (kind, f"{kind}_rss", f"{kind}_cpu")}
     results["out_web_rss"] = []
     for round_ in range(PAIRS + 1):
-        for kind in kinds:
+        # Each kind in each place of the order in turn: what runs just before a launch (the last
+        # one's exit, its X resources freed) falls on every kind alike.
+        for kind in kinds[round_ % len(kinds):] + kinds[:round_ % len(kinds)]:
             root, env = home_for(f"launch-{kind}", tokens=1 if kind.endswith("in") else 0)
             # What the menu entry runs: the app itself (scripts/install.sh); `latchkey` typed in a
             # terminal is the front, which execs it (front_in).
