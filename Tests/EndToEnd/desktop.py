@@ -2,12 +2,15 @@
 through the system browser — GNOME Web as the session's default browser,
 driven through AT-SPI like the embedded view — with its loopback listener."""
 
+import contextlib
 import http.client
+import http.server
 import json
 import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -131,6 +134,132 @@ def sign_out_names_its_provider(home):
             app.wait_sensitive("Get my profile", True)
             choose_provider(app, "Second sandbox")
             app.wait_status("Not signed in. Sign in with Second sandbox")
+        finally:
+            app.quit()
+    assert_no_secrets(home, [app.log_path])
+
+
+# Where a provider's metadata is looked for (RFC 8414, OpenID Connect Discovery).
+DISCOVERY = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
+
+
+class HoldingProxy:
+    """A provider's server in front of a sandbox, whose answers to one path the test can hold: each
+    request for it waits until released, one by one. The sandbox's own address is written as the
+    proxy's in what it answers (its discovery document names its endpoints), and discovery is
+    answered as never fresh, so that every launch asks for it again."""
+
+    def __init__(self, upstream):
+        self.upstream = urllib.parse.urlsplit(upstream)
+        self.held_paths, self.waiting, self.lock = (), [], threading.Lock()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def forward(self):
+                path = self.path.split("?")[0]
+                if path in proxy.held_paths:
+                    gate = threading.Event()
+                    with proxy.lock:
+                        proxy.waiting.append(gate)
+                    gate.wait(60)
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+                upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=30)
+                upstream.request(self.command, self.path, body=body or None, headers=headers)
+                answer = upstream.getresponse()
+                data = proxy.rewrite(answer.read().decode()).encode()
+                self.send_response(answer.status)
+                for key, value in answer.getheaders():
+                    if key.lower() not in ("content-length", "transfer-encoding", "connection", "cache-control", "etag",
+                                           "last-modified"):
+                        self.send_header(key, proxy.rewrite(value))
+                if path in DISCOVERY:
+                    self.send_header("Cache-Control", "no-cache")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+
+            do_GET = do_POST = forward
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.upstream_base = f"{self.upstream.scheme}://{self.upstream.netloc}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def rewrite(self, text):
+        """The sandbox's address as the proxy's, written out or URL-encoded (a redirect's `iss`)."""
+        for theirs, ours in ((self.upstream_base, self.base), (urllib.parse.quote(self.upstream_base, safe=""),
+                                                             urllib.parse.quote(self.base, safe=""))):
+            text = text.replace(theirs, ours)
+        return text
+
+    def hold(self, *paths):
+        self.held_paths = paths
+
+    def held(self):
+        with self.lock:
+            return len(self.waiting)
+
+    def release_first(self):
+        with self.lock:
+            self.waiting.pop(0).set()
+
+    def release_all(self):
+        self.held_paths = ()
+        with self.lock:
+            for gate in self.waiting:
+                gate.set()
+            self.waiting.clear()
+
+    def close(self):
+        self.release_all()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def sign_out_while_reading(home):
+    """`latchkey --sign-out` for the provider the window is still reading: the window reads the stored
+    sign-in, then signs out there, and ends signed out. Done beside the read instead, the sign-in was
+    read before its deletion and the window went on showing it signed in."""
+    with presets.sandbox_running(home, "standard") as base, contextlib.closing(HoldingProxy(base)) as proxy:
+        directory = os.path.join(home.config, "latchkey")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, "held.json"), "w") as f:
+            # Only its issuer: its endpoints come from its discovery document, asked for at every launch.
+            json.dump({"id": "held", "display_name": "Held sandbox", "issuer": proxy.base, "client_id": "latchkey-desktop",
+                       "redirect_uri": "http://127.0.0.1/callback", "scopes": ["profile"],
+                       "profile": {"name": "name", "email": "email", "url": "profile"}}, f)
+        token_file = os.path.join(home.state, "latchkey", "held.json")
+        app = home.launch("--provider", "held")
+        try:
+            app.wait_status("Not signed in")
+            sign_in(app, home)
+            app.wait_status("Signed in with Held sandbox")
+        finally:
+            app.quit()
+        expect(os.path.exists(token_file), "the sign-in is stored")
+
+        # Launched again, the window waits on the discovery document; the command comes meanwhile.
+        proxy.hold(*DISCOVERY)
+        app = home.launch("--provider", "held", log_name="latchkey-2.log")
+        try:
+            wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
+            command = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out", "--provider", "held"],
+                                     capture_output=True, text=True, timeout=30)
+            expect(command.returncode == 0, f"--sign-out succeeded: {command.stderr!r}")
+            expect("signs out there" in command.stdout, f"--sign-out was sent to the window: {command.stdout!r}")
+            # The window's read answered first; anything else asking for the document, after.
+            proxy.release_first()
+            app.wait_status("Signed out of Held sandbox", timeout=30)
+            proxy.release_all()
+            wait_until("the stored sign-in to go", lambda: not os.path.exists(token_file), 20)
+            # Still signed out once everything under way has answered.
+            app.wait_status("Signed out of Held sandbox")
+            app.wait_sensitive("Sign in", True)
         finally:
             app.quit()
     assert_no_secrets(home, [app.log_path])
@@ -633,6 +762,7 @@ def installed_app(home):
 
 SCENARIOS = {
     "sign_out_names_its_provider": sign_out_names_its_provider,
+    "sign_out_while_reading": sign_out_while_reading,
     "set_up_preset": set_up_preset,
     "add_provider": add_provider,
     "installed_app": installed_app,

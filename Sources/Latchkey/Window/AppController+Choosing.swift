@@ -13,6 +13,11 @@ extension AppController {
     func choose(_ id: String, remember: Bool) {
         // Not now: the list shows the provider still shown.
         guard state.allowsChoosingProvider else { return render() }
+        // A sign-out asked for while the provider shown was read is for that provider, not this one.
+        if signOutWhenRead, id != providerID {
+            signOutWhenRead = false
+            providers.signOutInBackground(providerID)
+        }
         generation += 1
         (signInTask, current, grantedScopes, accountEntry, accountPictures, picture) = (nil, nil, [], AccountList.Entry(), [:], nil)
         (keyKept, futureLine) = (nil, nil)
@@ -79,12 +84,27 @@ extension AppController {
     /// sign-in is cleared (and revoked) in the background, and the one shown is left alone.
     func signOutRequestedElsewhere(provider id: String) {
         logger.info("Sign-out requested by another process", metadata: ["provider": "\(id)"])
+        // Still reading what is stored: signed out from here once that is read. Cleared beside it, the
+        // read could find the sign-in first and show it signed in, while it was being deleted.
+        if id == providerID, case .starting = state {
+            signOutWhenRead = true
+            return
+        }
         if id == providerID, let provider = current {
             if state.accepts(.signOutRequested) { return send(.signOutRequested) }
             MainLoop.work { _ = await provider.signOutForgettingPrograms() }
             return
         }
         providers.signOutInBackground(id)
+    }
+
+    /// A sign-out that came while the provider shown was being read: now that its state is known (signed
+    /// in, out, or the provider unusable), done as if it had come then.
+    func signOutIfAskedWhileReading() {
+        guard signOutWhenRead else { return }
+        if case .starting = state { return }
+        signOutWhenRead = false
+        signOutRequestedElsewhere(provider: providerID)
     }
 
     /// The programs always allowed to get tokens from the agent, each revocable.

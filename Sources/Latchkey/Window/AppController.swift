@@ -40,6 +40,9 @@ final class AppController {
     var followUp = SetUpFollowUp()
     /// The allowed programs, while shown.
     var programsDialog: ProgramsDialog?
+    /// `latchkey --sign-out` for the provider shown, sent while its stored sign-in was still being read:
+    /// carried out once it is (see `signOutRequestedElsewhere`).
+    var signOutWhenRead = false
     /// The shown provider's accounts, as last listed (see `AppController+Accounts`), and their pictures once fetched.
     var accountEntry = AccountList.Entry()
     var accountPictures: [String: [UInt8]] = [:]
@@ -144,6 +147,7 @@ final class AppController {
         let transition = AppState.next(state, event)
         state = transition.state
         for effect in transition.effects { run(effect) }
+        signOutIfAskedWhileReading()
     }
 
     private func run(_ effect: AppEffect) {
