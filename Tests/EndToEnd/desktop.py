@@ -170,7 +170,8 @@ class HoldingProxy:
                 upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=30)
                 upstream.request(self.command, self.path, body=body or None, headers=headers)
                 answer = upstream.getresponse()
-                data = proxy.rewrite(answer.read().decode()).encode()
+                # Bytes kept as they are where they are not text (surrogateescape).
+                data = proxy.rewrite(answer.read().decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
                 self.send_response(answer.status)
                 for key, value in answer.getheaders():
                     if key.lower() not in ("content-length", "transfer-encoding", "connection", "cache-control", "etag",

@@ -50,11 +50,8 @@ final class AppController {
     var picture: [UInt8]?
     /// The providers listed, once read (see `listProviders`); until then, the list holds the one shown.
     var providerEntries: [ProviderEntry] = []
-    /// Whether renders wait for the window's first frame (see `FirstFrame`).
-    private var firstFrame = FirstFrame.atOnce
-    /// Work `start` begins (reading the provider, the list of providers), begun once the first frame
-    /// is drawn; nil from then on (see `whenDrawn`).
-    private var beforeFirstFrame: [@MainActor () -> Void]? = []
+    /// Where the window is in drawing its first frame, and what waits for it (see `FirstFrame`).
+    private var firstFrame = FirstFrame.composing(work: [])
 
     private(set) var state = AppState.starting {
         didSet {
@@ -100,37 +97,43 @@ final class AppController {
         MainLoop.after(milliseconds: 250, yielding: true) { [weak self] in self?.firstFrameDone() }
         choose(providerID, remember: false)
         listProviders()
-        firstFrame = .held(due: false)
+        if case .composing(let work) = firstFrame { firstFrame = .waiting(renderDue: false, work: work) }
     }
 
     /// A window's first frame: what `start` renders. What comes between `start` and that frame (the
     /// provider ready, with where to sign in shown for the first time: ~5 ms of GTK's styling) waits
     /// until the frame is drawn; rendered at once, it came before the window was even mapped in about
     /// half the launches, and held it back by as much (docs/performance.md).
+    ///
+    /// The work `start` begins (the provider read, the list of providers) waits for the frame as well
+    /// (`whenDrawn`): begun before it, its threads (~1.5 ms of CPU) shared the machine's cores with the
+    /// X server drawing that frame, and its answers waited for the frame all the same.
     private enum FirstFrame {
-        /// Before `start` has returned, and once the frame is drawn.
-        case atOnce
-        case held(due: Bool)
+        /// In `start`: renders are shown at once (they make the first frame); work waits.
+        case composing(work: [@MainActor () -> Void])
+        /// `start` has returned, the frame is not drawn yet: renders wait too (`renderDue`: one is owed).
+        case waiting(renderDue: Bool, work: [@MainActor () -> Void])
+        case drawn
     }
 
     private func firstFrameDone() {
-        let due = if case .held(true) = firstFrame { true } else { false }
-        firstFrame = .atOnce
-        if due { render() }
-        let waiting = beforeFirstFrame ?? []
-        beforeFirstFrame = nil
-        for begin in waiting { begin() }
+        let (renderDue, work) =
+            switch firstFrame {
+            case .composing(let work): (false, work)
+            case .waiting(let renderDue, let work): (renderDue, work)
+            case .drawn: (false, [])
+            }
+        firstFrame = .drawn
+        if renderDue { render() }
+        for begin in work { begin() }
     }
 
-    /// `begin` now once the window's first frame is drawn, and until then, when it is. The work it
-    /// starts (threads of the pool, files read, a provider's file parsed: ~1.5 ms of CPU) would share
-    /// the machine's cores with the X server drawing that frame, and its answer waits for the frame
-    /// all the same (`FirstFrame`).
+    /// `begin` once the window's first frame is drawn: now if it is (see `FirstFrame`).
     func whenDrawn(_ begin: @escaping @MainActor () -> Void) {
-        if beforeFirstFrame != nil {
-            beforeFirstFrame?.append(begin)
-        } else {
-            begin()
+        switch firstFrame {
+        case .composing(let work): firstFrame = .composing(work: work + [begin])
+        case .waiting(let renderDue, let work): firstFrame = .waiting(renderDue: renderDue, work: work + [begin])
+        case .drawn: begin()
         }
     }
 
@@ -314,8 +317,8 @@ final class AppController {
 
     /// Shows the state, with every path under the home folder as `~/…`.
     func render() {
-        if case .held = firstFrame {
-            firstFrame = .held(due: true)
+        if case .waiting(_, let work) = firstFrame {
+            firstFrame = .waiting(renderDue: true, work: work)
             return
         }
         var model = ViewModel(
