@@ -20,7 +20,7 @@ public enum LatchkeyFiles {
     /// `$XDG_CONFIG_HOME/latchkey/<id>.json` or the environment; discovery documents
     /// of providers that name only their issuer kept in `$XDG_CACHE_HOME/latchkey/discovery`.
     public static func catalog(
-        environment: [String: String] = ProcessInfo.processInfo.environment, layout: InstallLayout = .current
+        environment: EnvironmentVariables = .process, layout: InstallLayout = .current
     ) -> ProviderCatalog {
         var directories: [URL] = []
         if let explicit = environment["LATCHKEY_PROVIDERS_DIR"], !explicit.isEmpty {
@@ -43,12 +43,12 @@ public enum LatchkeyFiles {
 
     /// `LATCHKEY_CLIENT_ID_METADATA_DOCUMENT`: the https URL of a client metadata document
     /// describing Latchkey, used as its client id where a server takes them; nil when unset.
-    public static func clientIDMetadataDocument(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
-        environment["LATCHKEY_CLIENT_ID_METADATA_DOCUMENT"].flatMap { $0.isEmpty ? nil : URL(string: $0) }
+    public static func clientIDMetadataDocument() -> URL? {
+        EnvironmentVariables.process.nonEmpty("LATCHKEY_CLIENT_ID_METADATA_DOCUMENT").flatMap { URL(string: $0) }
     }
 
     /// `$XDG_CACHE_HOME/latchkey`: what can be fetched again (discovery documents).
-    public static func cacheDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func cacheDirectory(_ environment: EnvironmentVariables = .process) -> URL {
         xdg("XDG_CACHE_HOME", ".cache", environment).appendingPathComponent(application)
     }
 
@@ -107,11 +107,11 @@ public enum LatchkeyFiles {
 
     /// `~/.config/latchkey`: the person's provider files, and beside them what is not one.
     private static var configDirectory: URL {
-        xdg("XDG_CONFIG_HOME", ".config", ProcessInfo.processInfo.environment).appendingPathComponent(application)
+        xdg("XDG_CONFIG_HOME", ".config", .process).appendingPathComponent(application)
     }
 
-    private static func xdg(_ name: String, _ fallback: String, _ environment: [String: String]) -> URL {
-        environment[name].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+    private static func xdg(_ name: String, _ fallback: String, _ environment: EnvironmentVariables) -> URL {
+        environment.nonEmpty(name).map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: environment["HOME"] ?? PathText.home).appendingPathComponent(fallback)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Logging
+import OAuthCore
 
 /// `--log-level`, as every command that logs takes it: a level by name, else `LATCHKEY_LOG_LEVEL`,
 /// else the command's own default (`level(otherwise:)`).
@@ -14,7 +15,7 @@ public struct LoggingOptions: ParsableArguments {
     )
     public var named: LevelName?
 
-    static var fromEnvironment: String? { ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"] }
+    static var fromEnvironment: String? { EnvironmentVariables.process["LATCHKEY_LOG_LEVEL"] }
 
     public func validate() throws {
         if self.named == nil, let named = Self.fromEnvironment, Logger.Level(rawValue: named) == nil {

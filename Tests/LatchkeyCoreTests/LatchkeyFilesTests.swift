@@ -56,6 +56,25 @@ import Testing
         #expect(catalog.credentialVariable(for: "github", "CLIENT_ID") == "LATCHKEY_GITHUB_CLIENT_ID")
     }
 
+    @Test func theRunningLayoutIsTheExecutablesOwnDirectorySymlinksResolved() {
+        let resolved = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        #expect(InstallLayout.current.executableDirectory.path == resolved.standardizedFileURL.path)
+        #expect(InstallLayout.current.executableDirectory.path.hasPrefix("/"))
+    }
+
+    @Test func oneVariableIsReadAsTheWholeEnvironmentHasIt() {
+        let environment = ProcessInfo.processInfo.environment
+        for name in ["HOME", "PATH", "LATCHKEY_NO_SUCH_VARIABLE"] {
+            #expect(EnvironmentVariables.process[name] == environment[name], "\(name)")
+        }
+        #expect(EnvironmentVariables.process["PATH"] != nil)
+        #expect(EnvironmentVariables.process.nonEmpty("LATCHKEY_NO_SUCH_VARIABLE") == nil)
+        let given: EnvironmentVariables = ["HOME": "/home/someone", "EMPTY": ""]
+        #expect(given["HOME"] == "/home/someone")
+        #expect(given["EMPTY"] == "" && given.nonEmpty("EMPTY") == nil)
+        #expect(given["PATH"] == nil)
+    }
+
     @Test func thisBuildFindsTheRepositorysPresetsAndIcon() {
         let catalog = LatchkeyFiles.catalog()
         #expect(Set(catalog.presetNames).isSuperset(of: ["sandbox", "linkedin", "github", "gitlab", "microsoft"]))

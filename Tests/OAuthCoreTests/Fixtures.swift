@@ -27,7 +27,7 @@ enum Fixtures {
     static let presetDirectory = InstallLayout.current.sourceTree!.appendingPathComponent("data/providers")
 
     /// A catalog of the shipped presets that reads credentials as the app does (`LATCHKEY_…`).
-    static func catalog(userDirectory: URL, environment: [String: String] = [:]) -> ProviderCatalog {
+    static func catalog(userDirectory: URL, environment: EnvironmentVariables = [:]) -> ProviderCatalog {
         ProviderCatalog(
             presetDirectories: [presetDirectory], userConfigDirectory: userDirectory, environment: environment,
             credentialPrefix: "LATCHKEY")
@@ -70,7 +70,7 @@ struct ZeroConfigurationHome {
 
     init(environment: [String: String] = [:]) throws {
         home = try TemporaryDirectory()
-        var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"), environment: environment)
+        var catalog = Fixtures.catalog(userDirectory: home.url.appendingPathComponent("config"), environment: .given(environment))
         catalog.discovery = DiscoveryCache(directory: home.url.appendingPathComponent("cache"))
         self.catalog = catalog
         secrets = FileClientSecretStore(directory: home.url.appendingPathComponent("secrets"))

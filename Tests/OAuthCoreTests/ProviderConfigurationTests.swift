@@ -14,7 +14,7 @@ import Testing
             environment[names.credentialVariable(for: id, "CLIENT_ID")!] = "id-\(id)"
             environment[names.credentialVariable(for: id, "CLIENT_SECRET")!] = "secret-\(id)"
         }
-        return Fixtures.catalog(userDirectory: home.url, environment: environment)
+        return Fixtures.catalog(userDirectory: home.url, environment: .given(environment))
     }
 
     @Test func everyShippedPresetLoadsOnceItHasCredentials() throws {

@@ -106,8 +106,9 @@ struct WindowLaunch {
     static let defaultLogLevel = Logger.Level.info
 
     func run() throws {
-        let environment = ProcessInfo.processInfo.environment
-        if !signOut, environment["DISPLAY"]?.isEmpty != false, environment["WAYLAND_DISPLAY"]?.isEmpty != false {
+        if !signOut, EnvironmentVariables.process.nonEmpty("DISPLAY") == nil,
+            EnvironmentVariables.process.nonEmpty("WAYLAND_DISPLAY") == nil
+        {
             throw LaunchError(
                 "Latchkey is a desktop app and needs a graphical session: neither DISPLAY nor WAYLAND_DISPLAY is set.")
         }

@@ -19,7 +19,7 @@ import FoundationEssentials
 public struct ProviderCatalog: Sendable {
     public var presetDirectories: [URL]
     public var userConfigDirectory: URL
-    public var environment: [String: String]
+    public var environment: EnvironmentVariables
     /// The prefix of the credential variables (`LATCHKEY` reads `LATCHKEY_GITHUB_CLIENT_ID`);
     /// nil: credentials come from files only.
     public var credentialPrefix: String?
@@ -30,7 +30,7 @@ public struct ProviderCatalog: Sendable {
     public var programName: String?
 
     public init(
-        presetDirectories: [URL], userConfigDirectory: URL, environment: [String: String] = [:],
+        presetDirectories: [URL], userConfigDirectory: URL, environment: EnvironmentVariables = [:],
         credentialPrefix: String? = nil, discovery: DiscoveryCache? = nil
     ) {
         self.presetDirectories = presetDirectories

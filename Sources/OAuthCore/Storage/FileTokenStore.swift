@@ -20,10 +20,9 @@ public struct FileTokenStore: TokenStore {
 
     /// `$XDG_STATE_HOME/<application>`, or `~/.local/state/<application>`.
     public static func defaultDirectory(for application: String) -> URL {
-        let environment = ProcessInfo.processInfo.environment
         let state =
-            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: environment["HOME"] ?? PathText.home).appendingPathComponent(".local/state")
+            EnvironmentVariables.process.nonEmpty("XDG_STATE_HOME").map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: EnvironmentVariables.process["HOME"] ?? PathText.home).appendingPathComponent(".local/state")
         return state.appendingPathComponent(application)
     }
 

@@ -50,7 +50,7 @@ package enum PathText {
 
     /// `$HOME`, or the account's home folder when it is unset or empty.
     package static var home: String {
-        if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home }
+        if let home = EnvironmentVariables.process.nonEmpty("HOME") { return home }
         return FileManager.default.homeDirectoryForCurrentUser.path
     }
 }
