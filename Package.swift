@@ -169,6 +169,10 @@ let package = Package(
         // includes and the agent imports.
         .target(name: "CAgentAnswer"),
 
+        // The command line as glibc hands it to the programs' constructors, given to the Swift runtime in
+        // place of its own scan of /proc/self/maps at every start (Sources/CArguments/arguments.c).
+        .target(name: "CArguments"),
+
         // The app's model: states, transitions and what the window shows; no GTK, so tests need no display.
         .target(name: "LatchkeyCore", dependencies: ["OAuthCore", "AgentCore", "InstallLayout"]),
 
@@ -188,7 +192,7 @@ let package = Package(
         .executableTarget(
             name: "LatchkeyAgent",
             dependencies: [
-                "AgentCore", "GioKit", "InstallLayout", "Keyring", "LatchkeyCore", "LatchkeyServices", "OAuthCore",
+                "AgentCore", "CArguments", "GioKit", "InstallLayout", "Keyring", "LatchkeyCore", "LatchkeyServices", "OAuthCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -201,7 +205,7 @@ let package = Package(
             name: "Latchkey",
             dependencies: [
                 "GtkKit", "GioKit", "Keyring", "DesktopOAuth", "OAuthCore", "LatchkeyCore", "LatchkeyServices", "AgentCore",
-                "InstallLayout",
+                "CArguments", "InstallLayout",
                 "QRCode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -263,7 +267,7 @@ let package = Package(
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "OAuthCore"]),
         .testTarget(
             name: "LatchkeyCoreTests",
-            dependencies: ["LatchkeyCore", "LatchkeyServices", "InstallLayout", "Loopback", "OAuthCore", "TestSupport"]),
+            dependencies: ["CArguments", "LatchkeyCore", "LatchkeyServices", "InstallLayout", "Loopback", "OAuthCore", "TestSupport"]),
         .testTarget(
             name: "AgentCoreTests",
             dependencies: [

@@ -700,6 +700,11 @@ def installed_app(home):
         dynamic = subprocess.run(["readelf", "-d", os.path.join(prefix, program)], capture_output=True, text=True, check=True).stdout
         needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
         expect(needed and not {"libstdc++.so.6", "libgcc_s.so.1", "libsecret-1.so.0"} & set(needed), f"{program} needs {needed}")
+        # Their argv comes from glibc's call of their constructors (Sources/CArguments), not from the runtime's scan
+        # of /proc/self/maps at every start: the build's own copy, with its symbols, holds our function and not the scan.
+        symbols = subprocess.run(["nm", os.path.join(BIN, os.path.basename(program))], capture_output=True, text=True, check=True).stdout
+        expect("keep_arguments" in symbols and "_swift_stdlib_getUnsafeArgvArgc" in symbols, f"{program}: no argv kept from glibc")
+        expect("argvGrabber" not in symbols, f"{program} still links the runtime's argv scan (CommandLine.cpp)")
     desktop_file = os.path.join(prefix, "share/applications/io.github.latchkey.Latchkey.desktop")
     with open(desktop_file) as f:
         expect(f"Exec={prefix}/lib/latchkey/latchkey-app\n" in f.read(), "the menu entry starts the installed app by its path")
