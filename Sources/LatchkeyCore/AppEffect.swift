@@ -33,4 +33,8 @@ public enum AppEffect: Equatable, Sendable {
     case openProfile(URL)
     /// Sign out (and revoke); answers `.signedOut`.
     case signOut
+    /// Clear (and revoke) whatever the store holds for the provider shown, beside the window, which
+    /// shows it signed out or unusable already: a sign-out another process asked for, found to have
+    /// no sign-in of the window's to end. Answers nothing.
+    case forgetSignIn
 }

@@ -38,7 +38,10 @@ public enum AppEvent: Equatable, Sendable {
     case openProfileRequested
     case profileOpened
     case profileOpenFailed(String)
+    /// Sign out: the button, or another process (`latchkey --sign-out`) for the provider shown.
     case signOutRequested
+    /// Another provider is about to be shown in place of this one.
+    case leavingProvider
     case signedOut(notice: String?)
     /// The stored sign-in can no longer be used (a refresh was refused).
     case sessionEnded(String)

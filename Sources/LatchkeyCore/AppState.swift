@@ -4,8 +4,11 @@ import OAuthCore
 /// transition `AppState.next(state, event)`, a pure function the tests call,
 /// which also names what the app must do next (`AppEffect`).
 public enum AppState: Equatable, Sendable {
-    /// Reading the stored sign-in (the keyring may take a moment).
-    case starting
+    /// Reading the stored sign-in (the keyring may take a moment). `signOutOnceRead`: another process
+    /// asked to sign out of this provider meanwhile (`latchkey --sign-out`); that is done once the read
+    /// answers, through the path its answer calls for, never beside the read (which could find the
+    /// sign-in first and show it signed in while it was being deleted).
+    case starting(signOutOnceRead: Bool = false)
     case signedOut(notice: String?)
     /// The sign-in window is open.
     case signingIn
@@ -30,6 +33,16 @@ public enum AppState: Equatable, Sendable {
         switch self {
         case .signingIn, .signingInOnDevice, .exchanging, .saving, .signingOut, .fetchingProfile: false
         default: true
+        }
+    }
+
+    /// Whether a sign-out asked for by another process is this state machine's to carry out: signed
+    /// in, it is the Sign out button's; still reading what is stored, it is done once that is read.
+    /// Otherwise whatever the store holds is cleared beside the window (`AppEffect.forgetSignIn`).
+    public var carriesOutSignOut: Bool {
+        switch self {
+        case .starting: true
+        default: isSignedIn
         }
     }
 
@@ -93,12 +106,46 @@ public enum AppState: Equatable, Sendable {
 
     private static func step(_ state: AppState, _ event: AppEvent) -> Transition {
         switch (state, event) {
+        // The same provider read again keeps a sign-out asked for meanwhile; another one first hands it on (`.leavingProvider`).
+        case (.starting(let signOut), .providerChosen):
+            return Transition(state: .starting(signOutOnceRead: signOut), effects: [.loadProvider])
         case (let current, .providerChosen) where current.allowsChoosingProvider:
-            return Transition(state: .starting, effects: [.loadProvider])
+            return Transition(state: .starting(), effects: [.loadProvider])
         case (let current, .accountChosen(let key)) where current.allowsChoosingProvider && current.hasProvider:
-            return Transition(state: .starting, effects: [.useAccount(key)])
-        case (.starting, .providerReady(let notice)):
-            return Transition(state: .starting, effects: [.readStoredSignIn(notice: notice)])
+            return Transition(state: .starting(), effects: [.useAccount(key)])
+        case (.starting(let signOut), .providerReady(let notice)):
+            return Transition(state: .starting(signOutOnceRead: signOut), effects: [.readStoredSignIn(notice: notice)])
+        default:
+            return signingOutOnceRead(state, event) ?? settled(state, event)
+        }
+    }
+
+    /// A sign-out asked for by another process while the stored sign-in was read: kept until the read
+    /// answers, then done as the answer calls for.
+    private static func signingOutOnceRead(_ state: AppState, _ event: AppEvent) -> Transition? {
+        guard case .starting(let pending) = state else { return nil }
+        switch event {
+        case .signOutRequested:
+            return Transition(state: .starting(signOutOnceRead: true))
+        case .leavingProvider where pending:
+            // For the provider being left: its store is cleared beside the window, which reads another.
+            return Transition(state: .starting(), effects: [.forgetSignIn])
+        case .launched(signedIn: true, _) where pending:
+            return Transition(state: .signingOut, effects: [.signOut])
+        case .launched(signedIn: false, let notice) where pending:
+            return Transition(state: .signedOut(notice: notice), effects: [.forgetSignIn])
+        case .providerUnavailable(let reason) where pending:
+            return Transition(state: .unavailable(reason), effects: [.forgetSignIn])
+        case .sessionEnded(let reason) where pending:
+            return Transition(state: .signedOut(notice: reason), effects: [.forgetSignIn])
+        default:
+            return nil
+        }
+    }
+
+    /// What the read (or a refused renewal) found, and everything else.
+    private static func settled(_ state: AppState, _ event: AppEvent) -> Transition {
+        switch (state, event) {
         case (let current, .providerUnavailable(let reason)) where current.allowsChoosingProvider:
             return Transition(state: .unavailable(reason))
         case (_, .launched(let signedIn, let notice)):
@@ -170,7 +217,7 @@ public enum AppState: Equatable, Sendable {
             return Transition(state: .signingOut, effects: [.signOut])
         case (.signingOut, .signedOut(let notice)):
             // Another account may be in use now: its sign-in is read, and the notice said either way.
-            return Transition(state: .starting, effects: [.readStoredSignIn(notice: notice)])
+            return Transition(state: .starting(), effects: [.readStoredSignIn(notice: notice)])
         default:
             return nil
         }

@@ -12,7 +12,7 @@ import Testing
         ViewModel(state: state, providerName: "Sandbox", storeName: "the keyring")
     }
 
-    func run(_ events: [AppEvent], from state: AppState = .starting) -> AppState {
+    func run(_ events: [AppEvent], from state: AppState = .starting()) -> AppState {
         events.reduce(state) { AppState.next($0, $1).state }
     }
 
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func whileStartingNothingCanBePressed() {
-        let model = view(.starting)
+        let model = view(.starting())
         #expect(!model.signInEnabled && !model.getProfileEnabled && !model.signOutVisible)
         #expect(model.busy)
     }
@@ -170,7 +170,7 @@ import Testing
         #expect(state == .signingOut)
         #expect(view(state).openProfileURL == nil)
         state = AppState.next(state, .signedOut(notice: nil)).state
-        #expect(state == .starting, "the sign-in left (another account's, or none) is read")
+        #expect(state == .starting(), "the sign-in left (another account's, or none) is read")
         state = AppState.next(state, .launched(signedIn: false, notice: nil)).state
         #expect(view(state).signInEnabled)
         #expect(!view(state).signOutVisible)
@@ -197,7 +197,7 @@ import Testing
         #expect(!AppState.fetchingProfile.accepts(.profileRequested), "no second fetch")
         #expect(AppState.signedIn(notice: nil).accepts(.signOutRequested))
         #expect(!AppState.signingOut.accepts(.signOutRequested), "no second sign-out")
-        #expect(!AppState.starting.accepts(.signInRequested), "nothing before the store was read")
+        #expect(!AppState.starting().accepts(.signInRequested), "nothing before the store was read")
     }
 
     @Test func aProfileWithoutURLKeepsOpenProfileHiddenAndSaysWhy() {
@@ -209,7 +209,7 @@ import Testing
 
     // MARK: What the app does, as the state machine says
 
-    func effects(_ events: [AppEvent], from state: AppState = .starting) -> [[AppEffect]] {
+    func effects(_ events: [AppEvent], from state: AppState = .starting()) -> [[AppEffect]] {
         var state = state
         return events.map { event in
             let transition = AppState.next(state, event)
@@ -230,6 +230,43 @@ import Testing
             "signed in at launch: renewed quietly when due, and no sign-in prepared")
     }
 
+    // MARK: `latchkey --sign-out` while the window still reads the provider shown
+
+    @Test func aSignOutAskedForWhileReadingWaitsForTheRead() {
+        let asked = AppState.next(.starting(), .signOutRequested)
+        #expect(asked == AppState.Transition(state: .starting(signOutOnceRead: true)), "nothing runs beside the read")
+        #expect(AppState.starting().carriesOutSignOut && AppState.signedIn(notice: nil).carriesOutSignOut)
+        #expect(!AppState.signedOut(notice: nil).carriesOutSignOut && !AppState.unavailable("x").carriesOutSignOut)
+        #expect(!asked.state.accepts(.signOutRequested), "asked twice, done once")
+        // Kept while the provider is made ready and its sign-in read, then done by the path the answer calls for.
+        #expect(
+            effects([.providerReady(notice: nil), .launched(signedIn: true, notice: nil)], from: asked.state) == [
+                [.readStoredSignIn(notice: nil)], [.signOut, .listAccounts],
+            ])
+        #expect(run([.providerReady(notice: nil), .launched(signedIn: true, notice: nil)], from: asked.state) == .signingOut)
+        #expect(
+            AppState.next(asked.state, .launched(signedIn: false, notice: nil))
+                == AppState.Transition(state: .signedOut(notice: nil), effects: [.forgetSignIn, .prepareSignIn, .listAccounts]),
+            "no sign-in of the window's: what the store holds is cleared, and Sign in offered")
+        #expect(AppState.next(asked.state, .providerUnavailable("Not set up.")).effects.first == .forgetSignIn)
+        #expect(AppState.next(asked.state, .sessionEnded("Expired.")).state == .signedOut(notice: "Expired."))
+        #expect(AppState.next(asked.state, .sessionEnded("Expired.")).effects.first == .forgetSignIn)
+    }
+
+    @Test func aSignOutAskedForWhileReadingStaysWithTheProviderItNamed() {
+        let asked = AppState.starting(signOutOnceRead: true)
+        // Another provider chosen: the sign-out goes to the background for the one left; the next is read as it is.
+        #expect(AppState.next(asked, .leavingProvider) == AppState.Transition(state: .starting(), effects: [.forgetSignIn]))
+        #expect(
+            run([.leavingProvider, .providerChosen, .providerReady(notice: nil), .launched(signedIn: true, notice: nil)], from: asked)
+                == .signedIn(notice: nil))
+        // The same provider read again: still to be signed out.
+        #expect(AppState.next(asked, .providerChosen) == AppState.Transition(state: asked, effects: [.loadProvider]))
+        // Leaving a provider nobody asked to sign out of does nothing.
+        #expect(AppState.next(.starting(), .leavingProvider) == AppState.Transition(state: .starting()))
+        #expect(AppState.next(.signedIn(notice: nil), .leavingProvider) == AppState.Transition(state: .signedIn(notice: nil)))
+    }
+
     @Test func aProviderReadyForAnotherStateRunsNothing() {
         #expect(AppState.next(.signedIn(notice: nil), .providerReady(notice: nil)) == AppState.Transition(state: .signedIn(notice: nil)))
         #expect(AppState.next(.signingIn, .providerChosen) == AppState.Transition(state: .signingIn), "no other provider mid-sign-in")
@@ -248,7 +285,7 @@ import Testing
         #expect(effects([.addAccountRequested], from: .signedIn(notice: nil)) == [[.signIn(.another)]])
         #expect(effects([.addAccountRequested], from: .signedOut(notice: nil)) == [[.signIn(.another)]])
         #expect(effects([.addAccountRequested], from: .fetchingProfile) == [[]], "not while the profile is asked for")
-        #expect(effects([.addAccountRequested], from: .starting) == [[]])
+        #expect(effects([.addAccountRequested], from: .starting()) == [[]])
         // Adding failed: the account in use is as it was, signed in or not.
         let failed = run([.addAccountRequested, .addAccountFailed(.cancelled, signedIn: true)], from: .signedIn(notice: nil))
         #expect(failed == .failed(message: OAuthError.cancelled.description, signedIn: true) && failed.isSignedIn)

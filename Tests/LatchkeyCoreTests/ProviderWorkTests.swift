@@ -23,7 +23,7 @@ import Testing
     @Test func aWholeSessionRunsEffectByEffect() async throws {
         let sandbox = try await RunningSandbox.start()
         let provider = try sandboxProvider(sandbox, store: MemoryTokenStore())
-        var state = AppState.Transition(state: .starting, effects: [.readStoredSignIn(notice: nil)])
+        var state = AppState.Transition(state: .starting(), effects: [.readStoredSignIn(notice: nil)])
         func take(_ event: AppEvent) { state = AppState.next(state.state, event) }
 
         let stored = await provider.storedSignIn(notice: nil)

@@ -60,7 +60,7 @@ import Testing
             state: .unavailable("there is no client id for GitHub."), providerName: "GitHub", storeName: "the keyring")
         #expect(unavailable.setUpVisible && !unavailable.signInEnabled)
         #expect(unavailable.subline.contains("Set up…"))
-        for state: AppState in [.starting, .signedOut(notice: nil), .signedIn(notice: nil), .failed(message: "x", signedIn: false)] {
+        for state: AppState in [.starting(), .signedOut(notice: nil), .signedIn(notice: nil), .failed(message: "x", signedIn: false)] {
             #expect(!ViewModel(state: state, providerName: "GitHub", storeName: "the keyring").setUpVisible, "\(state)")
         }
     }

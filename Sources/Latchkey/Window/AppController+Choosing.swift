@@ -14,10 +14,7 @@ extension AppController {
         // Not now: the list shows the provider still shown.
         guard state.allowsChoosingProvider else { return render() }
         // A sign-out asked for while the provider shown was read is for that provider, not this one.
-        if signOutWhenRead, id != providerID {
-            signOutWhenRead = false
-            providers.signOutInBackground(providerID)
-        }
+        if id != providerID { send(.leavingProvider) }
         generation += 1
         (signInTask, current, grantedScopes, accountEntry, accountPictures, picture) = (nil, nil, [], AccountList.Entry(), [:], nil)
         (keyKept, futureLine) = (nil, nil)
@@ -78,33 +75,22 @@ extension AppController {
         listProviders { $0.choose(done.id, remember: true) }
     }
 
-    /// `latchkey --sign-out` for `id`, sent here because this window showed it. Still shown:
-    /// signed in, it is the Sign out button; otherwise whatever the store holds is cleared.
-    /// The window moved on to another provider since the command looked: that provider's
-    /// sign-in is cleared (and revoked) in the background, and the one shown is left alone.
+    /// `latchkey --sign-out` for `id`, sent here because this window showed it. Still shown and
+    /// signed in, it is the Sign out button; still being read, it is done once that is read
+    /// (`AppState.starting`); otherwise whatever the store holds is cleared. The window moved on
+    /// to another provider since the command looked: that provider's sign-in is cleared (and
+    /// revoked) in the background, and the one shown is left alone.
     func signOutRequestedElsewhere(provider id: String) {
         logger.info("Sign-out requested by another process", metadata: ["provider": "\(id)"])
-        // Still reading what is stored: signed out from here once that is read. Cleared beside it, the
-        // read could find the sign-in first and show it signed in, while it was being deleted.
-        if id == providerID, case .starting = state {
-            signOutWhenRead = true
-            return
-        }
-        if id == providerID, let provider = current {
-            if state.accepts(.signOutRequested) { return send(.signOutRequested) }
-            MainLoop.work { _ = await provider.signOutForgettingPrograms() }
-            return
-        }
-        providers.signOutInBackground(id)
+        guard id == providerID else { return providers.signOutInBackground(id) }
+        if state.carriesOutSignOut { return send(.signOutRequested) }
+        forgetSignIn()
     }
 
-    /// A sign-out that came while the provider shown was being read: now that its state is known (signed
-    /// in, out, or the provider unusable), done as if it had come then.
-    func signOutIfAskedWhileReading() {
-        guard signOutWhenRead else { return }
-        if case .starting = state { return }
-        signOutWhenRead = false
-        signOutRequestedElsewhere(provider: providerID)
+    /// Whatever the store holds for the provider shown, cleared (and revoked) beside the window.
+    func forgetSignIn() {
+        guard let provider = current else { return providers.signOutInBackground(providerID) }
+        MainLoop.work { _ = await provider.signOutForgettingPrograms() }
     }
 
     /// The programs always allowed to get tokens from the agent, each revocable.

@@ -40,9 +40,6 @@ final class AppController {
     var followUp = SetUpFollowUp()
     /// The allowed programs, while shown.
     var programsDialog: ProgramsDialog?
-    /// `latchkey --sign-out` for the provider shown, sent while its stored sign-in was still being read:
-    /// carried out once it is (see `signOutRequestedElsewhere`).
-    var signOutWhenRead = false
     /// The shown provider's accounts, as last listed (see `AppController+Accounts`), and their pictures once fetched.
     var accountEntry = AccountList.Entry()
     var accountPictures: [String: [UInt8]] = [:]
@@ -53,7 +50,7 @@ final class AppController {
     /// Where the window is in drawing its first frame, and what waits for it (see `FirstFrame`).
     private var firstFrame = FirstFrame.composing(work: [])
 
-    private(set) var state = AppState.starting {
+    private(set) var state = AppState.starting() {
         didSet {
             guard state != oldValue else { return }
             logger.debug("state \(String(describing: state).prefix { $0 != "(" })")
@@ -150,7 +147,6 @@ final class AppController {
         let transition = AppState.next(state, event)
         state = transition.state
         for effect in transition.effects { run(effect) }
-        signOutIfAskedWhileReading()
     }
 
     private func run(_ effect: AppEffect) {
@@ -173,6 +169,7 @@ final class AppController {
         case .fetchProfile: withProvider { .profile(await $0.profileEvent()) }
         case .openProfile(let url): openProfile(url)
         case .signOut: withProvider { .event(await $0.signOutEvent()) }
+        case .forgetSignIn: forgetSignIn()
         }
     }
 
