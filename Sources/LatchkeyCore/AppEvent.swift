@@ -38,8 +38,11 @@ public enum AppEvent: Equatable, Sendable {
     case openProfileRequested
     case profileOpened
     case profileOpenFailed(String)
-    /// Sign out: the button, or another process (`latchkey --sign-out`) for the provider shown.
+    /// The Sign out button.
     case signOutRequested
+    /// Another process asked to sign out of the provider shown (`latchkey --sign-out`): as the button
+    /// while signed in; while the stored sign-in is still read, once it is (`AppState.starting`).
+    case signOutRequestedElsewhere
     /// Another provider is about to be shown in place of this one.
     case leavingProvider
     case signedOut(notice: String?)

@@ -125,7 +125,7 @@ public enum AppState: Equatable, Sendable {
     private static func signingOutOnceRead(_ state: AppState, _ event: AppEvent) -> Transition? {
         guard case .starting(let pending) = state else { return nil }
         switch event {
-        case .signOutRequested:
+        case .signOutRequestedElsewhere:
             return Transition(state: .starting(signOutOnceRead: true))
         case .leavingProvider where pending:
             // For the provider being left: its store is cleared beside the window, which reads another.
@@ -136,8 +136,9 @@ public enum AppState: Equatable, Sendable {
             return Transition(state: .signedOut(notice: notice), effects: [.forgetSignIn])
         case .providerUnavailable(let reason) where pending:
             return Transition(state: .unavailable(reason), effects: [.forgetSignIn])
-        case .sessionEnded(let reason) where pending:
-            return Transition(state: .signedOut(notice: reason), effects: [.forgetSignIn])
+        case .sessionEnded where pending:
+            // A renewal begun before the read, refused: the read still answers, and the sign-out follows it.
+            return Transition(state: state)
         default:
             return nil
         }
@@ -214,6 +215,8 @@ public enum AppState: Equatable, Sendable {
         case (.profileLoaded(let profile, _), .profileOpenFailed(let message)):
             return Transition(state: .profileLoaded(profile, notice: message))
         case (let current, .signOutRequested) where current.isSignedIn:
+            return Transition(state: .signingOut, effects: [.signOut])
+        case (let current, .signOutRequestedElsewhere) where current.isSignedIn:
             return Transition(state: .signingOut, effects: [.signOut])
         case (.signingOut, .signedOut(let notice)):
             // Another account may be in use now: its sign-in is read, and the notice said either way.

@@ -13,7 +13,8 @@ extension AppController {
     func choose(_ id: String, remember: Bool) {
         // Not now: the list shows the provider still shown.
         guard state.allowsChoosingProvider else { return render() }
-        // A sign-out asked for while the provider shown was read is for that provider, not this one.
+        // A sign-out asked for while the provider shown was read is for that provider, not this one: told
+        // while `providerID` and `current` are still that provider's, which `.forgetSignIn` clears.
         if id != providerID { send(.leavingProvider) }
         generation += 1
         (signInTask, current, grantedScopes, accountEntry, accountPictures, picture) = (nil, nil, [], AccountList.Entry(), [:], nil)
@@ -83,7 +84,7 @@ extension AppController {
     func signOutRequestedElsewhere(provider id: String) {
         logger.info("Sign-out requested by another process", metadata: ["provider": "\(id)"])
         guard id == providerID else { return providers.signOutInBackground(id) }
-        if state.carriesOutSignOut { return send(.signOutRequested) }
+        if state.carriesOutSignOut { return send(.signOutRequestedElsewhere) }
         forgetSignIn()
     }
 
