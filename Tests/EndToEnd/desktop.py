@@ -266,6 +266,56 @@ def sign_out_while_reading(home):
     assert_no_secrets(home, [app.log_path])
 
 
+def sign_out_while_reading_then_switch(home):
+    """`latchkey --sign-out` for the provider the window is still reading, then another provider chosen
+    before the read answers: the sign-out goes with the provider it named (cleared in the background),
+    and the provider chosen keeps its sign-in. Handed on after the window had moved, it signed out the
+    provider chosen."""
+    with presets.sandbox_running(home, "standard") as base, contextlib.closing(HoldingProxy(base)) as proxy:
+        directory = os.path.join(home.config, "latchkey")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, "held.json"), "w") as f:
+            json.dump({"id": "held", "display_name": "Held sandbox", "issuer": proxy.base, "client_id": "latchkey-desktop",
+                       "redirect_uri": "http://127.0.0.1/callback", "scopes": ["profile"],
+                       "profile": {"name": "name", "email": "email", "url": "profile"}}, f)
+        held_file = os.path.join(home.state, "latchkey", "held.json")
+        sandbox_file = os.path.join(home.state, "latchkey", "sandbox.json")
+        app = home.launch()
+        try:
+            app.wait_status("Not signed in")
+            sign_in(app, home, shot_prefix="01")
+            app.wait_status("Signed in with Sandbox provider")
+            choose_provider(app, "Held sandbox")
+            app.wait_status("Not signed in. Sign in with Held sandbox")
+            sign_in(app, home, shot_prefix="02")
+            app.wait_status("Signed in with Held sandbox")
+        finally:
+            app.quit()
+        expect(os.path.exists(held_file) and os.path.exists(sandbox_file), "both sign-ins are stored")
+
+        # Launched again on the held provider, the window waits on its discovery document; the command comes
+        # meanwhile, and then the person picks the offline sandbox before the document arrives.
+        proxy.hold(*DISCOVERY)
+        app = home.launch("--provider", "held", log_name="latchkey-2.log")
+        try:
+            wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
+            command = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out", "--provider", "held"],
+                                     capture_output=True, text=True, timeout=30)
+            expect(command.returncode == 0 and "signs out there" in command.stdout,
+                   f"--sign-out was sent to the window: {command.stdout!r} {command.stderr!r}")
+            choose_provider(app, "Sandbox provider (offline demo)")
+            app.wait_status("Signed in with Sandbox provider", timeout=30)
+            proxy.release_all()
+            wait_until("the held provider's sign-in to go", lambda: not os.path.exists(held_file), 30)
+            app.wait_status("Signed in with Sandbox provider")
+            app.wait_sensitive("Get my profile", True)
+            expect(os.path.exists(sandbox_file), "the provider chosen keeps its sign-in")
+            app.screenshot("03-held-signed-out-sandbox-kept")
+        finally:
+            app.quit()
+    assert_no_secrets(home, [app.log_path])
+
+
 # Setting up and adding providers ------------------------------------------
 
 def clipboard_text():
@@ -769,6 +819,7 @@ def installed_app(home):
 SCENARIOS = {
     "sign_out_names_its_provider": sign_out_names_its_provider,
     "sign_out_while_reading": sign_out_while_reading,
+    "sign_out_while_reading_then_switch": sign_out_while_reading_then_switch,
     "set_up_preset": set_up_preset,
     "add_provider": add_provider,
     "installed_app": installed_app,
