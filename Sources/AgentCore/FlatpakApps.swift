@@ -8,8 +8,7 @@ import OAuthCore
 public enum FlatpakApps {
     /// Where Flatpak exports desktop entries: the person's installation, then the system's.
     public static var exports: [String] {
-        let environment = ProcessInfo.processInfo.environment
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(environment["HOME"] ?? "")/.local/share"
+        let data = EnvironmentVariables.process.baseDirectory("XDG_DATA_HOME", else: ".local/share").path
         return ["\(data)/flatpak/exports/share/applications", "/var/lib/flatpak/exports/share/applications"]
     }
 

@@ -214,9 +214,7 @@ public enum AppState: Equatable, Sendable {
             return Transition(state: .profileLoaded(profile, notice: "Opened your profile in your web browser."))
         case (.profileLoaded(let profile, _), .profileOpenFailed(let message)):
             return Transition(state: .profileLoaded(profile, notice: message))
-        case (let current, .signOutRequested) where current.isSignedIn:
-            return Transition(state: .signingOut, effects: [.signOut])
-        case (let current, .signOutRequestedElsewhere) where current.isSignedIn:
+        case (let current, .signOutRequested) where current.isSignedIn, (let current, .signOutRequestedElsewhere) where current.isSignedIn:
             return Transition(state: .signingOut, effects: [.signOut])
         case (.signingOut, .signedOut(let notice)):
             // Another account may be in use now: its sign-in is read, and the notice said either way.

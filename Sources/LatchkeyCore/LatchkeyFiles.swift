@@ -23,10 +23,11 @@ public enum LatchkeyFiles {
         environment: EnvironmentVariables = .process, layout: InstallLayout = .current
     ) -> ProviderCatalog {
         var directories: [URL] = []
-        if let explicit = environment["LATCHKEY_PROVIDERS_DIR"], !explicit.isEmpty {
+        if let explicit = environment.nonEmpty("LATCHKEY_PROVIDERS_DIR") {
             directories.append(URL(fileURLWithPath: explicit))
         }
-        directories.append(xdg("XDG_DATA_HOME", ".local/share", environment).appendingPathComponent("\(application)/providers"))
+        directories.append(
+            environment.baseDirectory("XDG_DATA_HOME", else: ".local/share").appendingPathComponent("\(application)/providers"))
         directories.append(layout.share("\(application)/providers"))
         for dataDirectory in (environment["XDG_DATA_DIRS"] ?? "/usr/local/share:/usr/share").split(separator: ":") {
             directories.append(URL(fileURLWithPath: String(dataDirectory)).appendingPathComponent("\(application)/providers"))
@@ -34,7 +35,7 @@ public enum LatchkeyFiles {
         if let tree = layout.sourceTree { directories.append(tree.appendingPathComponent("data/providers")) }
         var catalog = ProviderCatalog(
             presetDirectories: directories,
-            userConfigDirectory: xdg("XDG_CONFIG_HOME", ".config", environment).appendingPathComponent(application),
+            userConfigDirectory: environment.baseDirectory("XDG_CONFIG_HOME", else: ".config").appendingPathComponent(application),
             environment: environment, credentialPrefix: credentialPrefix,
             discovery: DiscoveryCache(directory: cacheDirectory(environment).appendingPathComponent("discovery")))
         catalog.programName = "Latchkey"
@@ -49,7 +50,7 @@ public enum LatchkeyFiles {
 
     /// `$XDG_CACHE_HOME/latchkey`: what can be fetched again (discovery documents).
     public static func cacheDirectory(_ environment: EnvironmentVariables = .process) -> URL {
-        xdg("XDG_CACHE_HOME", ".cache", environment).appendingPathComponent(application)
+        environment.baseDirectory("XDG_CACHE_HOME", else: ".cache").appendingPathComponent(application)
     }
 
     /// Where the token file (and the sandbox's state) live: `$XDG_STATE_HOME/latchkey`.
@@ -107,11 +108,7 @@ public enum LatchkeyFiles {
 
     /// `~/.config/latchkey`: the person's provider files, and beside them what is not one.
     private static var configDirectory: URL {
-        xdg("XDG_CONFIG_HOME", ".config", .process).appendingPathComponent(application)
+        EnvironmentVariables.process.baseDirectory("XDG_CONFIG_HOME", else: ".config").appendingPathComponent(application)
     }
 
-    private static func xdg(_ name: String, _ fallback: String, _ environment: EnvironmentVariables) -> URL {
-        environment.nonEmpty(name).map { URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: environment["HOME"] ?? PathText.home).appendingPathComponent(fallback)
-    }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import OAuthCore
 
 /// Whether a command may wait for a person: to answer the agent's question, to sign in in a window
 /// or a browser, to type a code on another device. Where nobody may be asked, a command that would
@@ -35,8 +36,12 @@ public struct Interaction: Sendable, Equatable {
     /// command's own sign-in (a window, a code, an address to paste back) has nobody to reach unless
     /// asked for (`--device`, `--paste`).
     public static func personAtHand(environment: [String: String]) -> (display: Bool, terminal: Bool) {
-        let display = environment["DISPLAY"]?.isEmpty == false || environment["WAYLAND_DISPLAY"]?.isEmpty == false
-        return (display, isatty(STDERR_FILENO) == 1)
+        (namesDisplay(.given(environment)), isatty(STDERR_FILENO) == 1)
+    }
+
+    /// Whether the environment names a graphical session: `DISPLAY` or `WAYLAND_DISPLAY`, not empty.
+    public static func namesDisplay(_ environment: EnvironmentVariables) -> Bool {
+        environment.nonEmpty("DISPLAY") != nil || environment.nonEmpty("WAYLAND_DISPLAY") != nil
     }
 
     /// git's `credential.interactive`, as its credential helpers are asked to honour it (git 2.46's

@@ -20,6 +20,16 @@ import Testing
         #expect(Interaction.decide(noInteraction: false, environment: ["PATH": "/usr/bin"]).mayAsk)
     }
 
+    /// A graphical session is named by DISPLAY or WAYLAND_DISPLAY, either one, and not by an empty one.
+    @Test func aDisplayIsNamedByEitherVariableNotEmpty() {
+        #expect(Interaction.namesDisplay(["DISPLAY": ":1"]))
+        #expect(Interaction.namesDisplay(["WAYLAND_DISPLAY": "wayland-0"]))
+        #expect(!Interaction.namesDisplay(["DISPLAY": "", "WAYLAND_DISPLAY": ""]))
+        #expect(!Interaction.namesDisplay([:]))
+        #expect(Interaction.personAtHand(environment: ["DISPLAY": ":1"]).display)
+        #expect(!Interaction.personAtHand(environment: ["DISPLAY": ""]).display)
+    }
+
     /// Read with the real git, as git passes `-c` to its helpers (GIT_CONFIG_PARAMETERS) and from a config file.
     @Test func gitsCredentialInteractiveIsReadAsGitHasIt() throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("interaction-\(UUID().uuidString)")

@@ -75,6 +75,19 @@ import Testing
         #expect(given["PATH"] == nil)
     }
 
+    /// XDG's rule: the variable when set and not empty, else the fallback under the home folder.
+    @Test func anXDGBaseDirectoryFallsBackUnderTheHomeFolder() {
+        let set: EnvironmentVariables = ["XDG_STATE_HOME": "/srv/state", "HOME": "/home/someone"]
+        #expect(set.baseDirectory("XDG_STATE_HOME", else: ".local/state").path == "/srv/state")
+        let empty: EnvironmentVariables = ["XDG_STATE_HOME": "", "HOME": "/home/someone"]
+        #expect(empty.baseDirectory("XDG_STATE_HOME", else: ".local/state").path == "/home/someone/.local/state")
+        let homeless: EnvironmentVariables = ["HOME": ""]
+        #expect(
+            homeless.baseDirectory("XDG_CONFIG_HOME", else: ".config").path
+                == URL(fileURLWithPath: PathText.home).appendingPathComponent(".config").path,
+            "an empty HOME is the account's home folder, never the working directory")
+    }
+
     @Test func thisBuildFindsTheRepositorysPresetsAndIcon() {
         let catalog = LatchkeyFiles.catalog()
         #expect(Set(catalog.presetNames).isSuperset(of: ["sandbox", "linkedin", "github", "gitlab", "microsoft"]))

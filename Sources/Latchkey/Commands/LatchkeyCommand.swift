@@ -106,9 +106,7 @@ struct WindowLaunch {
     static let defaultLogLevel = Logger.Level.info
 
     func run() throws {
-        if !signOut, EnvironmentVariables.process.nonEmpty("DISPLAY") == nil,
-            EnvironmentVariables.process.nonEmpty("WAYLAND_DISPLAY") == nil
-        {
+        if !signOut, !Interaction.namesDisplay(.process) {
             throw LaunchError(
                 "Latchkey is a desktop app and needs a graphical session: neither DISPLAY nor WAYLAND_DISPLAY is set.")
         }

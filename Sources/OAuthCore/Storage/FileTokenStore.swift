@@ -20,10 +20,7 @@ public struct FileTokenStore: TokenStore {
 
     /// `$XDG_STATE_HOME/<application>`, or `~/.local/state/<application>`.
     public static func defaultDirectory(for application: String) -> URL {
-        let state =
-            EnvironmentVariables.process.nonEmpty("XDG_STATE_HOME").map { URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: EnvironmentVariables.process["HOME"] ?? PathText.home).appendingPathComponent(".local/state")
-        return state.appendingPathComponent(application)
+        EnvironmentVariables.process.baseDirectory("XDG_STATE_HOME", else: ".local/state").appendingPathComponent(application)
     }
 
     public var displayName: String { "a private file in \(directory.path)" }

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -30,5 +32,13 @@ public enum EnvironmentVariables: Sendable, Equatable, ExpressibleByDictionaryLi
     /// The variable's value; nil when it is unset or empty.
     public func nonEmpty(_ name: String) -> String? {
         self[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// An XDG base directory: `$<name>` (`XDG_STATE_HOME`, `XDG_CONFIG_HOME` …) when set, else
+    /// `fallback` (`.local/state`, `.config` …) under `$HOME`, or under the account's home folder
+    /// when that is unset or empty.
+    public func baseDirectory(_ name: String, else fallback: String) -> URL {
+        nonEmpty(name).map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: nonEmpty("HOME") ?? PathText.home).appendingPathComponent(fallback)
     }
 }
