@@ -222,19 +222,42 @@ class HoldingProxy:
         self.server.server_close()
 
 
+def held_provider(home, proxy):
+    """Provider `held` ("Held sandbox") behind the proxy, named by its issuer alone: its endpoints come
+    from its discovery document, asked for at every launch (and so held when the test holds it).
+    Returns where its sign-in is stored."""
+    directory = os.path.join(home.config, "latchkey")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "held.json"), "w") as f:
+        json.dump({"id": "held", "display_name": "Held sandbox", "issuer": proxy.base, "client_id": "latchkey-desktop",
+                   "redirect_uri": "http://127.0.0.1/callback", "scopes": ["profile"],
+                   "profile": {"name": "name", "email": "email", "url": "profile"}}, f)
+    return os.path.join(home.state, "latchkey", "held.json")
+
+
+def sign_out_during_read(home, proxy):
+    """The window launched again on the held provider, waiting on its discovery document, and
+    `latchkey --sign-out --provider held` sent to it meanwhile. Returns the window."""
+    proxy.hold(*DISCOVERY)
+    app = home.launch("--provider", "held", log_name="latchkey-2.log")
+    try:
+        wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
+        command = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out", "--provider", "held"],
+                                 capture_output=True, text=True, timeout=30)
+        expect(command.returncode == 0, f"--sign-out succeeded: {command.stderr!r}")
+        expect("signs out there" in command.stdout, f"--sign-out was sent to the window: {command.stdout!r}")
+    except BaseException:
+        app.quit()
+        raise
+    return app
+
+
 def sign_out_while_reading(home):
     """`latchkey --sign-out` for the provider the window is still reading: the window reads the stored
     sign-in, then signs out there, and ends signed out. Done beside the read instead, the sign-in was
     read before its deletion and the window went on showing it signed in."""
     with presets.sandbox_running(home, "standard") as base, contextlib.closing(HoldingProxy(base)) as proxy:
-        directory = os.path.join(home.config, "latchkey")
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "held.json"), "w") as f:
-            # Only its issuer: its endpoints come from its discovery document, asked for at every launch.
-            json.dump({"id": "held", "display_name": "Held sandbox", "issuer": proxy.base, "client_id": "latchkey-desktop",
-                       "redirect_uri": "http://127.0.0.1/callback", "scopes": ["profile"],
-                       "profile": {"name": "name", "email": "email", "url": "profile"}}, f)
-        token_file = os.path.join(home.state, "latchkey", "held.json")
+        token_file = held_provider(home, proxy)
         app = home.launch("--provider", "held")
         try:
             app.wait_status("Not signed in")
@@ -244,15 +267,8 @@ def sign_out_while_reading(home):
             app.quit()
         expect(os.path.exists(token_file), "the sign-in is stored")
 
-        # Launched again, the window waits on the discovery document; the command comes meanwhile.
-        proxy.hold(*DISCOVERY)
-        app = home.launch("--provider", "held", log_name="latchkey-2.log")
+        app = sign_out_during_read(home, proxy)
         try:
-            wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
-            command = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out", "--provider", "held"],
-                                     capture_output=True, text=True, timeout=30)
-            expect(command.returncode == 0, f"--sign-out succeeded: {command.stderr!r}")
-            expect("signs out there" in command.stdout, f"--sign-out was sent to the window: {command.stdout!r}")
             # The window's read answered first; anything else asking for the document, after.
             proxy.release_first()
             app.wait_status("Signed out of Held sandbox", timeout=30)
@@ -272,13 +288,7 @@ def sign_out_while_reading_then_switch(home):
     and the provider chosen keeps its sign-in. Handed on after the window had moved, it signed out the
     provider chosen."""
     with presets.sandbox_running(home, "standard") as base, contextlib.closing(HoldingProxy(base)) as proxy:
-        directory = os.path.join(home.config, "latchkey")
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "held.json"), "w") as f:
-            json.dump({"id": "held", "display_name": "Held sandbox", "issuer": proxy.base, "client_id": "latchkey-desktop",
-                       "redirect_uri": "http://127.0.0.1/callback", "scopes": ["profile"],
-                       "profile": {"name": "name", "email": "email", "url": "profile"}}, f)
-        held_file = os.path.join(home.state, "latchkey", "held.json")
+        held_file = held_provider(home, proxy)
         sandbox_file = os.path.join(home.state, "latchkey", "sandbox.json")
         app = home.launch()
         try:
@@ -293,16 +303,9 @@ def sign_out_while_reading_then_switch(home):
             app.quit()
         expect(os.path.exists(held_file) and os.path.exists(sandbox_file), "both sign-ins are stored")
 
-        # Launched again on the held provider, the window waits on its discovery document; the command comes
-        # meanwhile, and then the person picks the offline sandbox before the document arrives.
-        proxy.hold(*DISCOVERY)
-        app = home.launch("--provider", "held", log_name="latchkey-2.log")
+        app = sign_out_during_read(home, proxy)
         try:
-            wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
-            command = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out", "--provider", "held"],
-                                     capture_output=True, text=True, timeout=30)
-            expect(command.returncode == 0 and "signs out there" in command.stdout,
-                   f"--sign-out was sent to the window: {command.stdout!r} {command.stderr!r}")
+            # The person picks the offline sandbox before the held provider's document arrives.
             choose_provider(app, "Sandbox provider (offline demo)")
             app.wait_status("Signed in with Sandbox provider", timeout=30)
             proxy.release_all()
