@@ -33,6 +33,7 @@ import harness  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agent_bench  # noqa: E402
 import fail_fast_bench  # noqa: E402
+import orders  # noqa: E402
 
 BIN = os.path.join(ROOT, ".build", "release")
 BASELINES = os.path.join(ROOT, "bench-output", "baselines")
@@ -191,9 +192,9 @@ def launch_pairs(watcher):
     results = {key: [] for kind in kinds for key in (kind, f"{kind}_rss", f"{kind}_cpu")}
     results["out_web_rss"] = []
     for round_ in range(PAIRS + 1):
-        # Each kind in each place of the order in turn: what runs just before a launch (the last
-        # one's exit, its X resources freed) falls on every kind alike.
-        for kind in kinds[round_ % len(kinds):] + kinds[:round_ % len(kinds)]:
+        # What runs just before a launch (the last one's exit, its X resources freed) falls on every
+        # kind alike: each kind follows each other one equally often (orders.py).
+        for kind in orders.order(kinds, round_):
             root, env = home_for(f"launch-{kind}", tokens=1 if kind.endswith("in") else 0)
             # What the menu entry runs: the app itself (scripts/install.sh); `latchkey` typed in a
             # terminal is the front, which execs it (front_in).
@@ -224,7 +225,7 @@ def growth(watcher):
     counts = (1, 10, 100)
     results = {n: {"ms": [], "rss": []} for n in counts}
     for round_ in range(PAIRS + 1):
-        for n in counts:
+        for n in orders.order(counts, round_):
             root, env = home_for(f"growth-{n}", tokens=1, providers=n - 1)
             process, ms = watcher.launch([os.path.join(BIN, "latchkey-app")], env)
             time.sleep(2)
