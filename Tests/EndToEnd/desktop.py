@@ -252,6 +252,28 @@ def sign_out_during_read(home, proxy):
     return app
 
 
+def names_the_provider_while_reading(home):
+    """The window names the provider it shows before the provider is ready, as the list of providers
+    does: a provider known by its issuer alone, its discovery document never fetched yet (and held
+    here). Its name came from a draft of the provider, which cannot be made before the document is
+    fetched, and the window said "Sign in with held." until then; so did every launch on the
+    offline sandbox ("sandbox"), for a frame."""
+    with presets.sandbox_running(home, "standard") as base, contextlib.closing(HoldingProxy(base)) as proxy:
+        held_provider(home, proxy)
+        proxy.hold(*DISCOVERY)
+        app = home.launch("--provider", "held")
+        try:
+            wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
+            app.wait_status("Starting")
+            app.find("label", "Sign in with Held sandbox.")
+            app.absent("label", "Sign in with held.")
+            app.screenshot("01-reading-held-named")
+            proxy.release_all()
+            app.wait_status("Not signed in. Sign in with Held sandbox")
+        finally:
+            app.quit()
+
+
 def sign_out_while_reading(home):
     """`latchkey --sign-out` for the provider the window is still reading: the window reads the stored
     sign-in, then signs out there, and ends signed out. Done beside the read instead, the sign-in was
@@ -821,6 +843,7 @@ def installed_app(home):
 
 SCENARIOS = {
     "sign_out_names_its_provider": sign_out_names_its_provider,
+    "names_the_provider_while_reading": names_the_provider_while_reading,
     "sign_out_while_reading": sign_out_while_reading,
     "sign_out_while_reading_then_switch": sign_out_while_reading_then_switch,
     "set_up_preset": set_up_preset,

@@ -35,9 +35,12 @@ final class Providers: @unchecked Sendable {
         id == file?.id || catalog.contains(id)
     }
 
-    /// The name `id` shows, read from its own files alone.
+    /// The name `id` shows, read from its own files alone, as the list of providers shows it: what the
+    /// first frame says before the provider is ready (a draft cannot be made of the sandbox, whose
+    /// endpoints its child gives, nor of a provider whose discovery document is not fetched yet).
     func displayName(of id: String) -> String {
-        (try? draft(for: id).displayName) ?? id
+        if let file, file.id == id { return (try? catalog.displayName(file: file.url)) ?? id }
+        return (try? catalog.displayName(named: id)) ?? id
     }
 
     /// Ids this run owns besides the catalog's: the sandbox's, and the one of `--provider-file`.
@@ -70,8 +73,8 @@ final class Providers: @unchecked Sendable {
     /// controller keeps it.
     func readEntries() -> [ProviderEntry] {
         var list = catalog.availableProviders
-        if let file, !list.contains(where: { $0.id == file.id }), let draft = try? catalog.draft(file: file.url) {
-            list.append((draft.id, draft.displayName))
+        if let file, !list.contains(where: { $0.id == file.id }) {
+            list.append((file.id, displayName(of: file.id)))
         }
         let ordered =
             SandboxProviders.ids.compactMap { id in list.first { $0.id == id } } + list.filter { !SandboxProviders.contains($0.id) }

@@ -56,22 +56,6 @@ public struct ProviderCatalog: Sendable {
         return names.sorted()
     }
 
-    /// Every provider a person can choose: the presets and the providers of their
-    /// own config directory, each with the name it shows, sorted by that name.
-    /// Read without validation, so a provider that still lacks its client id is listed too.
-    public var availableProviders: [(id: String, displayName: String)] {
-        let own = ((try? FileManager.default.contentsOfDirectory(atPath: userConfigDirectory.path)) ?? [])
-            .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter(Self.isPlainName)
-        return Set(presetNames + own).map { id in
-            let layers = [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readFile($0) }
-            // A file naming only its issuer shows the issuer's place, as its discovered layer would.
-            let name =
-                layers.compactMap(\.displayName.value).last
-                ?? layers.last.flatMap(Self.issuerNames)?.place
-            return (id, Redaction.printable(name ?? id))
-        }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
-    }
-
     /// The organisation's identity provider, where one is set up (a provider file says
     /// `"enterprise_idp": true`; of several, the first by id): MCP servers that take its ID-JAGs are
     /// reached through its sign-in.
@@ -238,12 +222,6 @@ public struct ProviderCatalog: Sendable {
         try layers(base: base(named: name), overrides: [:]).id.value ?? name
     }
 
-    /// Provider `name`'s name as the person knows it, from its files alone (no discovery document is
-    /// fetched); its id when the files do not say.
-    public func displayName(named name: String) throws -> String {
-        try layers(base: base(named: name), overrides: [:]).displayName.value ?? name
-    }
-
     /// What a question about provider `name`'s tokens says of it, from its files alone (no discovery,
     /// no keyring): its name, whether it can narrow a token, and its scopes in words.
     public func questionWords(named name: String) throws -> QuestionWords {
@@ -290,7 +268,7 @@ public struct ProviderCatalog: Sendable {
     }
 
     /// The first layer of provider `name`: its preset, or just its id for one of the person's own.
-    private func base(named name: String) throws -> ProviderFile {
+    func base(named name: String) throws -> ProviderFile {
         guard contains(name) else { throw OAuthError.unknownProvider(name) }
         if let preset = presetFile(named: name) { return try Self.readFile(preset) }
         var own = ProviderFile()

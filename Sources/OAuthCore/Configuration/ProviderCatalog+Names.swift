@@ -1,0 +1,40 @@
+import FoundationEssentials
+
+/// The names providers show, from their files alone: the list of providers, and one provider's before it is ready.
+extension ProviderCatalog {
+    /// Every provider a person can choose: the presets and the providers of their
+    /// own config directory, each with the name it shows, sorted by that name.
+    /// Read without validation, so a provider that still lacks its client id is listed too.
+    public var availableProviders: [(id: String, displayName: String)] {
+        let own = ((try? FileManager.default.contentsOfDirectory(atPath: userConfigDirectory.path)) ?? [])
+            .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter(Self.isPlainName)
+        return Set(presetNames + own).map { id in
+            let files = [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readFile($0) }
+            return (id, Self.shownName(files, id: id))
+        }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
+    }
+
+    /// Provider `name`'s name as the person knows it, from its files alone (no discovery document is
+    /// fetched, none is needed, and nothing is checked): what the list of providers shows for it.
+    /// Throws when there is no such provider.
+    public func displayName(named name: String) throws -> String {
+        let base = try base(named: name)
+        let own = userFile(for: name)
+        let layers = FileManager.default.fileExists(atPath: own.path) ? [base, try Self.readFile(own)] : [base]
+        return Self.shownName(layers, id: name)
+    }
+
+    /// The name a provider file given by path shows (`--provider-file`): from the file alone, as
+    /// `displayName(named:)`.
+    public func displayName(file: URL) throws -> String {
+        let read = try Self.readFile(file)
+        return Self.shownName([read], id: read.id.value ?? file.deletingPathExtension().lastPathComponent)
+    }
+
+    /// The name shown for a provider with these files, the person's own last: the last one naming it,
+    /// else the place of the issuer a file names (as its discovered layer would), else its id.
+    private static func shownName(_ layers: [ProviderFile], id: String) -> String {
+        let name = layers.compactMap(\.displayName.value).last ?? layers.last.flatMap(issuerNames)?.place
+        return Redaction.printable(name ?? id)
+    }
+}
