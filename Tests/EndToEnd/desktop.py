@@ -274,6 +274,78 @@ def names_the_provider_while_reading(home):
             app.quit()
 
 
+class FirstFrame:
+    """The first frame a new top-level window draws, as the X server receives it (DAMAGE), kept as
+    pixels. Watched from a thread of its own, started before the window's program: a window draws only
+    once mapped, and is watched from its creation."""
+
+    def __init__(self):
+        from Xlib import X, display as xdisplay
+        from Xlib.ext import damage
+        self.display = xdisplay.Display()
+        self.display.damage_query_version()
+        # DamageCreate on an input-only window (GTK makes a few) is refused: nothing to watch there.
+        self.display.set_error_handler(lambda error, request: None)
+        root = self.display.screen().root
+        root.change_attributes(event_mask=X.SubstructureNotifyMask)
+        self.display.sync()
+        self.image = self.origin = None
+        self.drawn = threading.Event()
+
+        def watch():
+            mapped = None
+            while not self.drawn.is_set():
+                event = self.display.next_event()
+                if event.type == X.CreateNotify:
+                    event.window.damage_create(damage.DamageReportNonEmpty)
+                    self.display.flush()
+                elif event.type == X.MapNotify and mapped is None:
+                    mapped = event.window
+                elif event.type == self.display.extension_event.DamageNotify and mapped and event.drawable.id == mapped.id:
+                    geometry = mapped.get_geometry()
+                    self.size = (geometry.width, geometry.height)
+                    self.image = mapped.get_image(0, 0, geometry.width, geometry.height, X.ZPixmap, 0xffffffff).data
+                    origin = mapped.translate_coords(root, 0, 0)
+                    self.origin = (-origin.x, -origin.y)
+                    self.drawn.set()
+
+        threading.Thread(target=watch, daemon=True).start()
+
+    def pixel(self, x, y):
+        """(red, green, blue) at screen point x, y of the frame (32-bit pixels, blue first)."""
+        offset = ((y - self.origin[1]) * self.size[0] + (x - self.origin[0])) * 4
+        blue, green, red = self.image[offset:offset + 3]
+        return red, green, blue
+
+
+def first_frame_is_rendered(home):
+    """The window's first frame shows what the first render says: while the provider is read, Sign in
+    is disabled from the first frame on. Shown before its first render, the window drew its defaults
+    first (Sign in enabled, in the theme's blue) and GTK animated the first render's changes as changes
+    of style: Sign in faded out, then in again, at every launch."""
+    with presets.sandbox_running(home, "standard") as base, contextlib.closing(HoldingProxy(base)) as proxy:
+        held_provider(home, proxy)
+        proxy.hold(*DISCOVERY)
+        frame = FirstFrame()
+        app = home.launch("--provider", "held")
+        try:
+            wait_until("the window's first frame", frame.drawn.is_set, 30)
+            wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
+            app.wait_status("Starting")
+            button = app.button("Sign in")
+            expect(not app.sensitive(button), "Sign in is disabled while the provider is read")
+            box = button.get_extents(Atspi.CoordType.SCREEN)
+            red, green, blue = frame.pixel(box.x + box.width // 2, box.y + 3)
+            # The theme's blue of an enabled suggested action (Adwaita: #3584e4 and darker), not its pale
+            # disabled face: blue well above red.
+            expect(blue - red < 60, f"the first frame drew Sign in disabled, not blue: rgb{(red, green, blue)}")
+            app.screenshot("01-reading")
+            proxy.release_all()
+            app.wait_status("Not signed in. Sign in with Held sandbox")
+        finally:
+            app.quit()
+
+
 def sign_out_while_reading(home):
     """`latchkey --sign-out` for the provider the window is still reading: the window reads the stored
     sign-in, then signs out there, and ends signed out. Done beside the read instead, the sign-in was
@@ -844,6 +916,7 @@ def installed_app(home):
 SCENARIOS = {
     "sign_out_names_its_provider": sign_out_names_its_provider,
     "names_the_provider_while_reading": names_the_provider_while_reading,
+    "first_frame_is_rendered": first_frame_is_rendered,
     "sign_out_while_reading": sign_out_while_reading,
     "sign_out_while_reading_then_switch": sign_out_while_reading_then_switch,
     "set_up_preset": set_up_preset,

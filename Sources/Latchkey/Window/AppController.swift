@@ -86,13 +86,15 @@ final class AppController {
 
     /// Shows the provider chosen at launch; then, once the window is up, the whole list.
     func start() {
-        logger.debug("main window shown")
         window.afterFirstFrame { [weak self] in self?.firstFrameDone() }
         // A window the window manager keeps unmapped (started minimised) draws nothing: what it shows
         // is brought up to date all the same, for a screen reader and for when it is shown. Behind a
         // frame due by then, so that on a launch slower than that the frame still comes first.
         MainLoop.after(milliseconds: 250, yielding: true) { [weak self] in self?.firstFrameDone() }
+        // Rendered, then shown (`MainWindow.show`).
         choose(providerID, remember: false)
+        window.show()
+        logger.debug("main window shown")
         listProviders()
         if case .composing(let work) = firstFrame { firstFrame = .waiting(renderDue: false, work: work) }
     }

@@ -127,11 +127,19 @@ final class MainWindow {
         window.setChild(content)
         // What the first frame does not show is left out of it, so the window is measured without
         // it: the choice of where to sign in is the first of its kinds GTK would style (~5 ms of a launch).
+        // Sign in and the spinner as well: the first render, before `show`, says whether they are shown.
         for widget: Widget in [
             cancel, setUp, onDevice, inWindow, inBrowser, onlyAgent, agentLabel, signOut, openProfile, note, scopes, accountsSlot,
+            signIn, spinner,
         ] {
             widget.isLeftOutOfShowAll = true
         }
+    }
+
+    /// Shows the window once the first render has set what it shows. Shown before, its labels were laid
+    /// out again between the map and the first frame, and GTK animated each change of the first render
+    /// as a change of style: Sign in faded out and back in at every launch (docs/performance.md).
+    func show() {
         window.showAll()
     }
 
