@@ -121,16 +121,13 @@ class MapWatcher:
         self.display = xdisplay.Display()
         self.display.damage_query_version()
         # A DamageCreate on an input-only window (GTK makes a few) is refused with BadMatch: nothing to
-        # watch there. Any other error is the watcher's own mistake.
-        self.display.set_error_handler(self._error)
+        # watch there. Any other error is the watcher's own mistake, raised by launch (python-xlib
+        # swallows what its error handler raises).
+        self.errors = []
+        self.display.set_error_handler(lambda error, request: None if isinstance(error, xerror.BadMatch) else self.errors.append(error))
         self.root = self.display.screen().root
         self.root.change_attributes(event_mask=X.SubstructureNotifyMask)
         self.display.sync()
-
-    @staticmethod
-    def _error(error, request):
-        if not isinstance(error, xerror.BadMatch):
-            raise RuntimeError(f"X error in the watcher: {error}")
 
     def drain(self):
         while self.display.pending_events():
@@ -153,6 +150,9 @@ class MapWatcher:
                 time.sleep(0.0005)
                 continue
             event = self.display.next_event()
+            if self.errors:
+                stop(process)
+                raise RuntimeError(f"X error in the watcher: {self.errors[0]}")
             if event.type == X.CreateNotify:
                 event.window.damage_create(damage.DamageReportNonEmpty)
                 self.display.flush()
@@ -213,6 +213,7 @@ SMAPS = os.environ.get("BENCH_SMAPS")
 def launch_pairs(watcher):
     """1 and 4: launch time and idle memory, signed out and signed in, against the C window."""
     kinds = ("c", "c_plain", "out", "in", "front_in") + (("before_out", "before_in") if BEFORE else ())
+    orders.warn_if_partial(len(kinds), PAIRS)
     results = {key: [] for kind in kinds for key in (kind, f"{kind}_frame", f"{kind}_rss", f"{kind}_cpu")}
     results["out_web_rss"] = []
     for round_ in range(PAIRS + 1):
@@ -248,6 +249,7 @@ def launch_pairs(watcher):
 def growth(watcher):
     """6: launch time and memory with 1, 10 and 100 stored sign-ins and provider files."""
     counts = (1, 10, 100)
+    orders.warn_if_partial(len(counts), PAIRS)
     results = {n: {"ms": [], "rss": []} for n in counts}
     for round_ in range(PAIRS + 1):
         for n in orders.order(counts, round_):
