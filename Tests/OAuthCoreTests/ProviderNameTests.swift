@@ -43,6 +43,25 @@ import Testing
         #expect(catalog.availableProviders.first { $0.id == "github" }?.displayName == "Work GitHub")
     }
 
+    @Test func anUnreadableFileOfThePersonsOwnIsLeftOutAsTheListLeavesItOut() throws {
+        let home = try TemporaryDirectory()
+        try Data("{not json".utf8).write(to: home.url.appendingPathComponent("github.json"))
+        let catalog = Fixtures.catalog(userDirectory: home.url)
+        let listed = catalog.availableProviders.first { $0.id == "github" }?.displayName
+        #expect(listed == "GitHub")
+        #expect(try catalog.displayName(named: "github") == listed)
+    }
+
+    @Test func aGivenFileIsNamedUnderThePersonsOwnFileForItsID() throws {
+        let home = try TemporaryDirectory()
+        let catalog = Fixtures.catalog(userDirectory: home.url)
+        let given = home.url.appendingPathComponent("given.json")
+        try Data(#"{"id": "corp", "display_name": "Corp SSO"}"#.utf8).write(to: given)
+        #expect(try catalog.displayName(file: given) == "Corp SSO")
+        try Data(#"{"display_name": "Corp, as I call it"}"#.utf8).write(to: home.url.appendingPathComponent("corp.json"))
+        #expect(try catalog.displayName(file: given) == "Corp, as I call it")
+    }
+
     @Test func aGivenFileIsNamedByItselfElseByItsID() throws {
         let home = try TemporaryDirectory()
         let catalog = Fixtures.catalog(userDirectory: home.url)

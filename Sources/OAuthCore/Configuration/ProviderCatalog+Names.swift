@@ -15,20 +15,20 @@ extension ProviderCatalog {
     }
 
     /// Provider `name`'s name as the person knows it, from its files alone (no discovery document is
-    /// fetched, none is needed, and nothing is checked): what the list of providers shows for it.
-    /// Throws when there is no such provider.
+    /// fetched, none is needed, and nothing is checked): what the list of providers shows for it, an
+    /// unreadable file of the person's own left out as the list leaves it out. Throws when there is no
+    /// such provider.
     public func displayName(named name: String) throws -> String {
         let base = try base(named: name)
-        let own = userFile(for: name)
-        let layers = FileManager.default.fileExists(atPath: own.path) ? [base, try Self.readFile(own)] : [base]
-        return Self.shownName(layers, id: name)
+        return Self.shownName([base] + ((try? Self.readFile(userFile(for: name))).map { [$0] } ?? []), id: name)
     }
 
-    /// The name a provider file given by path shows (`--provider-file`): from the file alone, as
-    /// `displayName(named:)`.
+    /// The name a provider file given by path shows (`--provider-file`): from the file, under the
+    /// person's own file for its id as the provider itself is read (`readableID(file:)`).
     public func displayName(file: URL) throws -> String {
-        let read = try Self.readFile(file)
-        return Self.shownName([read], id: read.id.value ?? file.deletingPathExtension().lastPathComponent)
+        let given = try Self.readFile(file)
+        let id = try readableID(file: file)
+        return Self.shownName([given] + ((try? Self.readFile(userFile(for: id))).map { [$0] } ?? []), id: id)
     }
 
     /// The name shown for a provider with these files, the person's own last: the last one naming it,
