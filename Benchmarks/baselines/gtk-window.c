@@ -7,7 +7,8 @@
  *   avatar, a title-2 name and a line under it; a note and the scopes, left out;
  *   Set up…, Sign in (suggested), Sign in on another device, Cancel, Get my profile (insensitive),
  *     Open profile, Sign out: Sign in and Get my profile shown, the others left out;
- *   spinner and status line.
+ *   spinner and status line: the app's first render, while it reads the saved sign-in (Sign in disabled,
+ *     the spinner turning, "Starting…"; since 2026-11-29 the app shows its window after that render).
  * Keep it matched as the window changes (issue 37 §8). Until 2026-11-27 it lacked the header's three
  * buttons, the radio row, the note and scopes and three buttons; until 2026-11-25 the provider row
  * too: docs/performance.md. */
@@ -86,13 +87,17 @@ static void activate(GtkApplication *app, gpointer data) {
         GtkWidget *button = gtk_button_new_with_label(labels[i]);
         gtk_box_pack_start(GTK_BOX(buttons), button, FALSE, FALSE, 0);
         if (i == 0 || i == 1) gtk_style_context_add_class(gtk_widget_get_style_context(button), "suggested-action");
-        if (i == 4) gtk_widget_set_sensitive(button, FALSE);
+        /* The first frame is the app's first render: the saved sign-in still being read, Sign in and Get
+         * my profile disabled. */
+        if (i == 1 || i == 4) gtk_widget_set_sensitive(button, FALSE);
         if (!shown[i]) gtk_widget_set_no_show_all(button, TRUE);
     }
 
     GtkWidget *status = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
-    gtk_box_pack_start(GTK_BOX(status), gtk_spinner_new(), FALSE, FALSE, 0);
-    GtkWidget *label = label_new("Not signed in. Sign in with Sandbox provider (offline demo) to begin.");
+    GtkWidget *spinner = gtk_spinner_new();
+    gtk_spinner_start(GTK_SPINNER(spinner));
+    gtk_box_pack_start(GTK_BOX(status), spinner, FALSE, FALSE, 0);
+    GtkWidget *label = label_new("Starting… (looking for your saved sign-in)");
     gtk_label_set_line_wrap(GTK_LABEL(label), TRUE);
     gtk_label_set_selectable(GTK_LABEL(label), TRUE);
     gtk_box_pack_start(GTK_BOX(status), label, TRUE, TRUE, 0);
