@@ -41,7 +41,10 @@ static void activate(GtkApplication *app, gpointer data) {
     gtk_window_set_titlebar(GTK_WINDOW(window), header);
     gtk_header_bar_pack_end(GTK_HEADER_BAR(header), icon_button("security-high-symbolic"));
     gtk_header_bar_pack_start(GTK_HEADER_BAR(header), icon_button("list-add-symbolic"));
-    gtk_header_bar_pack_start(GTK_HEADER_BAR(header), icon_button("contact-new-symbolic"));
+    /* Add another account: disabled until the provider is ready. */
+    GtkWidget *add_account = icon_button("contact-new-symbolic");
+    gtk_widget_set_sensitive(add_account, FALSE);
+    gtk_header_bar_pack_start(GTK_HEADER_BAR(header), add_account);
 
     GtkWidget *provider = gtk_combo_box_text_new();
     gtk_combo_box_text_append(GTK_COMBO_BOX_TEXT(provider), "sandbox", "Sandbox provider (offline demo)");
