@@ -9,7 +9,7 @@ extension ProviderCatalog {
         let own = ((try? FileManager.default.contentsOfDirectory(atPath: userConfigDirectory.path)) ?? [])
             .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter(Self.isPlainName)
         return Set(presetNames + own).map { id in
-            let files = [presetFile(named: id), userFile(for: id)].compactMap { $0 }.compactMap { try? Self.readFile($0) }
+            let files = [presetFile(named: id).flatMap { try? Self.readFile($0) }, personsOwnFile(for: id)].compactMap { $0 }
             return (id, Self.shownName(files, id: id))
         }.sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
     }
@@ -19,16 +19,20 @@ extension ProviderCatalog {
     /// unreadable file of the person's own left out as the list leaves it out. Throws when there is no
     /// such provider.
     public func displayName(named name: String) throws -> String {
-        let base = try base(named: name)
-        return Self.shownName([base] + ((try? Self.readFile(userFile(for: name))).map { [$0] } ?? []), id: name)
+        Self.shownName([try base(named: name), personsOwnFile(for: name)].compactMap { $0 }, id: name)
     }
 
     /// The name a provider file given by path shows (`--provider-file`): from the file, under the
-    /// person's own file for its id as the provider itself is read (`readableID(file:)`).
+    /// person's own file for its id, as the provider itself is read.
     public func displayName(file: URL) throws -> String {
-        let given = try Self.readFile(file)
-        let id = try readableID(file: file)
-        return Self.shownName([given] + ((try? Self.readFile(userFile(for: id))).map { [$0] } ?? []), id: id)
+        let (layered, id) = try layered(file: file)
+        return Self.shownName([layered], id: id)
+    }
+
+    /// The person's own file for provider `id`, when there is one and it can be read (an unreadable one
+    /// names nothing).
+    private func personsOwnFile(for id: String) -> ProviderFile? {
+        try? Self.readFile(userFile(for: id))
     }
 
     /// The name shown for a provider with these files, the person's own last: the last one naming it,

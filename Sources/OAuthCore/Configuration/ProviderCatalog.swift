@@ -262,9 +262,14 @@ public struct ProviderCatalog: Sendable {
 
     /// `readableID(named:)` for a provider described by `file`.
     public func readableID(file: URL) throws -> String {
+        try layered(file: file).id
+    }
+
+    /// A provider file given by path under the person's own file for its id, and that id.
+    func layered(file: URL) throws -> (ProviderFile, id: String) {
         let layered = try layers(base: Self.readFile(file), overrides: [:])
         guard let id = layered.id.value else { throw OAuthError.invalidConfiguration("\(file.path) has no usable \"id\".") }
-        return id
+        return (layered, id)
     }
 
     /// The first layer of provider `name`: its preset, or just its id for one of the person's own.
