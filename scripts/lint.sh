@@ -138,8 +138,8 @@ if found=$(changes_env $(find Tests -name '*.swift')) && [[ -n "$found" ]]; then
     status=1
 fi
 
-# 10. make bench's launch order: each kind follows each other one equally often (Benchmarks/orders.py
-#     says why a rotation does not). Its own check, which also shows that a rotation fails it.
+# 10. make bench's launch order: within its rounds, each kind follows each other one equally often
+#     (Benchmarks/orders.py says why a rotation does not). Its own check, which also shows that a rotation fails it.
 if ! /usr/bin/python3 Benchmarks/orders.py >/dev/null; then
     echo "lint: Benchmarks/orders.py no longer balances what runs before each launch" >&2
     status=1
