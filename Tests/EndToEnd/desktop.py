@@ -235,13 +235,23 @@ def held_provider(home, proxy):
     return os.path.join(home.state, "latchkey", "held.json")
 
 
+def reading_held(home, proxy, log_name):
+    """The window launched on the held provider, waiting on its discovery document (held). Returns the window."""
+    proxy.hold(*DISCOVERY)
+    app = home.launch("--provider", "held", log_name=log_name)
+    try:
+        wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
+    except BaseException:
+        app.quit()
+        raise
+    return app
+
+
 def sign_out_during_read(home, proxy):
     """The window launched again on the held provider, waiting on its discovery document, and
     `latchkey --sign-out --provider held` sent to it meanwhile. Returns the window."""
-    proxy.hold(*DISCOVERY)
-    app = home.launch("--provider", "held", log_name="latchkey-2.log")
+    app = reading_held(home, proxy, "latchkey-2.log")
     try:
-        wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
         command = subprocess.run([os.path.join(BIN, "latchkey"), "--sign-out", "--provider", "held"],
                                  capture_output=True, text=True, timeout=30)
         expect(command.returncode == 0, f"--sign-out succeeded: {command.stderr!r}")
@@ -260,10 +270,8 @@ def names_the_provider_while_reading(home):
     offline sandbox ("sandbox"), for a frame."""
     with presets.sandbox_running(home, "standard") as base, contextlib.closing(HoldingProxy(base)) as proxy:
         held_provider(home, proxy)
-        proxy.hold(*DISCOVERY)
-        app = home.launch("--provider", "held")
+        app = reading_held(home, proxy, "latchkey.log")
         try:
-            wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
             app.wait_status("Starting")
             app.find("label", "Sign in with Held sandbox.")
             app.absent("label", "Sign in with held.")
@@ -362,14 +370,12 @@ def first_frame_is_rendered(home):
     with presets.sandbox_running(home, "standard") as base, contextlib.closing(HoldingProxy(base)) as proxy:
         held_provider(home, proxy)
         for attempt in range(3):
-            proxy.hold(*DISCOVERY)
             frame = FirstFrame()
-            app = home.launch("--provider", "held", log_name=f"latchkey-{attempt}.log")
+            app = reading_held(home, proxy, f"latchkey-{attempt}.log")
             try:
                 wait_until("the window's first frame", frame.drawn.is_set, 30)
                 if frame.failure:
                     raise frame.failure
-                wait_until("the window to ask for the discovery document", lambda: proxy.held() >= 1, 30)
                 app.wait_status("Starting")
                 button = app.button("Sign in")
                 expect(not app.sensitive(button), "Sign in is disabled while the provider is read")
