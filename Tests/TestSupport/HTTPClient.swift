@@ -89,9 +89,7 @@ public struct HTTPClient: Sendable {
         }
 
         let message = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
-        guard exitStatus == 0 else {
-            throw CurlFailure(code: exitStatus, message: message)
-        }
+        guard exitStatus == 0 else { throw Self.failure(exitStatus, message, url: url) }
         let status = Int((try? String(contentsOf: outputFile, encoding: .utf8)) ?? "") ?? 0
         var fields: [String: String] = [:]
         let headerText = (try? String(contentsOf: headerFile, encoding: .utf8)) ?? ""
@@ -100,6 +98,16 @@ public struct HTTPClient: Sendable {
             fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         return Reply(status: status, headers: fields, body: (try? Data(contentsOf: bodyFile)) ?? Data())
+    }
+
+    /// A connection that broke after it was made (56 reset, 52 nothing received) also says what the
+    /// kernel lists on the port then: one CI run saw a reset at the browser listener that no run
+    /// since has repeated, and the next one should name its cause.
+    private static func failure(_ code: Int32, _ message: String, url: String) -> CurlFailure {
+        guard code == 56 || code == 52, let port = URLComponents(string: url)?.port else {
+            return CurlFailure(code: code, message: message)
+        }
+        return CurlFailure(code: code, message: message + " (sockets on port \(port): \(PortSockets.describe(port: port)))")
     }
 
     public static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
