@@ -49,6 +49,8 @@ static struct {
     void (*body_set_accumulate)(void *body, int accumulate);
     unsigned (*handlers_disconnect_matched)(void *instance, int mask, unsigned id, unsigned detail, void *closure,
                                             void *function, void *data);
+    void (*object_set_data)(void *object, const char *key, void *data);
+    void *(*object_get_data)(void *object, const char *key);
 } soup;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -111,6 +113,8 @@ static void load_once(void) {
     LOOK_UP(get_request_body, "soup_server_message_get_request_body");
     LOOK_UP(body_set_accumulate, "soup_message_body_set_accumulate");
     LOOK_UP(handlers_disconnect_matched, "g_signal_handlers_disconnect_matched");
+    LOOK_UP(object_set_data, "g_object_set_data");
+    LOOK_UP(object_get_data, "g_object_get_data");
     loaded = 1;
 }
 
@@ -125,7 +129,7 @@ struct csoup_listener {
     void *server;
     csoup_request_callback callback;
     void *context;
-    /// Requests read but not yet answered to the end (or aborted).
+    /// Requests read whole but not yet answered to the end (or aborted).
     int in_flight;
     int close_requested;
     unsigned close_source;
@@ -160,19 +164,32 @@ static int close_now(void *data) {
     return 0;
 }
 
+// libsoup says a request started when it accepts a connection, before a byte is read, and says
+// it ended only for one whose request line it read: a browser's speculative connection that
+// never sends anything starts a request that never ends. So a request counts as in flight from
+// when it has been read whole (its answer is then being made or written) to when it ends.
+static const char counted[] = "latchkey-csoup-in-flight";
+
 static void request_started(void *server, void *message, void *data) {
-    (void)server;
-    ((csoup_listener *)data)->in_flight++;
+    (void)server, (void)data;
     // A body is never needed (the redirect is a GET): drop its chunks as they come
     // rather than hold a stranger's gigabytes in memory.
     soup.body_set_accumulate(soup.get_request_body(message), 0);
 }
 
+static void request_read(void *server, void *message, void *data) {
+    (void)server;
+    ((csoup_listener *)data)->in_flight++;
+    soup.object_set_data(message, counted, (void *)1);
+}
+
 // A response written to the end, or a request that failed: once none is left
 // after a close was asked for, close (from an idle turn, not inside libsoup's I/O).
 static void request_ended(void *server, void *message, void *data) {
-    (void)server, (void)message;
+    (void)server;
     csoup_listener *listener = data;
+    if (!soup.object_get_data(message, counted)) return;  // never read whole: never counted
+    soup.object_set_data(message, counted, NULL);
     if (listener->in_flight > 0) listener->in_flight--;
     if (listener->close_requested && listener->in_flight == 0) {
         if (listener->close_source) soup.source_remove(listener->close_source);
@@ -201,6 +218,7 @@ csoup_listener *csoup_listen(csoup_request_callback callback, void *context, uns
     // NULL path: every request comes here, so that anything but the redirect gets a 404 of ours.
     soup.add_handler(listener->server, NULL, handle, listener, NULL);
     soup.signal_connect(listener->server, "request-started", (void (*)(void))request_started, listener, NULL, 0);
+    soup.signal_connect(listener->server, "request-read", (void (*)(void))request_read, listener, NULL, 0);
     soup.signal_connect(listener->server, "request-finished", (void (*)(void))request_ended, listener, NULL, 0);
     soup.signal_connect(listener->server, "request-aborted", (void (*)(void))request_ended, listener, NULL, 0);
     GErrorLayout *failure = NULL;

@@ -115,6 +115,31 @@ import Testing
         if case .failure(let failure as CurlFailure) = attempt { #expect(failure.code == 7, "connection refused") }
     }
 
+    /// A browser opens connections it may never use (a speculative pre-connection): one that sends
+    /// nothing is not an answer being written, and must not keep the port open once the sign-in ends.
+    @Test func anIdleConnectionDoesNotKeepThePortOpen() throws {
+        let agent = BrowserUserAgent(parent: Window(title: "Listener test"))
+        let (flow, redirect) = try waitingFlow(agent)
+        let port = redirect.port!
+        let idle = try #require(IdleConnection(port: port))
+        // Accepted by the listener (its end of the connection has a descriptor in this process).
+        _ = try whileLoopTurns {
+            try await waitUntil {
+                PortSockets.describe(port: port).contains("127.0.0.1:\(port) → 127.0.0.1:\(idle.localPort) ESTABLISHED, held")
+            }
+        }
+        flow.cancel()
+        agent.close(flow)
+        // Straight away: no turn of the loop, no second of grace for an answer nobody is writing.
+        let attempt = try whileLoopTurns { await outcome { try await HTTPClient(timeout: 5).get("http://127.0.0.1:\(port)/") } }
+        if case .failure(let failure as CurlFailure) = attempt {
+            #expect(failure.code == 7, "connection refused, not \(failure)")
+        } else {
+            Issue.record("the port still answered after the sign-in ended: \(String(describing: try? attempt.get().status))")
+        }
+        withExtendedLifetime(idle) {}
+    }
+
     @Test func noAnswerWithinTheTimeoutFailsTheSignInWithASentence() throws {
         let agent = BrowserUserAgent(parent: Window(title: "Listener test"), timeout: .seconds(1))
         let (flow, _) = try waitingFlow(agent)
@@ -169,4 +194,33 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
 
 func outcome<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
     do { return .success(try await body()) } catch { return .failure(error) }
+}
+
+/// A connection to 127.0.0.1:`port` that sends nothing, closed when released.
+final class IdleConnection: @unchecked Sendable {
+    private let fd: Int32
+    let localPort: Int
+
+    init?(port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let connected = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard connected else {
+            close(fd)
+            return nil
+        }
+        self.fd = fd
+        localPort = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
 }
