@@ -43,6 +43,7 @@ public enum PortSockets {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = read(fd, &chunk, chunk.count)
+            if n < 0, errno == EINTR { continue }
             guard n > 0 else { break }
             bytes += chunk[0..<n]
         }
