@@ -195,32 +195,3 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
 func outcome<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
     do { return .success(try await body()) } catch { return .failure(error) }
 }
-
-/// A connection to 127.0.0.1:`port` that sends nothing, closed when released.
-final class IdleConnection: @unchecked Sendable {
-    private let fd: Int32
-    let localPort: Int
-
-    init?(port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let connected = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard connected else {
-            close(fd)
-            return nil
-        }
-        self.fd = fd
-        localPort = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { close(fd) }
-}

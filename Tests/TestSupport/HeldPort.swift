@@ -16,29 +16,53 @@ public final class HeldPort: @unchecked Sendable {
     /// Binds 127.0.0.1:`port` (0: a free port the kernel picks); nil when another socket holds it.
     /// Without SO_REUSEADDR, so that no other socket can bind the port beside this one.
     public init?(_ port: Int = 0, listening: Bool = false) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, named == 0, !listening || listen(fd, 1) == 0 else {
+        guard let (fd, bound) = loopbackSocket(port, { bind($0, $1, $2) }) else { return nil }
+        guard !listening || listen(fd, 1) == 0 else {
             close(fd)
             return nil
         }
         self.fd = fd
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = bound
     }
 
     /// The address of a server that is not there: connections to it are refused.
     public var url: String { "http://127.0.0.1:\(port)" }
 
     deinit { close(fd) }
+}
+
+/// A connection to 127.0.0.1:`port` that sends nothing (as a browser's speculative one), closed
+/// when released.
+public final class IdleConnection: @unchecked Sendable {
+    private let fd: Int32
+    /// This end's port.
+    public let localPort: Int
+
+    public init?(port: Int) {
+        guard let (fd, local) = loopbackSocket(port, { connect($0, $1, $2) }) else { return nil }
+        self.fd = fd
+        localPort = local
+    }
+
+    deinit { close(fd) }
+}
+
+/// A TCP socket (close-on-exec) that `step` bound or connected to 127.0.0.1:`port`, and its own port
+/// then; nil, the socket closed, when a step failed.
+private func loopbackSocket(_ port: Int, _ step: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32) -> (Int32, Int)? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let done = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { step(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard done else {
+        close(fd)
+        return nil
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
