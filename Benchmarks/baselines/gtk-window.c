@@ -4,7 +4,8 @@
  *     programs at its end;
  *   provider row (a dim label, a combo box with the chosen provider); the row of where to sign in
  *     (a dim label, two radio buttons, a label), made but left out of the first frame;
- *   avatar, a title-2 name and a line under it; a note and the scopes, left out;
+ *   avatar, a title-2 name ("Checking your sign-in" while it is read) and a line under it; a note and
+ *     the scopes, left out;
  *   Set up…, Sign in (suggested), Sign in on another device, Cancel, Get my profile (insensitive),
  *     Open profile, Sign out: Sign in and Get my profile shown, the others left out;
  *   spinner and status line: the app's first render, while it reads the saved sign-in (Sign in disabled,
@@ -67,7 +68,7 @@ static void activate(GtkApplication *app, gpointer data) {
 
     GtkWidget *avatar = gtk_image_new_from_icon_name("avatar-default-symbolic", GTK_ICON_SIZE_BUTTON);
     gtk_image_set_pixel_size(GTK_IMAGE(avatar), 64);
-    GtkWidget *name = label_new("Not signed in");
+    GtkWidget *name = label_new("Checking your sign-in");
     gtk_style_context_add_class(gtk_widget_get_style_context(name), "title-2");
     GtkWidget *names = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
     gtk_widget_set_valign(names, GTK_ALIGN_CENTER);

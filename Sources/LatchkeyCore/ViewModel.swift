@@ -94,6 +94,9 @@ public struct ViewModel: Equatable, Sendable {
         busy = Self.isBusy(state)
         status = Self.status(of: state, providerName: providerName, storeName: storeName, userAgent: userAgent)
         switch state {
+        case .starting:
+            // Not yet known: "Not signed in" here was read at every launch by people signed in.
+            headline = "Checking your sign-in"
         case .signedOut:
             signInEnabled = true
         case .signingIn where userAgent == .browser:

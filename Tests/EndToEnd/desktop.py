@@ -275,9 +275,13 @@ def names_the_provider_while_reading(home):
             app.wait_status("Starting")
             app.find("label", "Sign in with Held sandbox.")
             app.absent("label", "Sign in with held.")
+            # Nor does it say there is no sign-in before it knows.
+            app.find("label", "Checking your sign-in")
+            app.absent("label", "Not signed in")
             app.screenshot("01-reading-held-named")
             proxy.release_all()
             app.wait_status("Not signed in. Sign in with Held sandbox")
+            app.find("label", "Not signed in")
         finally:
             app.quit()
 

@@ -26,6 +26,16 @@ import Testing
         #expect(model.headline == "Not signed in")
     }
 
+    /// While the saved sign-in is read, the window does not say there is none: a person signed in
+    /// would read "Not signed in" at every launch, for as long as a locked keyring asks its password.
+    @Test func whileTheSavedSignInIsReadNeitherSignedInNorOutIsSaid() {
+        for state in [AppState.starting(), .starting(signOutOnceRead: true)] {
+            let model = view(state)
+            #expect(model.headline == "Checking your sign-in")
+            #expect(!model.signInEnabled && !model.getProfileEnabled && !model.signOutVisible)
+        }
+    }
+
     /// What a sign-in allows is shown while signed in, and never while signed out.
     @Test func theScopesOfASignInAreShownWhileSignedIn() {
         let scopes = ["openid", "profile", "email"]
