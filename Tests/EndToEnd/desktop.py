@@ -395,9 +395,14 @@ def first_frame_is_rendered(home):
                 proxy.release_all()
                 app.wait_status("Not signed in. Sign in with Held sandbox")
                 # The points are read where they should be: Sign in, enabled (and lower, under the row of
-                # where to sign in, shown once the provider is ready), turns the theme's blue there.
-                box = app.button("Sign in").get_extents(Atspi.CoordType.SCREEN)
-                wait_until("Sign in to turn blue", lambda: is_blue(frame.pixel_now(box.x + box.width // 2, box.y + 3)), 10)
+                # where to sign in, shown once the provider is ready), turns the theme's blue there. Where it
+                # is is asked again at each look: asked once, as the status changed, it could be where Sign
+                # in was before that row was laid out (GTK lays out at the next frame), 24 px higher.
+                def sign_in_is_blue():
+                    box = app.button("Sign in").get_extents(Atspi.CoordType.SCREEN)
+                    return is_blue(frame.pixel_now(box.x + box.width // 2, box.y + 3))
+
+                wait_until("Sign in to turn blue", sign_in_is_blue, 10)
                 return
             finally:
                 app.quit()
