@@ -17,7 +17,9 @@ import shutil
 import socket
 import tempfile
 import platform
+import random
 import re
+import select
 import statistics
 import subprocess
 import sys
@@ -41,11 +43,28 @@ BIN = os.path.join(ROOT, ".build", "release")
 BASELINES = os.path.join(ROOT, "bench-output", "baselines")
 WORK = os.path.join(ROOT, "bench-output", "homes")
 PAIRS = int(os.environ.get("BENCH_PAIRS", "10"))
+# The launch varies by ±15 % from one launch to the next on these machines (the C window alone, the same
+# work each time: 60–86 ms, its own CPU 44–67 ms, 20 launches, 2026-11-29): a median of 10 moves by ~4 %
+# from run to run, a ratio of two by ~6 %. Thirty pairs (three whole rounds of the balanced order of
+# five kinds) narrow that by √3; the rows give each ratio's interval.
+LAUNCH_PAIRS = int(os.environ.get("BENCH_LAUNCH_PAIRS", "30"))
 CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
 
 def median(values):
     return statistics.median(values) if values else float("nan")
+
+
+def ratio_interval(app, baseline, draws=2000):
+    """Where the ratio of the two medians would fall in 95 of 100 runs like this one (the bootstrap:
+    each side's samples drawn again with replacement), as (low, high): how far one run's ratio can be
+    trusted. Seeded, so that the same samples give the same interval."""
+    if len(app) < 2 or len(baseline) < 2:
+        return None
+    draw = random.Random(37)
+    ratios = sorted(statistics.median(draw.choices(app, k=len(app))) / statistics.median(draw.choices(baseline, k=len(baseline)))
+                    for _ in range(draws))
+    return ratios[int(draws * 0.025)], ratios[int(draws * 0.975) - 1]
 
 
 # Processes and memory ------------------------------------------------------------
@@ -149,7 +168,9 @@ class MapWatcher:
         map_ms, seen = None, None
         while time.monotonic() < deadline:
             if not self.display.pending_events():
-                time.sleep(0.0005)
+                # Asleep until the X server writes: a watcher that woke every 0.5 ms to look took CPU
+                # from the launch it timed (7 ms of the C window's 79, 16 launches each way, 2026-11-29).
+                select.select([self.display.fileno()], [], [], max(0.0, deadline - time.monotonic()))
                 continue
             event = self.display.next_event()
             if self.errors:
@@ -211,10 +232,10 @@ SMAPS = os.environ.get("BENCH_SMAPS")
 def launch_pairs(watcher):
     """1 and 4: launch time and idle memory, signed out and signed in, against the C window."""
     kinds = ("c", "c_plain", "out", "in", "front_in") + (("before_out", "before_in") if BEFORE else ())
-    orders.warn_if_partial(len(kinds), PAIRS)
+    orders.warn_if_partial(len(kinds), LAUNCH_PAIRS)
     results = {key: [] for kind in kinds for key in (kind, f"{kind}_frame", f"{kind}_rss", f"{kind}_cpu")}
     results["out_web_rss"] = []
-    for round_ in range(PAIRS + 1):
+    for round_ in range(LAUNCH_PAIRS + 1):
         # What runs just before a launch (the last one's exit, its X resources freed) falls on every
         # kind alike: within the rounds, each kind follows each other one equally often (orders.py).
         for kind in orders.order(kinds, round_):
@@ -242,6 +263,58 @@ def launch_pairs(watcher):
             if kind == "out":
                 results["out_web_rss"].append(web)
     return results
+
+
+def launch_work(watcher):
+    """The instructions a launch runs before its window is mapped (its first XMapWindow), the app's
+    against the C window's, counted by callgrind: all threads, user space only. The launch times
+    above move with the speed of the machine's CPU, which changes from one launch to the next (the C
+    window's own CPU time to its map: 44-67 ms over 20 launches of the same work, 2026-11-29); these
+    counts do not (two counts of the same launch differ by < 0.2 %). One launch each, under
+    valgrind (~50 times slower), after one plain launch: the first GTK program on a display probes
+    its OpenGL (Mesa, 160 million instructions more), and leaves what it found on the root window for
+    every later one, as on a desktop."""
+    _, env = home_for("work-first")
+    process, _, _, _ = watcher.launch([os.path.join(BASELINES, "gtk-window")], env)
+    stop(process)
+    # Valgrind 3.19 cannot read the toolchain's DWARF 5 (scripts/launch-order.sh); beside the real
+    # one, so that it finds what the real one would.
+    copy = os.path.join(BIN, "latchkey-app-work")
+    subprocess.run(["objcopy", "--strip-debug", os.path.join(BIN, "latchkey-app"), copy], check=True)
+    counts = {}
+    try:
+        for kind, program in (("c", os.path.join(BASELINES, "gtk-window")), ("out", copy), ("in", copy)):
+            root, env = home_for(f"work-{kind}", tokens=1 if kind == "in" else 0)
+            dump = os.path.join(root, "callgrind.out")
+            process = subprocess.Popen(
+                ["valgrind", "--tool=callgrind", "--dump-before=XMapWindow", f"--callgrind-out-file={dump}.%p", program],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            try:
+                # Named by process: a child the app forks (the sandbox, once the window is up) writes its own.
+                counts[kind] = instructions_in(f"{dump}.{process.pid}.1", process)
+            finally:
+                stop(process)
+    finally:
+        os.remove(copy)
+    return counts
+
+
+def instructions_in(dump, process, timeout=600):
+    """The instructions callgrind counted in its dump file, once the file is whole (its last line,
+    `totals:`, written)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"callgrind ended (status {process.returncode}) before the window was mapped")
+        try:
+            with open(dump) as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            lines = []
+        if lines and lines[-1].startswith("totals:"):
+            return int(lines[-1].split()[1])
+        time.sleep(0.2)
+    raise RuntimeError(f"no whole {dump} after {timeout} s")
 
 
 def growth(watcher):
@@ -448,41 +521,44 @@ def main():
     watcher = MapWatcher()
     rows, raw = [], {}
 
-    def row(name, app, baseline, goal_ratio=None, goal_text="", unit="ms", baseline_name=""):
+    def row(name, app, baseline, goal_ratio=None, goal_text="", unit="ms", baseline_name="", samples=None):
+        """samples: (the app's, the baseline's), whose medians app and baseline are: the ratio's 95 % interval."""
         ratio = app / baseline if baseline else float("nan")
         met = None if goal_ratio is None else ratio <= goal_ratio
+        interval = ratio_interval(*samples) if samples else None
         rows.append({"measurement": name, "latchkey": round(app, 2), "baseline": round(baseline, 2),
-                     "baseline_name": baseline_name, "ratio": round(ratio, 3), "unit": unit, "goal": goal_text, "met": met})
+                     "baseline_name": baseline_name, "ratio": round(ratio, 3), "unit": unit, "goal": goal_text, "met": met,
+                     "interval": [round(bound, 3) for bound in interval] if interval else None})
+
+    def launch_row(name, kind, baseline_kind, goal_ratio=None, goal_text="reported", unit="ms", baseline_name="C GTK window"):
+        app, baseline = launch[kind], launch[baseline_kind]
+        row(name, median(app), median(baseline), goal_ratio, goal_text, unit, baseline_name, samples=(app, baseline))
 
     if "launch" in sections:
         print("launch and idle memory …", file=sys.stderr, flush=True)
         launch = raw["launch"] = launch_pairs(watcher)
-        c, c_rss = median(launch["c"]), median(launch["c_rss"])
         # Issue 37 §8's goals, against the C window drawn to match the app's first frame.
-        row("launch to window, signed out", median(launch["out"]), c, 1.05, "≤ 1.05 × C", baseline_name="C GTK window")
-        row("launch to window, signed in", median(launch["in"]), c, 1.05, "≤ 1.05 × C", baseline_name="C GTK window")
-        row("peak RSS, signed in, idle 2 s", median(launch["in_rss"]), c_rss, 1.2, "≤ 1.2 × C", "MiB", "C GTK window")
+        launch_row("launch to window, signed out", "out", "c", 1.05, "≤ 1.05 × C")
+        launch_row("launch to window, signed in", "in", "c", 1.05, "≤ 1.05 × C")
+        launch_row("peak RSS, signed in, idle 2 s", "in_rss", "c_rss", 1.2, "≤ 1.2 × C", "MiB")
         # The same launches as CPU used by the first window (all threads): the work itself, without
         # the waiting a loaded machine adds to the rows above.
-        c_cpu = median(launch["c_cpu"])
-        row("CPU to the first window, signed out", median(launch["out_cpu"]), c_cpu, None, "reported",
-            baseline_name="C GTK window")
-        row("CPU to the first window, signed in", median(launch["in_cpu"]), c_cpu, None, "reported",
-            baseline_name="C GTK window")
+        launch_row("CPU to the first window, signed out", "out_cpu", "c_cpu")
+        launch_row("CPU to the first window, signed in", "in_cpu", "c_cpu")
         # What the person sees appear: the window's first frame drawn (DAMAGE), the same launches.
-        c_frame = median(launch["c_frame"])
-        row("launch to first frame, signed out", median(launch["out_frame"]), c_frame, None, "reported",
-            baseline_name="C GTK window")
-        row("launch to first frame, signed in", median(launch["in_frame"]), c_frame, None, "reported",
-            baseline_name="C GTK window")
-        row("launch to window, signed in, through the front (`latchkey` in a terminal)", median(launch["front_in"]), c, None,
-            "reported", baseline_name="C GTK window")
-        row("launch to window, signed in, against the window without the provider row", median(launch["in"]),
-            median(launch["c_plain"]), None, "reported", baseline_name="C GTK window before 2026-11-25")
-        row("peak RSS, signed out, idle 2 s (app process)", median(launch["out_rss"]), c_rss, None,
+        launch_row("launch to first frame, signed out", "out_frame", "c_frame")
+        launch_row("launch to first frame, signed in", "in_frame", "c_frame")
+        launch_row("launch to window, signed in, through the front (`latchkey` in a terminal)", "front_in", "c")
+        launch_row("launch to window, signed in, against the window without the provider row", "in", "c_plain",
+                   baseline_name="C GTK window before 2026-11-25")
+        launch_row("peak RSS, signed out, idle 2 s (app process)", "out_rss", "c_rss", unit="MiB")
+        row("RSS of the prepared sign-in (WebKit processes)", median(launch["out_web_rss"]), median(launch["c_rss"]), None,
             "reported", "MiB", "C GTK window")
-        row("RSS of the prepared sign-in (WebKit processes)", median(launch["out_web_rss"]), c_rss, None,
-            "reported", "MiB", "C GTK window")
+        print("instructions to the map (callgrind) …", file=sys.stderr, flush=True)
+        work = raw["launch_work"] = launch_work(watcher)
+        for kind, name in (("out", "signed out"), ("in", "signed in")):
+            row(f"instructions to the window's map, {name} (callgrind: the work, whatever the CPU's speed)", work[kind] / 1e6,
+                work["c"] / 1e6, None, "reported", "M", "C GTK window")
         if BEFORE:
             row("launch to window, signed out (BENCH_BEFORE)", median(launch["before_out"]), c, None, "A/B", baseline_name="C GTK window")
             row("launch to window, signed in (BENCH_BEFORE)", median(launch["before_in"]), c, None, "A/B", baseline_name="C GTK window")
@@ -639,18 +715,20 @@ def main():
                 baseline_name="latchkey token for an allowed program")
             rows[-1]["met"] = slowest <= 1000
 
-    results = {"machine": machine(), "pairs": PAIRS, "date": time.strftime("%Y-%m-%d"), "sections": sorted(sections),
+    results = {"machine": machine(), "pairs": PAIRS, "launch_pairs": LAUNCH_PAIRS, "date": time.strftime("%Y-%m-%d"), "sections": sorted(sections),
                "rows": rows, "refresh_storm_single_flight": storm_ok, "load_held": load_ok, "raw": raw}
     with open(os.path.join(ROOT, "bench-results.json"), "w") as f:
         json.dump(results, f, indent=2)
 
-    print(f"\nMachine: {results['machine']}; {PAIRS} alternating pairs after a warm-up; medians.\n")
+    print(f"\nMachine: {results['machine']}; {PAIRS} alternating pairs after a warm-up ({LAUNCH_PAIRS} for the launch); "
+          "medians; in brackets, a ratio's 95 % interval (bootstrap).\n")
     print("| measurement | Latchkey | baseline | ratio | goal | met |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         met = "—" if r["met"] is None else ("yes" if r["met"] else "**no**")
+        interval = f" ({r['interval'][0]:.2f}–{r['interval'][1]:.2f})" if r.get("interval") else ""
         print(f"| {r['measurement']} | {r['latchkey']:.1f} {r['unit']} | {r['baseline']:.1f} {r['unit']} "
-              f"({r['baseline_name']}) | {r['ratio']:.2f} | {r['goal']} | {met} |")
+              f"({r['baseline_name']}) | {r['ratio']:.2f}{interval} | {r['goal']} | {met} |")
     if storm_ok is not None:
         storm = raw["refresh_storm"]
         print(f"\nRefresh storm: {storm['callers']} callers, refresh requests per storm "
