@@ -50,3 +50,7 @@ fi
 for product in "$@"; do
     swift build -c release "${map[@]}" --product "$product"
 done
+# The C library first among the libraries the app and the agent name (scripts/libc-first.py says why).
+for program in latchkey-app latchkey-agent; do
+    if [ -e ".build/release/$program" ]; then /usr/bin/python3 scripts/libc-first.py ".build/release/$program"; fi
+done

@@ -21,6 +21,7 @@ run_packages=(
   libsoup-3.0-0            # the loopback listener of sign-ins through the browser (opened at run time)
   libsodium23              # the agent's socket: oidc-agent's clients encrypt their requests (opened at run time)
   patchelf                 # make install: the installed programs find their copy of the Swift runtime by $ORIGIN
+  python3 binutils         # a release build puts the C library first among the app's libraries (scripts/libc-first.py), readelf checks it
 )
 test_packages=(
   xvfb xauth               # a display for the end-to-end tests

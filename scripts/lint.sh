@@ -145,4 +145,30 @@ if ! /usr/bin/python3 Benchmarks/orders.py >/dev/null; then
     status=1
 fi
 
+# 11. scripts/libc-first.py, which a release build runs on the app and the agent: tried on a copy of a
+#     program whose C library is not its first library (addr2line: binutils, which it needs anyway).
+#     The copy must name the C library first, name every library it named, still run, and be left as
+#     it is by a second pass.
+sample=$(mktemp -d)
+cp /usr/bin/addr2line "$sample/program"
+before=$(readelf -d "$sample/program" | grep -c '(NEEDED)')
+if [[ "$(readelf -d "$sample/program" | grep -m1 '(NEEDED)')" == *"[libc.so.6]"* ]]; then
+    echo "lint: the sample for scripts/libc-first.py already names the C library first: pick another" >&2
+    status=1
+elif ! /usr/bin/python3 scripts/libc-first.py "$sample/program" 2>/dev/null \
+    || [[ "$(readelf -d "$sample/program" | grep -m1 '(NEEDED)')" != *"[libc.so.6]"* ]] \
+    || [[ "$(readelf -d "$sample/program" | grep -c '(NEEDED)')" != "$before" ]] \
+    || ! "$sample/program" --version >/dev/null; then
+    echo "lint: scripts/libc-first.py did not put the C library first in a program that still runs" >&2
+    status=1
+else
+    cp -p "$sample/program" "$sample/once"
+    /usr/bin/python3 scripts/libc-first.py "$sample/program" 2>/dev/null
+    if ! cmp -s "$sample/program" "$sample/once"; then
+        echo "lint: scripts/libc-first.py changed a program it had already changed" >&2
+        status=1
+    fi
+fi
+rm -r "$sample"
+
 exit $status
