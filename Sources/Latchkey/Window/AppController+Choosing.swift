@@ -10,7 +10,9 @@ extension AppController {
 
     /// Makes `id` the provider shown: its own sign-in, read from the store.
     /// `remember`: the person chose it in the window, so the next launch starts with it.
-    func choose(_ id: String, remember: Bool) {
+    /// `name`: its name, when just read (at launch: reading its files a second time was 0.25 % of the
+    /// instructions to the window's map, docs/performance.md).
+    func choose(_ id: String, remember: Bool, name: String? = nil) {
         // Not now: the list shows the provider still shown.
         guard state.allowsChoosingProvider else { return render() }
         // A sign-out asked for while the provider shown was read is for that provider, not this one: told
@@ -20,7 +22,7 @@ extension AppController {
         (signInTask, current, grantedScopes, accountEntry, accountPictures, picture) = (nil, nil, [], AccountList.Entry(), [:], nil)
         (keyKept, futureLine) = (nil, nil)
         providerID = id
-        providerName = providerEntries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
+        providerName = name ?? providerEntries.first { $0.id == id }?.displayName ?? providers.displayName(of: id)
         agents.reset(for: providerName)
         application.setActionState(LatchkeyApp.signOutAction, id)
         if remember { LatchkeyFiles.rememberChosenProvider(id) }

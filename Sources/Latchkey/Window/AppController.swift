@@ -92,7 +92,7 @@ final class AppController {
         // frame due by then, so that on a launch slower than that the frame still comes first.
         MainLoop.after(milliseconds: 250, yielding: true) { [weak self] in self?.firstFrameDone() }
         // Rendered, then shown (`MainWindow.show`).
-        choose(providerID, remember: false)
+        choose(providerID, remember: false, name: providerName)
         window.show()
         logger.debug("main window shown")
         listProviders()
