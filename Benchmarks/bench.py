@@ -301,17 +301,18 @@ def launch_work(watcher):
 
 def instructions_in(dump, process, timeout=600):
     """The instructions callgrind counted in its dump file, once the file is whole (its last line,
-    `totals:`, written)."""
+    `totals:`, written to its end)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"callgrind ended (status {process.returncode}) before the window was mapped")
         try:
             with open(dump) as f:
-                lines = f.read().splitlines()
+                text = f.read()
         except FileNotFoundError:
-            lines = []
-        if lines and lines[-1].startswith("totals:"):
+            text = ""
+        lines = text.splitlines()
+        if text.endswith("\n") and lines and lines[-1].startswith("totals:"):
             return int(lines[-1].split()[1])
         time.sleep(0.2)
     raise RuntimeError(f"no whole {dump} after {timeout} s")
@@ -560,14 +561,11 @@ def main():
             row(f"instructions to the window's map, {name} (callgrind: the work, whatever the CPU's speed)", work[kind] / 1e6,
                 work["c"] / 1e6, None, "reported", "M", "C GTK window")
         if BEFORE:
-            row("launch to window, signed out (BENCH_BEFORE)", median(launch["before_out"]), c, None, "A/B", baseline_name="C GTK window")
-            row("launch to window, signed in (BENCH_BEFORE)", median(launch["before_in"]), c, None, "A/B", baseline_name="C GTK window")
-            row("launch to first frame, signed out (BENCH_BEFORE)", median(launch["before_out_frame"]), c_frame, None, "A/B",
-                baseline_name="C GTK window")
-            row("launch to first frame, signed in (BENCH_BEFORE)", median(launch["before_in_frame"]), c_frame, None, "A/B",
-                baseline_name="C GTK window")
-            row("peak RSS, signed in, idle 2 s (BENCH_BEFORE)", median(launch["before_in_rss"]), c_rss, None, "A/B", "MiB",
-                "C GTK window")
+            launch_row("launch to window, signed out (BENCH_BEFORE)", "before_out", "c", goal_text="A/B")
+            launch_row("launch to window, signed in (BENCH_BEFORE)", "before_in", "c", goal_text="A/B")
+            launch_row("launch to first frame, signed out (BENCH_BEFORE)", "before_out_frame", "c_frame", goal_text="A/B")
+            launch_row("launch to first frame, signed in (BENCH_BEFORE)", "before_in_frame", "c_frame", goal_text="A/B")
+            launch_row("peak RSS, signed in, idle 2 s (BENCH_BEFORE)", "before_in_rss", "c_rss", goal_text="A/B", unit="MiB")
 
     storm_ok = None
     if "sign-in" in sections:

@@ -19,14 +19,16 @@ kept in both) and the loader (its private _dl_* entry points); the C window reso
 library too. A run on a file whose C library comes first already changes nothing.
 """
 
+import errno
 import os
+import shutil
 import struct
 import subprocess
 import sys
 
 PT_LOAD, PT_DYNAMIC = 1, 2
 DT_NULL, DT_NEEDED, DT_STRTAB = 0, 1, 5
-FIRST = b"libc.so.6"
+FIRST = "libc.so.6"
 
 
 def file_offset(segments, address):
@@ -38,45 +40,68 @@ def file_offset(segments, address):
 
 
 def reorder(path):
-    """Puts the C library first among path's DT_NEEDED entries; returns the names in their new order."""
-    with open(path, "r+b") as f:
+    """The order that puts the C library first among path's DT_NEEDED entries, without writing it:
+    (the names in their new order, the writes that make it: (file offset, bytes) each)."""
+    with open(path, "rb") as f:
         data = f.read()
-        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-            raise ValueError(f"{path} is not a 64-bit little-endian ELF file")
-        phoff, = struct.unpack_from("<Q", data, 0x20)
-        phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-        segments, dynamic = [], None
-        for index in range(phnum):
-            p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + index * phentsize)
-            if p_type == PT_LOAD:
-                segments.append((p_offset, p_vaddr, p_filesz))
-            elif p_type == PT_DYNAMIC:
-                dynamic = p_offset
-        if dynamic is None:
-            raise ValueError(f"{path} has no dynamic section")
-        slots, strtab, at = [], None, dynamic
-        while True:
-            tag, value = struct.unpack_from("<qQ", data, at)
-            if tag == DT_NULL:
-                break
-            if tag == DT_NEEDED:
-                slots.append((at, value))
-            elif tag == DT_STRTAB:
-                strtab = value
-            at += 16
-        strings = file_offset(segments, strtab)
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError(f"{path} is not a 64-bit little-endian ELF file")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    segments, dynamic = [], None
+    for index in range(phnum):
+        p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + index * phentsize)
+        if p_type == PT_LOAD:
+            segments.append((p_offset, p_vaddr, p_filesz))
+        elif p_type == PT_DYNAMIC:
+            dynamic = p_offset
+    if dynamic is None:
+        raise ValueError(f"{path} has no dynamic section")
+    slots, strtab, at = [], None, dynamic
+    while True:
+        tag, value = struct.unpack_from("<qQ", data, at)
+        if tag == DT_NULL:
+            break
+        if tag == DT_NEEDED:
+            slots.append((at, value))
+        elif tag == DT_STRTAB:
+            strtab = value
+        at += 16
+    strings = file_offset(segments, strtab)
 
-        def name(value):
-            start = strings + value
-            return data[start:data.index(b"\0", start)]
+    def name(value):
+        start = strings + value
+        return data[start:data.index(b"\0", start)].decode()
 
-        values = [value for _, value in slots]
-        ordered = sorted(values, key=lambda value: name(value) != FIRST)  # stable: the rest keep their order
-        if ordered != values:
-            for (at, _), value in zip(slots, ordered):
-                f.seek(at + 8)
-                f.write(struct.pack("<Q", value))
-        return [name(value).decode() for value in ordered], ordered != values
+    values = [value for _, value in slots]
+    if FIRST not in map(name, values):
+        raise ValueError(f"{path} does not name {FIRST}")
+    ordered = sorted(values, key=lambda value: name(value) != FIRST)  # stable: the rest keep their order
+    writes = [(at + 8, struct.pack("<Q", new)) for (at, old), new in zip(slots, ordered) if new != old]
+    return [name(value) for value in ordered], writes
+
+
+def write(path, writes):
+    """Writes in place, so that the file keeps its inode and times (SwiftPM's build then does not link
+    it again). A program running from the file cannot be written (ETXTBSY: the agent, say): then a
+    changed copy takes its place, as a new link would."""
+    times = os.stat(path)
+    try:
+        with open(path, "r+b") as f:
+            for offset, data in writes:
+                f.seek(offset)
+                f.write(data)
+    except OSError as error:
+        if error.errno != errno.ETXTBSY:
+            raise
+        copy = f"{path}.libc-first"
+        shutil.copy2(path, copy)
+        with open(copy, "r+b") as f:
+            for offset, data in writes:
+                f.seek(offset)
+                f.write(data)
+        os.replace(copy, path)
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
 
 
 def needed(path):
@@ -87,14 +112,16 @@ def needed(path):
 
 def main(paths):
     for path in paths:
-        times = os.stat(path)
-        names, changed = reorder(path)
-        if changed:
-            os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
-        # Checked by another reader than ours: the C library first, and every library still named once.
+        try:
+            names, writes = reorder(path)
+        except ValueError as error:
+            sys.exit(f"libc-first.py: {error}")
+        if writes:
+            write(path, writes)
+        # Checked by another reader than ours: exactly the order meant, every library still named.
         after = needed(path)
-        if after[:1] != [FIRST.decode()] or sorted(after) != sorted(names):
-            sys.exit(f"libc-first.py: {path} names {' '.join(after)}, not {FIRST.decode()} first")
+        if after != names:
+            sys.exit(f"libc-first.py: {path} names {' '.join(after)}, not {' '.join(names)}")
         print(f"libc-first.py: {os.path.basename(path)}: {' '.join(after)}", file=sys.stderr)
 
 

@@ -146,29 +146,35 @@ if ! /usr/bin/python3 Benchmarks/orders.py >/dev/null; then
 fi
 
 # 11. scripts/libc-first.py, which a release build runs on the app and the agent: tried on a copy of a
-#     program whose C library is not its first library (addr2line: binutils, which it needs anyway).
-#     The copy must name the C library first, name every library it named, still run, and be left as
-#     it is by a second pass.
+#     program whose C library is not its first library (Python, which lint runs anyway), while that
+#     copy runs (as the agent may while a release build relinks it: it cannot be written then). The
+#     copy must name the C library first and the others in their order, keep its times, still run,
+#     and be left as it is by a second pass.
 sample=$(mktemp -d)
-cp /usr/bin/addr2line "$sample/program"
-before=$(readelf -d "$sample/program" | grep -c '(NEEDED)')
-if [[ "$(readelf -d "$sample/program" | grep -m1 '(NEEDED)')" == *"[libc.so.6]"* ]]; then
-    echo "lint: the sample for scripts/libc-first.py already names the C library first: pick another" >&2
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
+cp -L /usr/bin/python3 "$sample/program"
+touch -d '2001-02-03 04:05:06' "$sample/program"
+before=$(needed "$sample/program")
+"$sample/program" -c 'import time; time.sleep(600)' &
+running=$!
+expected="libc.so.6 $(sed 's/\blibc\.so\.6 //' <<<"$before")"
+if [[ "$before" == "libc.so.6 "* || "$before" != *"libc.so.6 "* ]]; then
+    echo "lint: the sample for scripts/libc-first.py ($before) does not name the C library later than first: pick another" >&2
     status=1
 elif ! /usr/bin/python3 scripts/libc-first.py "$sample/program" 2>/dev/null \
-    || [[ "$(readelf -d "$sample/program" | grep -m1 '(NEEDED)')" != *"[libc.so.6]"* ]] \
-    || [[ "$(readelf -d "$sample/program" | grep -c '(NEEDED)')" != "$before" ]] \
-    || ! "$sample/program" --version >/dev/null; then
-    echo "lint: scripts/libc-first.py did not put the C library first in a program that still runs" >&2
+    || [[ "$(needed "$sample/program")" != "$expected" ]] \
+    || [[ "$(stat -c %Y "$sample/program")" != "$(date -d '2001-02-03 04:05:06' +%s)" ]] \
+    || ! "$sample/program" -c 'pass'; then
+    echo "lint: scripts/libc-first.py did not make '$before' into '$expected' (times kept, the program still running)" >&2
     status=1
 else
     cp -p "$sample/program" "$sample/once"
-    /usr/bin/python3 scripts/libc-first.py "$sample/program" 2>/dev/null
-    if ! cmp -s "$sample/program" "$sample/once"; then
+    if ! /usr/bin/python3 scripts/libc-first.py "$sample/program" 2>/dev/null || ! cmp -s "$sample/program" "$sample/once"; then
         echo "lint: scripts/libc-first.py changed a program it had already changed" >&2
         status=1
     fi
 fi
+kill "$running"
 rm -r "$sample"
 
 exit $status
