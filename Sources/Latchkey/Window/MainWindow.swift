@@ -16,6 +16,10 @@ final class MainWindow {
     /// The model shown last, and the providers listed (the first frame lists the chosen one alone).
     private var shown: ViewModel?
     private var listed: [ProviderEntry] = []
+    /// Set as GTK destroys the window (closed). Work begun before may still answer on the turn of the
+    /// loop that closes it (the list of providers, read once the first frame is drawn): its render would
+    /// fill a list whose model the destroy has released (a Gtk-CRITICAL, closed_at_launch in e2e).
+    private var closed = false
     let getProfile = Button(label: "Get my profile")
     let openProfile = Button(label: "Open profile")
     let signOut = Button(label: "Sign out")
@@ -134,6 +138,7 @@ final class MainWindow {
         ] {
             widget.isLeftOutOfShowAll = true
         }
+        window.on("destroy") { [weak self] in self?.closed = true }
     }
 
     /// Shows the window once the first render has set what it shows. Shown before, its labels were laid
@@ -224,6 +229,7 @@ final class MainWindow {
     }
 
     func render(_ model: ViewModel) {
+        guard !closed else { return }
         renderSurroundings(model)
         signIn.isSensitive = model.signInEnabled
         getProfile.isSensitive = model.getProfileEnabled
