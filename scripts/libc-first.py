@@ -85,21 +85,21 @@ def write(path, writes):
     """Writes in place, so that the file keeps its inode and times (SwiftPM's build then does not link
     it again). A program running from the file cannot be written (ETXTBSY: the agent, say): then a
     changed copy takes its place, as a new link would."""
-    times = os.stat(path)
-    try:
-        with open(path, "r+b") as f:
+    def apply(target):
+        with open(target, "r+b") as f:
             for offset, data in writes:
                 f.seek(offset)
                 f.write(data)
+
+    times = os.stat(path)
+    try:
+        apply(path)
     except OSError as error:
         if error.errno != errno.ETXTBSY:
             raise
         copy = f"{path}.libc-first"
         shutil.copy2(path, copy)
-        with open(copy, "r+b") as f:
-            for offset, data in writes:
-                f.seek(offset)
-                f.write(data)
+        apply(copy)
         os.replace(copy, path)
     os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
 
