@@ -37,6 +37,15 @@ def refresh_status(sandbox, refresh_token):
         return refused.code, json.load(refused).get("error")
 
 
+def one_json(text):
+    """`text` read as one JSON object; {} when it is anything else (two of them, a status before it)."""
+    try:
+        read = json.loads(text)
+    except ValueError:
+        return {}
+    return read if isinstance(read, dict) else {}
+
+
 def curl(*arguments):
     return subprocess.run(["curl", "-sS", *arguments], capture_output=True, text=True, timeout=60)
 
@@ -111,7 +120,9 @@ def dpop(home):
         for turn, (arguments, check) in enumerate((
                 (["-i"], lambda out: out.count("HTTP/1.1 ") == 1 and "HTTP/1.1 200" in out and '"sub"' in out),
                 (["-o", saved], lambda out: out == "" and json.load(open(saved)).get("sub")),
-                (["-w", "%{http_code}\n"], lambda out: out.endswith("}200\n") and "401" not in out))):
+                # The answer, then 200 — and nothing of the first try before it (its "401"): all before "200\n"
+                # is one JSON document. (A bare "401" in the output would match the sandbox's port: 41401.)
+                (["-w", "%{http_code}\n"], lambda out: out.endswith("}200\n") and one_json(out[:-len("200\n")]).get("sub")))):
             urllib.request.urlopen(urllib.request.Request(f"{sandbox.base}/_admin/dpop-nonce", data=f"nonce=turn-{turn}".encode()),
                                    timeout=30).read()
             before = stats(sandbox)["userinfo_requests"]
