@@ -51,6 +51,8 @@ static struct {
                                             void *function, void *data);
     void (*object_set_data)(void *object, const char *key, void *data);
     void *(*object_get_data)(void *object, const char *key);
+    GSListLayout *(*get_listeners)(void *server);
+    int (*socket_shutdown)(void *socket, int shutdown_read, int shutdown_write, GErrorLayout **error);
 } soup;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -115,6 +117,8 @@ static void load_once(void) {
     LOOK_UP(handlers_disconnect_matched, "g_signal_handlers_disconnect_matched");
     LOOK_UP(object_set_data, "g_object_set_data");
     LOOK_UP(object_get_data, "g_object_get_data");
+    LOOK_UP(get_listeners, "soup_server_get_listeners");
+    LOOK_UP(socket_shutdown, "g_socket_shutdown");
     loaded = 1;
 }
 
@@ -150,6 +154,13 @@ static void handle(void *server, void *message, const char *path, void *query, v
 
 static void finish(csoup_listener *listener) {
     if (listener->close_source) soup.source_remove(listener->close_source);
+    // Each listening socket shut down before it is closed: a close ends it only when no other
+    // descriptor of it is left, and a program another thread is starting holds one until its exec.
+    // Meanwhile the port would take connections nobody accepts, each reset when that copy goes.
+    // Shut down, it refuses them at once (Linux stops a listening socket on SHUT_RD).
+    GSListLayout *sockets = soup.get_listeners(listener->server);
+    for (GSListLayout *item = sockets; item; item = item->next) soup.socket_shutdown(item->data, 1, 1, NULL);
+    soup.slist_free(sockets);
     // Disconnecting aborts what is in flight: no handler of ours may run on a freed listener.
     soup.handlers_disconnect_matched(listener->server, 1 << 4 /* G_SIGNAL_MATCH_DATA */, 0, 0, NULL, NULL, listener);
     soup.disconnect(listener->server);

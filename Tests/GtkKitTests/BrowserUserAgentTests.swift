@@ -140,6 +140,26 @@ import Testing
         withExtendedLifetime(idle) {}
     }
 
+    /// The port refuses at once even while another descriptor of the listening socket exists — a
+    /// program another thread is starting holds one until its exec. Closed only, the socket went on
+    /// listening: a connection waited there unanswered and was reset when the copy went (seen twice
+    /// beside a CPU hog, as curl's "connection reset by peer" in expectClosed).
+    @Test func aCopyOfTheListeningSocketInAChildDoesNotKeepThePortOpen() throws {
+        let agent = BrowserUserAgent(parent: Window(title: "Listener test"))
+        let (flow, redirect) = try waitingFlow(agent)
+        let port = redirect.port!
+        let copy = try #require(ListeningSocketCopy(port: port))
+        flow.cancel()
+        agent.close(flow)
+        let attempt = try whileLoopTurns { await outcome { try await HTTPClient(timeout: 5).get("http://127.0.0.1:\(port)/") } }
+        if case .failure(let failure as CurlFailure) = attempt {
+            #expect(failure.code == 7, "connection refused, not \(failure)")
+        } else {
+            Issue.record("the port still answered after the sign-in ended: \(String(describing: try? attempt.get().status))")
+        }
+        withExtendedLifetime(copy) {}
+    }
+
     @Test func noAnswerWithinTheTimeoutFailsTheSignInWithASentence() throws {
         let agent = BrowserUserAgent(parent: Window(title: "Listener test"), timeout: .seconds(1))
         let (flow, _) = try waitingFlow(agent)

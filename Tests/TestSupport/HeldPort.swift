@@ -66,3 +66,37 @@ private func loopbackSocket(_ port: Int, _ step: (Int32, UnsafePointer<sockaddr>
     }
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
+
+/// A second descriptor of the socket this process listens with on 127.0.0.1:`port`, as a child
+/// holds one between its fork and its exec (close-on-exec closes it only at the exec): what a
+/// process that starts programs on other threads cannot rule out at any moment. Closed when released.
+public final class ListeningSocketCopy: @unchecked Sendable {
+    private let fd: Int32
+
+    /// nil when this process has no socket listening there.
+    public init?(port: Int) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for name in names {
+            guard let fd = Int32(name), Self.listens(fd, on: port) else { continue }
+            let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+            guard copy >= 0 else { return nil }
+            self.fd = copy
+            return
+        }
+        return nil
+    }
+
+    private static func listens(_ fd: Int32, on port: Int) -> Bool {
+        var accepting: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &size) == 0, accepting == 1 else { return false }
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+        }
+        return named && address.sin_family == sa_family_t(AF_INET) && Int(UInt16(bigEndian: address.sin_port)) == port
+    }
+
+    deinit { close(fd) }
+}
