@@ -110,9 +110,7 @@ import Testing
         let (flow, redirect) = try waitingFlow(agent)
         flow.cancel()
         agent.close(flow)
-        let attempt = try whileLoopTurns { await outcome { try await HTTPClient(timeout: 5).get("http://127.0.0.1:\(redirect.port!)/") } }
-        #expect((try? attempt.get()) == nil, "nothing listens after a cancel")
-        if case .failure(let failure as CurlFailure) = attempt { #expect(failure.code == 7, "connection refused") }
+        try expectRefused(port: redirect.port!)
     }
 
     /// A browser opens connections it may never use (a speculative pre-connection): one that sends
@@ -131,12 +129,7 @@ import Testing
         flow.cancel()
         agent.close(flow)
         // Straight away: no turn of the loop, no second of grace for an answer nobody is writing.
-        let attempt = try whileLoopTurns { await outcome { try await HTTPClient(timeout: 5).get("http://127.0.0.1:\(port)/") } }
-        if case .failure(let failure as CurlFailure) = attempt {
-            #expect(failure.code == 7, "connection refused, not \(failure)")
-        } else {
-            Issue.record("the port still answered after the sign-in ended: \(String(describing: try? attempt.get().status))")
-        }
+        try expectRefused(port: port)
         withExtendedLifetime(idle) {}
     }
 
@@ -151,12 +144,7 @@ import Testing
         let copy = try #require(ListeningSocketCopy(port: port))
         flow.cancel()
         agent.close(flow)
-        let attempt = try whileLoopTurns { await outcome { try await HTTPClient(timeout: 5).get("http://127.0.0.1:\(port)/") } }
-        if case .failure(let failure as CurlFailure) = attempt {
-            #expect(failure.code == 7, "connection refused, not \(failure)")
-        } else {
-            Issue.record("the port still answered after the sign-in ended: \(String(describing: try? attempt.get().status))")
-        }
+        try expectRefused(port: port)
         withExtendedLifetime(copy) {}
     }
 
@@ -184,6 +172,16 @@ import Testing
         let agent = BrowserUserAgent(parent: Window(title: "Listener test"))
         #expect(throws: OAuthError.self) { try agent.listen(for: URL(string: "https://app.example/callback")!) }
         #expect(agent.port == nil)
+    }
+
+    /// A connection to `port` is refused straight away (curl's 7): nothing listens there any more.
+    private func expectRefused(port: Int) throws {
+        let attempt = try whileLoopTurns { await outcome { try await HTTPClient(timeout: 5).get("http://127.0.0.1:\(port)/") } }
+        switch attempt {
+        case .failure(let failure as CurlFailure): #expect(failure.code == 7, "connection refused, not \(failure)")
+        case .failure(let other): Issue.record("the port was not refused: \(other)")
+        case .success(let reply): Issue.record("the port still answered after the sign-in ended: \(reply.status)")
+        }
     }
 
     /// The port refuses connections once the last answer is written (the listener waits for it, 1 s at most).

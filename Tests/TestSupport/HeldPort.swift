@@ -56,15 +56,24 @@ private func loopbackSocket(_ port: Int, _ step: (Int32, UnsafePointer<sockaddr>
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let done = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { step(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    let done = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { step(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
     }
-    guard done else {
+    guard done, let local = localPort(fd) else {
         close(fd)
         return nil
     }
-    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    return (fd, local)
+}
+
+/// The 127.0.0.1 port socket `fd` is bound to; nil for a socket of another family, or none.
+private func localPort(_ fd: Int32) -> Int? {
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+    }
+    return named && address.sin_family == sa_family_t(AF_INET) ? Int(UInt16(bigEndian: address.sin_port)) : nil
 }
 
 /// A second descriptor of the socket this process listens with on 127.0.0.1:`port`, as a child
@@ -89,13 +98,7 @@ public final class ListeningSocketCopy: @unchecked Sendable {
     private static func listens(_ fd: Int32, on port: Int) -> Bool {
         var accepting: Int32 = 0
         var size = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &size) == 0, accepting == 1 else { return false }
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
-        }
-        return named && address.sin_family == sa_family_t(AF_INET) && Int(UInt16(bigEndian: address.sin_port)) == port
+        return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &size) == 0 && accepting == 1 && localPort(fd) == port
     }
 
     deinit { close(fd) }
