@@ -66,7 +66,7 @@ private func loopbackSocket(_ port: Int, _ step: (Int32, UnsafePointer<sockaddr>
     return (fd, local)
 }
 
-/// The 127.0.0.1 port socket `fd` is bound to; nil for a socket of another family, or none.
+/// The local port of socket `fd` (for a connected socket, its own end's); nil for a socket that is not IPv4.
 private func localPort(_ fd: Int32) -> Int? {
     var address = sockaddr_in()
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
